@@ -1,0 +1,99 @@
+# hft-bench: `make bench` (the main job) and `make test` (all tests).
+# Both run `make deps` first, so a fresh Debian 12 machine needs nothing else.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+export PATH := $(HOME)/.cargo/bin:/usr/local/go/bin:$(PATH)
+
+VENV    := .venv
+PY      := $(VENV)/bin/python
+PYTEST  := $(VENV)/bin/pytest
+BIN     := bin
+SUITE   ?= standard
+JOBS    ?= $(shell nproc)
+
+# Components are built when their folder exists, so the tree builds at every stage.
+HAVE_RUST_CLIENT := $(wildcard clients/rust/Cargo.toml)
+HAVE_GO_CLIENT   := $(wildcard clients/go/go.mod)
+HAVE_C_CLIENT    := $(wildcard clients/c/Makefile)
+HAVE_CPP_CLIENT  := $(wildcard clients/cpp/CMakeLists.txt)
+HAVE_PY_CLIENT   := $(wildcard clients/python/hft_client/__main__.py)
+HAVE_HFT_CLIENT  := $(wildcard hft/c-client/Makefile)
+HAVE_HFTBENCH    := $(wildcard scripts/pyproject.toml)
+HAVE_DASHBOARD   := $(wildcard gh-pages/package.json)
+
+.PHONY: help deps build test lint bench clean \
+        build-rust build-go build-c build-cpp build-python build-hft \
+        test-rust test-python test-go test-c test-hft test-dashboard
+
+help:
+	@echo "make bench   set up, build, run the '$(SUITE)' suite and write results/run_<UTC>/report.md"
+	@echo "make test    set up, build, run every test (unit, integration, conformance)"
+	@echo "make deps    install system packages, .venv, cargo/go/npm dependencies (idempotent)"
+	@echo "make build   fill bin/ with the server and every client"
+	@echo "make lint    rustfmt, clippy, ruff, go vet, gofmt, C warnings, shellcheck"
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	@mkdir -p $(BIN)
+	@$(MAKE) --no-print-directory build-rust build-go build-c build-cpp build-python build-hft
+
+build-rust:
+	cargo build --release --quiet -p hft-server $(if $(HAVE_RUST_CLIENT),-p hft-client-rust)
+	install -m 755 target/release/hft-server $(BIN)/hft-server
+	$(if $(HAVE_RUST_CLIENT),install -m 755 target/release/client-rust $(BIN)/client-rust)
+
+build-go:
+	$(if $(HAVE_GO_CLIENT),cd clients/go && go build -trimpath -o ../../$(BIN)/client-go ./cmd/client-go)
+
+build-c:
+	$(if $(HAVE_C_CLIENT),$(MAKE) --no-print-directory -C clients/c BIN=$(abspath $(BIN)))
+
+build-cpp:
+	$(if $(HAVE_CPP_CLIENT),cmake -S clients/cpp -B build/cpp -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build/cpp -j $(JOBS) >/dev/null && install -m 755 build/cpp/client-cpp $(BIN)/client-cpp)
+
+build-python:
+	$(if $(HAVE_PY_CLIENT),install -m 755 clients/python/client-python $(BIN)/client-python)
+
+build-hft:
+	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C hft/c-client BIN=$(abspath $(BIN)))
+
+test: build
+	@$(MAKE) --no-print-directory test-rust test-go test-c test-hft test-python test-dashboard
+
+test-rust:
+	cargo test --workspace --quiet
+
+test-go:
+	$(if $(HAVE_GO_CLIENT),cd clients/go && go test ./...)
+
+test-c:
+	$(if $(HAVE_C_CLIENT),$(MAKE) --no-print-directory -C clients/c test)
+
+test-hft:
+	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C hft/c-client test)
+
+# One pytest run: schema, clients' conformance, hftbench; see pytest.ini for the paths.
+test-python:
+	$(PYTEST)
+
+test-dashboard:
+	$(if $(HAVE_DASHBOARD),cd gh-pages && npm test)
+
+lint: deps
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(if $(HAVE_GO_CLIENT),cd clients/go && test -z "$$(gofmt -l .)" && go vet ./...)
+	$(if $(HAVE_C_CLIENT),$(MAKE) --no-print-directory -C clients/c lint)
+	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C hft/c-client lint)
+	shellcheck scripts/*.sh .ci/run $(wildcard hft/scripts/*.sh hft/runner/*.sh scripts/ci/*)
+
+bench: build
+	$(if $(HAVE_HFTBENCH),$(VENV)/bin/hftbench run --suite $(SUITE),@echo "hftbench is not built yet (scripts/pyproject.toml missing)"; exit 1)
+
+clean:
+	rm -rf $(BIN) build target/release/hft-server

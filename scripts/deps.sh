@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# make deps: install everything the build and the tests need, idempotently.
+# Each step checks first and does nothing when its inputs are already satisfied,
+# so a second run takes a second or two.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+APT_PACKAGES=(
+  build-essential pkg-config cmake
+  libcurl4-openssl-dev libnuma-dev zlib1g-dev   # C / C++ / HFT clients
+  wrk                                           # reference load generator
+  valgrind                                      # HFT client memory checks
+  clang-tidy shellcheck jq                      # linters, scripts
+  iproute2 procps util-linux curl               # tuning checks, tests
+  chromium fonts-dejavu-core                    # dashboard browser tests
+)
+
+log() { printf 'deps: %s\n' "$*"; }
+die() { printf 'deps: error: %s\n' "$*" >&2; exit 1; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"
+  elif command -v sudo >/dev/null; then sudo "$@"
+  else die "need root to run '$*': run 'make deps' as root or install sudo"; fi
+}
+
+apt_step() {
+  local missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  command -v apt-get >/dev/null || die "apt-get not found; install by hand: ${missing[*]}"
+  log "apt-get install ${missing[*]}"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+toolchain_step() {
+  # Debian 12's rustc (1.63) and go (1.19) are too old for axum 0.8 / our go.mod;
+  # the machine image provides rustup's cargo and go in /usr/local/go.
+  command -v cargo >/dev/null || die "cargo not found: install Rust with rustup (https://rustup.rs), then re-run make deps"
+  command -v go >/dev/null || die "go not found: install Go >= 1.22 to /usr/local/go, then re-run make deps"
+  command -v npm >/dev/null || die "npm not found: apt-get install nodejs npm (Node >= 18), then re-run make deps"
+  if ! cargo clippy --version >/dev/null 2>&1 || ! cargo fmt --version >/dev/null 2>&1; then
+    command -v rustup >/dev/null && rustup component add clippy rustfmt >/dev/null 2>&1 || true
+  fi
+}
+
+# A step is redone when any of its input files is newer than its stamp.
+stale() { # stale STAMP INPUT...
+  local stamp=$1; shift
+  [ -f "$stamp" ] || return 0
+  for f in "$@"; do [ -e "$f" ] && [ "$f" -nt "$stamp" ] && return 0; done
+  return 1
+}
+
+python_step() {
+  local stamp=.venv/.deps-stamp
+  stale "$stamp" requirements.txt scripts/pyproject.toml || return 0
+  [ -x .venv/bin/python ] || { log "python venv .venv"; python3 -m venv .venv; }
+  log "pip install -r requirements.txt"
+  .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
+  if [ -f scripts/pyproject.toml ]; then
+    .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e scripts/
+  fi
+  touch "$stamp"
+}
+
+rust_step() {
+  local stamp=target/.deps-stamp
+  stale "$stamp" Cargo.lock Cargo.toml || return 0
+  log "cargo fetch"
+  cargo fetch --quiet
+  mkdir -p target && touch "$stamp"
+}
+
+go_step() {
+  [ -f clients/go/go.mod ] || return 0
+  local stamp=clients/go/.deps-stamp
+  stale "$stamp" clients/go/go.mod clients/go/go.sum || return 0
+  log "go mod download"
+  (cd clients/go && go mod download)
+  touch "$stamp"
+}
+
+npm_step() {
+  [ -f gh-pages/package-lock.json ] || return 0
+  local stamp=gh-pages/node_modules/.deps-stamp
+  stale "$stamp" gh-pages/package-lock.json || return 0
+  log "npm ci (gh-pages)"
+  (cd gh-pages && npm ci --no-audit --no-fund --loglevel=error)
+  touch "$stamp"
+}
+
+apt_step
+toolchain_step
+python_step
+rust_step
+go_step
+npm_step
+log "ok"
