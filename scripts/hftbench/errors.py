@@ -1,0 +1,8 @@
+"""Exceptions that the CLI turns into an exit status and one message."""
+
+
+class UsageError(Exception):
+    """Bad input from the user (unknown name, malformed config, missing binary): exit 2.
+
+    The message names the input and the fix; the CLI prints it as is.
+    """
