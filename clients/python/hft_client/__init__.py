@@ -1,0 +1,17 @@
+"""hft_client: the Python load client of hft-bench (asyncio + aiohttp).
+
+# Layout
+
+The client reads like every other client: args -> workers -> per-worker histograms ->
+merge -> result (clients/README.md).
+
+- ``args``    flags -> ``Config``; every bad value raises ``UsageError`` naming the flag and the fix
+- ``order``   the order stream of clients/README.md: ``(seed, k)`` -> JSON body bytes
+- ``pacing``  open-loop schedule and the sleep-then-spin wait for an intended send time
+- ``worker``  one coroutine per connection, each recording into its own HdrHistograms;
+              ``run_load`` runs the phases and merges the histograms
+- ``result``  pure functions: merged histograms + counters -> the result document, ``.hlog``
+- ``__main__`` the thin entry point: parse, check the server, run, write, exit status
+"""
+
+__version__ = "0.1.0"

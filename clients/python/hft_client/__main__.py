@@ -1,0 +1,66 @@
+"""Entry point: parse flags, check the server, run, write the result, exit 0 / 1 / 2."""
+
+import asyncio
+import os
+import sys
+
+from . import args, result, worker
+
+
+def _event_loop_factory():
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop, "asyncio"
+    return uvloop.new_event_loop, "uvloop"
+
+
+def main(argv: list[str]) -> int:
+    try:
+        cfg = args.parse_args(argv)
+        if cfg.output is not None:
+            os.makedirs(os.path.dirname(os.path.abspath(cfg.output)), exist_ok=True)
+    except args.UsageError as err:
+        args.print_usage_error(err)
+        return 2
+    except OSError as err:
+        msg = f"--output {cfg.output!r}: {err.strerror}; pass a writable path"
+        args.print_usage_error(args.UsageError(msg))
+        return 2
+    factory, loop_name = _event_loop_factory()
+    with asyncio.Runner(loop_factory=factory) as runner:
+        reason = runner.run(worker.check_reachable(cfg))
+        if reason is not None:
+            host, port = cfg.host_port
+            fix = "start bin/hft-server or pass --url"
+            line = f"{args.PROG}: cannot connect to {host}:{port} ({reason}); {fix}"
+            print(line, file=sys.stderr, flush=True)
+            return 2
+        outcome = runner.run(worker.run_load(cfg))
+    stats = outcome.workers
+    latency = worker.merge([w.latency for w in stats])
+    open_loop = cfg.rate is not None
+    uncorrected = worker.merge([w.uncorrected for w in stats]) if open_loop else None
+    pacing = worker.merge([w.pacing for w in stats]) if open_loop else None
+    kinds = {k: sum(w.errors[k] for w in stats) for k in worker.ERROR_KINDS}
+    doc = result.build_result(
+        cfg,
+        started_wall_ns=outcome.started_wall_ns,
+        duration_s=outcome.duration_s,
+        ok=sum(w.ok for w in stats),
+        error_kinds=kinds,
+        latency=latency,
+        uncorrected=uncorrected,
+        pacing=pacing,
+        interrupted=outcome.interrupted,
+        extra={**result.library_versions(), "event_loop": loop_name, "workers": cfg.connections},
+    )
+    hlog = None
+    if cfg.output is not None:
+        hlog = result.hlog_text(outcome.started_wall_ns, outcome.duration_s, latency, uncorrected)
+    result.write_outputs(doc, cfg.output, hlog)
+    return result.exit_status(doc)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
