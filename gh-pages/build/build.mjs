@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// Assemble the publishable site: the static page, uPlot from node_modules, the history
+// store as data/, and derived/latest-<suite>.json. Usage:
+//   node build/build.mjs --store <history store dir> --out <folder to publish>
+// --out may be the gh-pages worktree whose data/ already is the store.
+import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { deriveLatest } from './derive.mjs';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, '..');
+const SCHEMA_VERSION = 1;
+const UPLOT = join(ROOT, 'node_modules', 'uplot');
+
+function fail(message) {
+  process.stderr.write(`build: ${message}\n`);
+  process.exit(2);
+}
+
+function readJson(path) {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    fail(`cannot read ${path}: ${err.message}`);
+  }
+}
+
+/** Write via a temp file in the same folder, then rename: readers never see half a file. */
+function writeJsonAtomic(path, value) {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync(tmp, JSON.stringify(value));
+  renameSync(tmp, path);
+}
+
+export function build({ store, out }) {
+  const index = readJson(join(store, 'index.json'));
+  if (!Number.isInteger(index.schema_version) || index.schema_version > SCHEMA_VERSION) {
+    fail(`${store}/index.json has schema_version ${index.schema_version}; this build reads ${SCHEMA_VERSION}: update gh-pages/ from a newer hft-bench`);
+  }
+  if (!existsSync(join(UPLOT, 'dist', 'uPlot.esm.js'))) fail(`uPlot missing in ${UPLOT}: run 'npm ci' in gh-pages/ (or make deps)`);
+  mkdirSync(out, { recursive: true });
+  cpSync(join(ROOT, 'site'), out, { recursive: true });
+  mkdirSync(join(out, 'vendor'), { recursive: true });
+  for (const f of ['dist/uPlot.esm.js', 'dist/uPlot.min.css', 'LICENSE']) {
+    cpSync(join(UPLOT, f), join(out, 'vendor', f.replace('dist/', '')));
+  }
+  const dataDir = join(out, 'data');
+  if (!existsSync(dataDir) || realpathSync(dataDir) !== realpathSync(store)) {
+    cpSync(store, dataDir, { recursive: true });
+  }
+  const warnings = [];
+  for (const [suite, entry] of Object.entries(index.suites ?? {})) {
+    const latest = deriveLatest(suite, entry,
+      (month) => readJson(join(store, 'shards', suite, `${month}.json`)).runs ?? [],
+      (w) => warnings.push(w));
+    if (latest) writeJsonAtomic(join(out, 'derived', `latest-${suite}.json`), latest);
+  }
+  // Serve files as they are (no Jekyll processing of folders like _data).
+  writeFileSync(join(out, '.nojekyll'), '');
+  return { warnings, suites: Object.keys(index.suites ?? {}).length };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({ options: { store: { type: 'string' }, out: { type: 'string' } } });
+  if (!values.store || !values.out) fail('usage: node build/build.mjs --store <history store dir> --out <site dir>');
+  const { warnings, suites } = build({ store: resolve(values.store), out: resolve(values.out) });
+  for (const w of warnings) process.stderr.write(`build: warning: ${w}\n`);
+  process.stdout.write(`build: site for ${suites} suite(s) in ${values.out}\n`);
+}

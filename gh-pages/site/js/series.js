@@ -1,0 +1,70 @@
+// From shard runs to what the charts draw. Pure: no DOM.
+
+/** Runs of the view's branch and runner, in date order. */
+export function filterRuns(runs, view) {
+  return runs
+    .filter((r) => view.branch === 'all' || r.branch === view.branch)
+    .filter((r) => view.runner === 'all' || r.runner === view.runner)
+    .sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
+}
+
+/** The scenario × client pairs the view shows, in the index's order. */
+export function visibleSeries(seriesList, view) {
+  return seriesList.filter(
+    (s) => (view.scenario === 'all' || s.scenario === view.scenario)
+      && (view.client === 'all' || s.client === view.client),
+  );
+}
+
+/**
+ * One trend per scenario × client: the runs that measured it, and per metric field the
+ * values (x = position among those runs, so every commit gets one step).
+ */
+export function trends(runs, pairs, fields) {
+  const byKey = new Map(pairs.map((p) => [`${p.scenario}/${p.client}`, { ...p, runs: [], values: Object.fromEntries(fields.map((f) => [f, []])) }]));
+  for (const run of runs) {
+    for (const r of run.results ?? []) {
+      const t = byKey.get(`${r.scenario}/${r.client}`);
+      if (!t) continue;
+      t.runs.push(run);
+      for (const f of fields) t.values[f].push(Number.isFinite(r[f]) ? r[f] : null);
+    }
+  }
+  return [...byKey.values()];
+}
+
+/** Change points of one series that fall on a run of the trend, with their x. */
+export function changeMarkers(changepoints, suite, trend, field) {
+  const list = changepoints?.series?.[`${suite}/${trend.scenario}/${trend.client}/${field}`] ?? [];
+  const xOf = new Map(trend.runs.map((r, i) => [r.run_id, i]));
+  return list
+    .filter((c) => xOf.has(c.run_id))
+    .map((c) => ({ x: xOf.get(c.run_id), changePct: c.change_pct, before: c.before, after: c.after }));
+}
+
+/** x of the runs whose gate verdict flagged this series and field as a regression. */
+export function regressionFlags(trend, field) {
+  const xs = [];
+  trend.runs.forEach((run, i) => {
+    const flags = run.verdict?.flags ?? [];
+    if (flags.some((f) => f.verdict === 'regression' && f.scenario === trend.scenario
+      && f.client === trend.client && f.metric === field)) xs.push(i);
+  });
+  return xs;
+}
+
+/** The latest run: the one the index names, else the newest loaded. */
+export function latestRun(runs, latestId) {
+  return runs.find((r) => r.run_id === latestId) ?? runs.at(-1) ?? null;
+}
+
+/** Only http(s) links are followed; anything else (javascript:, data:) is dropped. */
+export function safeUrl(url) {
+  return typeof url === 'string' && /^https?:\/\//i.test(url) ? url : null;
+}
+
+export function formatValue(v) {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '–';
+  if (Math.abs(v) >= 1000) return Math.round(v).toLocaleString('en-US');
+  return v.toPrecision(3);
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env node
+// A synthetic history store in the contract format (index.json, shards/<suite>/<YYYY-MM>.json,
+// changepoints.json), for developing the dashboard and for the first-paint benchmark.
+// Deterministic for a seed; every series gets one step change, recorded as a change point,
+// and the run after each step carries a gate verdict flagging it.
+//   node tools/synth-store.mjs --out DIR [--commits 5000] [--scenarios 10] [--clients 5]
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { encode, geometry, indexOf } from '../lib/hdr.mjs';
+
+function rng(seed) { // mulberry32
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function writeJson(path, value) {
+  mkdirSync(join(path, '..'), { recursive: true });
+  const tmp = `${path}.tmp`;
+  writeFileSync(tmp, JSON.stringify(value));
+  renameSync(tmp, path);
+}
+
+/** A lognormal-ish latency histogram (ns) of `samples` values around `p50Us`. */
+function histogram(random, p50Us, samples) {
+  const g = geometry(1, 60e9, 3);
+  const counts = new Float64Array(g.countsLen);
+  for (let i = 0; i < samples; i += 1) {
+    const z = Math.sqrt(-2 * Math.log(random() + 1e-12)) * Math.cos(2 * Math.PI * random());
+    counts[indexOf(g, p50Us * 1000 * Math.exp(0.5 * z))] += 1;
+  }
+  return encode({ lowest: 1, highest: 60e9, digits: 3, counts });
+}
+
+export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, seed = 1, suite = 'standard', xss = false }) {
+  const random = rng(seed);
+  const scenarioNames = Array.from({ length: scenarios }, (_, i) => ['small', 'medium', 'large', 'latency-1c', 'open-5k'][i] ?? `scenario-${i}`);
+  const clientNames = Array.from({ length: clients }, (_, i) => ['python', 'c', 'cpp', 'rust', 'go', 'hft'][i] ?? `client-${i}`);
+  const series = scenarioNames.flatMap((scenario) => clientNames.map((client) => ({ scenario, client })));
+  const pool = Array.from({ length: 32 }, (_, i) => histogram(random, 50 + 10 * i, 2000));
+  const runner = { id: 'a1b2c3d4e5f6', cpu_model: 'Intel(R) Core(TM) i7-14700K', cores: 28, kernel: '6.1.0-hft', governor: 'performance', isolated_cpus: '2-27', smt: false, tuned: true };
+  const start = Date.UTC(2024, 10, 1);
+  const step = (730 * 86400e3) / commits;
+  const base = series.map((_, i) => 60 + 7 * i);
+  const stepAt = series.map(() => Math.floor(commits * (0.2 + 0.6 * random())));
+  const stepSize = series.map(() => (random() < 0.5 ? 1.15 : 0.9));
+  const shards = new Map();
+  const changepoints = {};
+  let lastRunId = null;
+  for (let c = 0; c < commits; c += 1) {
+    const date = new Date(start + c * step);
+    const iso = date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const runId = `run_${iso.replace(/[-:]/g, '').replace('Z', 'Z')}_${String(c).padStart(5, '0')}`;
+    const commit = (BigInt(seed) * 1000003n + BigInt(c)).toString(16).padStart(40, '0');
+    const flags = [];
+    const results = series.map((s, i) => {
+      const level = base[i] * (c >= stepAt[i] ? stepSize[i] : 1) * (1 + 0.03 * (random() - 0.5));
+      if (c === stepAt[i] && stepSize[i] > 1) flags.push({ scenario: s.scenario, client: s.client, metric: 'p99_us', ratio: stepSize[i], verdict: 'regression' });
+      return {
+        scenario: s.scenario, client: s.client, orders: 10000, ok: 10000, errors: 0,
+        p50_us: +level.toFixed(2), p90_us: +(level * 1.6).toFixed(2), p99_us: +(level * 2.5).toFixed(2),
+        p999_us: +(level * 4 * (1 + 0.2 * random())).toFixed(2), max_us: +(level * 9).toFixed(2),
+        throughput_rps: +(1e6 / level * 20).toFixed(1),
+        histogram: pool[(i + c) % pool.length],
+      };
+    });
+    const message = xss && c === commits - 1 ? '<img src=x onerror=alert(1)>' : `commit ${c}: tune the order path`;
+    const run = {
+      run_id: runId, date: iso, commit, branch: 'main', message, author: `dev${c % 7}`,
+      url: `https://github.com/example/hft-bench/commit/${commit}`, runner: runner.id, dirty: false,
+      results,
+      verdict: flags.length ? { status: 'regression', base: 'synthetic', flags } : { status: 'no_change', base: 'synthetic', flags: [] },
+    };
+    const month = iso.slice(0, 7);
+    if (!shards.has(month)) shards.set(month, []);
+    shards.get(month).push(run);
+    series.forEach((s, i) => {
+      if (c !== stepAt[i]) return;
+      for (const metric of ['p50_us', 'p99_us', 'p999_us']) {
+        changepoints[`${suite}/${s.scenario}/${s.client}/${metric}`] = [{
+          run_id: runId, commit, date: iso, index: c, before: base[i], after: base[i] * stepSize[i],
+          change_pct: +((stepSize[i] - 1) * 100).toFixed(1), p_value: 0.001,
+        }];
+      }
+    });
+    lastRunId = runId;
+  }
+  const now = new Date(start + commits * step).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  for (const [month, runs] of shards) {
+    writeJson(join(out, 'shards', suite, `${month}.json`), { schema_version: 1, suite, month, runs });
+  }
+  writeJson(join(out, 'changepoints.json'), { schema_version: 1, updated_at: now, series: changepoints });
+  const { id, ...fingerprint } = runner;
+  writeJson(join(out, 'index.json'), {
+    schema_version: 1, updated_at: now,
+    suites: { [suite]: { shards: [...shards.keys()].sort(), runs: commits, series, latest_run: lastRunId } },
+    branches: ['main'], runners: { [id]: fingerprint },
+  });
+  return { shards: shards.size, series: series.length, runs: commits };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const { values } = parseArgs({
+    options: {
+      out: { type: 'string' }, commits: { type: 'string', default: '5000' },
+      scenarios: { type: 'string', default: '10' }, clients: { type: 'string', default: '5' },
+      seed: { type: 'string', default: '1' }, xss: { type: 'boolean', default: false },
+    },
+  });
+  if (!values.out) {
+    process.stderr.write('usage: node tools/synth-store.mjs --out DIR [--commits N] [--scenarios S] [--clients C] [--xss]\n');
+    process.exit(2);
+  }
+  const r = synthStore({ out: values.out, commits: +values.commits, scenarios: +values.scenarios, clients: +values.clients, seed: +values.seed, xss: values.xss });
+  process.stdout.write(`synth-store: ${r.runs} runs × ${r.series} series in ${r.shards} shards → ${values.out}\n`);
+}
