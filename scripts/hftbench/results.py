@@ -25,6 +25,8 @@ results.json (schema_version 1; fields are only ever added, never renamed or rem
       "scenarios": {"small": {"orders": 100, "duration_s": null, "connections": 10,
                               "warmup": 10, "rate": null, "description": "…"}, ...},
       "repeats": 1,
+      "skipped": [{"client": "go", "reason": "bin/client-go missing: run `make build-go`"}],
+      "wall_s": 312.5,                     wall time of the whole run (null while running)
       "cells": [
         {"scenario": "small", "client": "rust", "repeat": 1,
          "status": "ok" | "failed",
@@ -216,6 +218,8 @@ class Run:
     scenarios: dict[str, dict[str, Any]]  # scenario name -> parameters used in this run
     repeats: int
     cells: list[Cell]
+    skipped: list[dict[str, str]] = field(default_factory=list)  # suite clients not found in bin/
+    wall_s: float | None = None  # wall time of the whole `hftbench run`
     schema_version: int = RESULTS_SCHEMA_VERSION
 
     @classmethod
@@ -235,6 +239,8 @@ class Run:
             scenarios=dict(d.get("scenarios") or {}),
             repeats=int(d.get("repeats", 1)),
             cells=[Cell.from_dict(c) for c in d.get("cells", [])],
+            skipped=list(d.get("skipped") or []),
+            wall_s=d.get("wall_s"),
             schema_version=int(d.get("schema_version", RESULTS_SCHEMA_VERSION)),
         )
 
@@ -253,6 +259,8 @@ class Run:
             "targets": self.targets,
             "scenarios": self.scenarios,
             "repeats": self.repeats,
+            "skipped": self.skipped,
+            "wall_s": self.wall_s,
             "cells": [c.to_dict() for c in self.cells],
         }
 

@@ -1,0 +1,77 @@
+"""`hftbench check-runner`: the host fingerprint and whether it is tuned for benchmarking.
+
+Warnings are advice: a shared, untuned VM still runs benchmarks, but its tail latencies are
+noise. `--strict` exits 1 on any warning (for the self-hosted runner's pre-flight check).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from . import fingerprint, paths
+
+
+def warnings_for(fp: dict[str, Any]) -> list[str]:
+    """Advice for a benchmark host (pure: from a fingerprint dict)."""
+    out = []
+    cores = fp.get("cores") or 0
+    if cores and cores < 4:
+        out.append(
+            f"only {cores} cores: server and clients share CPUs, so client scheduling shows up as latency"
+        )
+    load = fp.get("load_avg") or []
+    if load and cores and load[0] > 0.5 * cores:
+        out.append(f"load average {load[0]} on {cores} cores: other work is running; results will be noisy")
+    if fp.get("virtualization"):
+        out.append(f"virtual machine ({fp['virtualization']}): steal time and a shared host add jitter")
+    tuning = fp.get("tuning") or {}
+    knobs = tuning.get("knobs") or {}
+    if "setup_hft_system.sh" not in str(tuning.get("source", "")) or "missing" in str(
+        tuning.get("source", "")
+    ):
+        out.append("hft/scripts/setup_hft_system.sh not available: tuning only partly checked")
+    for name, knob in knobs.items():
+        if knob.get("status") == "not tuned":
+            fix = "kernel command line" if knob.get("kind") == "boot" else "setup_hft_system.sh --apply"
+            out.append(f"{name} = {knob.get('value')} (recommended {knob.get('recommended')}; {fix})")
+    return out
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check-runner",
+        help="print the host fingerprint and whether the host is tuned for benchmarking",
+        description="Print the host fingerprint, the tuning check and warnings for benchmarking.",
+    )
+    p.add_argument("--json", action="store_true", help="print {fingerprint, git, tools, warnings} as JSON")
+    p.add_argument("--strict", action="store_true", help="exit 1 when there is any warning")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    root = paths.repo_root()
+    fp = fingerprint.host(root)
+    warns = warnings_for(fp)
+    if args.json:
+        doc = {
+            "fingerprint": fp,
+            "git": fingerprint.git_info(root),
+            "tools": fingerprint.tools(),
+            "warnings": warns,
+        }
+        print(json.dumps(doc, indent=2))
+    else:
+        print(f"host      {fp['hostname']}: {fp['cpu_model']}, {fp['cores']} cores, {fp['memory_gib']} GiB")
+        print(f"system    {fp['os']}, kernel {fp['kernel']}, virtualization {fp['virtualization'] or 'none'}")
+        print(f"load      {fp['load_avg']}")
+        tuning = fp["tuning"]
+        print(f"tuning    from {tuning.get('source')}")
+        for name, knob in (tuning.get("knobs") or {}).items():
+            rec = f" (recommended {knob['recommended']})" if knob.get("recommended") else ""
+            print(f"  {name:<15} {knob.get('value'):<16} {knob.get('status', ''):<12}{rec}")
+        print("verdict   " + ("tuned for benchmarking" if not warns else f"NOT tuned: {len(warns)} warnings"))
+        for w in warns:
+            print(f"warning   {w}")
+    return 1 if (args.strict and warns) else 0

@@ -1,0 +1,230 @@
+"""bench-config/scenarios.yaml: load, validate, and resolve suites and overrides.
+
+Validation is the JSON Schema `scenarios.schema.json` (beside this module) plus the checks a
+schema cannot express (a suite naming an unknown scenario, duplicate keys). Every problem is
+reported as `file:line:column: problem`, from PyYAML's node marks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from .errors import UsageError
+
+CLIENTS = ("python", "c", "cpp", "rust", "go", "hft")  # bin/client-<name>, in report order
+_SCHEMA_FILE = Path(__file__).with_name("scenarios.schema.json")
+
+
+class ConfigError(UsageError):
+    """A malformed config file; the message starts with file:line:column."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One client invocation's parameters (clients/README.md flags)."""
+
+    name: str
+    connections: int
+    warmup: int
+    orders: int | None = None  # measured orders; None when duration_s is set
+    duration_s: float | None = None  # measure for this long instead of a count
+    rate: float | None = None  # open loop: total orders/s; None = closed loop
+    timeout_ms: int | None = None  # per-request timeout; None = the client's default
+    seed: int | None = None  # order-stream seed; None = the client's default
+    description: str = ""
+
+    @property
+    def mode(self) -> str:
+        return "open" if self.rate else "closed"
+
+    def client_args(self) -> list[str]:
+        """The flags of clients/README.md for this scenario (without --url / --output)."""
+        args = ["--scenario", self.name, "--connections", str(self.connections), "--warmup", str(self.warmup)]
+        if self.duration_s is not None:
+            args += ["--duration", _num(self.duration_s)]
+        else:
+            args += ["--orders", str(self.orders)]
+        if self.rate is not None:
+            args += ["--rate", _num(self.rate)]
+        if self.timeout_ms is not None:
+            args += ["--timeout-ms", str(self.timeout_ms)]
+        if self.seed is not None:
+            args += ["--seed", str(self.seed)]
+        return args
+
+    def with_overrides(
+        self,
+        orders: int | None = None,
+        connections: int | None = None,
+        rate: float | None = None,
+        duration_s: float | None = None,
+        warmup: int | None = None,
+    ) -> Scenario:
+        """A copy with command-line overrides; --orders and --duration replace each other."""
+        changes: dict[str, Any] = {}
+        if orders is not None:
+            changes.update(orders=orders, duration_s=None)
+        if duration_s is not None:
+            changes.update(duration_s=duration_s, orders=None)
+        if connections is not None:
+            changes["connections"] = connections
+        if rate is not None:
+            changes["rate"] = rate
+        if warmup is not None:
+            changes["warmup"] = warmup
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d.pop("name")
+        return d
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    scenarios: tuple[str, ...]
+    clients: tuple[str, ...]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    targets: dict[str, float]  # p50_us / p99_us (upper bounds), throughput_rps (lower bound)
+    scenarios: dict[str, Scenario]
+    suites: dict[str, Suite]
+
+    def suite(self, name: str) -> Suite:
+        if name not in self.suites:
+            raise UsageError(
+                f"unknown suite {name!r}; valid suites: {', '.join(self.suites)} (see {self.path})"
+            )
+        return self.suites[name]
+
+    def scenario(self, name: str) -> Scenario:
+        if name not in self.scenarios:
+            raise UsageError(
+                f"unknown scenario {name!r}; valid scenarios: {', '.join(self.scenarios)} (see {self.path})"
+            )
+        return self.scenarios[name]
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+@functools.cache
+def _schema() -> dict[str, Any]:
+    return json.loads(_SCHEMA_FILE.read_text())
+
+
+def _where(path: Path, node: yaml.Node) -> str:
+    mark = node.start_mark
+    return f"{path}:{mark.line + 1}:{mark.column + 1}"
+
+
+def _child(node: yaml.Node, key: str | int) -> tuple[yaml.Node, yaml.Node | None]:
+    """(value node, key node) of `key` inside a mapping / sequence node; (node, None) if absent."""
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if k.value == key:
+                return v, k
+    elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+        return node.value[key], None
+    return node, None
+
+
+def _node_at(root: yaml.Node, json_path: list[str | int]) -> yaml.Node:
+    node = root
+    for part in json_path:
+        node, _ = _child(node, part)
+    return node
+
+
+def _check_duplicate_keys(path: Path, node: yaml.Node) -> None:
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for k, v in node.value:
+            if k.value in seen:
+                raise ConfigError(f"{_where(path, k)}: duplicate key {k.value!r}")
+            seen.add(k.value)
+            _check_duplicate_keys(path, v)
+    elif isinstance(node, yaml.SequenceNode):
+        for v in node.value:
+            _check_duplicate_keys(path, v)
+
+
+def _schema_error_message(path: Path, root: yaml.Node, err: jsonschema.ValidationError) -> str:
+    json_path = list(err.absolute_path)
+    node = _node_at(root, json_path)
+    where = ".".join(str(p) for p in json_path) or "(top level)"
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        allowed = set(err.schema.get("properties", {}))
+        extra = [k for k in err.instance if k not in allowed]
+        if extra and allowed:
+            _, key_node = _child(node, extra[0])
+            return (
+                f"{_where(path, key_node or node)}: unknown key {extra[0]!r} in {where}; "
+                f"allowed: {', '.join(sorted(allowed))}"
+            )
+    if err.validator == "oneOf" and isinstance(err.instance, dict):
+        both = "orders" in err.instance and "duration_s" in err.instance
+        problem = "has both orders and duration_s" if both else "needs orders or duration_s"
+        return f"{_where(path, node)}: scenario {where.split('.')[-1]!r} {problem} (exactly one)"
+    return f"{_where(path, node)}: {where}: {err.message}"
+
+
+def load(path: Path | str) -> Config:
+    """Read and validate the config file; raises ConfigError naming file:line:column."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(
+            f"{path}: cannot read the config file ({exc.strerror}); pass --config FILE"
+        ) from exc
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        loc = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise ConfigError(f"{loc}: not valid YAML: {exc.problem or exc.context}") from exc
+    if root is None:
+        raise ConfigError(f"{path}:1:1: the config file is empty")
+    _check_duplicate_keys(path, root)
+
+    validator = jsonschema.Draft202012Validator(_schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
+    if errors:
+        # The deepest error first names the exact field; report it and count the rest.
+        err = max(errors, key=lambda e: len(e.absolute_path))
+        more = f" (+{len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        raise ConfigError(_schema_error_message(path, root, err) + more)
+
+    scenarios = {name: Scenario(name=name, **spec) for name, spec in data["scenarios"].items()}
+    suites = {}
+    for name, spec in data["suites"].items():
+        for i, sc in enumerate(spec["scenarios"]):
+            if sc not in scenarios:
+                node = _node_at(root, ["suites", name, "scenarios", i])
+                raise ConfigError(
+                    f"{_where(path, node)}: suite {name!r} names unknown scenario {sc!r}; "
+                    f"defined: {', '.join(scenarios)}"
+                )
+        suites[name] = Suite(
+            name=name,
+            scenarios=tuple(spec["scenarios"]),
+            clients=tuple(spec["clients"]),
+            description=spec.get("description", ""),
+        )
+    return Config(path=path, targets=dict(data["targets"]), scenarios=scenarios, suites=suites)

@@ -1,0 +1,42 @@
+"""Where the repository's parts are. Everything else takes explicit paths, so tests and the
+gate's A/B runs (other worktrees, other bin/ folders) can point anywhere."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # scripts/hftbench/ -> the repository
+
+
+def repo_root(start: Path | None = None) -> Path:
+    """The repository holding bench-config/scenarios.yaml: $HFTBENCH_ROOT, else the nearest
+    parent of `start` (default: the current directory), else the one this package lives in."""
+    env = os.environ.get("HFTBENCH_ROOT")
+    if env:
+        return Path(env).resolve()
+    here = (start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / "bench-config" / "scenarios.yaml").is_file():
+            return candidate
+    return _PACKAGE_ROOT
+
+
+def config_file(root: Path | None = None) -> Path:
+    return (root or repo_root()) / "bench-config" / "scenarios.yaml"
+
+
+def result_schema_file(root: Path | None = None) -> Path:
+    return (root or repo_root()) / "bench-config" / "schema" / "result.schema.json"
+
+
+def bin_dir(root: Path | None = None) -> Path:
+    return (root or repo_root()) / "bin"
+
+
+def results_dir(root: Path | None = None) -> Path:
+    return (root or repo_root()) / "results"
+
+
+def tuning_script(root: Path | None = None) -> Path:
+    return (root or repo_root()) / "hft" / "scripts" / "setup_hft_system.sh"

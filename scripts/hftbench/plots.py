@@ -1,0 +1,145 @@
+"""plots/*.png from a run (matplotlib, Agg backend: no display needed).
+
+- percentiles_<scenario>.png: latency by percentile, one line per client, from the HDR
+  histograms, x on the usual "1 / (1 − p)" log scale (50 %, 90 %, 99 %, 99.9 % …), y log.
+  A line stops where the samples stop supporting the percentile (display rule, samples.py).
+- clients.png: P50 and P99 per client, one panel per scenario (log scale).
+- throughput.png: orders/s per client and scenario.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
+
+from . import samples  # noqa: E402
+from .results import Run  # noqa: E402
+from .rows import Row, rows_of  # noqa: E402
+
+TICKS = [50.0, 90.0, 99.0, 99.9, 99.99, 99.999]
+
+
+def _x(pct: np.ndarray | float) -> np.ndarray | float:
+    return 1.0 / (1.0 - np.asarray(pct) / 100.0)
+
+
+def _percentile_curve(row: Row) -> tuple[np.ndarray, np.ndarray] | None:
+    hists = [c.result.histogram() for c in row.cells if c.ok and c.result is not None and c.result.ok > 0]
+    hists = [h for h in hists if h is not None]
+    if not hists:
+        return None
+    merged = hists[0]
+    for h in hists[1:]:
+        merged.add(h)
+    n = merged.get_total_count()
+    # Percentiles with at least DISPLAY_MIN_BEYOND samples beyond them.
+    top = 100.0 * (1.0 - samples.DISPLAY_MIN_BEYOND / n) if n > samples.DISPLAY_MIN_BEYOND else 0.0
+    if top <= 0:
+        return None
+    pcts = 100.0 - np.logspace(np.log10(100.0), np.log10(100.0 - top), 120)
+    pcts = np.clip(pcts, 0.0, top)
+    values = np.array([merged.get_value_at_percentile(float(p)) / 1000.0 for p in pcts])
+    return pcts, values
+
+
+def plot_percentiles(scenario: str, rows: list[Row], path: Path) -> Path | None:
+    fig, ax = plt.subplots(figsize=(9, 5.5), dpi=110)
+    drawn = 0
+    for row in rows:
+        curve = _percentile_curve(row)
+        if curve is None:
+            continue
+        pcts, values = curve
+        ax.plot(_x(pcts), values, label=f"{row.client} (n={row.samples:,})", linewidth=1.6)
+        drawn += 1
+    if not drawn:
+        plt.close(fig)
+        return None
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(FixedLocator([_x(t) for t in TICKS]))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{100 * (1 - 1 / v):g}%"))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlim(left=1.0)
+    ax.set_xlabel("percentile")
+    ax.set_ylabel("latency (µs, log scale)")
+    ax.set_title(f"Latency by percentile: {scenario}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(loc="upper left", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def plot_clients(by_scenario: dict[str, list[Row]], path: Path) -> Path | None:
+    scenarios = [s for s, rows in by_scenario.items() if any(r.has_numbers for r in rows)]
+    if not scenarios:
+        return None
+    fig, axes = plt.subplots(
+        len(scenarios), 1, figsize=(9, 2.6 * len(scenarios) + 0.6), dpi=110, squeeze=False
+    )
+    for ax, scenario in zip(axes[:, 0], scenarios, strict=True):
+        rows = [r for r in by_scenario[scenario] if r.has_numbers]
+        x = np.arange(len(rows))
+        for offset, key, label in ((-0.2, "p50", "P50"), (0.2, "p99", "P99")):
+            vals = [r.percentile(key) or np.nan for r in rows]
+            bars = ax.bar(x + offset, vals, width=0.38, label=label)
+            for bar, row in zip(bars, rows, strict=True):
+                if row.percentile(key) is None:
+                    ax.annotate("n/a", (bar.get_x() + bar.get_width() / 2, 1), ha="center", fontsize=7)
+        ax.set_xticks(x, [r.client for r in rows])
+        ax.set_yscale("log")
+        ax.set_ylabel("µs")
+        ax.set_title(scenario, fontsize=10, loc="left")
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+    axes[0, 0].legend(fontsize=8)
+    fig.suptitle("Client comparison: P50 and P99 latency (log scale; n/a = too few samples)")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def plot_throughput(by_scenario: dict[str, list[Row]], path: Path) -> Path | None:
+    scenarios = list(by_scenario)
+    clients = list(dict.fromkeys(r.client for rows in by_scenario.values() for r in rows if r.has_numbers))
+    if not clients:
+        return None
+    fig, ax = plt.subplots(figsize=(10, 5), dpi=110)
+    width = 0.8 / len(clients)
+    x = np.arange(len(scenarios))
+    for i, client in enumerate(clients):
+        vals = []
+        for s in scenarios:
+            row = next((r for r in by_scenario[s] if r.client == client), None)
+            vals.append(row.throughput_rps if row and row.throughput_rps else np.nan)
+        ax.bar(x - 0.4 + width * (i + 0.5), vals, width=width, label=client)
+    ax.set_xticks(x, scenarios)
+    ax.set_ylabel("orders/s")
+    ax.set_title("Throughput by scenario and client")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8, ncol=min(len(clients), 7))
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def write_plots(run: Run, out_dir: Path | None = None) -> list[Path]:
+    """Every plot of the run; returns the files written (a plot with no data is skipped)."""
+    out_dir = out_dir or run.path / "plots"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    by_scenario = rows_of(run)
+    written = [plot_percentiles(s, rows, out_dir / f"percentiles_{s}.png") for s, rows in by_scenario.items()]
+    written.append(plot_clients(by_scenario, out_dir / "clients.png"))
+    written.append(plot_throughput(by_scenario, out_dir / "throughput.png"))
+    return [p for p in written if p is not None]

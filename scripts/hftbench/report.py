@@ -1,0 +1,282 @@
+"""`hftbench report RUN_DIR`: report.md (seed 002's targets-vs-actual tables, seed 004's
+cross-client table), results.csv and plots/*.png. `render()` is pure: run in, markdown out."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import samples
+from .csvout import write_csv
+from .errors import UsageError
+from .results import Run, load_run, previous_run
+from .rows import Row, fmt_rate, fmt_us, judge, rows_of
+from .runner import FLOOR
+
+COLUMNS = ("p50", "p90", "p99", "p999")
+LABELS = {"p50": "P50", "p90": "P90", "p95": "P95", "p99": "P99", "p999": "P99.9", "p9999": "P99.99"}
+
+
+def _scenario_line(run: Run, name: str) -> str:
+    sc = run.scenarios.get(name, {})
+    size = f"{sc['duration_s']:g} s" if sc.get("duration_s") else f"{sc.get('orders', '?'):,} orders"
+    loop = f"open loop at {sc['rate']:,.0f} orders/s" if sc.get("rate") else "closed loop"
+    desc = f" — {sc['description']}" if sc.get("description") else ""
+    return f"{size}, {sc.get('connections', '?')} connections, {sc.get('warmup', 0):,} warm-up, {loop}{desc}"
+
+
+def _pct_cell(row: Row, key: str) -> str:
+    if not row.has_numbers:
+        return "–"
+    value = row.percentile(key)
+    return fmt_us(value) if value is not None else "n/a¹"
+
+
+def _targets_line(targets: dict[str, float]) -> str:
+    parts = []
+    for key, bound in targets.items():
+        if key == "throughput_rps":
+            parts.append(f"throughput > {bound:,.0f} orders/s")
+        else:
+            parts.append(f"{LABELS.get(key[:-3], key[:-3].upper())} < {fmt_us(bound)}")
+    return ", ".join(parts)
+
+
+def _target_row(targets: dict[str, float], open_loop: bool, floor: bool) -> str:
+    t = {k: f"< {fmt_us(v)}" for k, v in targets.items() if k.endswith("_us")}
+    cells = ["**target**", f"> {fmt_rate(targets['throughput_rps'])}" if "throughput_rps" in targets else ""]
+    cells += [t.get(f"{k}_us", "") for k in COLUMNS] + [t.get("max_us", ""), ""]
+    cells += [""] * (open_loop + floor) + [""]
+    return "| " + " | ".join(cells) + " |"
+
+
+def scenario_table(run: Run, rows: list[Row], floor: Row | None) -> list[str]:
+    open_loop = any(r.mode == "open" for r in rows)
+    show_floor = floor is not None and floor.percentile("p50") is not None
+    head = ["client", "orders/s", *(LABELS[k] for k in COLUMNS), "max", "jitter (σ)"]
+    head += ["P99 uncorrected"] * open_loop + ["P50 ÷ floor"] * show_floor + ["status"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines.append(_target_row(run.targets, open_loop, show_floor))
+    for row in rows:
+        passed, notes = judge(row, run.targets)
+        status = ("✅" if passed else "❌") + (f" {'; '.join(notes)}" if notes else "")
+        cells = [row.client, fmt_rate(row.throughput_rps), *(_pct_cell(row, k) for k in COLUMNS)]
+        cells += [fmt_us(row.max_us), fmt_us(row.stddev_us)]
+        if open_loop:
+            cells.append(fmt_us(row.uncorrected_p99_us))
+        if show_floor:
+            p50, base = row.percentile("p50"), floor.percentile("p50") if floor else None
+            cells.append(f"{p50 / base:.1f}×" if p50 and base else "–")
+        cells.append(status.replace("|", "/"))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def cross_client_table(by_scenario: dict[str, list[Row]]) -> list[str]:
+    """Seed 004's table: clients as rows, throughput / mean / P99 / max per scenario."""
+    scenarios = [s for s in by_scenario if s != FLOOR]
+    clients = list(dict.fromkeys(r.client for s in scenarios for r in by_scenario[s]))
+    head = ["client", *(f"{s}: orders/s · mean · P99 · max" for s in scenarios)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for client in clients:
+        cells = [client]
+        for s in scenarios:
+            row = next((r for r in by_scenario[s] if r.client == client), None)
+            if row is None or not row.has_numbers:
+                cells.append("❌" if row is not None else "–")
+                continue
+            mark = "" if row.ok else " ❌"
+            cells.append(
+                f"{fmt_rate(row.throughput_rps)} · {fmt_us(row.mean_us)} · "
+                f"{_pct_cell(row, 'p99')} · {fmt_us(row.max_us)}{mark}"
+            )
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def comparison_table(run: Run, prev: Run) -> list[str]:
+    """Ratios this / previous for cells ok in both runs (no statistics: see `hftbench compare`)."""
+    now, before = rows_of(run), rows_of(prev)
+    lines = [
+        "| scenario | client | orders/s ratio | P50 ratio | P99 ratio | P99 (previous → now) |",
+        "|---|---|---|---|---|---|",
+    ]
+    count = 0
+    for scenario, rows in now.items():
+        for row in rows:
+            old = next((r for r in before.get(scenario, []) if r.client == row.client), None)
+            if old is None or not (row.ok and old.ok and row.has_numbers and old.has_numbers):
+                continue
+
+            def ratio(a: float | None, b: float | None) -> str:
+                return f"{a / b:.2f}" if a and b else "n/a"
+
+            p99 = (
+                f"{fmt_us(old.percentile('p99'))} → {fmt_us(row.percentile('p99'))}"
+                if row.percentile("p99") and old.percentile("p99")
+                else "n/a¹"
+            )
+            lines.append(
+                f"| {scenario} | {row.client} | {ratio(row.throughput_rps, old.throughput_rps)} | "
+                f"{ratio(row.percentile('p50'), old.percentile('p50'))} | "
+                f"{ratio(row.percentile('p99'), old.percentile('p99'))} | {p99} |"
+            )
+            count += 1
+    return lines if count else ["No scenario × client ran cleanly in both runs."]
+
+
+def host_lines(run: Run) -> list[str]:
+    fp = run.fingerprint
+    lines = [
+        f"- CPU: {fp.get('cpu_model')} · {fp.get('cores')} cores · {fp.get('memory_gib')} GiB · "
+        f"{fp.get('os')} · kernel {fp.get('kernel')} · virtualization: {fp.get('virtualization') or 'none'}",
+        f"- load average at start: {fp.get('load_avg')}",
+    ]
+    tuning = fp.get("tuning") or {}
+    knobs = tuning.get("knobs") or {}
+    if knobs:
+        not_tuned = [k for k, v in knobs.items() if v.get("status") == "not tuned"]
+        verdict = "tuned" if not not_tuned else f"**not tuned** ({', '.join(not_tuned)})"
+        lines.append(f"- tuning ({tuning.get('source', '?')}): {verdict}")
+        lines.append("")
+        lines.append("| knob | value | recommended | status |")
+        lines.append("|---|---|---|---|")
+        for name, knob in knobs.items():
+            lines.append(
+                f"| {name} | {knob.get('value')} | {knob.get('recommended', '')} | {knob.get('status', '')} |"
+            )
+    g = run.git
+    dirty = " (dirty)" if g.get("dirty") else ""
+    lines += [
+        "",
+        f"- git: `{(g.get('commit') or '?')[:12]}` on {g.get('branch')}{dirty}: "
+        f"{g.get('message')} ({g.get('author')})",
+        "- tools: " + ", ".join(f"{k} {v}" for k, v in run.tools.items() if v),
+        f"- server: `{run.server.get('binary')}` {run.server.get('version') or ''} "
+        f"flags {run.server.get('flags') or '[]'} sha256 {str(run.server.get('sha256'))[:12]}",
+    ]
+    return lines
+
+
+def render(run: Run, previous: Run | None = None, plots: list[Path] | None = None) -> str:
+    by_scenario = rows_of(run)
+    floor_rows = by_scenario.get(FLOOR, [])
+    floor = floor_rows[0] if floor_rows else None
+    failed = run.failed
+    ok_count = len(run.cells) - len(failed)
+    out = [
+        f"# hft-bench report: {run.run_id}",
+        "",
+        f"Suite **{run.suite}** · {run.started_at} → {run.finished_at or 'unfinished'}"
+        f" · git `{(run.git.get('commit') or '?')[:8]}`{' (dirty)' if run.git.get('dirty') else ''}"
+        f" · {run.fingerprint.get('cores')} cores, {run.fingerprint.get('cpu_model')}",
+        "",
+        f"**{ok_count} of {len(run.cells)} cells ✅**"
+        + (f", {len(failed)} ❌" if failed else "")
+        + ("" if run.complete else " — **the run did not finish; this report covers what it measured**")
+        + (f" · repeats: {run.repeats}" if run.repeats > 1 else ""),
+        "",
+        f"Acceptance targets (seed 000): {_targets_line(run.targets)}.",
+        "",
+        "## Targets vs actual",
+        "",
+        "Latency = request start to response fully read, from the merged HdrHistogram; jitter = standard "
+        "deviation. Open loop: corrected for coordinated omission (the uncorrected P99 beside it).",
+    ]
+    for scenario, rows in by_scenario.items():
+        if scenario == FLOOR:
+            continue
+        out += ["", f"### {scenario}", "", _scenario_line(run, scenario), ""]
+        out += scenario_table(run, rows, floor)
+    if floor is not None:
+        out += ["", "### floor (reference)", "", _scenario_line(run, FLOOR), ""]
+        out += scenario_table(run, floor_rows, None)
+    out += ["", "## Client comparison", "", *cross_client_table(by_scenario)]
+    out += [
+        "",
+        "## Samples and percentiles",
+        "",
+        f"¹ A percentile is shown only with ≥ {samples.DISPLAY_MIN_BEYOND} samples beyond it: P50 needs "
+        f"{samples.min_samples(50):,}, P90 {samples.min_samples(90):,}, P99 {samples.min_samples(99):,}, "
+        f"P99.9 {samples.min_samples(99.9):,} samples. A target on a percentile not shown is not judged. "
+        f"Regression gates use a stricter rule (≥ {samples.GATE_MIN_BEYOND} beyond: P99 needs "
+        f"{samples.min_samples(99, samples.GATE_MIN_BEYOND):,}, P99.9 "
+        f"{samples.min_samples(99.9, samples.GATE_MIN_BEYOND):,}).",
+    ]
+    if failed or run.skipped:
+        out += ["", "## Failures", ""]
+        for c in failed:
+            rep = f" r{c.repeat}" if run.repeats > 1 else ""
+            out.append(f"- ❌ {c.scenario}/{c.client}{rep}: {c.reason}")
+        out += [f"- skipped {s['client']}: {s['reason']}" for s in run.skipped]
+    if plots:
+        out += ["", "## Plots", ""]
+        out += [f"![{p.stem}](plots/{p.name})" for p in plots]
+    out += ["", "## Host", "", *host_lines(run)]
+    client_s = sum(c.wall_s or 0.0 for c in run.cells)
+    if run.wall_s:
+        overhead = run.wall_s - client_s
+        out += [
+            "",
+            f"Run wall time {run.wall_s:,.1f} s; clients {client_s:,.1f} s; orchestration "
+            f"(server start, fingerprint, stats checks, writing) {overhead:,.1f} s = "
+            f"{100 * overhead / run.wall_s:.1f} %.",
+        ]
+    if previous is not None:
+        out += [
+            "",
+            f"## Compared with the previous run ({previous.run_id})",
+            "",
+            "Ratios now / previous (orders/s: higher is better; latency: lower is better). Runs on "
+            "different days on a shared machine differ by noise alone; `hftbench compare` gives the verdict.",
+            "",
+            *comparison_table(run, previous),
+        ]
+    return "\n".join(out) + "\n"
+
+
+def write_all(run: Run, previous: Path | None | bool = True) -> Path:
+    """report.md, results.csv and plots/ into the run folder; `previous` True = find it."""
+    from .plots import write_plots  # matplotlib import is slow; only when writing
+
+    plots = write_plots(run)
+    write_csv(run)
+    prev_run = None
+    prev_path = previous_run(run.path) if previous is True else (previous or None)
+    if prev_path:
+        try:
+            prev_run = load_run(prev_path)
+        except (OSError, ValueError) as exc:
+            print(
+                f"hftbench report: previous run {prev_path} unreadable ({exc}); no comparison",
+                file=sys.stderr,
+            )
+    path = run.path / "report.md"
+    path.write_text(render(run, prev_run, plots))
+    return path
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "report",
+        help="write report.md, results.csv and plots/ for a run folder",
+        description="Write RUN_DIR/report.md, results.csv and plots/*.png from RUN_DIR/results.json.",
+    )
+    p.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    p.add_argument(
+        "--previous", type=Path, help="run to compare with (default: the newest earlier run beside it)"
+    )
+    p.add_argument("--no-compare", action="store_true", help="no comparison with a previous run")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        run = load_run(args.run_dir)
+    except (FileNotFoundError, ValueError) as exc:
+        raise UsageError(str(exc)) from exc
+    previous: Path | bool | None = False if args.no_compare else (args.previous or True)
+    path = write_all(run, previous)
+    print(path)
+    return 0

@@ -1,0 +1,338 @@
+"""`hftbench run`: start the server, run every scenario × client cell, write the run folder.
+
+Each cell's result is on disk as soon as the client exits and results.json is rewritten
+after every cell, so an interrupted or crashed run keeps everything measured so far.
+With --repeat N every cell runs N times; the client order rotates between repeats so no
+client always runs first (or right after the same neighbour).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import config as config_mod
+from . import fingerprint, paths
+from .errors import UsageError
+from .results import Cell, Run
+from .runner import BUILD_TARGETS, FLOOR, available_clients, client_binary, run_cell
+from .server import Server, ServerError
+
+FLOOR_SCENARIO = config_mod.Scenario(
+    name=FLOOR,
+    connections=1,
+    warmup=1000,
+    orders=10000,
+    description="raw TCP ping-pong over loopback (bin/hft-floor): the physical floor of one round trip",
+)
+
+
+@dataclass
+class Plan:
+    """What a run will do, resolved from the suite, the flags and what exists in bin/."""
+
+    suite: str
+    scenarios: list[config_mod.Scenario]
+    clients: list[str]
+    repeats: int = 1
+    floor: bool = False  # run bin/hft-floor once first as a reference row
+    skipped: list[dict[str, str]] = field(default_factory=list)  # suite clients missing from bin/
+
+    def cells(self) -> list[tuple[config_mod.Scenario, str, int]]:
+        """(scenario, client, repeat) in run order: repeats outermost, clients rotated."""
+        order = [(FLOOR_SCENARIO, FLOOR, 1)] if self.floor else []
+        for r in range(1, self.repeats + 1):
+            shift = (r - 1) % max(len(self.clients), 1)
+            rotated = self.clients[shift:] + self.clients[:shift]
+            order += [(sc, client, r) for sc in self.scenarios for client in rotated]
+        return order
+
+
+def _split(value: str | None) -> list[str] | None:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+def make_plan(
+    cfg: config_mod.Config,
+    bins_dir: Path,
+    suite: str | None,
+    scenarios: list[str] | None = None,
+    clients: list[str] | None = None,
+    repeats: int = 1,
+    overrides: dict | None = None,
+    floor: bool = True,
+) -> Plan:
+    """Resolve names (UsageError listing the valid ones) and check bin/ (naming the make target)."""
+    if suite is None and not scenarios:
+        raise UsageError(f"pass --suite NAME or --scenarios a,b; suites: {', '.join(cfg.suites)}")
+    chosen = cfg.suite(suite) if suite else None
+    scenario_names = scenarios or list(chosen.scenarios)
+    scs = [cfg.scenario(n).with_overrides(**(overrides or {})) for n in scenario_names]
+    if clients:
+        for c in clients:
+            if c not in config_mod.CLIENTS:
+                raise UsageError(f"unknown client {c!r}; valid clients: {', '.join(config_mod.CLIENTS)}")
+        missing = [c for c in clients if c not in available_clients(bins_dir, clients)]
+        if missing:
+            fixes = "; ".join(
+                f"{client_binary(bins_dir, c)} missing: run `{BUILD_TARGETS[c]}`" for c in missing
+            )
+            raise UsageError(fixes)
+        names, skipped = list(clients), []
+    else:
+        wanted = list(chosen.clients) if chosen else list(config_mod.CLIENTS)
+        names = available_clients(bins_dir, wanted)
+        skipped = [
+            {"client": c, "reason": f"{client_binary(bins_dir, c)} missing: run `{BUILD_TARGETS[c]}`"}
+            for c in wanted
+            if c not in names
+        ]
+        if not names:
+            raise UsageError(
+                f"no client binary in {bins_dir} "
+                f"({', '.join(f'client-{c}' for c in wanted)}); run `make build`"
+            )
+    if repeats < 1:
+        raise UsageError(f"--repeat must be >= 1 (got {repeats})")
+    has_floor = floor and os.access(client_binary(bins_dir, FLOOR), os.X_OK)
+    return Plan(suite or "adhoc", scs, names, repeats, has_floor, skipped)
+
+
+def new_run_dir(results_root: Path) -> Path:
+    """results/run_<UTC>: a fresh folder, never one that exists."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    path = Path(results_root) / f"run_{stamp}"
+    n = 1
+    while path.exists():
+        n += 1
+        path = Path(results_root) / f"run_{stamp}_{n}"
+    path.mkdir(parents=True)
+    return path
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class Progress:
+    """tqdm bar with ETA on a terminal; one plain line per cell with --quiet, under CI or in a pipe."""
+
+    def __init__(self, total: int, quiet: bool) -> None:
+        self.bar = None
+        self.done = 0
+        self.total = total
+        interactive = sys.stderr.isatty() and os.environ.get("CI", "").lower() not in ("true", "1")
+        if interactive and not quiet:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="cell", dynamic_ncols=True, file=sys.stderr)
+
+    def start(self, scenario: str, client: str, repeat: int) -> None:
+        if self.bar is not None:
+            self.bar.set_description(f"{scenario}/{client}" + (f" r{repeat}" if repeat > 1 else ""))
+
+    def finish(self, cell: Cell) -> None:
+        self.done += 1
+        line = _cell_line(cell)
+        if self.bar is not None:
+            if not cell.ok:
+                self.bar.write(line, file=sys.stderr)
+            self.bar.update(1)
+        else:
+            print(f"[{self.done}/{self.total}] {line}", file=sys.stderr, flush=True)
+
+    def note(self, text: str) -> None:
+        (self.bar.write if self.bar is not None else print)(text, file=sys.stderr)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _cell_line(cell: Cell) -> str:
+    name = f"{cell.scenario}/{cell.client}" + (f" r{cell.repeat}" if cell.repeat > 1 else "")
+    wall = f"{cell.wall_s:.1f} s" if cell.wall_s is not None else "-"
+    if not cell.ok:
+        return f"❌ {name} ({wall}): {cell.reason}"
+    r = cell.result
+    assert r is not None
+    lat = r.latency
+    return f"✅ {name} ({wall}): {r.throughput_rps:,.0f} orders/s, p50 {lat.p50_us} µs, max {lat.max_us} µs"
+
+
+def run_plan(
+    plan: Plan,
+    bins_dir: Path,
+    run_dir: Path,
+    cfg_targets: dict,
+    server_flags: list[str] | None = None,
+    timeout_s: float | None = None,
+    quiet: bool = False,
+    root: Path | None = None,
+    schema_path: Path | None = None,
+    on_cell: Callable[[Cell], None] | None = None,
+) -> Run:
+    """Run every cell of `plan` against one fresh server from `bins_dir`; write `run_dir`.
+
+    The library entry point (`hftbench ab` calls it with another bins_dir). Returns the Run;
+    failures are cells with status "failed", not exceptions. A server that dies mid-run is
+    restarted once per cell (the cell it died in fails)."""
+    started = time.perf_counter()
+    run = Run(
+        path=run_dir,
+        run_id=run_dir.name,
+        suite=plan.suite,
+        started_at=_now(),
+        finished_at=None,
+        complete=False,
+        fingerprint=fingerprint.host(root),
+        git=fingerprint.git_info(root),
+        tools=fingerprint.tools(),
+        server={},
+        targets=dict(cfg_targets),
+        scenarios={sc.name: sc.to_dict() for sc in ([FLOOR_SCENARIO] if plan.floor else []) + plan.scenarios},
+        repeats=plan.repeats,
+        cells=[],
+        skipped=plan.skipped,
+    )
+    server = Server(Path(bins_dir) / "hft-server", run_dir / "server.log", server_flags)
+    cells = plan.cells()
+    progress = Progress(len(cells), quiet)
+    for skip in plan.skipped:
+        progress.note(f"skipped {skip['client']}: {skip['reason']}")
+    try:
+        server.start()
+        run.server = server.describe()
+        run.write()
+        for scenario, client, repeat in cells:
+            progress.start(scenario.name, client, repeat)
+            if client != FLOOR and not server.alive():
+                progress.note(f"hft-server exited (status {server.proc.returncode}); restarting it")
+                server.start()
+            cell = run_cell(
+                None if client == FLOOR else server,
+                bins_dir,
+                run_dir,
+                scenario,
+                client,
+                repeat,
+                plan.repeats,
+                timeout_s,
+                schema_path,
+            )
+            run.cells.append(cell)
+            run.write()
+            progress.finish(cell)
+            if on_cell:
+                on_cell(cell)
+        run.complete = True
+    finally:
+        progress.close()
+        server.stop()
+        run.finished_at = _now()
+        run.wall_s = round(time.perf_counter() - started, 3)
+        run.write()
+    return run
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a suite: start bin/hft-server, run each scenario x client, write results/run_<UTC>/",
+        description="Run a suite of scenarios against bin/hft-server with the clients in bin/, write "
+        "results/run_<UTC>/ (results.json, per-client JSON + .hlog, server.log) and the report.",
+    )
+    p.add_argument(
+        "--suite", help="suite name from bench-config/scenarios.yaml (quick, pr, standard, stress)"
+    )
+    p.add_argument("--scenarios", help="comma-separated scenario names (default: the suite's)")
+    p.add_argument(
+        "--clients", help="comma-separated client names (default: the suite's clients found in bin/)"
+    )
+    p.add_argument("--orders", type=int, help="override measured orders per cell")
+    p.add_argument("--duration", type=float, help="override: measure for S seconds instead of --orders")
+    p.add_argument("--connections", type=int, help="override connections")
+    p.add_argument("--rate", type=float, help="override: open loop at R orders/s")
+    p.add_argument("--warmup", type=int, help="override warm-up orders")
+    p.add_argument(
+        "--repeat", type=int, default=1, help="run each cell N times, client order rotated (default 1)"
+    )
+    p.add_argument("--out", type=Path, help="run folder to create (default results/run_<UTC>)")
+    p.add_argument("--bin", type=Path, dest="bins", help="folder with hft-server and client-* (default bin/)")
+    p.add_argument("--config", type=Path, help="scenarios file (default bench-config/scenarios.yaml)")
+    p.add_argument("--server-flag", action="append", default=[], help="extra hft-server flag (repeatable)")
+    p.add_argument(
+        "--timeout", type=float, help="per-cell timeout in seconds (default from the scenario size)"
+    )
+    p.add_argument("--no-floor", action="store_true", help="do not run bin/hft-floor as a reference row")
+    p.add_argument("--no-report", action="store_true", help="write results only, not report.md / plots")
+    p.add_argument("--quiet", action="store_true", help="plain progress lines, no progress bar")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    root = paths.repo_root()
+    cfg = config_mod.load(args.config or paths.config_file(root))
+    bins = (args.bins or paths.bin_dir(root)).resolve()
+    if not (bins / "hft-server").is_file():
+        raise UsageError(f"{bins / 'hft-server'} not found: run `make build-rust` (or `make build`)")
+    for flag in ("orders", "connections", "warmup", "repeat"):
+        value = getattr(args, flag)
+        if value is not None and value < (0 if flag == "warmup" else 1):
+            raise UsageError(f"--{flag} must be >= {0 if flag == 'warmup' else 1} (got {value})")
+    if args.orders is not None and args.duration is not None:
+        raise UsageError("--orders and --duration exclude each other; pass one")
+    overrides = {
+        "orders": args.orders,
+        "duration_s": args.duration,
+        "connections": args.connections,
+        "rate": args.rate,
+        "warmup": args.warmup,
+    }
+    plan = make_plan(
+        cfg,
+        bins,
+        args.suite,
+        _split(args.scenarios),
+        _split(args.clients),
+        args.repeat,
+        overrides,
+        floor=not args.no_floor,
+    )
+    if args.out:
+        if args.out.exists() and any(args.out.iterdir()):
+            raise UsageError(f"--out {args.out} exists and is not empty; pass a new folder")
+        args.out.mkdir(parents=True, exist_ok=True)
+        run_dir = args.out.resolve()
+    else:
+        run_dir = new_run_dir(paths.results_dir(root))
+    print(f"hftbench run: {run_dir}", file=sys.stderr)
+    try:
+        run = run_plan(
+            plan, bins, run_dir, cfg.targets, args.server_flag, args.timeout, args.quiet, root=root
+        )
+    except ServerError as exc:
+        print(f"hftbench run: {exc}", file=sys.stderr)
+        return 1
+    client_s = sum(c.wall_s or 0.0 for c in run.cells)
+    overhead = (run.wall_s or 0.0) - client_s
+    print(
+        f"hftbench run: {len(run.cells)} cells, {len(run.failed)} failed; wall {run.wall_s:.1f} s, "
+        f"clients {client_s:.1f} s, orchestration {overhead:.1f} s "
+        f"({100 * overhead / max(run.wall_s or 1, 1e-9):.1f} %)",
+        file=sys.stderr,
+    )
+    if not args.no_report:
+        from . import report
+
+        md = report.write_all(run)
+        print(f"hftbench run: report {md}", file=sys.stderr)
+    for cell in run.failed:
+        print(f"hftbench run: ❌ {cell.scenario}/{cell.client}: {cell.reason}", file=sys.stderr)
+    return 1 if run.failed else 0

@@ -1,0 +1,186 @@
+"""One cell: run one client once against a running server, then judge what it wrote.
+
+A cell is "ok" only when all of these hold:
+- the client exited 0 or 1 within its timeout (2 = could not run; anything else = crashed);
+- its result file exists, is JSON, and validates against result.schema.json;
+- the result names the client and scenario we asked for;
+- no measured order failed (`errors` = 0), and the server's /stats `total_orders` since the
+  reset equals warm-up + measured orders sent (an order the server never saw is lost).
+Otherwise the cell is "failed" with the reason; a valid result is kept either way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from .config import CLIENTS, Scenario
+from .results import Cell, ClientResult
+from .schema import check_result
+from .server import Server, ServerError
+
+FLOOR = "floor"  # bin/hft-floor: raw TCP ping-pong over loopback, the physical floor
+BUILD_TARGETS = {
+    "python": "make build-python",
+    "c": "make build-c",
+    "cpp": "make build-cpp",
+    "rust": "make build-rust",
+    "go": "make build-go",
+    "hft": "make build-hft",
+    FLOOR: "make build",
+}
+PESSIMISTIC_RPS = 200  # closed-loop rate assumed for the timeout: the slowest client on a busy box
+TIMEOUT_SLACK_S = 60.0
+
+
+def client_binary(bins_dir: Path, client: str) -> Path:
+    return Path(bins_dir) / ("hft-floor" if client == FLOOR else f"client-{client}")
+
+
+def available_clients(bins_dir: Path, wanted: tuple[str, ...] | list[str] = CLIENTS) -> list[str]:
+    return [c for c in wanted if os.access(client_binary(bins_dir, c), os.X_OK)]
+
+
+def default_timeout_s(scenario: Scenario) -> float:
+    """Per-cell timeout: generous for a slow client on a noisy machine, bounded for a hung one."""
+    if scenario.duration_s is not None:
+        expected = scenario.duration_s + scenario.warmup / PESSIMISTIC_RPS
+    elif scenario.rate:
+        expected = 1.5 * (scenario.warmup + (scenario.orders or 0)) / scenario.rate
+    else:
+        expected = (scenario.warmup + (scenario.orders or 0)) / PESSIMISTIC_RPS
+    return expected + TIMEOUT_SLACK_S
+
+
+def result_name(scenario: str, client: str, repeat: int, repeats: int) -> str:
+    """`<scenario>/<client>.json`, or `<scenario>/<client>.r<i>.json` when repeating."""
+    suffix = f".r{repeat}" if repeats > 1 else ""
+    return f"{scenario}/{client}{suffix}.json"
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit {code}"
+
+
+def _last_line(log: Path) -> str:
+    try:
+        lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return lines[-1][:300] if lines else ""
+
+
+def run_cell(
+    server: Server | None,
+    bins_dir: Path,
+    run_dir: Path,
+    scenario: Scenario,
+    client: str,
+    repeat: int = 1,
+    repeats: int = 1,
+    timeout_s: float | None = None,
+    schema_path: Path | None = None,
+) -> Cell:
+    """Run `client` for `scenario` once, write its result under `run_dir`, return the cell.
+
+    `server` None is for the floor, which needs no server. Never raises for a client's
+    failure: that is the returned cell's status and reason.
+    """
+    rel = result_name(scenario.name, client, repeat, repeats)
+    out = Path(run_dir) / rel
+    out.parent.mkdir(parents=True, exist_ok=True)
+    log = out.with_suffix(".log")  # the client's stdout + stderr
+    timeout_s = timeout_s or default_timeout_s(scenario)
+
+    def failed(reason: str, result: ClientResult | None = None, code: int | None = None, wall=None) -> Cell:
+        return Cell(scenario.name, client, "failed", reason, result, wall, repeat, rel, code, server_orders)
+
+    server_orders: int | None = None
+    binary = client_binary(bins_dir, client)
+    if not os.access(binary, os.X_OK):
+        return failed(f"{binary} not found; build it with `{BUILD_TARGETS.get(client, 'make build')}`")
+
+    cmd = [str(binary)]
+    if server is not None:
+        cmd += ["--url", server.url]
+        try:
+            server.reset_stats()
+        except (OSError, ServerError) as exc:
+            return failed(f"POST /stats/reset failed before the run: {exc}")
+    cmd += [*scenario.client_args(), "--output", str(out)]
+
+    start = time.perf_counter()
+    with open(log, "wb") as log_file:
+        proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # its own session: takes any children with it
+            proc.wait()
+            return failed(
+                f"timeout: no exit within {timeout_s:.0f} s (killed)", wall=time.perf_counter() - start
+            )
+    wall = time.perf_counter() - start
+
+    if code not in (0, 1):
+        detail = _last_line(log)
+        return failed(
+            f"{_describe_exit(code)}: {detail}" if detail else _describe_exit(code), code=code, wall=wall
+        )
+    if not out.is_file():
+        return failed(f"exit {code} but no result file {rel} was written", code=code, wall=wall)
+    try:
+        doc = json.loads(out.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return failed(f"{rel} is not JSON: {exc}", code=code, wall=wall)
+    problem = check_result(doc, schema_path)
+    if problem:
+        return failed(problem, code=code, wall=wall)
+    result = ClientResult.from_dict(doc)
+    if result.client != client or result.scenario != scenario.name:
+        return failed(
+            f"result is for {result.client}/{result.scenario}, expected {client}/{scenario.name}",
+            result,
+            code,
+            wall,
+        )
+
+    if server is not None:
+        try:
+            server_orders = int(server.stats()["total_orders"])
+        except (OSError, ServerError, ValueError) as exc:
+            return failed(f"GET /stats failed after the run: {exc}", result, code, wall)
+    reason = judge(result, scenario, server_orders)
+    if reason:
+        return failed(reason, result, code, wall)
+    return Cell(scenario.name, client, "ok", None, result, wall, repeat, rel, code, server_orders)
+
+
+def judge(result: ClientResult, scenario: Scenario, server_orders: int | None) -> str | None:
+    """None when a schema-valid result shows a clean run, else why not (pure)."""
+    if result.errors:
+        kinds = ", ".join(f"{k} {v}" for k, v in result.error_kinds.items() if v)
+        return f"{result.errors:,} of {result.orders:,} orders failed ({kinds})"
+    if result.interrupted:
+        return "the client was interrupted before the end"
+    if scenario.orders is not None and result.orders != scenario.orders:
+        return f"the client measured {result.orders:,} orders, {scenario.orders:,} were asked for"
+    if server_orders is not None:
+        sent = result.warmup + result.orders
+        if server_orders < sent:
+            return (
+                f"orders lost: the client sent {sent:,} (warm-up included), "
+                f"the server processed {server_orders:,}"
+            )
+        if server_orders > sent:
+            return f"the server processed {server_orders:,} orders, the client says it sent {sent:,}"
+    return None

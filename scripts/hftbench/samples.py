@@ -1,0 +1,62 @@
+"""Which percentiles a sample count supports (pure).
+
+A percentile q of n samples is estimated from the n·(1 − q) samples beyond it: P99 of 100
+orders is a single sample. Two rules, one shape ("at least k samples beyond the percentile"):
+
+- DISPLAY (k = 10), for the report: P50 needs 20 samples, P90 100, P99 1,000,
+  P99.9 10,000, P99.99 100,000. Below that the report says "n/a (needs ≥ N samples)".
+- GATE (k = 100), for regression verdicts (ARCHITECTURE.md, Measuring honestly): P99 needs
+  10,000 samples and P99.9 100,000, exactly the architecture's thresholds.
+
+min, mean, stddev and max need only one sample (and the report shows them as measured).
+"""
+
+from __future__ import annotations
+
+import math
+
+DISPLAY_MIN_BEYOND = 10
+GATE_MIN_BEYOND = 100
+
+# JSON key of a percentile in latency_us -> the percentile in percent.
+PERCENTILES: dict[str, float] = {
+    "p50": 50.0,
+    "p90": 90.0,
+    "p95": 95.0,
+    "p99": 99.0,
+    "p999": 99.9,
+    "p9999": 99.99,
+}
+
+
+def samples_beyond(samples: int, percentile: float) -> float:
+    """How many of `samples` lie above the `percentile` (in percent, 0 < p < 100)."""
+    if not 0 < percentile < 100:
+        raise ValueError(f"percentile must be in (0, 100), got {percentile}")
+    return samples * (100.0 - percentile) / 100.0
+
+
+def min_samples(percentile: float, min_beyond: int = DISPLAY_MIN_BEYOND) -> int:
+    """The smallest sample count with at least `min_beyond` samples beyond `percentile`."""
+    if not 0 < percentile < 100:
+        raise ValueError(f"percentile must be in (0, 100), got {percentile}")
+    # Rounded first so that 10 / 0.001 is 10,000 and not 10,000.000000000002.
+    return math.ceil(round(min_beyond * 100.0 / (100.0 - percentile), 6))
+
+
+def supports(samples: int, percentile: float, min_beyond: int = DISPLAY_MIN_BEYOND) -> bool:
+    """True when `samples` are enough to state `percentile` under the rule `min_beyond`."""
+    return samples >= min_samples(percentile, min_beyond)
+
+
+def supported_keys(samples: int, min_beyond: int = DISPLAY_MIN_BEYOND) -> list[str]:
+    """The latency_us percentile keys ("p50", …) that `samples` support."""
+    return [key for key, pct in PERCENTILES.items() if supports(samples, pct, min_beyond)]
+
+
+def shortfall(samples: int, key: str, min_beyond: int = DISPLAY_MIN_BEYOND) -> str | None:
+    """None when the percentile `key` is supported, else the reason in words."""
+    need = min_samples(PERCENTILES[key], min_beyond)
+    if samples >= need:
+        return None
+    return f"needs ≥ {need:,} samples, has {samples:,}"

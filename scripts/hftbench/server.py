@@ -1,0 +1,164 @@
+"""bin/hft-server under our control: start on a free port, wait until healthy, /stats, stop.
+
+The server binds `127.0.0.1:0` (the kernel picks a free port, so a port in use never stops a
+run) and prints `hft-server listening on http://127.0.0.1:PORT`; its stdout and stderr go
+to the run folder's server.log, which is also where that line is read from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from .errors import UsageError
+
+LISTENING = re.compile(rb"hft-server listening on (http://127\.0\.0\.1:\d+)")
+
+
+class ServerError(RuntimeError):
+    """The server did not start, is not healthy, or answered /stats with something unexpected."""
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class Server:
+    """One hft-server process. Use as a context manager: `with Server(binary, log) as s: s.url`."""
+
+    def __init__(
+        self,
+        binary: Path,
+        log_path: Path,
+        flags: list[str] | None = None,
+        start_timeout_s: float = 20.0,
+    ) -> None:
+        self.binary = Path(binary)
+        self.log_path = Path(log_path)
+        self.flags = list(flags or [])  # extra server flags (--workers N, --inject-delay-us N)
+        self.start_timeout_s = start_timeout_s
+        self.url: str = ""  # http://127.0.0.1:PORT once started
+        self.version: str | None = None  # from /health when the server reports one
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> Server:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def describe(self) -> dict[str, Any]:
+        """The `server` object of results.json."""
+        return {
+            "binary": str(self.binary),
+            "sha256": sha256(self.binary) if self.binary.is_file() else None,
+            "version": self.version,
+            "flags": self.flags,
+            "url": self.url,
+        }
+
+    def start(self) -> str:
+        if not self.binary.is_file():
+            raise UsageError(f"{self.binary} not found: build it with `make build-rust` (or `make build`)")
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [str(self.binary), "--addr", "127.0.0.1:0", *self.flags],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+        deadline = time.monotonic() + self.start_timeout_s
+        while not self.url:
+            match = LISTENING.search(self.log_path.read_bytes())
+            if match:
+                self.url = match.group(1).decode()
+                break
+            if self.proc.poll() is not None:
+                raise ServerError(
+                    f"{self.binary} exited with status {self.proc.returncode} before listening; "
+                    f"see {self.log_path}"
+                )
+            if time.monotonic() > deadline:
+                self.stop()
+                raise ServerError(
+                    f"{self.binary} printed no 'hft-server listening on …' line within "
+                    f"{self.start_timeout_s:.0f} s; see {self.log_path}"
+                )
+            time.sleep(0.02)
+        self.wait_healthy(deadline)
+        return self.url
+
+    def wait_healthy(self, deadline: float) -> None:
+        last = ""
+        while time.monotonic() < deadline:
+            try:
+                body = self._request("GET", "/health", timeout=1.0)
+                self.version = _version_of(body)
+                return
+            except (OSError, ServerError) as exc:
+                last = str(exc)
+            if self.proc is not None and self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        self.stop()
+        raise ServerError(f"{self.url}/health never answered 200 ({last}); see {self.log_path}")
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stats(self) -> dict[str, Any]:
+        """GET /stats as a dict (total_orders = valid orders since the last reset)."""
+        body = self._request("GET", "/stats")
+        try:
+            doc = json.loads(body)
+        except json.JSONDecodeError as exc:
+            raise ServerError(f"{self.url}/stats did not answer JSON: {body[:200]!r}") from exc
+        if not isinstance(doc, dict) or "total_orders" not in doc:
+            raise ServerError(f"{self.url}/stats has no total_orders: {body[:200]!r}")
+        return doc
+
+    def reset_stats(self) -> None:
+        self._request("POST", "/stats/reset")
+
+    def stop(self, timeout_s: float = 5.0) -> int | None:
+        """SIGTERM, then SIGKILL after `timeout_s`; returns the exit status."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def _request(self, method: str, path: str, timeout: float = 5.0) -> bytes:
+        req = urllib.request.Request(self.url + path, method=method, data=b"" if method == "POST" else None)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                return resp.read()
+        except urllib.error.HTTPError as exc:
+            raise ServerError(f"{method} {self.url}{path} answered HTTP {exc.code}") from exc
+
+
+def _version_of(body: bytes) -> str | None:
+    try:
+        doc = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return str(doc["version"]) if isinstance(doc, dict) and "version" in doc else None
