@@ -1,0 +1,193 @@
+"""Helpers of the conformance suite: the real server as a child process, a client run, the
+server's /stats, and the checks shared by several tests. No stand-ins: everything here
+drives bin/hft-server and bin/client-* as built by `make build`."""
+
+import contextlib
+import ctypes
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import jsonschema
+from hdrh.histogram import HdrHistogram
+from hdrh.log import HistogramLogReader
+
+ROOT = Path(__file__).resolve().parents[2]
+# HFTBENCH_BIN tests the binaries of another build (a worktree, an install); default bin/.
+BIN = Path(os.environ.get("HFTBENCH_BIN", ROOT / "bin"))
+CLIENTS = ("python", "c", "cpp", "rust", "go", "hft")
+SCHEMA = json.loads((ROOT / "bench-config" / "schema" / "result.schema.json").read_text())
+_Draft = jsonschema.Draft202012Validator
+VALIDATOR = _Draft(SCHEMA, format_checker=_Draft.FORMAT_CHECKER)
+LISTENING = re.compile(r"hft-server listening on (http://127\.0\.0\.1:\d+)")
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: SIGKILL it when pytest dies, so no server outlives a run."""
+    with contextlib.suppress(OSError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def binary(name: str) -> Path:
+    """bin/<name>, or AssertionError naming the fix (a missing binary is a failure, not a skip)."""
+    path = BIN / name
+    shown = f"bin/{name}" if BIN == ROOT / "bin" else str(path)
+    assert path.is_file() and os.access(path, os.X_OK), f"{shown} missing: run make build"
+    return path
+
+
+class Server:
+    """bin/hft-server on a free port; ``stop`` always reaps it (also when it was SIGSTOPped)."""
+
+    def __init__(self, log_dir: Path, *extra_args: str, start_timeout_s: float = 30.0):
+        exe = binary("hft-server")
+        self.log_path = log_dir / f"hft-server-{os.getpid()}-{time.monotonic_ns()}.log"
+        # A file, not a pipe: a pipe nobody reads would fill up and block the server.
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            [str(exe), "--addr", "127.0.0.1:0", *extra_args],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent,
+        )
+        self.url = self._wait_listening(start_timeout_s)
+
+    def _wait_listening(self, timeout_s: float) -> str:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            match = LISTENING.search(self.log_path.read_text(errors="replace"))
+            if match:
+                return match.group(1)
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        self.stop()
+        raise AssertionError(
+            f"hft-server did not print its listening line; log:\n{self.log_path.read_text(errors='replace')}"
+        )
+
+    def stats(self) -> dict:
+        with urllib.request.urlopen(self.url + "/stats", timeout=5) as resp:
+            return json.load(resp)
+
+    def reset_stats(self) -> None:
+        req = urllib.request.Request(self.url + "/stats/reset", data=b"", method="POST")
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            assert resp.status == 200, f"POST /stats/reset answered {resp.status}"
+
+    def wait_for_orders(self, at_least: int, timeout_s: float) -> int:
+        """Poll /stats until total_orders >= at_least; returns the last total seen."""
+        deadline = time.monotonic() + timeout_s
+        total = 0
+        while time.monotonic() < deadline:
+            total = self.stats()["total_orders"]
+            if total >= at_least:
+                return total
+            time.sleep(0.01)
+        raise AssertionError(f"the server saw only {total} orders in {timeout_s} s (waited for {at_least})")
+
+    def signal(self, sig: int) -> None:
+        self.proc.send_signal(sig)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self._log.close()
+
+
+@dataclass
+class Run:
+    """One finished client run."""
+
+    client: str
+    argv: list
+    returncode: int
+    stderr: str
+    output: Path  # the result JSON (may not exist when the client failed to write it)
+
+    @property
+    def doc(self) -> dict:
+        assert self.output.is_file(), (
+            f"client-{self.client} wrote no result (exit {self.returncode}): {self.stderr}"
+        )
+        return json.loads(self.output.read_text())
+
+    @property
+    def hlog(self) -> Path:
+        return self.output.with_suffix(".hlog")
+
+
+def start_client(client: str, out_dir: Path, *args: str) -> tuple[subprocess.Popen, list, Path]:
+    output = out_dir / f"{client}.json"
+    argv = [str(binary(f"client-{client}")), *args, "--output", str(output)]
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        preexec_fn=_die_with_parent,
+    )
+    return proc, argv, output
+
+
+def finish(client: str, started: tuple, timeout_s: float) -> Run:
+    proc, argv, output = started
+    try:
+        _, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, stderr = proc.communicate()
+        raise AssertionError(
+            f"client-{client} did not finish within {timeout_s} s: {' '.join(argv)}\n{stderr}"
+        ) from None
+    return Run(client, argv, proc.returncode, stderr, output)
+
+
+def run_client(client: str, out_dir: Path, *args: str, timeout_s: float = 60.0) -> Run:
+    return finish(client, start_client(client, out_dir, *args), timeout_s)
+
+
+def schema_errors(doc: dict) -> list:
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in VALIDATOR.iter_errors(doc)]
+
+
+def decode(doc: dict, key: str = "histogram") -> HdrHistogram:
+    return HdrHistogram.decode(doc[key]["data"])
+
+
+def percentile_agrees(hist: HdrHistogram, percentile: float, reported_us: float) -> bool:
+    """Does ``reported_us`` match the histogram's value at ``percentile`` within HDR precision?
+    HdrHistogram libraries differ in how they round the rank (C/Go/Python: nearest, Rust:
+    ceiling) and in which value of a bucket they report (lowest, highest, median), so accept
+    anything from the bucket one rank below to the bucket one rank above."""
+    n = hist.get_total_count()
+    step = 100.0 / n
+    lo = hist.get_lowest_equivalent_value(hist.get_value_at_percentile(max(percentile - step, 0.0)))
+    hi = hist.get_highest_equivalent_value(hist.get_value_at_percentile(min(percentile + step, 100.0)))
+    return lo / 1000 * (1 - 1e-3) - 0.001 <= reported_us <= hi / 1000 * (1 + 1e-3) + 0.001
+
+
+def hlog_counts(path: Path) -> dict:
+    """Total count per tag (None = untagged) over the intervals of an .hlog."""
+    reader = HistogramLogReader(str(path), HdrHistogram(1, 60_000_000_000, 3))
+    counts: dict = {}
+    try:
+        while (hist := reader.get_next_interval_histogram()) is not None:
+            counts[hist.get_tag()] = counts.get(hist.get_tag(), 0) + hist.get_total_count()
+    finally:
+        reader.close()
+    return counts

@@ -1,0 +1,68 @@
+"""Each client's result of a small closed-loop run: schema, counts, the server's own count,
+the .hlog, the encoded histogram against the stated percentiles, warm-up not recorded."""
+
+import pytest
+from harness import decode, hlog_counts, percentile_agrees, run_client, schema_errors
+
+pytestmark = pytest.mark.timeout(60)
+
+ORDERS, WARMUP, CONNECTIONS = 400, 50, 4
+_runs: dict = {}  # client -> (Run, total_orders the server counted); one run per client
+
+
+@pytest.fixture
+def basic(client, server, tmp_path_factory):
+    if client not in _runs:
+        server.reset_stats()
+        out = tmp_path_factory.mktemp(f"basic-{client}")
+        run = run_client(
+            client, out, "--url", server.url, "--orders", str(ORDERS), "--warmup", str(WARMUP),
+            "--connections", str(CONNECTIONS), "--scenario", "conformance", "--seed", "7",
+        )  # fmt: skip
+        _runs[client] = (run, server.stats()["total_orders"])
+    return _runs[client]
+
+
+def test_exits_0_and_validates_against_the_schema(basic):
+    run, _ = basic
+    assert run.returncode == 0, run.stderr
+    assert schema_errors(run.doc) == []
+    doc = run.doc
+    assert (doc["client"], doc["scenario"], doc["mode"]) == (run.client, "conformance", "closed")
+    assert (doc["connections"], doc["warmup"]) == (CONNECTIONS, WARMUP)
+
+
+def test_ok_plus_errors_is_the_orders_asked(basic):
+    doc = basic[0].doc
+    assert doc["ok"] + doc["errors"] == doc["orders"] == ORDERS
+    assert doc["errors"] == sum(doc["error_kinds"].values()) == 0
+
+
+def test_server_counted_orders_plus_warmup(basic):
+    _, total = basic
+    assert total == ORDERS + WARMUP
+
+
+def test_warmup_is_not_recorded(basic):
+    doc = basic[0].doc
+    assert decode(doc).get_total_count() == doc["ok"], "histogram count must be ok, not ok + warmup"
+
+
+def test_hlog_is_readable_and_counts_ok(basic):
+    run, _ = basic
+    assert run.hlog.is_file(), f"no {run.hlog.name} beside {run.output.name}"
+    counts = hlog_counts(run.hlog)
+    assert counts.get(None) == run.doc["ok"], counts
+
+
+def test_encoded_histogram_agrees_with_the_percentiles(basic):
+    doc = basic[0].doc
+    hist = decode(doc)
+    for key, pct in (("p50", 50.0), ("p99", 99.0)):
+        assert percentile_agrees(hist, pct, doc["latency_us"][key]), (key, doc["latency_us"][key])
+    assert (
+        doc["latency_us"]["min"]
+        <= doc["latency_us"]["p50"]
+        <= doc["latency_us"]["p99"]
+        <= doc["latency_us"]["max"]
+    )
