@@ -1,0 +1,123 @@
+"""bench-config/gates.yaml: which metrics the gate tests, their thresholds and sample rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import UsageError
+
+GATES_SCHEMA_VERSION = 1
+DEFAULT_GATES = Path(__file__).resolve().parents[2] / "bench-config" / "gates.yaml"
+
+# Metric name -> kind. Quantile metrics need a `quantile`; the others are per-run scalars.
+KNOWN = {
+    "p50_us": "quantile",
+    "p90_us": "quantile",
+    "p95_us": "quantile",
+    "p99_us": "quantile",
+    "p999_us": "quantile",
+    "p9999_us": "quantile",
+    "throughput_rps": "throughput",
+    "errors": "errors",
+}
+
+
+@dataclass(frozen=True)
+class MetricGate:
+    name: str  # "p99_us": also the key in results and the store
+    kind: str  # "quantile" | "throughput" | "errors"
+    quantile: float | None  # 0.99 for p99_us
+    threshold: float  # worse factor (latency, throughput) or absolute rate increase (errors)
+    alpha: float  # significance level after Holm's correction
+    gated: bool  # a regression here fails the gate
+    min_samples: int  # per run, on both sides, or the metric is not gated
+    min_repeats: int  # per side, or the verdict is inconclusive
+
+    @property
+    def lower_is_better(self) -> bool:
+        return self.kind != "throughput"
+
+
+@dataclass(frozen=True)
+class Gates:
+    metrics: list[MetricGate]  # by importance
+    confidence: float = 0.95
+    bootstrap: int = 2000
+    seed: int = 0
+    source: str = "<defaults>"
+
+    def metric(self, name: str) -> MetricGate:
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        raise KeyError(name)
+
+
+def load_gates(path: Path | str | None = None) -> Gates:
+    """Read and validate gates.yaml; every error names the file, the key and the fix."""
+    path = Path(path) if path else DEFAULT_GATES
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such gates file; pass --gates bench-config/gates.yaml") from None
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path}: not valid YAML ({exc}); fix the syntax") from exc
+    return parse_gates(doc, str(path))
+
+
+def parse_gates(doc: Any, source: str) -> Gates:
+    if not isinstance(doc, dict):
+        raise UsageError(f"{source}: expected a mapping with 'metrics'")
+    version = doc.get("schema_version")
+    if version != GATES_SCHEMA_VERSION:
+        raise UsageError(f"{source}: schema_version {version!r}; this hftbench reads {GATES_SCHEMA_VERSION}")
+    metrics_doc = doc.get("metrics")
+    if not isinstance(metrics_doc, dict) or not metrics_doc:
+        raise UsageError(f"{source}: 'metrics' must map metric names ({', '.join(KNOWN)}) to settings")
+    metrics = [_metric(name, spec, source) for name, spec in metrics_doc.items()]
+    confidence = _number(doc, "confidence", source, 0.95)
+    if not 0.5 <= confidence < 1:
+        raise UsageError(f"{source}: confidence must be in [0.5, 1) (got {confidence}); e.g. 0.95")
+    boot = int(_number(doc, "bootstrap", source, 2000))
+    if boot < 100:
+        raise UsageError(f"{source}: bootstrap must be >= 100 replicates (got {boot}); e.g. 2000")
+    return Gates(metrics, confidence, boot, int(_number(doc, "seed", source, 0)), source)
+
+
+def _metric(name: str, spec: Any, source: str) -> MetricGate:
+    where = f"{source}: metrics.{name}"
+    if name not in KNOWN:
+        raise UsageError(f"{where}: unknown metric; known: {', '.join(KNOWN)}")
+    if not isinstance(spec, dict):
+        raise UsageError(f"{where}: expected a mapping (threshold, alpha, gated, min_samples, min_repeats)")
+    kind = KNOWN[name]
+    quantile = spec.get("quantile")
+    if kind == "quantile" and (not isinstance(quantile, int | float) or not 0 < quantile < 1):
+        raise UsageError(f"{where}.quantile must be in (0, 1) (got {quantile!r}); e.g. 0.99 for p99_us")
+    threshold = _number(spec, "threshold", where)
+    if kind == "errors" and not 0 <= threshold < 1:
+        raise UsageError(f"{where}.threshold is an error-rate increase in [0, 1) (got {threshold})")
+    if kind != "errors" and threshold < 1:
+        raise UsageError(f"{where}.threshold is a worse factor >= 1 (got {threshold}); e.g. 1.10 for 10%")
+    alpha = _number(spec, "alpha", where, 0.01)
+    if not 0 < alpha < 0.5:
+        raise UsageError(f"{where}.alpha must be in (0, 0.5) (got {alpha}); e.g. 0.01")
+    gated = spec.get("gated", True)
+    if not isinstance(gated, bool):
+        raise UsageError(f"{where}.gated must be true or false (got {gated!r})")
+    min_samples = int(_number(spec, "min_samples", where, 1))
+    min_repeats = int(_number(spec, "min_repeats", where, 3))
+    if min_repeats < 2:
+        raise UsageError(f"{where}.min_repeats must be >= 2 (got {min_repeats}): one run has no spread")
+    return MetricGate(name, kind, quantile, threshold, alpha, gated, min_samples, min_repeats)
+
+
+def _number(doc: dict, key: str, where: str, default: float | None = None) -> float:
+    value = doc.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise UsageError(f"{where}.{key} must be a number (got {value!r})")
+    return float(value)

@@ -1,0 +1,140 @@
+"""One side of a comparison (base or head): repeats of each series, from wherever they live.
+
+A side is read from
+- a run folder (results.json): each ok cell is one repeat (`hftbench run --repeat N`),
+- a folder of run folders (e.g. results/ or ab's side folder): every run's ok cells,
+- a history store (index.json): the last runs of the same suite, branch and runner
+  (history.baseline_runs), each run one repeat.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import results
+from .errors import UsageError
+
+SeriesKey = tuple[str, str]  # (scenario, client)
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """One repeat of one series: what the statistics need, nothing else."""
+
+    run_id: str  # "run_20261122T030000Z" or "run_…#r2" for the 2nd repeat inside a run
+    histogram: str | None  # HdrHistogram V2 deflate base64 (ns); None when no order succeeded
+    ok: int  # latency samples recorded
+    errors: int
+    throughput_rps: float
+
+
+@dataclass
+class Side:
+    label: str  # what the user passed, for the summary
+    runs: list[str] = field(default_factory=list)  # run ids, in order
+    series: dict[SeriesKey, list[Repeat]] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)  # suite, commit, branch, runner, fingerprint
+
+    def add(self, key: SeriesKey, repeat: Repeat) -> None:
+        self.series.setdefault(key, []).append(repeat)
+
+
+def is_store(path: Path) -> bool:
+    return (path / "index.json").is_file()
+
+
+def side_from_runs(label: str, runs: list[results.Run]) -> Side:
+    """A side from loaded run folders; failed cells are left out (they have no valid result)."""
+    from .history_store import runner_id
+
+    side = Side(label)
+    for run in runs:
+        side.runs.append(run.run_id)
+        for cell in run.cells:
+            if not cell.ok or cell.result is None:
+                continue
+            r = cell.result
+            rid = run.run_id if run.repeats <= 1 else f"{run.run_id}#r{cell.repeat}"
+            side.add(
+                (cell.scenario, cell.client), Repeat(rid, r.histogram_data, r.ok, r.errors, r.throughput_rps)
+            )
+    if runs:
+        last = runs[-1]
+        side.meta = {
+            "suite": last.suite,
+            "commit": last.git.get("commit"),
+            "branch": last.git.get("branch"),
+            "runner": runner_id(last.fingerprint),
+            "fingerprint": last.fingerprint,
+        }
+    return side
+
+
+def side_from_store_runs(label: str, store_runs: list[dict[str, Any]]) -> Side:
+    """A side from history-store run entries (docs/history-store.md)."""
+    side = Side(label)
+    for entry in store_runs:
+        side.runs.append(entry["run_id"])
+        for res in entry.get("results", []):
+            side.add(
+                (res["scenario"], res["client"]),
+                Repeat(
+                    entry["run_id"],
+                    res.get("histogram"),
+                    int(res.get("ok", 0)),
+                    int(res.get("errors", 0)),
+                    float(res.get("throughput_rps") or 0.0),
+                ),
+            )
+    if store_runs:
+        last = store_runs[-1]
+        side.meta = {"commit": last.get("commit"), "branch": last.get("branch"), "runner": last.get("runner")}
+    return side
+
+
+def load_runs(path: Path) -> list[results.Run]:
+    """A run folder, or every run folder directly inside `path`; errors name the path."""
+    try:
+        if (path / "results.json").is_file():
+            return [results.load_run(path)]
+        found = results.list_runs(path)
+        if found:
+            return [results.load_run(p) for p in found]
+    except (OSError, ValueError) as exc:
+        raise UsageError(str(exc)) from exc
+    raise UsageError(
+        f"{path}: neither a run folder (results.json), a folder of run folders, nor a history "
+        "store (index.json); pass what `hftbench run` or `hftbench history add` wrote"
+    )
+
+
+def load_side(
+    path: Path | str,
+    *,
+    suite: str | None = None,
+    branch: str | None = None,
+    runner: str | None = None,
+    last: int = 10,
+) -> Side:
+    """Load run folders, or a store's baseline (the filters apply to a store only)."""
+    path = Path(path)
+    if not path.exists():
+        raise UsageError(f"{path}: no such folder; pass a run folder, a folder of runs or a history store")
+    if is_store(path):
+        from . import history_store as history
+
+        if not suite:
+            raise UsageError(f"{path}: a history store needs --suite (or a head run that names its suite)")
+        try:
+            entries = history.baseline_runs(path, suite=suite, branch=branch, runner=runner, last=last)
+        except history.StoreError as exc:
+            raise UsageError(str(exc)) from exc
+        if not entries:
+            raise UsageError(
+                f"{path}: no stored run of suite {suite!r}, branch {branch!r}, runner {runner!r}; "
+                "add baselines with `hftbench history add` or relax --branch/--runner"
+            )
+        return side_from_store_runs(str(path), entries)
+    return side_from_runs(str(path), load_runs(path))

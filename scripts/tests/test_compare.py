@@ -1,0 +1,117 @@
+"""`hftbench compare` on synthetic run folders: verdicts, exit status, summary, verdict.json."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from gate_synth import latency_run, result_doc, write_run
+from hftbench import cli, stats
+from hftbench.compare import compare_sides, run_compare
+from hftbench.compare_gates import load_gates, parse_gates
+from hftbench.compare_sides import load_side
+from hftbench.errors import UsageError
+
+
+def _side(tmp_path, name, rng, runs=6, n=10_000, errors=0, **shape):
+    """A folder of `runs` run folders, series large/rust and latency-1c/hft."""
+    folder = tmp_path / name
+    for i in range(runs):
+        cells = {
+            ("large", "rust"): [result_doc("large", "rust", latency_run(rng, n, **shape), errors)],
+            ("latency-1c", "hft"): [result_doc("latency-1c", "hft", latency_run(rng, n, median_us=30.0))],
+        }
+        write_run(folder, f"run_20261122T03{i:02d}00Z", cells)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def gates():
+    return load_gates()  # the real bench-config/gates.yaml
+
+
+def test_aa_is_not_a_regression(tmp_path, gates):
+    rng = np.random.default_rng(1)
+    c = run_compare(_side(tmp_path, "base", rng), _side(tmp_path, "head", rng), gates)
+    assert c.exit_code == 0
+    assert c.status in (stats.NO_CHANGE, stats.INCONCLUSIVE)
+    p99 = [r for r in c.results if r.metric == "p99_us"]
+    assert {r.series for r in p99} == {"large/rust", "latency-1c/hft"}
+    assert all(r.gated for r in p99)
+    # 10,000 samples per run: P99.9 is not gated (needs 100,000)
+    p999 = [r for r in c.results if r.metric == "p999_us"]
+    assert all(r.verdict == stats.NOT_GATED and "n too small" in r.reason for r in p999)
+
+
+def test_p99_regression_exits_1_with_summary_and_json(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    base = _side(tmp_path, "base", rng)
+    head = _side(tmp_path, "head", rng, tail_scale=1.6)  # p99 ~ +30% on large/rust only
+    summary, verdict = tmp_path / "out" / "summary.md", tmp_path / "out" / "verdict.json"
+    code = cli.main(["compare", str(base), str(head), "--summary", str(summary), "--json", str(verdict)])
+    assert code == 1
+    doc = json.loads(verdict.read_text())
+    assert doc["status"] == "regression" and doc["exit_code"] == 1
+    flagged = {
+        (f["scenario"], f["client"], f["metric"]) for f in doc["flags"] if f["verdict"] == "regression"
+    }
+    assert ("large", "rust", "p99_us") in flagged
+    assert not any(s == "latency-1c" for s, _, _ in flagged)
+    md = summary.read_text()
+    assert md.startswith("## ❌ Regression")
+    first_row = next(line for line in md.splitlines() if line.startswith("| 🔴"))
+    assert "large/rust" in first_row and "P99" in first_row and "▲" in first_row
+    assert "Not gated:" in md and "P99.9" in md
+    assert "regression" in capsys.readouterr().out
+
+
+def test_too_few_repeats_is_inconclusive_not_a_failure(tmp_path, gates):
+    rng = np.random.default_rng(3)
+    base = _side(tmp_path, "base", rng, runs=2)
+    head = _side(tmp_path, "head", rng, runs=2, tail_scale=2.0)
+    c = run_compare(base, head, gates)
+    p99 = next(r for r in c.results if r.metric == "p99_us" and r.series == "large/rust")
+    assert p99.verdict == stats.INCONCLUSIVE and "min_repeats" in p99.reason
+    assert c.exit_code == 0 and c.needs_more_repeats()
+
+
+def test_errors_gate(tmp_path, gates):
+    rng = np.random.default_rng(4)
+    c = run_compare(_side(tmp_path, "base", rng), _side(tmp_path, "head", rng, errors=200), gates)
+    err = next(r for r in c.results if r.metric == "errors" and r.series == "large/rust")
+    assert err.verdict == stats.REGRESSION and c.exit_code == 1
+
+
+def test_series_only_on_one_side_is_reported_not_gated(tmp_path, gates):
+    rng = np.random.default_rng(5)
+    base = load_side(_side(tmp_path, "base", rng))
+    head = load_side(_side(tmp_path, "head", rng))
+    head.series.pop(("latency-1c", "hft"))
+    c = compare_sides(base, head, gates)
+    only = [r for r in c.results if r.series == "latency-1c/hft"]
+    assert only and all(r.verdict == stats.NOT_GATED and r.reason == "only in base" for r in only)
+
+
+def test_repeats_inside_one_run_folder_are_repeats(tmp_path):
+    rng = np.random.default_rng(6)
+    cells = {("large", "rust"): [result_doc("large", "rust", latency_run(rng, 2000)) for _ in range(4)]}
+    side = load_side(write_run(tmp_path, "run_20261122T030000Z", cells))
+    assert len(side.series[("large", "rust")]) == 4
+    assert side.series[("large", "rust")][1].run_id == "run_20261122T030000Z#r2"
+
+
+def test_bad_inputs_name_the_fix(tmp_path):
+    with pytest.raises(UsageError, match="neither a run folder"):
+        load_side(tmp_path)
+    with pytest.raises(UsageError, match="no such folder"):
+        load_side(tmp_path / "nope")
+    with pytest.raises(UsageError, match="threshold is a worse factor"):
+        parse_gates(
+            {"schema_version": 1, "metrics": {"p99_us": {"quantile": 0.99, "threshold": 0.9}}}, "g.yaml"
+        )
+    with pytest.raises(UsageError, match="unknown metric"):
+        parse_gates({"schema_version": 1, "metrics": {"p42": {"threshold": 1.1}}}, "g.yaml")
+    with pytest.raises(UsageError, match="schema_version"):
+        parse_gates({"schema_version": 2, "metrics": {}}, "g.yaml")
+    assert cli.main(["compare", str(tmp_path), str(tmp_path)]) == 2

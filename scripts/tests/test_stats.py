@@ -1,0 +1,158 @@
+"""The gate's statistics on fixed vectors and on synthetic distributions with known effects."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gate_synth import encode_ns, latency_run
+from hftbench import stats
+from hftbench.stats import decode
+
+# --- fixed vectors -----------------------------------------------------------------------
+
+
+def test_holm_fixed_vector():
+    # sorted 0.005, 0.01, 0.03, 0.04 -> x4, x3, x2, x1 = 0.02, 0.03, 0.06, 0.04 -> monotone 0.06
+    assert stats.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert stats.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    assert stats.holm([]) == []
+
+
+def test_mann_whitney_exact_complete_separation():
+    # 5 vs 5 completely separated: two-sided exact p = 2 / C(10, 5) = 2 / 252
+    assert stats.mann_whitney_p([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == pytest.approx(2 / 252)
+    assert stats.mann_whitney_p([6, 7, 8, 9, 10], [1, 2, 3, 4, 5]) == pytest.approx(2 / 252)
+
+
+def test_mann_whitney_no_evidence():
+    assert stats.mann_whitney_p([3, 3, 3], [3, 3, 3]) == 1.0
+    assert stats.mann_whitney_p([1, 3, 5, 7], [2, 4, 6, 8]) > 0.5
+    assert stats.mann_whitney_p([], [1.0]) == 1.0
+
+
+def test_quantile_rows_equals_hdrhistogram_definition():
+    rng = np.random.default_rng(7)
+    encoded = [encode_ns(rng.lognormal(np.log(80_000), 0.5, size=n)) for n in (1, 7, 1000, 12345)]
+    g = stats.grid(encoded[:2], encoded[2:])
+    counts = np.vstack([g.base, g.head])
+    for q in (0.5, 0.9, 0.99, 0.999):
+        ours = stats.per_run_quantiles(g.values_ns, counts, q)
+        theirs = [decode(e).get_value_at_percentile(q * 100) for e in encoded]
+        assert ours.tolist() == theirs
+    merged = decode(encoded[0])
+    for e in encoded[1:]:
+        merged.add(decode(e))
+    assert stats.merged_quantile(g.values_ns, counts, 0.99) == merged.get_value_at_percentile(99)
+
+
+def test_quantile_of_empty_row_is_nan():
+    values = np.array([10.0, 20.0])
+    out = stats.quantile_rows(values, np.array([[0, 0], [1, 3]]), 0.5)
+    assert np.isnan(out[0]) and out[1] == 20.0
+
+
+@pytest.mark.parametrize(
+    "ratio, ci, p, expected",
+    [
+        (1.20, (1.12, 1.30), 0.001, stats.REGRESSION),
+        (1.20, (1.12, 1.30), 0.2, stats.INCONCLUSIVE),  # big but not significant
+        (1.05, (1.01, 1.08), 0.001, stats.NO_CHANGE),  # significant, below the threshold, CI too
+        (1.05, (0.98, 1.15), 0.001, stats.INCONCLUSIVE),  # CI reaches the threshold
+        (1.00, (0.96, 1.04), 0.8, stats.NO_CHANGE),
+        (0.80, (0.75, 0.86), 0.001, stats.IMPROVEMENT),
+        (float("nan"), (1.0, 1.0), 0.001, stats.INCONCLUSIVE),
+    ],
+)
+def test_classify_latency(ratio, ci, p, expected):
+    assert stats.classify(ratio, ci, p, threshold=1.10, alpha=0.01) == expected
+
+
+def test_classify_throughput_direction():
+    # head has 20% less throughput: ratio 0.8 is a regression for a higher-is-better metric
+    assert stats.classify(0.8, (0.75, 0.85), 0.001, threshold=1.10, alpha=0.01, lower_is_better=False) == (
+        stats.REGRESSION
+    )
+    assert stats.classify(1.25, (1.2, 1.3), 0.001, threshold=1.10, alpha=0.01, lower_is_better=False) == (
+        stats.IMPROVEMENT
+    )
+
+
+def test_regression_check_fails_message():
+    check = stats.RegressionCheck("large/rust", "p99_us", 1.18, (1.1, 1.25), 0.001, 1.10, stats.REGRESSION)
+    assert "large/rust p99_us" in check.fails() and "1.180" in check.fails()
+    ok = stats.RegressionCheck("large/rust", "p99_us", 1.01, (0.98, 1.03), 0.9, 1.10, stats.NO_CHANGE)
+    assert ok.fails() is None
+
+
+def test_bootstrap_mean_ratio_is_seeded_and_brackets_the_ratio():
+    b, h = [100, 102, 98, 101, 99], [120, 118, 122, 121, 119]
+    one = stats.bootstrap_mean_ratio(b, h, n_boot=1000, confidence=0.95, rng=np.random.default_rng(1))
+    two = stats.bootstrap_mean_ratio(b, h, n_boot=1000, confidence=0.95, rng=np.random.default_rng(1))
+    assert one == two
+    assert one[0] < 1.2 < one[1] and one[0] > 1.15 and one[1] < 1.25
+
+
+# --- synthetic distributions ---------------------------------------------------------------
+
+
+def _sides(rng, runs=8, n=10_000, base=None, head=None):
+    base, head = base or {}, head or {}
+    b = [encode_ns(latency_run(rng, n, **base)) for _ in range(runs)]
+    h = [encode_ns(latency_run(rng, n, **head)) for _ in range(runs)]
+    return stats.grid(b, h)
+
+
+def _verdict(g, q, *, threshold=1.05, alpha=0.01, family=1, seed=0):
+    qb, qh = (stats.merged_quantile(g.values_ns, x, q) for x in (g.base, g.head))
+    p = stats.mann_whitney_p(
+        stats.per_run_quantiles(g.values_ns, g.base, q), stats.per_run_quantiles(g.values_ns, g.head, q)
+    )
+    ci = stats.bootstrap_quantile_ratio(g, q, n_boot=1000, confidence=0.95, rng=np.random.default_rng(seed))
+    return stats.classify(qh / qb, ci, min(1.0, p * family), threshold=threshold, alpha=alpha), qh / qb, ci
+
+
+def test_no_regression_is_not_flagged():
+    rng = np.random.default_rng(11)
+    for trial in range(5):
+        g = _sides(rng)
+        for q in (0.5, 0.99):
+            verdict, ratio, ci = _verdict(g, q, family=2, seed=trial)
+            assert verdict in (stats.NO_CHANGE, stats.INCONCLUSIVE), (q, ratio, ci)
+            assert 0.95 < ratio < 1.05
+
+
+def test_ten_percent_p99_shift_is_a_p99_regression_only():
+    rng = np.random.default_rng(12)
+    # the tail above the median stretched so that p99 moves ~10%, p50 does not move
+    g = _sides(rng, head={"tail_scale": 1.20})
+    verdict, ratio, ci = _verdict(g, 0.99)
+    assert verdict == stats.REGRESSION, (ratio, ci)
+    assert 1.07 < ratio < 1.14
+    assert _verdict(g, 0.5)[0] == stats.NO_CHANGE
+
+
+def test_shift_in_p50_only():
+    rng = np.random.default_rng(13)
+    # the body below the median shifts 10%, the tail stays where it was
+    g = _sides(rng, head={"body_scale": 1.10, "tail_scale": 1.0})
+    v50, r50, _ = _verdict(g, 0.5)
+    assert v50 == stats.REGRESSION and r50 > 1.07
+    v99, r99, ci = _verdict(g, 0.99, threshold=1.10)
+    assert v99 != stats.REGRESSION, (r99, ci)
+
+
+def test_bimodal_tail_moves_p99_not_p50():
+    rng = np.random.default_rng(14)
+    # 2% of head's orders take a slow path at ~400 us: p99 lands in the slow mode
+    g = _sides(rng, head={"slow_fraction": 0.02, "slow_us": 400.0})
+    v99, r99, _ = _verdict(g, 0.99)
+    assert v99 == stats.REGRESSION and r99 > 1.5
+    v50, r50, _ = _verdict(g, 0.5)
+    assert v50 != stats.REGRESSION and r50 < 1.05
+
+
+def test_few_repeats_cannot_be_significant():
+    rng = np.random.default_rng(15)
+    g = _sides(rng, runs=2, head={"tail_scale": 2.0})
+    verdict, ratio, _ = _verdict(g, 0.99)
+    assert ratio > 1.3 and verdict == stats.INCONCLUSIVE  # min two-sided p for 2 vs 2 is 1/3
