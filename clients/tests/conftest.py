@@ -9,9 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import CLIENTS, Server  # noqa: E402
-
-INJECTED_DELAY_US = 300
+from conformance import CLIENTS, INJECTED_DELAY_US, Server  # noqa: E402
 
 
 def pytest_generate_tests(metafunc):

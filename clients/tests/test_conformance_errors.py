@@ -4,7 +4,7 @@ exactly one stderr line that names the flag or address."""
 import subprocess
 
 import pytest
-from harness import binary
+from conformance import binary
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -5,8 +5,15 @@ import signal
 import time
 
 import pytest
-from conftest import INJECTED_DELAY_US
-from harness import decode, finish, hlog_counts, run_client, schema_errors, start_client
+from conformance import (
+    INJECTED_DELAY_US,
+    decode,
+    finish,
+    hlog_counts,
+    run_client,
+    schema_errors,
+    start_client,
+)
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -3,7 +3,7 @@
 import signal
 
 import pytest
-from harness import decode, finish, schema_errors, start_client
+from conformance import decode, finish, schema_errors, start_client
 
 pytestmark = pytest.mark.timeout(60)
 

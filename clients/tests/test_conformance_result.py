@@ -2,7 +2,7 @@
 the .hlog, the encoded histogram against the stated percentiles, warm-up not recorded."""
 
 import pytest
-from harness import decode, hlog_counts, percentile_agrees, run_client, schema_errors
+from conformance import decode, hlog_counts, percentile_agrees, run_client, schema_errors
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -128,12 +128,15 @@ def hlog_text(
     to BaseTime = StartTime = the start of the measured phase."""
     out = io.StringIO()
     writer = HistogramLogWriter(out)
-    start_s = started_wall_ns / 1e9
+    # StartTime and BaseTime must be the same number: readers skip an interval whose start
+    # (BaseTime + 0) lies before StartTime. Whole milliseconds print identically in both.
+    start_ms = started_wall_ns // 1_000_000
+    start_s = start_ms / 1000
     writer.output_comment(f"[Logged with hft-bench client-python {__version__}]")
     writer.output_log_format_version()
     # hdrh's output_start_time is broken (datetime.iso_format); write the standard line here.
-    writer.output_comment(f"[StartTime: {start_s:.3f} (seconds since epoch), {rfc3339_utc(started_wall_ns)}]")
-    writer.output_base_time(start_s * 1000)
+    writer.output_comment(f"[StartTime: {start_s:f} (seconds since epoch), {rfc3339_utc(started_wall_ns)}]")
+    writer.output_base_time(start_ms)
     writer.output_legend()
     # hdrh treats a 0 start or end as "use the histogram's own stamps", so the interval
     # starts at 1 ns (printed as 0.000000) and lasts at least 1 us.

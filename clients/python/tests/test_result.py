@@ -112,13 +112,14 @@ def test_hlog_path():
     assert hlog_path("out") == "out.hlog"
 
 
-def test_hlog_is_readable_by_hdrh_with_both_intervals(tmp_path):
+@pytest.mark.parametrize("wall_ns", [WALL_NS, 1_795_341_600_999_900_000])  # .9999 s must not round up
+def test_hlog_is_readable_by_hdrh_with_both_intervals(tmp_path, wall_ns):
     out = tmp_path / "python.json"
     lat, unc = filled([1_000, 2_000, 3_000]), filled([1_000, 1_500])
-    write_outputs({"ok": 3}, str(out), hlog_text(WALL_NS, 1.5, lat, unc))
+    write_outputs({"ok": 3}, str(out), hlog_text(wall_ns, 1.5, lat, unc))
     assert json.loads(out.read_text()) == {"ok": 3}
     text = (tmp_path / "python.hlog").read_text()
-    assert text.count("HISTF") == 2 and "#[StartTime: 1795341600.123" in text and "Tag=uncorrected," in text
+    assert text.count("HISTF") == 2 and "#[StartTime: 1795341600." in text and "Tag=uncorrected," in text
     reader = HistogramLogReader(str(tmp_path / "python.hlog"), new_histogram())
     first, second = reader.get_next_interval_histogram(), reader.get_next_interval_histogram()
     assert reader.get_next_interval_histogram() is None

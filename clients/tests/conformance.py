@@ -25,6 +25,7 @@ CLIENTS = ("python", "c", "cpp", "rust", "go", "hft")
 SCHEMA = json.loads((ROOT / "bench-config" / "schema" / "result.schema.json").read_text())
 _Draft = jsonschema.Draft202012Validator
 VALIDATOR = _Draft(SCHEMA, format_checker=_Draft.FORMAT_CHECKER)
+INJECTED_DELAY_US = 300  # the delay server's --inject-delay-us
 LISTENING = re.compile(r"hft-server listening on (http://127\.0\.0\.1:\d+)")
 
 
