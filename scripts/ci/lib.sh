@@ -1,0 +1,33 @@
+# shellcheck shell=bash
+# Shared by the scripts in scripts/ci/: each workflow step is one of these scripts, so the
+# same step runs on GitHub, on a developer's machine, and in scripts/ci/rehearse.
+# Outside GitHub, GITHUB_STEP_SUMMARY / GITHUB_OUTPUT may be unset: summaries then go to
+# stdout and outputs are dropped.
+set -euo pipefail
+
+CI_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+HFTBENCH=${HFTBENCH:-$CI_ROOT/.venv/bin/hftbench}
+# The hidden marker that finds the one sticky pull-request comment.
+# shellcheck disable=SC2034  # used by the scripts that source this file
+STICKY_MARKER='<!-- hft-bench-verdict -->'
+
+log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
+die() { printf '%s: error: %s\n' "${0##*/}" "$*" >&2; exit 2; }
+
+# summary FILE: append a markdown file to the job summary.
+summary() {
+  if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then cat "$1" >>"$GITHUB_STEP_SUMMARY"; else cat "$1"; fi
+}
+
+# output NAME VALUE: a step output (no newlines in VALUE).
+output() {
+  if [ -n "${GITHUB_OUTPUT:-}" ]; then printf '%s=%s\n' "$1" "$2" >>"$GITHUB_OUTPUT"; fi
+}
+
+need_hftbench() {
+  [ -x "$HFTBENCH" ] || die "$HFTBENCH not found: run 'make deps' (it installs scripts/ as the hftbench console script)"
+}
+
+# is_uint NAME VALUE: workflow_dispatch inputs are free text; accept digits only.
+is_uint() { [[ $2 =~ ^[0-9]+$ ]] || die "input $1 must be a whole number (got '$2')"; }
+is_number() { [[ $2 =~ ^[0-9]+([.][0-9]+)?$ ]] || die "input $1 must be a number (got '$2')"; }
