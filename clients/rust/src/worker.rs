@@ -1,0 +1,245 @@
+//! One task per connection. A worker takes order numbers from a shared ticket counter,
+//! (open loop) waits for the order's intended send time, posts it, reads the whole
+//! answer and records the latency into its own histograms. No lock, log line or
+//! allocation of ours per request (reqwest itself allocates its request state).
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use bytes::{Bytes, BytesMut};
+use hdrhistogram::Histogram;
+use reqwest::header::{HeaderValue, CONTENT_TYPE};
+use reqwest::{Client, StatusCode, Url};
+use serde::Serialize;
+
+use crate::order::{write_body, Order};
+use crate::pacing::{self, Schedule};
+use crate::stats::new_histogram;
+
+/// Room for one body (≈ 220 bytes) so the buffer never grows after the first order.
+const BODY_CAPACITY: usize = 512;
+
+/// Failed orders by kind (Contract 2's `error_kinds`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ErrorKinds {
+    pub connect: u64,
+    pub timeout: u64,
+    pub http_4xx: u64,
+    pub http_5xx: u64,
+    pub other: u64,
+}
+
+/// Why one order failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    Connect,
+    Timeout,
+    Http4xx,
+    Http5xx,
+    Other,
+}
+
+impl ErrorKinds {
+    pub fn count(&mut self, failure: Failure) {
+        match failure {
+            Failure::Connect => self.connect += 1,
+            Failure::Timeout => self.timeout += 1,
+            Failure::Http4xx => self.http_4xx += 1,
+            Failure::Http5xx => self.http_5xx += 1,
+            Failure::Other => self.other += 1,
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.connect + self.timeout + self.http_4xx + self.http_5xx + self.other
+    }
+
+    pub fn add(&mut self, other: &ErrorKinds) {
+        self.connect += other.connect;
+        self.timeout += other.timeout;
+        self.http_4xx += other.http_4xx;
+        self.http_5xx += other.http_5xx;
+        self.other += other.other;
+    }
+}
+
+/// Maps an answer's status to the contract's verdict: only 200 is a success.
+pub fn status_verdict(status: StatusCode) -> Result<(), Failure> {
+    match status.as_u16() {
+        200 => Ok(()),
+        400..=499 => Err(Failure::Http4xx),
+        500..=599 => Err(Failure::Http5xx),
+        _ => Err(Failure::Other),
+    }
+}
+
+fn classify(err: &reqwest::Error) -> Failure {
+    if err.is_timeout() {
+        Failure::Timeout
+    } else if err.is_connect() {
+        Failure::Connect
+    } else {
+        Failure::Other
+    }
+}
+
+/// What every worker of one phase shares (read-only, except the ticket counter).
+pub struct Phase {
+    pub client: Client,
+    pub order_url: Url,
+    pub seed: u64,
+    pub timeout: Duration,
+    /// Next order number to send; workers take them with `fetch_add`.
+    pub next: AtomicU64,
+    /// One past the last order number of the phase (`u64::MAX` with `--duration`).
+    pub end: u64,
+    /// `--duration`: no order is started (closed) or due (open) at or after this instant.
+    pub deadline: Option<Instant>,
+    /// Open loop only.
+    pub schedule: Option<Schedule>,
+    /// Warm-up phases send but do not record.
+    pub record: bool,
+    /// Set by SIGINT: finish the order in flight, start no new one.
+    pub stop: Arc<AtomicBool>,
+}
+
+/// What one worker hands back after the phase.
+pub struct Report {
+    /// Latency (ns) of successful orders: from the intended send time in open loop,
+    /// from the actual send in closed loop.
+    pub latency: Histogram<u64>,
+    /// Open loop only: latency (ns) from the actual send.
+    pub uncorrected: Option<Histogram<u64>>,
+    pub errors: ErrorKinds,
+    /// Orders sent (successful or not).
+    pub sent: u64,
+}
+
+/// The worker loop: runs until the phase's orders, deadline or SIGINT end it.
+pub async fn run(phase: Arc<Phase>) -> Report {
+    let mut report = Report {
+        latency: new_histogram(),
+        uncorrected: phase.schedule.map(|_| new_histogram()),
+        errors: ErrorKinds::default(),
+        sent: 0,
+    };
+    let mut body = BytesMut::with_capacity(BODY_CAPACITY);
+    loop {
+        if phase.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if phase.schedule.is_none() && phase.deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        let k = phase.next.fetch_add(1, Ordering::Relaxed);
+        if k >= phase.end {
+            break;
+        }
+        let intended = match phase.schedule {
+            Some(schedule) => {
+                let due = schedule.due(k);
+                if phase.deadline.is_some_and(|d| due >= d)
+                    || !pacing::wait_until(due, &phase.stop).await
+                {
+                    break;
+                }
+                Some(due)
+            }
+            None => None,
+        };
+        body.reserve(BODY_CAPACITY); // takes the buffer back once reqwest dropped the last body
+        write_body(&mut body, &Order::nth(phase.seed, k), SystemTime::now());
+        let payload = body.split().freeze();
+        let start = Instant::now();
+        let outcome = post(&phase, payload).await;
+        let done = Instant::now();
+        report.sent += 1;
+        if !phase.record {
+            continue;
+        }
+        match outcome {
+            Ok(()) => {
+                let from = intended.unwrap_or(start);
+                report.latency.saturating_record(nanos(done - from));
+                if let Some(h) = report.uncorrected.as_mut() {
+                    h.saturating_record(nanos(done - start));
+                }
+            }
+            Err(failure) => report.errors.count(failure),
+        }
+    }
+    report
+}
+
+/// Posts one body and reads the answer to its end, within the per-request timeout.
+async fn post(phase: &Phase, payload: Bytes) -> Result<(), Failure> {
+    let request = phase
+        .client
+        .post(phase.order_url.clone())
+        .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+        .body(payload);
+    let exchange = async {
+        let mut response = request.send().await.map_err(|e| classify(&e))?;
+        let status = response.status();
+        // Drain chunk by chunk: the body is read fully but never collected.
+        while response.chunk().await.map_err(|e| classify(&e))?.is_some() {}
+        status_verdict(status)
+    };
+    tokio::time::timeout(phase.timeout, exchange)
+        .await
+        .unwrap_or(Err(Failure::Timeout))
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_200_is_a_success() {
+        assert_eq!(status_verdict(StatusCode::OK), Ok(()));
+        assert_eq!(status_verdict(StatusCode::CREATED), Err(Failure::Other));
+        assert_eq!(status_verdict(StatusCode::FOUND), Err(Failure::Other));
+        assert_eq!(
+            status_verdict(StatusCode::UNPROCESSABLE_ENTITY),
+            Err(Failure::Http4xx)
+        );
+        assert_eq!(
+            status_verdict(StatusCode::SERVICE_UNAVAILABLE),
+            Err(Failure::Http5xx)
+        );
+    }
+
+    #[test]
+    fn error_kinds_add_up() {
+        let mut a = ErrorKinds::default();
+        for f in [
+            Failure::Connect,
+            Failure::Timeout,
+            Failure::Timeout,
+            Failure::Http4xx,
+            Failure::Other,
+        ] {
+            a.count(f);
+        }
+        let mut b = ErrorKinds {
+            http_5xx: 3,
+            ..ErrorKinds::default()
+        };
+        b.add(&a);
+        assert_eq!(
+            b,
+            ErrorKinds {
+                connect: 1,
+                timeout: 2,
+                http_4xx: 1,
+                http_5xx: 3,
+                other: 1
+            }
+        );
+        assert_eq!(b.total(), 8);
+    }
+}
