@@ -1,0 +1,146 @@
+"""`hftbench history add | baseline | changepoints`: the store on the gh-pages layout.
+
+    hftbench history add RUN --store DIR [--verdict verdict.json]
+    hftbench history baseline --store DIR --suite S [--branch main] [--runner ID] [--last N] [--out DIR]
+    hftbench history changepoints --store DIR [--branch main]
+
+The format is docs/history-store.md; the store logic is history_store.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from . import history_store as hs
+from . import results
+from .changepoints import e_divisive
+from .errors import UsageError
+
+CHANGEPOINT_METRICS = ("p50_us", "p99_us", "p999_us", "throughput_rps")
+
+
+def compute_changepoints(
+    store: Path, *, branch: str | None = "main", alpha: float = 0.01, permutations: int = 199
+) -> dict[str, Any]:
+    """changepoints.json for every suite / scenario / client / metric of the store."""
+    index = hs.load_index(store)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for suite, info in sorted(index.get("suites", {}).items()):
+        runs = [r for r in hs.iter_runs(store, suite) if branch is None or r.get("branch") == branch]
+        for s in info.get("series", []):
+            for metric in CHANGEPOINT_METRICS:
+                points = []  # (run, value) where this series has the metric
+                for run in runs:
+                    for res in run["results"]:
+                        same = res["scenario"] == s["scenario"] and res["client"] == s["client"]
+                        if same and res.get(metric) is not None:
+                            points.append((run, float(res[metric])))
+                if len(points) < 6:
+                    continue
+                found = e_divisive(
+                    [v for _, v in points], alpha=alpha, permutations=permutations, seed=len(points)
+                )
+                if not found:
+                    continue
+                out[f"{suite}/{s['scenario']}/{s['client']}/{metric}"] = [
+                    {
+                        "run_id": points[c.index][0]["run_id"],
+                        "commit": points[c.index][0].get("commit"),
+                        "date": points[c.index][0].get("date"),
+                        "index": c.index,
+                        "before": round(c.before, 3),
+                        "after": round(c.after, 3),
+                        "change_pct": round(c.change_pct, 2),
+                        "p_value": round(c.p_value, 4),
+                    }
+                    for c in found
+                ]
+    return {"schema_version": hs.STORE_SCHEMA_VERSION, "updated_at": hs.now_rfc3339(), "series": out}
+
+
+def write_changepoints(store: Path, **kwargs) -> dict[str, Any]:
+    path = store / "changepoints.json"
+    if path.exists():
+        hs.read_doc(path)  # a corrupt or newer file is refused, not overwritten
+    doc = compute_changepoints(store, **kwargs)
+    hs.write_doc(path, doc)
+    return doc
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("history", help="the history store: add runs, baselines, change points")
+    sub = p.add_subparsers(dest="history_command", metavar="ACTION", required=True)
+
+    add = sub.add_parser("add", help="append a run folder to the store (shard by suite and month)")
+    add.add_argument("run", type=Path, help="run folder written by `hftbench run`")
+    add.add_argument("--store", type=Path, required=True, help="store folder (gh-pages data/)")
+    add.add_argument("--verdict", type=Path, help="verdict.json of `hftbench compare` to attach")
+    add.set_defaults(func=main)
+
+    base = sub.add_parser("baseline", help="the last matching runs, as run folders or a list")
+    base.add_argument("--store", type=Path, required=True)
+    base.add_argument("--suite", required=True)
+    base.add_argument("--branch", default="main", help="runs of this branch (default main)")
+    base.add_argument("--runner", help="runner fingerprint id (default: any)")
+    base.add_argument("--last", type=int, default=10, help="how many runs (default 10)")
+    base.add_argument("--out", type=Path, help="write them as run folders here (for `hftbench compare`)")
+    base.set_defaults(func=main)
+
+    cp = sub.add_parser("changepoints", help="recompute changepoints.json (E-divisive + permutation test)")
+    cp.add_argument("--store", type=Path, required=True)
+    cp.add_argument("--branch", default="main", help="series of this branch (default main)")
+    cp.add_argument("--alpha", type=float, default=0.01, help="significance of a change point (default 0.01)")
+    cp.add_argument("--permutations", type=int, default=199, help="permutation test size (default 199)")
+    cp.set_defaults(func=main)
+
+
+def main(args) -> int:
+    try:
+        return _dispatch(args)
+    except hs.StoreError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _dispatch(args) -> int:
+    store: Path = args.store
+    if args.history_command == "add":
+        try:
+            run = results.load_run(args.run)
+        except (OSError, ValueError) as exc:
+            raise UsageError(str(exc)) from exc
+        verdict = None
+        if args.verdict:
+            try:
+                verdict = json.loads(args.verdict.read_text())
+            except (OSError, json.JSONDecodeError) as exc:
+                raise UsageError(
+                    f"{args.verdict}: cannot read verdict ({exc}); pass compare's --json file"
+                ) from exc
+        entry = hs.add_run(store, run, verdict)
+        print(f"history: added {entry['run_id']} ({run.suite}, {len(entry['results'])} series) to {store}")
+        return 0
+    if not (store / "index.json").is_file():
+        raise UsageError(
+            f"{store}: no index.json; create the store with `hftbench history add RUN --store {store}`"
+        )
+    if args.history_command == "baseline":
+        entries = hs.baseline_runs(
+            store, suite=args.suite, branch=args.branch, runner=args.runner, last=args.last
+        )
+        if not entries:
+            raise UsageError(
+                f"{store}: no run of suite {args.suite!r} on branch {args.branch!r} (runner {args.runner})"
+            )
+        if args.out:
+            for path in hs.materialize(entries, args.out, args.suite):
+                print(path)
+        else:
+            for e in entries:
+                print(f"{e['run_id']}  {e.get('date')}  {(e.get('commit') or '')[:10]}  {e.get('runner')}")
+        return 0
+    doc = write_changepoints(store, branch=args.branch, alpha=args.alpha, permutations=args.permutations)
+    total = sum(len(v) for v in doc["series"].values())
+    print(f"history: {total} change points in {len(doc['series'])} series -> {store / 'changepoints.json'}")
+    return 0

@@ -1,0 +1,144 @@
+"""The history store: format, sharding, atomic writes, refusal of corrupt / newer stores,
+baselines by branch and runner, `compare` against the store, change points."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from gate_synth import latency_run, result_doc, write_run
+from hftbench import cli
+from hftbench import history_store as hs
+from hftbench.compare import run_compare
+from hftbench.compare_gates import load_gates
+from hftbench.results import load_run
+
+RUNNER_B = {"cpu_model": "Other CPU", "cores": 8, "kernel": "6.1.0-test", "governor": "performance",
+            "isolated_cpus": "2-7", "smt": "off"}  # fmt: skip
+
+
+def _run(
+    tmp_path, rng, run_id, *, date, branch="main", commit="a" * 40, scale=1.0, fingerprint=None, repeats=1
+):
+    docs = [result_doc("large", "rust", latency_run(rng, 10_000, tail_scale=scale)) for _ in range(repeats)]
+    return write_run(tmp_path / "runs", run_id, {("large", "rust"): docs}, suite="pr", commit=commit,
+                     branch=branch, date=date, fingerprint=fingerprint)  # fmt: skip
+
+
+def test_add_writes_the_documented_format(tmp_path):
+    rng = np.random.default_rng(1)
+    store = tmp_path / "store"
+    run = _run(tmp_path, rng, "run_20261122T030000Z", date="2026-11-22T03:00:00Z", repeats=2)
+    verdict = {"status": "regression", "base": {"commit": "b" * 40},
+               "flags": [{"scenario": "large", "client": "rust", "metric": "p99_us", "ratio": 1.2,
+                          "verdict": "regression"}]}  # fmt: skip
+    (tmp_path / "verdict.json").write_text(json.dumps(verdict))
+    assert (
+        cli.main(
+            ["history", "add", str(run), "--store", str(store), "--verdict", str(tmp_path / "verdict.json")]
+        )
+        == 0
+    )
+    _run(tmp_path, rng, "run_20261028T030000Z", date="2026-10-28T03:00:00Z")
+    hs.add_run(store, load_run(tmp_path / "runs" / "run_20261028T030000Z"))
+
+    index = json.loads((store / "index.json").read_text())
+    assert index["schema_version"] == 1 and index["updated_at"].endswith("Z")
+    suite = index["suites"]["pr"]
+    assert suite["shards"] == ["2026-10", "2026-11"] and suite["runs"] == 2
+    assert suite["series"] == [{"scenario": "large", "client": "rust"}]
+    assert suite["latest_run"] == "run_20261122T030000Z"
+    assert index["branches"] == ["main"]
+    ((rid, runner),) = index["runners"].items()
+    assert len(rid) == 12 and runner["cpu_model"] == "Test CPU" and runner["cores"] == 2
+
+    shard = json.loads((store / "shards" / "pr" / "2026-11.json").read_text())
+    assert shard["schema_version"] == 1 and shard["suite"] == "pr" and shard["month"] == "2026-11"
+    (entry,) = shard["runs"]
+    assert entry["run_id"] == "run_20261122T030000Z" and entry["commit"] == "a" * 40
+    assert entry["runner"] == rid and entry["dirty"] is False and entry["message"] == "test commit"
+    (res,) = entry["results"]
+    assert res["ok"] == 20_000  # two repeats merged into one stored sample of the series
+    assert res["histogram"].startswith("HISTF") and res["p99_us"] > res["p50_us"] > 0
+    assert entry["verdict"] == {"status": "regression", "base": "b" * 40, "flags": verdict["flags"]}
+    assert not list(store.rglob(".*"))  # no temp file left behind
+
+
+def test_runs_in_a_shard_stay_in_date_order_and_readd_replaces(tmp_path):
+    rng = np.random.default_rng(2)
+    store = tmp_path / "store"
+    for rid, date in (("run_b", "2026-11-22T05:00:00Z"), ("run_a", "2026-11-22T04:00:00Z")):
+        hs.add_run(store, load_run(_run(tmp_path, rng, rid, date=date)))
+    hs.add_run(store, load_run(tmp_path / "runs" / "run_a"))
+    shard = json.loads((store / "shards" / "pr" / "2026-11.json").read_text())
+    assert [r["run_id"] for r in shard["runs"]] == ["run_a", "run_b"]
+    assert json.loads((store / "index.json").read_text())["suites"]["pr"]["runs"] == 2
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "newer"])
+def test_corrupt_or_newer_store_is_refused_and_left_alone(tmp_path, damage):
+    rng = np.random.default_rng(3)
+    store = tmp_path / "store"
+    hs.add_run(store, load_run(_run(tmp_path, rng, "run_1", date="2026-11-22T03:00:00Z")))
+    index = store / "index.json"
+    text = (
+        '{"schema_version": 1, "suites": {' if damage == "corrupt" else '{"schema_version": 2, "suites": {}}'
+    )
+    index.write_text(text)
+    run2 = _run(tmp_path, rng, "run_2", date="2026-11-22T04:00:00Z")
+    shard_before = (store / "shards" / "pr" / "2026-11.json").read_text()
+    with pytest.raises(hs.StoreError, match="corrupt" if damage == "corrupt" else "newer than this hftbench"):
+        hs.add_run(store, load_run(run2))
+    assert index.read_text() == text
+    assert (store / "shards" / "pr" / "2026-11.json").read_text() == shard_before
+    assert cli.main(["history", "add", str(run2), "--store", str(store)]) == 2
+
+
+def test_baseline_same_branch_same_runner_not_dirty(tmp_path):
+    rng = np.random.default_rng(4)
+    store = tmp_path / "store"
+    specs = [("run_01", "main", None), ("run_02", "feature", None), ("run_03", "main", RUNNER_B),
+             ("run_04", "main", None), ("run_05", "main", None)]  # fmt: skip
+    for i, (rid, branch, fp) in enumerate(specs):
+        hs.add_run(store, load_run(_run(tmp_path, rng, rid, date=f"2026-11-22T0{i}:00:00Z", branch=branch,
+                                        fingerprint=fp)))  # fmt: skip
+    ours = hs.runner_id(load_run(tmp_path / "runs" / "run_01").fingerprint)
+    picked = hs.baseline_runs(store, suite="pr", branch="main", runner=ours, last=2)
+    assert [r["run_id"] for r in picked] == ["run_04", "run_05"]
+    assert [r["run_id"] for r in hs.baseline_runs(store, suite="pr", branch="main", runner=ours)] == [
+        "run_01", "run_04", "run_05"]  # fmt: skip
+    out = tmp_path / "baseline"
+    assert cli.main(["history", "baseline", "--store", str(store), "--suite", "pr", "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["run_01", "run_03", "run_04", "run_05"]
+
+
+def test_compare_against_the_store(tmp_path):
+    rng = np.random.default_rng(5)
+    store = tmp_path / "store"
+    for i in range(8):
+        hs.add_run(store, load_run(_run(tmp_path, rng, f"run_0{i}", date=f"2026-11-22T0{i}:00:00Z")))
+    head = tmp_path / "head"
+    for i in range(8):
+        docs = [result_doc("large", "rust", latency_run(rng, 10_000, tail_scale=1.8))]
+        write_run(head, f"run_1{i}", {("large", "rust"): docs}, suite="pr", branch="feature")
+    c = run_compare(store, head, load_gates())
+    p99 = next(r for r in c.results if r.metric == "p99_us")
+    assert c.base.runs == [f"run_0{i}" for i in range(8)]
+    assert p99.verdict == "regression" and c.exit_code == 1
+
+
+def test_changepoints_over_the_store(tmp_path):
+    rng = np.random.default_rng(6)
+    store = tmp_path / "store"
+    for i in range(24):
+        scale = 1.0 if i < 14 else 1.6  # the tail grows from run 14 on
+        hs.add_run(store, load_run(_run(tmp_path, rng, f"run_{i:02d}", date=f"2026-11-{i + 1:02d}T03:00:00Z",
+                                        commit=f"{i:040x}", scale=scale)))  # fmt: skip
+    assert cli.main(["history", "changepoints", "--store", str(store)]) == 0
+    doc = json.loads((store / "changepoints.json").read_text())
+    assert doc["schema_version"] == 1
+    (cp,) = doc["series"]["pr/large/rust/p99_us"]
+    assert cp["index"] == 14 and cp["run_id"] == "run_14" and cp["commit"] == f"{14:040x}"
+    assert cp["change_pct"] > 10 and cp["after"] > cp["before"] and cp["p_value"] <= 0.01
+    assert "pr/large/rust/p50_us" not in doc["series"]
