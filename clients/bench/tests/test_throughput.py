@@ -1,0 +1,59 @@
+"""The throughput script's pure parts: wrk's output, medians over rounds, the table."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from throughput import Measure, median_measure, parse_result, parse_wrk, table  # noqa: E402
+
+WRK_OUTPUT = """Running 5s test @ http://127.0.0.1:41234/order
+  2 threads and 50 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency   812.33us  401.20us  12.01ms   91.02%
+    Req/Sec    30.12k     2.01k   34.50k    70.00%
+  Latency Distribution
+     50%  740.00us
+     75%    0.90ms
+     90%    1.10ms
+     99%    2.31ms
+  299812 requests in 5.00s, 80.11MB read
+  Non-2xx or 3xx responses: 12
+Requests/sec:  59962.40
+Transfer/sec:     16.02MB
+"""
+
+
+def test_parse_wrk_reads_rate_and_percentiles_in_us():
+    m = parse_wrk(WRK_OUTPUT)
+    assert (m.rps, m.p50_us, m.p99_us) == (59962.40, 740.0, 2310.0)
+    assert m.note == "12 non-2xx"
+
+
+def test_parse_wrk_without_latency_distribution_fails():
+    with pytest.raises(ValueError, match="--latency"):
+        parse_wrk("Requests/sec:  100.0\n")
+
+
+def test_parse_result_uses_the_result_fields():
+    doc = {"throughput_rps": 1234.5, "errors": 2, "latency_us": {"p50": 10.0, "p99": 20.0}}
+    assert parse_result(doc) == Measure(1234.5, 10.0, 20.0, "2 errors")
+
+
+def test_median_over_rounds_ignores_failed_rounds():
+    rounds = [Measure(100, 1, 5), Measure(300, 3, 9), Measure(None, None, None, "exit 1"), Measure(200, 2, 7)]
+    m = median_measure(rounds)
+    assert (m.rps, m.p50_us, m.p99_us, m.note) == (200, 2, 7, "exit 1")
+
+
+def test_table_ratio_and_goal():
+    rows = {"python": Measure(15_000, 900, 3000), "c": Measure(40_000, 500, 900)}
+    rows["go"] = Measure(None, None, None)
+    md = table(rows, Measure(60_000, 700, 2000))
+    lines = md.splitlines()
+    assert lines[2].startswith("| wrk | 60,000 | 1.00 |")
+    assert "| python | 15,000 | 0.25 | 900 | 3,000 | ≥ 0.25 | ✅ |" in lines
+    assert "| c | 40,000 | 0.67 | 500 | 900 | ≥ 0.80 | ❌ |" in lines
+    assert "| go | — | — | — | — | ≥ 0.80 | — |" in lines

@@ -1,0 +1,208 @@
+"""Cross-client throughput: one bin/hft-server, then wrk and every client at 50 connections,
+closed loop, interleaved in rounds, and a markdown table of req/s, ratio to wrk, p50, p99
+and the goal per client.
+
+    .venv/bin/python clients/bench/throughput.py [--duration 5] [--rounds 1] [--clients c,rust]
+
+Ratios are taken within one run (wrk and the clients interleaved on the same machine),
+never against figures from another day. A missing bin/client-X is reported in the table
+(it does not stop the others).
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("HFTBENCH_BIN", ROOT / "bin"))
+CLIENTS = ("python", "c", "cpp", "rust", "go", "hft")
+# Minimum req/s as a fraction of wrk's, at 50 connections closed loop.
+GOALS = {"c": 0.8, "rust": 0.8, "go": 0.8, "cpp": 0.6, "python": 0.25, "hft": 1.0}
+CONNECTIONS = 50
+LISTENING = re.compile(r"hft-server listening on (http://127\.0\.0\.1:\d+)")
+
+
+@dataclass
+class Measure:
+    """One tool's figures in one round; None when the run failed."""
+
+    rps: float | None
+    p50_us: float | None
+    p99_us: float | None
+    note: str = ""
+
+
+# ---- pure functions ---------------------------------------------------------------------
+
+_UNIT_US = {"us": 1.0, "ms": 1000.0, "s": 1_000_000.0}
+
+
+def _duration_us(text: str) -> float:
+    m = re.fullmatch(r"([\d.]+)(us|ms|s)", text)
+    if not m:
+        raise ValueError(f"not a wrk duration: {text!r}")
+    return float(m.group(1)) * _UNIT_US[m.group(2)]
+
+
+def parse_wrk(output: str) -> Measure:
+    """Requests/sec and the 50% / 99% of wrk's --latency distribution."""
+    rps = re.search(r"^Requests/sec:\s+([\d.]+)", output, re.M)
+    p50 = re.search(r"^\s+50%\s+(\S+)", output, re.M)
+    p99 = re.search(r"^\s+99%\s+(\S+)", output, re.M)
+    if not (rps and p50 and p99):
+        raise ValueError("wrk output has no Requests/sec or latency distribution (was --latency passed?)")
+    non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", output)
+    note = f"{non2xx.group(1)} non-2xx" if non2xx else ""
+    return Measure(float(rps.group(1)), _duration_us(p50.group(1)), _duration_us(p99.group(1)), note)
+
+
+def parse_result(doc: dict) -> Measure:
+    lat = doc["latency_us"]
+    note = f"{doc['errors']} errors" if doc["errors"] else ""
+    return Measure(doc["throughput_rps"], lat["p50"], lat["p99"], note)
+
+
+def median_measure(measures: list) -> Measure:
+    """Per field, the median over the rounds that produced a figure."""
+
+    def med(values):
+        values = [v for v in values if v is not None]
+        return statistics.median(values) if values else None
+
+    notes = "; ".join(sorted({m.note for m in measures if m.note}))
+    return Measure(
+        med(m.rps for m in measures), med(m.p50_us for m in measures), med(m.p99_us for m in measures), notes
+    )
+
+
+def table(rows: dict, wrk: Measure) -> str:
+    """The markdown table: rows maps client -> Measure (median over rounds)."""
+
+    def num(v, fmt):
+        return "—" if v is None else format(v, fmt)
+
+    lines = [
+        "| client | req/s | ratio to wrk | p50 (µs) | p99 (µs) | goal | met? |",
+        "|---|---:|---:|---:|---:|---:|:---:|",
+        f"| wrk | {num(wrk.rps, ',.0f')} | 1.00 | {num(wrk.p50_us, ',.0f')} "
+        f"| {num(wrk.p99_us, ',.0f')} | | |",
+    ]
+    for client, m in rows.items():
+        ratio = m.rps / wrk.rps if m.rps is not None and wrk.rps else None
+        goal = GOALS[client]
+        met = "—" if ratio is None else ("✅" if ratio >= goal else "❌")
+        extra = f" ({m.note})" if m.note else ""
+        lines.append(
+            f"| {client}{extra} | {num(m.rps, ',.0f')} | {num(ratio, '.2f')} | {num(m.p50_us, ',.0f')} "
+            f"| {num(m.p99_us, ',.0f')} | ≥ {goal:.2f} | {met} |"
+        )
+    return "\n".join(lines)
+
+
+# ---- processes --------------------------------------------------------------------------
+
+
+def start_server(log_path: Path) -> tuple[subprocess.Popen, str]:
+    exe = BIN / "hft-server"
+    if not exe.is_file():
+        sys.exit(f"throughput: {exe} missing: run make build")
+    log = open(log_path, "wb")  # noqa: SIM115 - lives as long as the server
+    proc = subprocess.Popen([str(exe), "--addr", "127.0.0.1:0"], stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:
+        m = LISTENING.search(log_path.read_text(errors="replace"))
+        if m:
+            return proc, m.group(1)
+        time.sleep(0.02)
+    proc.kill()
+    sys.exit(f"throughput: hft-server did not start; see {log_path}")
+
+
+def lua_script() -> Path:
+    """The server's own wrk script when it has one, else ours."""
+    theirs = sorted((ROOT / "server" / "bench").glob("*.lua"))
+    return theirs[0] if theirs else Path(__file__).with_name("order.lua")
+
+
+def run_wrk(url: str, duration_s: int, script: Path) -> Measure:
+    argv = [
+        "wrk",
+        "-t2",
+        f"-c{CONNECTIONS}",
+        f"-d{duration_s}s",
+        "--latency",
+        "-s",
+        str(script),
+        url + "/order",
+    ]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=duration_s + 30)
+    if proc.returncode != 0:
+        return Measure(None, None, None, f"wrk exit {proc.returncode}: {proc.stderr.strip()[:80]}")
+    return parse_wrk(proc.stdout)
+
+
+def run_client(client: str, url: str, duration_s: int, out_dir: Path) -> Measure:
+    exe = BIN / f"client-{client}"
+    if not exe.is_file():
+        return Measure(None, None, None, "missing: run make build")
+    out = out_dir / f"{client}-{time.monotonic_ns()}.json"
+    argv = [str(exe), "--url", url, "--duration", str(duration_s), "--connections", str(CONNECTIONS),
+            "--warmup", "1000", "--scenario", "throughput", "--output", str(out)]  # fmt: skip
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=duration_s + 60)
+    if not out.is_file():
+        return Measure(None, None, None, f"exit {proc.returncode}: {proc.stderr.strip()[:80]}")
+    return parse_result(json.loads(out.read_text()))
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--duration", type=int, default=5, help="seconds per measurement (default 5)")
+    ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds; the table shows medians")
+    ap.add_argument(
+        "--clients", default=",".join(CLIENTS), help="comma-separated subset of " + ",".join(CLIENTS)
+    )
+    ap.add_argument("--output", help="also write the markdown table to this file")
+    ns = ap.parse_args(argv)
+    clients = [c for c in ns.clients.split(",") if c]
+    unknown = sorted(set(clients) - set(CLIENTS))
+    if unknown or ns.duration < 1 or ns.rounds < 1:
+        ap.error(f"--clients must be among {','.join(CLIENTS)} (got {unknown}); --duration, --rounds >= 1")
+    if shutil.which("wrk") is None:
+        sys.exit("throughput: wrk not found: run make deps (apt-get install wrk)")
+    work = Path(tempfile.mkdtemp(prefix="hftbench-throughput-"))
+    proc, url = start_server(work / "server.log")
+    script = lua_script()
+    wrk_runs, client_runs = [], {c: [] for c in clients}
+    try:
+        for r in range(ns.rounds):
+            wrk_runs.append(run_wrk(url, ns.duration, script))
+            print(f"round {r + 1}: wrk {wrk_runs[-1]}", file=sys.stderr)
+            for c in clients:
+                client_runs[c].append(run_client(c, url, ns.duration, work))
+                print(f"round {r + 1}: {c} {client_runs[c][-1]}", file=sys.stderr)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    md = table({c: median_measure(ms) for c, ms in client_runs.items()}, median_measure(wrk_runs))
+    header = (
+        f"{time.strftime('%Y-%m-%d', time.gmtime())}, {os.cpu_count()} CPUs, "
+        f"{CONNECTIONS} connections closed loop, {ns.duration} s per tool, {ns.rounds} interleaved round(s), "
+        f"medians; wrk script {script.relative_to(ROOT)}"
+    )
+    print(f"{header}\n\n{md}")
+    if ns.output:
+        Path(ns.output).write_text(f"{header}\n\n{md}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
