@@ -94,10 +94,19 @@ npm_step() {
   touch "$stamp"
 }
 
+# actionlint (make test-ci), a Go module at a pinned version in the git-ignored .deps/bin.
+actionlint_step() {
+  local version=v1.7.12
+  [ -x .deps/bin/actionlint ] && .deps/bin/actionlint -version | grep -qx "$version" && return 0
+  log "go install actionlint $version"
+  GOBIN=$ROOT/.deps/bin go install "github.com/rhysd/actionlint/cmd/actionlint@$version"
+}
+
 apt_step
 toolchain_step
 python_step
 rust_step
 go_step
 npm_step
+actionlint_step
 log "ok"
