@@ -1,0 +1,124 @@
+/* hft_app.c - flags, run and result of the HFT binaries (see hft_app.h). */
+#include "hft_app.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hb_signal.h"
+#include "hft_clock.h"
+
+#define CALIBRATION_MS 50
+
+static int opt_cpus(void *ctx, const char *v, char *err, size_t errlen) {
+    hft_app *app = ctx;
+    app->cpus_given = 1;
+    return hft_cpus_parse(v, &app->opt.cpus, err, errlen);
+}
+
+static int opt_rt(void *ctx, const char *v, char *err, size_t errlen) {
+    hft_app *app = ctx;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*v == '\0' || *end != '\0' || n < 1 || n > 99) {
+        snprintf(err, errlen, "--rt-priority must be an integer 1..99 (got \"%s\"); pass e.g. --rt-priority 10", v);
+        return -1;
+    }
+    app->opt.rt_priority = (int)n;
+    return 0;
+}
+
+static int opt_strict(void *ctx, const char *v, char *err, size_t errlen) {
+    (void)v, (void)err, (void)errlen;
+    ((hft_app *)ctx)->opt.strict = true;
+    return 0;
+}
+
+static int opt_busy(void *ctx, const char *v, char *err, size_t errlen) {
+    (void)v, (void)err, (void)errlen;
+    ((hft_app *)ctx)->opt.busy_poll = true;
+    return 0;
+}
+
+static int opt_no_busy(void *ctx, const char *v, char *err, size_t errlen) {
+    (void)v, (void)err, (void)errlen;
+    ((hft_app *)ctx)->opt.busy_poll = false;
+    return 0;
+}
+
+void hft_app_init(hft_app *app, const char *client, const char *prog) {
+    memset(app, 0, sizeof *app);
+    app->client = client;
+    app->prog = prog;
+    hb_config_defaults(&app->cfg);
+    app->opt.busy_poll = true;
+    app->opt.mlockall = true;
+    const hb_extra_option o[HFT_N_OPTIONS] = {
+        {"--cpus", true, "--cpus LIST        CPUs to pin worker threads to, e.g. 1 or 0-3,6 (default: all, highest first)",
+         opt_cpus, app},
+        {"--rt-priority", true, "--rt-priority N    SCHED_FIFO priority 1..99 for the workers (needs root)", opt_rt, app},
+        {"--strict", false, "--strict           a tuning that cannot be applied is an error (exit 2), not a warning",
+         opt_strict, app},
+        {"--busy-poll", false, "--busy-poll        spin on the sockets, never sleep (default)", opt_busy, app},
+        {"--no-busy-poll", false, "--no-busy-poll     sleep in epoll between events (spare the CPU)", opt_no_busy, app},
+    };
+    memcpy(app->options, o, sizeof o);
+}
+
+void hft_app_parse(hft_app *app, int argc, char *const argv[], const hb_extra_option *more, size_t n_more) {
+    hb_extra_option all[HFT_N_OPTIONS + 8];
+    size_t n = 0;
+    for (size_t i = 0; i < HFT_N_OPTIONS; i++) all[n++] = app->options[i];
+    for (size_t i = 0; i < n_more && n < sizeof all / sizeof all[0]; i++) all[n++] = more[i];
+    hb_args_parse_or_exit(&app->cfg, argc, argv, app->client, all, n);
+    if (!app->cpus_given && hft_cpus_default(&app->opt.cpus) != 0) {
+        fprintf(stderr, "%s: cannot read this process's CPU affinity; pass --cpus LIST\n", app->prog);
+        exit(2);
+    }
+}
+
+int hft_app_run(hft_app *app, const hb_kv *more, size_t n_more) {
+    char err[HB_ERR_LEN];
+    hb_result_out out;
+    if (hb_result_open(&out, &app->cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", app->prog, err);
+        return 2;
+    }
+    if (hb_signal_install() != 0) {
+        fprintf(stderr, "%s: cannot install the SIGINT handler; run without a seccomp profile that forbids it\n", app->prog);
+        hb_result_close(&out);
+        return 2;
+    }
+    hft_clock_init(true, CALIBRATION_MS);
+    hft_outcome res;
+    if (hft_run(&app->cfg, &app->opt, &res, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", app->prog, err);
+        hb_result_close(&out);
+        return 2;
+    }
+    hft_tuning_warn(&res.tuning, app->prog);
+
+    char tuning[1024], workers[16], cpus[256], cpus_json[300], clock[128], busy[8];
+    hft_tuning_json(&res.tuning, tuning, sizeof tuning);
+    snprintf(workers, sizeof workers, "%d", res.workers);
+    hft_cpus used = app->opt.cpus;
+    used.n = res.workers;
+    hft_cpus_format(&used, cpus, sizeof cpus);
+    snprintf(cpus_json, sizeof cpus_json, "\"%s\"", cpus);
+    if (hft_clk.tsc) snprintf(clock, sizeof clock, "{\"source\": \"tsc\", \"tsc_hz\": %.0f}", hft_clk.tsc_hz);
+    else snprintf(clock, sizeof clock, "{\"source\": \"CLOCK_MONOTONIC_RAW\"}");
+    snprintf(busy, sizeof busy, "%s", app->opt.busy_poll ? "true" : "false");
+    hb_kv extra[16] = {{"tuning", tuning}, {"workers", workers}, {"cpus", cpus_json}, {"clock", clock},
+                       {"busy_poll", busy}};
+    size_t n_extra = 5;
+    for (size_t i = 0; i < n_more && n_extra < 16; i++) extra[n_extra++] = more[i];
+
+    hb_run run = {.client = app->client, .client_version = HFT_VERSION, .cfg = &app->cfg,
+                  .started_at = res.started_at, .duration_s = res.duration_s, .interrupted = res.interrupted,
+                  .extra = extra, .n_extra = n_extra};
+    int rc = hb_result_write(&out, &run, &res.merged, err, sizeof err);
+    int code = rc == 0 ? hb_result_exit_code(&res.merged) : 2;
+    if (rc != 0) fprintf(stderr, "%s: %s\n", app->prog, err);
+    hft_outcome_close(&res);
+    return code;
+}

@@ -1,0 +1,53 @@
+/**
+ * hft_engine.h - the run: one pinned worker thread per CPU used, each owning its
+ * connections and busy-polling them; per-worker hb_stats merged after join.
+ *
+ * Closed loop: warm-up, a barrier, then the measured phase; order indices come from a
+ * shared counter in chunks, so a worker touches it once per HFT_CHUNK orders.
+ * Open loop: connection c of C sends orders c, c+C, ... at t0 + i / rate (warm-up
+ * included); latency from the intended time and, separately, from the actual send.
+ */
+#ifndef HFT_ENGINE_H
+#define HFT_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "hb_args.h"
+#include "hb_stats.h"
+#include "hft_cpus.h"
+#include "hft_tune.h"
+
+#define HFT_CHUNK 64
+
+/** The HFT client's own flags. */
+typedef struct hft_options {
+    hft_cpus cpus;     /* --cpus: thread t is pinned to cpus.cpu[t] */
+    int rt_priority;   /* --rt-priority N (SCHED_FIFO); 0 = not asked */
+    bool strict;       /* --strict: a tuning not applied is exit 2 */
+    bool busy_poll;    /* --busy-poll (default) / --no-busy-poll: spin, or sleep in epoll */
+    bool mlockall;     /* lock memory (on; the floor and the tests too) */
+} hft_options;
+
+/** Everything a finished run hands to the result writer. */
+typedef struct hft_outcome {
+    hb_stats merged;              /* every worker's record */
+    hft_tuning tuning;            /* what was applied, merged over the workers */
+    int workers;                  /* threads used */
+    struct timespec started_at;   /* wall clock at the start of the measured phase */
+    double duration_s;            /* wall time of the measured phase */
+    bool interrupted;             /* SIGINT/SIGTERM stopped it */
+} hft_outcome;
+
+/**
+ * Run the load cfg describes with opt. Setup failures (cannot connect, --strict and a
+ * tuning refused, out of memory) return -1 with err = "<problem>; <fix>" before any
+ * order is sent; afterwards every failure is counted in out->merged.
+ */
+int hft_run(const hb_config *cfg, const hft_options *opt, hft_outcome *out, char *err, size_t errlen);
+
+/** Free out->merged. */
+void hft_outcome_close(hft_outcome *out);
+
+#endif

@@ -1,0 +1,149 @@
+/* Unit tests of the pure parts: the request template, the response parser, the canned
+ * response, CPU lists, the tuning JSON, the clock. Run by `make test` (sanitized build). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hb_order.h"
+#include "hft_clock.h"
+#include "hft_cpus.h"
+#include "hft_http.h"
+#include "hft_tune.h"
+
+static int failures;
+#define CHECK(cond)                                                              \
+    do {                                                                         \
+        if (!(cond)) {                                                           \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                          \
+        }                                                                        \
+    } while (0)
+
+static int parse(const char *text, hft_head *h) { return hft_parse_response_head(text, strlen(text), 8192, h); }
+
+static void test_request_template(void) {
+    hft_request r;
+    CHECK(hft_request_init(&r, "/order", "127.0.0.1:8080") == 0);
+    CHECK(((uintptr_t)r.buf % HFT_CACHE_LINE) == 0);
+    const char *body = "{\"a\":1}";
+    memcpy(hft_request_body(&r), body, strlen(body));
+    hft_request_set_body_len(&r, strlen(body));
+    char want[] = "POST /order HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\n"
+                  "Connection: keep-alive\r\nContent-Length:     7\r\n\r\n{\"a\":1}";
+    CHECK(r.len == strlen(want) && memcmp(r.buf, want, r.len) == 0);
+    /* The head is parsed back by our own request parser: the floor's server relies on it. */
+    hft_head h;
+    CHECK(hft_parse_request_head(r.buf, r.len, 8192, &h) == HFT_HEAD_DONE);
+    CHECK(h.content_length == 7 && h.head_len == r.len - 7 && !h.close);
+    /* Rewriting with a longer body keeps the head in place. */
+    hft_request_set_body_len(&r, 12345);
+    CHECK(memcmp(r.buf + r.clen_off, "12345", 5) == 0 && r.len == r.head_len + 12345);
+    hft_request_set_body_len(&r, 219);
+    CHECK(memcmp(r.buf + r.clen_off, "  219", 5) == 0);
+    hft_request_set_body_len(&r, 0);
+    CHECK(memcmp(r.buf + r.clen_off, "    0", 5) == 0);
+    char long_path[700];
+    memset(long_path, 'a', sizeof long_path - 1);
+    long_path[sizeof long_path - 1] = '\0';
+    CHECK(hft_request_init(&r, long_path, "h:1") == -1);
+}
+
+static void test_order_body_fits(void) {
+    hft_request r;
+    hft_request_init(&r, "/order", "127.0.0.1:65535");
+    CHECK(hft_request_body_cap(&r) >= HB_ORDER_BODY_MAX);
+}
+
+static void test_response_parser(void) {
+    hft_head h;
+    CHECK(parse("HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello", &h) == HFT_HEAD_DONE);
+    CHECK(h.status == 200 && h.content_length == 5 && h.head_len == 38 && !h.close);
+    CHECK(parse("HTTP/1.1 404 Not Found\r\nContent-Type: x\r\nContent-Length:  12 \r\nConnection: Close\r\n\r\n", &h) ==
+          HFT_HEAD_DONE);
+    CHECK(h.status == 404 && h.content_length == 12 && h.close);
+    CHECK(parse("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", &h) == HFT_HEAD_DONE && h.close);
+    /* Every prefix of a head is incomplete, never malformed (partial reads). */
+    const char *full = "HTTP/1.1 200 OK\r\ncontent-length: 5\r\ndate: x\r\n\r\n";
+    for (size_t n = 0; n < strlen(full); n++) CHECK(hft_parse_response_head(full, n, 8192, &h) == HFT_HEAD_INCOMPLETE);
+    CHECK(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", &h) == HFT_HEAD_MALFORMED);
+    CHECK(parse("HTTP/1.1 200 OK\r\nServer: x\r\n\r\n", &h) == HFT_HEAD_MALFORMED); /* no length */
+    CHECK(parse("HTTP/1.1 2x0 OK\r\ncontent-length: 1\r\n\r\n", &h) == HFT_HEAD_MALFORMED);
+    CHECK(parse("HTTP/1.1 200 OK\r\ncontent-length: 1a\r\n\r\n", &h) == HFT_HEAD_MALFORMED);
+    CHECK(parse("SSH-2.0-OpenSSH\r\n\r\n", &h) == HFT_HEAD_MALFORMED);
+    CHECK(parse("HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", &h) == HFT_HEAD_MALFORMED);
+    /* A head that does not end within max_head is malformed, not forever incomplete. */
+    CHECK(hft_parse_response_head("HTTP/1.1 200 OK\r\nx: yyyyyyyy", 27, 20, &h) == HFT_HEAD_MALFORMED);
+}
+
+static void test_canned_response(void) {
+    char buf[1024];
+    hft_head h;
+    CHECK(hft_canned_response(buf, sizeof buf, 400) == 400);
+    CHECK(hft_parse_response_head(buf, 400, sizeof buf, &h) == HFT_HEAD_DONE);
+    CHECK(h.status == 200 && h.head_len + h.content_length == 400);
+    CHECK(buf[h.head_len] == '{' && buf[399] == '}');
+    CHECK(hft_canned_response(buf, sizeof buf, 10) == 0);
+    CHECK(hft_canned_response(buf, sizeof buf, 2000) == 0);
+}
+
+static void test_cpus(void) {
+    hft_cpus c;
+    char err[256], text[64];
+    CHECK(hft_cpus_parse("0-3,6", &c, err, sizeof err) == 0 && c.n == 5 && c.cpu[3] == 3 && c.cpu[4] == 6);
+    hft_cpus_format(&c, text, sizeof text);
+    CHECK(strcmp(text, "0,1,2,3,6") == 0);
+    CHECK(hft_cpus_parse("1", &c, err, sizeof err) == 0 && c.n == 1 && c.cpu[0] == 1);
+    const char *bad[] = {"", "a", "1-", "3-1", "1,1", "0-2,2", "1,", "99999", "1;2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(hft_cpus_parse(bad[i], &c, err, sizeof err) == -1);
+        CHECK(strstr(err, "--cpus") != NULL && strstr(err, "pass e.g.") != NULL);
+    }
+    CHECK(hft_cpus_default(&c) == 0 && c.n >= 1);
+    for (int i = 1; i < c.n; i++) CHECK(c.cpu[i - 1] > c.cpu[i]); /* highest first */
+}
+
+static void test_tuning_json(void) {
+    hft_tuning t, w;
+    char json[1024], bad[256];
+    hft_tuning_init(&t);
+    for (int i = 0; i < HFT_T_COUNT; i++) strcpy(t.item[i].text, "applied");
+    strcpy(t.item[HFT_T_RT].text, "unavailable: not requested (pass --rt-priority N)");
+    CHECK(hft_tuning_all_applied(&t, bad, sizeof bad));
+    hft_tuning_init(&w);
+    for (int i = 0; i < HFT_T_COUNT; i++) strcpy(w.item[i].text, "applied");
+    strcpy(w.item[HFT_T_HUGEPAGES].text, "unavailable: no \"pages\"");
+    hft_tuning_merge(&t, &w);
+    CHECK(!hft_tuning_all_applied(&t, bad, sizeof bad) && strncmp(bad, "hugepages: ", 11) == 0);
+    hft_tuning_json(&t, json, sizeof json);
+    CHECK(strcmp(json, "{\"mlockall\": \"applied\", \"affinity\": \"applied\", \"numa\": \"applied\", "
+                       "\"rt_priority\": \"unavailable: not requested (pass --rt-priority N)\", "
+                       "\"hugepages\": \"unavailable: no 'pages'\"}") == 0);
+}
+
+static void test_clock(void) {
+    hft_clock_init(true, 20);
+    uint64_t a = hft_ticks(), ra = hft_raw_ns();
+    while (hft_raw_ns() - ra < 20000000u) { }
+    int64_t ns = hft_ticks_to_ns(hft_ticks() - a);
+    /* Loose: the machine is shared, but a calibration off by 10% is a bug. */
+    CHECK(ns > 18000000 && ns < 26000000);
+    if (hft_clk.tsc) CHECK(hft_clk.tsc_hz > 1e8 && hft_clk.tsc_hz < 1e10);
+    hft_clock_init(false, 0);
+    CHECK(!hft_clk.tsc && hft_clk.ns_per_tick == 1.0);
+}
+
+int main(void) {
+    test_request_template();
+    test_order_body_fits();
+    test_response_parser();
+    test_canned_response();
+    test_cpus();
+    test_tuning_json();
+    test_clock();
+    if (failures) {
+        fprintf(stderr, "test_unit: %d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("test_unit: all checks passed\n");
+    return 0;
+}
