@@ -23,7 +23,7 @@ from .errors import UsageError
 from .history_store import write_atomic
 from .stats import decode
 
-PERCENTILES = (("p50", 50.0, "P50"), ("p90", 90.0, "P90"), ("p99", 99.0, "P99"), ("p999", 99.9, "P99.9"))
+PERCENTILES = ((50.0, "P50"), (90.0, "P90"), (99.0, "P99"), (99.9, "P99.9"))
 
 
 def export(run: results.Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -38,8 +38,9 @@ def export(run: results.Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
         for r in res[1:]:
             hist.add(decode(r.histogram_data))
         fewest = min(r.ok for r in res)
-        extra = f"{len(res)} repeat(s), {fewest:,} samples per repeat, commit {(run.git.get('commit') or '?')[:10]}"
-        for key, pct, label in PERCENTILES:
+        commit = (run.git.get("commit") or "?")[:10]
+        extra = f"{len(res)} repeat(s), {fewest:,} samples per repeat, commit {commit}"
+        for pct, label in PERCENTILES:
             if not samples.supports(fewest, pct):
                 continue
             latency.append(
