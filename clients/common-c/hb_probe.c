@@ -36,9 +36,7 @@ int hb_probe(const hb_url *url, int timeout_ms, char *err, size_t errlen)
             socklen_t len = sizeof(error);
             if (n == 0) {
                 error = ETIMEDOUT;
-            } else if (n < 0) {
-                error = errno;
-            } else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0) {
+            } else if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0) {
                 error = errno;
             }
         }

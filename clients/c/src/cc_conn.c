@@ -1,0 +1,98 @@
+/* cc_conn.c - see cc_conn.h. */
+#include "cc_conn.h"
+
+#include <string.h>
+
+#include "hb_clock.h"
+
+#define CLIENT_USER_AGENT "hft-bench-client-c/0.1.0"
+
+/* Copies the answer into the connection's fixed buffer; the excess is read and dropped. */
+static size_t on_data(char *data, size_t size, size_t nmemb, void *userdata)
+{
+    cc_conn *c = userdata;
+    size_t n = size * nmemb;
+    size_t room = CC_RESPONSE_MAX - c->response_len;
+    size_t take = n < room ? n : room;
+    memcpy(c->response + c->response_len, data, take);
+    c->response_len += take;
+    return n;
+}
+
+int cc_conn_init(cc_conn *c, const hb_config *cfg)
+{
+    memset(c, 0, sizeof(*c));
+    c->easy = curl_easy_init();
+    if (c->easy == NULL) {
+        return -1;
+    }
+    /* "Expect:" and "Accept:" with no value remove libcurl's defaults: no 100-continue round trip. */
+    const char *const lines[] = {"Content-Type: application/json", "Expect:", "Accept:"};
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+        struct curl_slist *next = curl_slist_append(c->headers, lines[i]);
+        if (next == NULL) {
+            return -1;
+        }
+        c->headers = next;
+    }
+    CURL *e = c->easy;
+    int bad = 0;
+    bad |= curl_easy_setopt(e, CURLOPT_URL, cfg->url.order_url) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_PROXY, "") != CURLE_OK; /* never an http_proxy from the environment */
+    bad |= curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_USERAGENT, CLIENT_USER_AGENT) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_POSTFIELDS, c->body) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, 0L) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_WRITEDATA, c) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_PRIVATE, c) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK; /* threads: no SIGALRM timeouts */
+    bad |= curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, cfg->timeout_ms) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, cfg->timeout_ms) != CURLE_OK;
+    return bad ? -1 : 0;
+}
+
+void cc_conn_close(cc_conn *c)
+{
+    if (c->easy != NULL) {
+        curl_easy_cleanup(c->easy);
+    }
+    curl_slist_free_all(c->headers);
+    c->easy = NULL;
+    c->headers = NULL;
+}
+
+void cc_conn_prepare(cc_conn *c, const hb_config *cfg, hb_ts_cache *ts, uint64_t k, uint64_t intended_ns)
+{
+    hb_order order;
+    char stamp[HB_TS_LEN];
+    struct timespec wall;
+    hb_order_make(cfg->seed, k, &order);
+    hb_wall_now(&wall);
+    hb_ts_format(ts, &wall, stamp);
+    size_t len = hb_order_format(&order, stamp, c->body, sizeof(c->body));
+    (void)curl_easy_setopt(c->easy, CURLOPT_POSTFIELDSIZE, (long)len);
+    c->response_len = 0;
+    c->measured = k >= cfg->warmup;
+    c->sent_ns = hb_now_ns();
+    c->intended_ns = intended_ns == 0 ? c->sent_ns : intended_ns;
+}
+
+int cc_conn_outcome(const cc_conn *c, CURLcode result)
+{
+    long status = 0;
+    switch (result) {
+    case CURLE_OK:
+        (void)curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
+        return hb_error_kind_of_status(status);
+    case CURLE_OPERATION_TIMEDOUT:
+        return HB_ERR_TIMEOUT;
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+        return HB_ERR_CONNECT;
+    default: /* reset mid-answer, empty reply, malformed response */
+        return HB_ERR_OTHER;
+    }
+}

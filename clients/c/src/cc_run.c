@@ -1,0 +1,138 @@
+/* cc_run.c - see cc_run.h. */
+#include "cc_run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cc_worker.h"
+#include "hb_clock.h"
+#include "hb_signal.h"
+
+/* Open loop: order 0 is due this long after the threads are released. */
+#define OPEN_LOOP_LEAD_NS 2000000u
+
+int cc_worker_count(int connections)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = cores < 1 ? 1 : (int)cores;
+    return connections < n ? connections : n;
+}
+
+static uint64_t total_orders(const hb_config *cfg)
+{
+    if (cfg->duration_s <= 0) {
+        return cfg->warmup + cfg->orders;
+    }
+    if (hb_config_open_loop(cfg)) { /* the schedule of S seconds at R orders/s */
+        return cfg->warmup + (uint64_t)ceil(cfg->duration_s * cfg->rate);
+    }
+    return UINT64_MAX; /* closed loop: until the deadline */
+}
+
+/* Closed loop: meet the workers after warm-up, start the measured phase, release them. */
+static void start_measuring(cc_plan *plan, struct timespec *wall)
+{
+    (void)pthread_barrier_wait(&plan->phase);
+    atomic_store_explicit(&plan->next_k, plan->cfg->warmup, memory_order_relaxed);
+    plan->measure_start_ns = hb_now_ns();
+    hb_wall_now(wall);
+    if (plan->cfg->duration_s > 0) {
+        plan->deadline_ns = plan->measure_start_ns + (uint64_t)(plan->cfg->duration_s * 1e9);
+    }
+    (void)pthread_barrier_wait(&plan->phase); /* publishes the fields above to the workers */
+}
+
+static void add_ns(struct timespec *t, uint64_t ns)
+{
+    uint64_t total = (uint64_t)t->tv_nsec + ns;
+    t->tv_sec += (time_t)(total / 1000000000u);
+    t->tv_nsec = (long)(total % 1000000000u);
+}
+
+/* Start n threads; on failure abort the started ones. @return threads started == n. */
+static bool launch(cc_worker *workers, int n, cc_plan *plan)
+{
+    for (int i = 0; i < n; i++) {
+        if (pthread_create(&workers[i].thread, NULL, cc_worker_main, &workers[i]) != 0) {
+            atomic_store_explicit(&plan->gate, -1, memory_order_release);
+            for (int j = 0; j < i; j++) {
+                (void)pthread_join(workers[j].thread, NULL);
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
+static int setup(const hb_config *cfg, cc_plan *plan, cc_worker *workers, int n, bool *barrier_made)
+{
+    memset(plan, 0, sizeof(*plan));
+    plan->cfg = cfg;
+    plan->total = total_orders(cfg);
+    *barrier_made = pthread_barrier_init(&plan->phase, NULL, (unsigned)n + 1) == 0;
+    if (!*barrier_made) {
+        return -1;
+    }
+    int slot = 0;
+    int rc = 0;
+    for (int i = 0; i < n; i++) { /* connections spread evenly; the first ones get the remainder */
+        int share = cfg->connections / n + (i < cfg->connections % n ? 1 : 0);
+        rc |= cc_worker_init(&workers[i], plan, share, slot);
+        slot += share;
+    }
+    return rc;
+}
+
+int cc_run(const hb_config *cfg, cc_outcome *out, char *err, size_t errlen)
+{
+    int n = cc_worker_count(cfg->connections);
+    cc_plan plan;
+    bool barrier_made = false;
+    cc_worker *workers = calloc((size_t)n, sizeof(*workers));
+    memset(out, 0, sizeof(*out));
+    out->workers = n;
+    int rc = workers == NULL ? -1 : setup(cfg, &plan, workers, n, &barrier_made);
+    if (rc == 0 && hb_stats_init(&out->merged, hb_config_open_loop(cfg)) != 0) {
+        rc = -1;
+    }
+    if (rc != 0 || !launch(workers, n, &plan)) {
+        (void)snprintf(err, errlen, "cannot set up %d connections in %d threads (out of memory or threads); "
+                                    "pass fewer --connections", cfg->connections, n);
+        rc = -1;
+    } else {
+        uint64_t mono0 = hb_now_ns();
+        struct timespec wall0;
+        hb_wall_now(&wall0);
+        plan.t0_ns = mono0 + OPEN_LOOP_LEAD_NS;
+        atomic_store_explicit(&plan.gate, 1, memory_order_release);
+        if (hb_config_open_loop(cfg)) { /* measured from the intended time of the first measured order */
+            plan.measure_start_ns = plan.t0_ns + (uint64_t)((double)cfg->warmup * 1e9 / cfg->rate);
+            out->started_at = wall0;
+            add_ns(&out->started_at, plan.measure_start_ns - mono0);
+        } else {
+            start_measuring(&plan, &out->started_at);
+        }
+        uint64_t end_ns = plan.measure_start_ns;
+        for (int i = 0; i < n; i++) {
+            (void)pthread_join(workers[i].thread, NULL);
+            hb_stats_merge(&out->merged, &workers[i].stats);
+            end_ns = workers[i].last_done_ns > end_ns ? workers[i].last_done_ns : end_ns;
+        }
+        out->duration_s = (double)(end_ns - plan.measure_start_ns) / 1e9;
+        out->interrupted = hb_signal_stop_requested();
+    }
+    for (int i = 0; workers != NULL && i < n; i++) {
+        cc_worker_close(&workers[i]);
+    }
+    if (barrier_made) {
+        (void)pthread_barrier_destroy(&plan.phase);
+    }
+    free(workers);
+    if (rc != 0) {
+        hb_stats_close(&out->merged);
+    }
+    return rc;
+}

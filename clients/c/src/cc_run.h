@@ -1,0 +1,30 @@
+/**
+ * cc_run.h - one run of the C client: split the connections over a fixed pool of
+ * worker threads (<= cores, <= connections), run warm-up and measured phase, join,
+ * merge the per-worker records.
+ */
+#ifndef CC_RUN_H
+#define CC_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "hb_args.h"
+#include "hb_stats.h"
+
+typedef struct cc_outcome {
+    hb_stats merged;            /* every worker's record, added up */
+    struct timespec started_at; /* wall clock at the start of the measured phase */
+    double duration_s;          /* measured start to the last measured answer */
+    bool interrupted;           /* SIGINT stopped it early */
+    int workers;                /* threads used */
+} cc_outcome;
+
+/** @return 0 (the caller then owns out->merged: hb_stats_close), or -1 with err = "<problem>; <fix>". */
+int cc_run(const hb_config *cfg, cc_outcome *out, char *err, size_t errlen);
+
+/** Worker threads for C connections on this machine: min(C, online cores), at least 1. */
+int cc_worker_count(int connections);
+
+#endif
