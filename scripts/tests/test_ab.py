@@ -1,0 +1,92 @@
+"""`hftbench ab` on two commits of a temporary repository whose "server" wraps the real
+bin/hft-server; the second commit adds --inject-delay-us (a known slowdown)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from hftbench import cli
+from hftbench.ab import order, resolve
+from hftbench.errors import UsageError
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER = ROOT / "bin" / "hft-server"
+CLIENT = ROOT / "bin" / "client-c"
+BUILD = "mkdir -p bin && install -m 755 server.sh bin/hft-server"
+
+needs_binaries = pytest.mark.skipif(
+    not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)),
+    reason="needs bin/hft-server and bin/client-c (make build)",
+)
+
+
+def test_rounds_are_interleaved_b_h_h_b():
+    assert [side for pair in range(3) for side in order(pair)] == [
+        "base",
+        "head",
+        "head",
+        "base",
+        "base",
+        "head",
+    ]
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """fast (the real server) -> slow (the real server spinning 300 µs per order)."""
+    path = tmp_path / "repo"
+    path.mkdir()
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    for name, extra in (("fast", ""), ("slow", "--inject-delay-us 300 ")):
+        (path / "server.sh").write_text(f'#!/bin/sh\nexec {SERVER} {extra}"$@"\n')
+        git("add", "server.sh")
+        git("commit", "-qm", name)
+    return path
+
+
+def _ab(repo, out, base, head):
+    return cli.main([
+        "ab", "--repo", str(repo), "--base", base, "--head", head, "--scenarios", "latency-1c",
+        "--clients", "c", "--orders", "2000", "--repeats", "6", "--max-repeats", "6",
+        "--out", str(out), "--build-cmd", BUILD, "--quiet",
+    ])  # fmt: skip
+
+
+@needs_binaries
+def test_slowed_commit_fails_the_gate(repo, tmp_path):
+    assert _ab(repo, tmp_path / "out", "HEAD~1", "HEAD") == 1
+    verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
+    assert verdict["status"] == "regression" and verdict["ab"]["rounds_per_side"] == 6
+    assert any(f["metric"] == "p50_us" and f["verdict"] == "regression" for f in verdict["flags"])
+    assert (tmp_path / "out" / "summary.md").read_text().startswith("## ❌ Regression")
+    assert len(list((tmp_path / "out" / "base").glob("run_*"))) == 6
+    listed = subprocess.run(
+        ["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True
+    ).stdout
+    assert str(tmp_path / "out") not in listed  # worktrees removed
+
+
+@needs_binaries
+def test_same_commit_passes(repo, tmp_path):
+    assert _ab(repo, tmp_path / "out", "HEAD~1", "HEAD~1") == 0
+    verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
+    assert verdict["status"] != "regression" and verdict["ab"]["build_s"]["head"] == 0.0
+
+
+def test_bad_ref_and_bad_build_are_usage_errors(repo, tmp_path):
+    with pytest.raises(UsageError, match="is not a commit"):
+        resolve(repo, "no-such-branch")
+    args = ["ab", "--repo", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--out", str(tmp_path / "o"),
+            "--scenarios", "small", "--clients", "c", "--build-cmd", "exit 3"]  # fmt: skip
+    code = cli.main(args)
+    assert code == 2
