@@ -16,13 +16,20 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator  # noqa: E402
 
 from . import samples  # noqa: E402
 from .results import Run  # noqa: E402
 from .rows import Row, rows_of  # noqa: E402
 
 TICKS = [50.0, 90.0, 99.0, 99.9, 99.99, 99.999]
+
+
+def _log_y(ax) -> None:
+    """Log y axis labelled 1, 2, 5, 10, 20, 50 … in plain numbers (no 10^x notation)."""
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def _x(pct: np.ndarray | float) -> np.ndarray | float:
@@ -66,7 +73,7 @@ def plot_percentiles(scenario: str, rows: list[Row], path: Path) -> Path | None:
     ax.xaxis.set_major_locator(FixedLocator([_x(t) for t in TICKS]))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{100 * (1 - 1 / v):g}%"))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    _log_y(ax)
     ax.set_xlim(left=1.0)
     ax.set_xlabel("percentile")
     ax.set_ylabel("latency (µs, log scale)")
@@ -94,9 +101,16 @@ def plot_clients(by_scenario: dict[str, list[Row]], path: Path) -> Path | None:
             bars = ax.bar(x + offset, vals, width=0.38, label=label)
             for bar, row in zip(bars, rows, strict=True):
                 if row.percentile(key) is None:
-                    ax.annotate("n/a", (bar.get_x() + bar.get_width() / 2, 1), ha="center", fontsize=7)
+                    ax.annotate(
+                        "n/a",
+                        (bar.get_x() + bar.get_width() / 2, 0.03),
+                        xycoords=("data", "axes fraction"),
+                        ha="center",
+                        fontsize=8,
+                    )
         ax.set_xticks(x, [r.client for r in rows])
         ax.set_yscale("log")
+        _log_y(ax)
         ax.set_ylabel("µs")
         ax.set_title(scenario, fontsize=10, loc="left")
         ax.grid(True, axis="y", which="both", alpha=0.3)

@@ -23,7 +23,9 @@ def _scenario_line(run: Run, name: str) -> str:
     size = f"{sc['duration_s']:g} s" if sc.get("duration_s") else f"{sc.get('orders', '?'):,} orders"
     loop = f"open loop at {sc['rate']:,.0f} orders/s" if sc.get("rate") else "closed loop"
     desc = f" — {sc['description']}" if sc.get("description") else ""
-    return f"{size}, {sc.get('connections', '?')} connections, {sc.get('warmup', 0):,} warm-up, {loop}{desc}"
+    conns = sc.get("connections", "?")
+    plural = "" if conns == 1 else "s"
+    return f"{size}, {conns} connection{plural}, {sc.get('warmup', 0):,} warm-up, {loop}{desc}"
 
 
 def _pct_cell(row: Row, key: str) -> str:
@@ -60,6 +62,7 @@ def scenario_table(run: Run, rows: list[Row], floor: Row | None) -> list[str]:
     lines.append(_target_row(run.targets, open_loop, show_floor))
     for row in rows:
         passed, notes = judge(row, run.targets)
+        notes = list(dict.fromkeys(notes))  # repeats often fail the same way
         status = ("✅" if passed else "❌") + (f" {'; '.join(notes)}" if notes else "")
         cells = [row.client, fmt_rate(row.throughput_rps), *(_pct_cell(row, k) for k in COLUMNS)]
         cells += [fmt_us(row.max_us), fmt_us(row.stddev_us)]
@@ -110,7 +113,7 @@ def comparison_table(run: Run, prev: Run) -> list[str]:
                 continue
 
             def ratio(a: float | None, b: float | None) -> str:
-                return f"{a / b:.2f}" if a and b else "n/a"
+                return f"{a / b:.3g}" if a and b else "n/a"
 
             p99 = (
                 f"{fmt_us(old.percentile('p99'))} → {fmt_us(row.percentile('p99'))}"

@@ -21,6 +21,7 @@ from . import config as config_mod
 from . import fingerprint, paths
 from .errors import UsageError
 from .results import Cell, Run
+from .rows import fmt_us
 from .runner import BUILD_TARGETS, FLOOR, available_clients, client_binary, run_cell
 from .server import Server, ServerError
 
@@ -163,7 +164,8 @@ def _cell_line(cell: Cell) -> str:
     r = cell.result
     assert r is not None
     lat = r.latency
-    return f"✅ {name} ({wall}): {r.throughput_rps:,.0f} orders/s, p50 {lat.p50_us} µs, max {lat.max_us} µs"
+    rate = f"{r.throughput_rps:,.0f} orders/s"
+    return f"✅ {name} ({wall}): {rate}, P50 {fmt_us(lat.p50_us)}, max {fmt_us(lat.max_us)}"
 
 
 def run_plan(
@@ -334,5 +336,6 @@ def main(args: argparse.Namespace) -> int:
         md = report.write_all(run)
         print(f"hftbench run: report {md}", file=sys.stderr)
     for cell in run.failed:
-        print(f"hftbench run: ❌ {cell.scenario}/{cell.client}: {cell.reason}", file=sys.stderr)
+        rep = f" r{cell.repeat}" if run.repeats > 1 else ""
+        print(f"hftbench run: ❌ {cell.scenario}/{cell.client}{rep}: {cell.reason}", file=sys.stderr)
     return 1 if run.failed else 0

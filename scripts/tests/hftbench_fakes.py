@@ -1,0 +1,52 @@
+"""A fake bin/ for hftbench's tests: wrapper scripts around fakes/fake_server.py and
+fakes/fake_client.py, one behaviour per client (ok, crash, hang, invalid, exit2, errors)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+FAKES = Path(__file__).resolve().parent / "fakes"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _script(path: Path, body: str) -> None:
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+
+
+def make_bins(root: Path, clients: dict[str, str], server_args: str = "") -> Path:
+    """root/bin with hft-server (fake) and client-<name> for each {name: behaviour}."""
+    bins = root / "bin"
+    bins.mkdir(parents=True, exist_ok=True)
+    py = shlex.quote(sys.executable)
+    _script(bins / "hft-server", f'exec {py} {shlex.quote(str(FAKES / "fake_server.py"))} "$@" {server_args}')
+    for name, behaviour in clients.items():
+        _script(
+            bins / f"client-{name}",
+            f"FAKE_CLIENT={name} FAKE_BEHAVIOUR={behaviour} "
+            f'exec {py} {shlex.quote(str(FAKES / "fake_client.py"))} "$@"',
+        )
+    return bins
+
+
+def write_config(path: Path, orders: int = 20, extra_suites: str = "") -> Path:
+    """A small scenarios.yaml: scenarios tiny (20 orders) and tiny-open; suites t and all."""
+    path.write_text(
+        f"""schema_version: 1
+targets: {{p50_us: 500000, p99_us: 2000000, throughput_rps: 1}}
+scenarios:
+  tiny: {{description: twenty orders, orders: {orders}, connections: 1, warmup: 5}}
+  tiny-open: {{orders: {orders}, connections: 1, warmup: 5, rate: 2000}}
+suites:
+  t: {{scenarios: [tiny], clients: [rust, go]}}
+  all: {{scenarios: [tiny, tiny-open], clients: [python, c, cpp, rust, go, hft]}}
+{extra_suites}"""
+    )
+    return path
+
+
+def valid_result(name: str = "result-valid-closed.json") -> dict:
+    return json.loads((REPO / "bench-config" / "testdata" / name).read_text())

@@ -1,0 +1,94 @@
+"""bench-config/scenarios.yaml loading: the real file, overrides, and file:line errors."""
+
+from __future__ import annotations
+
+import pytest
+from hftbench import config
+from hftbench.errors import UsageError
+from hftbench_fakes import REPO
+
+GOOD = """schema_version: 1
+targets: {p50_us: 500, p99_us: 2000, throughput_rps: 10000}
+scenarios:
+  a: {orders: 10, connections: 2, warmup: 1}
+  b: {duration_s: 3, connections: 1, warmup: 0, rate: 100}
+suites:
+  s: {scenarios: [a, b], clients: [c, rust]}
+"""
+
+
+def load_text(tmp_path, text):
+    path = tmp_path / "scenarios.yaml"
+    path.write_text(text)
+    return config.load(path)
+
+
+def test_the_repository_config_loads_with_the_seed_scenarios():
+    cfg = config.load(REPO / "bench-config" / "scenarios.yaml")
+    assert {"quick", "pr", "standard", "stress"} <= set(cfg.suites)
+    assert cfg.scenarios["large"].orders == 10000 and cfg.scenarios["large"].connections == 100
+    assert cfg.targets == {"p50_us": 500, "p99_us": 2000, "throughput_rps": 10000}
+    for suite in cfg.suites.values():
+        assert all(name in cfg.scenarios for name in suite.scenarios)
+
+
+def test_client_args_follow_the_client_contract(tmp_path):
+    cfg = load_text(tmp_path, GOOD)
+    assert cfg.scenarios["a"].client_args() == [
+        "--scenario", "a", "--connections", "2", "--warmup", "1", "--orders", "10",
+    ]  # fmt: skip
+    b = cfg.scenarios["b"]
+    assert b.mode == "open"
+    assert b.client_args()[-4:] == ["--duration", "3", "--rate", "100"]
+
+
+def test_overrides_replace_orders_and_duration_each_other(tmp_path):
+    cfg = load_text(tmp_path, GOOD)
+    a = cfg.scenarios["a"].with_overrides(duration_s=2.5, connections=7)
+    assert (a.orders, a.duration_s, a.connections) == (None, 2.5, 7)
+    b = cfg.scenarios["b"].with_overrides(orders=50)
+    assert (b.orders, b.duration_s, b.rate) == (50, None, 100)
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "words"),
+    [
+        (GOOD.replace("warmup: 1}", "warmup: 1, bogus: 3}"), ":4:", "unknown key 'bogus'"),
+        (GOOD.replace("connections: 2", "connections: 0"), ":4:", "less than the minimum of 1"),
+        (GOOD.replace("orders: 10,", "orders: 10, duration_s: 1,"), ":4:", "both orders and duration_s"),
+        (GOOD.replace("clients: [c, rust]", "clients: [c, java]"), ":7:", "'java' is not one of"),
+        (GOOD.replace("scenarios: [a, b]", "scenarios: [a, zz]"), ":7:", "unknown scenario 'zz'"),
+        (GOOD.replace("targets: {p50_us: 500,", "targets: {p50_us: 500"), ":2:", "not valid YAML"),
+        (GOOD + "suites: {}\n", ":8:", "duplicate key 'suites'"),
+        ("", ":1:", "empty"),
+    ],
+    ids=[
+        "unknown-key",
+        "range",
+        "orders-and-duration",
+        "client",
+        "suite-scenario",
+        "yaml",
+        "duplicate",
+        "empty",
+    ],
+)
+def test_malformed_config_names_file_line_and_problem(tmp_path, text, where, words):
+    with pytest.raises(config.ConfigError) as info:
+        load_text(tmp_path, text)
+    message = str(info.value)
+    assert message.startswith(str(tmp_path / "scenarios.yaml") + where), message
+    assert words in message
+
+
+def test_unknown_suite_and_scenario_list_the_valid_names(tmp_path):
+    cfg = load_text(tmp_path, GOOD)
+    with pytest.raises(UsageError, match=r"unknown suite 'nope'; valid suites: s"):
+        cfg.suite("nope")
+    with pytest.raises(UsageError, match=r"unknown scenario 'x'; valid scenarios: a, b"):
+        cfg.scenario("x")
+
+
+def test_missing_file_says_how_to_pass_one(tmp_path):
+    with pytest.raises(config.ConfigError, match="--config"):
+        config.load(tmp_path / "absent.yaml")

@@ -1,0 +1,115 @@
+"""report.md, results.csv and plots rendered from fixture results (no server, no clients)."""
+
+from __future__ import annotations
+
+import copy
+import csv
+
+from hftbench import report
+from hftbench.results import Cell, ClientResult, Run, load_run
+from hftbench.rows import judge, make_row
+from hftbench_fakes import valid_result
+
+TARGETS = {"p50_us": 500, "p99_us": 2000, "throughput_rps": 10000}
+
+
+def result(client: str, scenario: str = "medium", **changes) -> ClientResult:
+    doc = copy.deepcopy(valid_result())  # 1,000 samples, P50 99 µs, P99 202 µs, 46,948 orders/s
+    doc.update(client=client, scenario=scenario, **changes)
+    return ClientResult.from_dict(doc)
+
+
+def ok_cell(client: str, repeat: int = 1, **changes) -> Cell:
+    r = result(client, **changes)
+    return Cell("medium", client, "ok", None, r, 0.5, repeat, f"medium/{client}.json", 0, 1100)
+
+
+def make_run(tmp_path, cells, name="run_20261122T030000Z", targets=TARGETS) -> Run:
+    path = tmp_path / name
+    path.mkdir(parents=True)
+    run = Run(
+        path=path,
+        run_id=name,
+        suite="standard",
+        started_at="2026-11-22T03:00:00Z",
+        finished_at="2026-11-22T03:05:00Z",
+        complete=True,
+        fingerprint={"cores": 2, "cpu_model": "Test CPU", "tuning": {"knobs": {}}},
+        git={"commit": "0123456789abcdef", "branch": "main", "dirty": False},
+        tools={"python": "3.11"},
+        server={"binary": "bin/hft-server"},
+        targets=targets,
+        scenarios={"medium": {"orders": 1000, "connections": 50, "warmup": 100, "rate": None}},
+        repeats=1,
+        cells=cells,
+        wall_s=100.0,
+    )
+    run.write()
+    return run
+
+
+def table_row(md: str, client: str, after: str = "### medium") -> str:
+    section = md.split(after, 1)[1]
+    return next(line for line in section.splitlines() if line.startswith(f"| {client} |"))
+
+
+def test_targets_vs_actual_marks_pass_fail_and_unsupported_percentiles(tmp_path):
+    failed = Cell("medium", "go", "failed", "killed by SIGSEGV", None, 0.1, 1, "medium/go.json", -11)
+    md = report.render(make_run(tmp_path, [ok_cell("c"), failed]))
+    assert "| **target** | > 10,000 | < 500 µs |  | < 2.00 ms |" in md
+    row = table_row(md, "c")
+    # 1,000 samples: P99 shown (needs 1,000), P99.9 not (needs 10,000).
+    assert row.startswith("| c | 46,948 | 99.1 µs | 144 µs | 202 µs | n/a¹ | 248 µs | 31.2 µs |")
+    assert row.endswith("| ✅ |")
+    assert table_row(md, "go").endswith("| ❌ killed by SIGSEGV |")
+    assert "- ❌ medium/go: killed by SIGSEGV" in md
+    assert "P99.9 10,000 samples" in md  # the sample rule is stated
+
+
+def test_a_missed_target_is_a_cross_with_the_figure(tmp_path):
+    md = report.render(make_run(tmp_path, [ok_cell("c")], targets={"p50_us": 50, "throughput_rps": 100000}))
+    row = table_row(md, "c")
+    assert "❌" in row and "P50 99 ≥ 50 µs" in row and "throughput 46,948 ≤ 100,000 orders/s" in row
+
+
+def test_too_few_samples_leave_a_target_unjudged_not_failed():
+    few = Cell("small", "c", "ok", None, result("c", scenario="small", ok=100), 0.1)
+    row = make_row([few])
+    assert row.percentile("p99") is None and row.percentile("p90") is not None
+    passed, notes = judge(row, TARGETS)
+    assert passed is True  # P50 99 µs < 500 µs and 46,948 orders/s > 10,000 pass; P99 is not judged
+    assert any("P99 not judged (needs ≥ 1,000 samples, has 100)" in n for n in notes)
+
+
+def test_repeats_are_merged_from_the_histograms():
+    row = make_row([ok_cell("c", 1), ok_cell("c", 2)])
+    assert row.samples == 2000
+    assert row.percentile("p99") is not None and abs(row.percentile("p99") - 201.855) < 1
+    assert row.throughput_rps == 46948.36
+
+
+def test_cross_client_table_and_comparison_with_a_previous_run(tmp_path):
+    prev = make_run(tmp_path, [ok_cell("c"), ok_cell("rust")], name="run_20261122T020000Z")
+    slower = ok_cell("c", throughput_rps=23474.18)
+    now = make_run(tmp_path, [slower, ok_cell("rust")])
+    md = report.render(now, prev)
+    assert "| c | 23,474 · 103 µs · 202 µs · 248 µs |" in md
+    assert "## Compared with the previous run (run_20261122T020000Z)" in md
+    assert "| medium | c | 0.5 | 1 | 1 | 202 µs → 202 µs |" in md
+    assert "| medium | rust | 1 | 1 | 1 |" in md
+
+
+def test_write_all_writes_report_csv_and_plots_and_finds_the_previous_run(tmp_path):
+    make_run(tmp_path, [ok_cell("c")], name="run_20261122T020000Z")
+    run = make_run(tmp_path, [ok_cell("c"), ok_cell("rust")])
+    path = report.write_all(load_run(run.path))
+    md = path.read_text()
+    assert "## Compared with the previous run (run_20261122T020000Z)" in md
+    plots = sorted(p.name for p in (run.path / "plots").glob("*.png"))
+    assert plots == ["clients.png", "percentiles_medium.png", "throughput.png"]
+    assert all((run.path / "plots" / p).read_bytes()[:4] == b"\x89PNG" for p in plots)
+    rows = list(csv.DictReader((run.path / "results.csv").open()))
+    assert [(r["scenario"], r["client"], r["status"], r["p99_us"]) for r in rows] == [
+        ("medium", "c", "ok", "201.855"),
+        ("medium", "rust", "ok", "201.855"),
+    ]
