@@ -1,0 +1,87 @@
+// connection.cpp - see connection.hpp; the same handle setup as clients/c/src/cc_conn.c.
+#include "connection.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <stdexcept>
+
+extern "C" {
+#include "hb_clock.h"
+}
+
+namespace hb {
+
+Connection::Connection(const hb_config &cfg, std::size_t index) : cfg_(cfg), index_(index), easy_(make_easy())
+{
+    // "Expect:" and "Accept:" with no value remove libcurl's defaults: no 100-continue round trip.
+    for (const char *line : {"Content-Type: application/json", "Expect:", "Accept:"}) {
+        curl_slist *next = curl_slist_append(headers_.get(), line);
+        if (next == nullptr) {
+            throw std::runtime_error("curl_slist_append failed");
+        }
+        (void)headers_.release();  // next now owns the list
+        headers_.reset(next);
+    }
+    CURL *e = easy_.get();
+    setopt(e, CURLOPT_URL, cfg.url.order_url, "URL");
+    setopt(e, CURLOPT_PROXY, "", "PROXY");  // never an http_proxy from the environment
+    setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1), "HTTP_VERSION");
+    setopt(e, CURLOPT_HTTPHEADER, headers_.get(), "HTTPHEADER");
+    setopt(e, CURLOPT_USERAGENT, "hft-bench-client-cpp/" CLIENT_VERSION, "USERAGENT");
+    setopt(e, CURLOPT_POSTFIELDS, body_.data(), "POSTFIELDS");
+    setopt(e, CURLOPT_POSTFIELDSIZE, 0L, "POSTFIELDSIZE");
+    setopt(e, CURLOPT_WRITEFUNCTION, &Connection::on_data, "WRITEFUNCTION");
+    setopt(e, CURLOPT_WRITEDATA, this, "WRITEDATA");
+    setopt(e, CURLOPT_PRIVATE, this, "PRIVATE");
+    setopt(e, CURLOPT_TCP_NODELAY, 1L, "TCP_NODELAY");
+    setopt(e, CURLOPT_NOSIGNAL, 1L, "NOSIGNAL");  // threads: no SIGALRM timeouts
+    setopt(e, CURLOPT_TIMEOUT_MS, cfg.timeout_ms, "TIMEOUT_MS");
+    setopt(e, CURLOPT_CONNECTTIMEOUT_MS, cfg.timeout_ms, "CONNECTTIMEOUT_MS");
+}
+
+std::size_t Connection::on_data(char *data, std::size_t size, std::size_t nmemb, void *self)
+{
+    auto *c = static_cast<Connection *>(self);
+    std::size_t n = size * nmemb;
+    std::size_t take = std::min(n, kResponseMax - c->response_len_);
+    std::memcpy(c->response_.data() + c->response_len_, data, take);
+    c->response_len_ += take;
+    return n;
+}
+
+void Connection::prepare(hb_ts_cache &ts, std::uint64_t k, std::uint64_t intended_ns)
+{
+    hb_order order;
+    char stamp[HB_TS_LEN];
+    timespec wall{};
+    hb_order_make(cfg_.seed, k, &order);
+    hb_wall_now(&wall);
+    hb_ts_format(&ts, &wall, stamp);
+    std::size_t len = hb_order_format(&order, stamp, body_.data(), body_.size());
+    (void)curl_easy_setopt(easy_.get(), CURLOPT_POSTFIELDSIZE, static_cast<long>(len));
+    response_len_ = 0;
+    measured_ = k >= cfg_.warmup;
+    sent_ns_ = hb_now_ns();
+    intended_ns_ = intended_ns == 0 ? sent_ns_ : intended_ns;
+}
+
+int Connection::outcome(CURLcode result) const
+{
+    switch (result) {
+    case CURLE_OK: {
+        long status = 0;
+        (void)curl_easy_getinfo(easy_.get(), CURLINFO_RESPONSE_CODE, &status);
+        return hb_error_kind_of_status(status);
+    }
+    case CURLE_OPERATION_TIMEDOUT:
+        return HB_ERR_TIMEOUT;
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+        return HB_ERR_CONNECT;
+    default:  // reset mid-answer, empty reply, malformed response
+        return HB_ERR_OTHER;
+    }
+}
+
+}  // namespace hb

@@ -1,0 +1,112 @@
+// run.cpp - see run.hpp; the same phases as clients/c/src/cc_run.c.
+#include "run.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <future>
+#include <limits>
+#include <vector>
+
+extern "C" {
+#include "hb_clock.h"
+#include "hb_signal.h"
+}
+
+namespace hb {
+
+namespace {
+
+// Open loop: order 0 is due this long after the tasks are released.
+constexpr std::uint64_t kOpenLoopLeadNs = 2000000;
+
+int task_count(int connections)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return std::max(1, std::min(connections, cores < 1 ? 1 : static_cast<int>(cores)));
+}
+
+std::uint64_t total_orders(const hb_config &cfg)
+{
+    if (cfg.duration_s <= 0) {
+        return cfg.warmup + cfg.orders;
+    }
+    if (hb_config_open_loop(&cfg)) {  // the schedule of S seconds at R orders/s
+        return cfg.warmup + static_cast<std::uint64_t>(std::ceil(cfg.duration_s * cfg.rate));
+    }
+    return std::numeric_limits<std::uint64_t>::max();  // closed loop: until the deadline
+}
+
+void add_ns(timespec &t, std::uint64_t ns)
+{
+    std::uint64_t total = static_cast<std::uint64_t>(t.tv_nsec) + ns;
+    t.tv_sec += static_cast<time_t>(total / 1000000000u);
+    t.tv_nsec = static_cast<long>(total % 1000000000u);
+}
+
+/** Closed loop: meet the tasks after warm-up, start the measured phase, release them. */
+void start_measuring(Plan &plan, timespec &wall)
+{
+    plan.phase.arrive_and_wait();
+    plan.next_k.store(plan.cfg.warmup, std::memory_order_relaxed);
+    plan.measure_start_ns = hb_now_ns();
+    hb_wall_now(&wall);
+    if (plan.cfg.duration_s > 0) {
+        plan.deadline_ns = plan.measure_start_ns + static_cast<std::uint64_t>(plan.cfg.duration_s * 1e9);
+    }
+    plan.phase.arrive_and_wait();  // publishes the fields above to the tasks
+}
+
+}  // namespace
+
+std::unique_ptr<Outcome> run(const hb_config &cfg)
+{
+    const int n = task_count(cfg.connections);
+    Plan plan(cfg, n);
+    plan.total = total_orders(cfg);
+    std::vector<std::unique_ptr<Worker>> workers;
+    int slot = 0;
+    for (int i = 0; i < n; i++) {  // connections spread evenly; the first ones get the remainder
+        int share = cfg.connections / n + (i < cfg.connections % n ? 1 : 0);
+        workers.push_back(std::make_unique<Worker>(plan, share, slot));
+        slot += share;
+    }
+    auto out = std::make_unique<Outcome>(hb_config_open_loop(&cfg));
+    out->workers = n;
+
+    std::vector<std::future<void>> tasks;
+    try {
+        for (auto &w : workers) {
+            tasks.push_back(std::async(std::launch::async, [&w] { w->run(); }));
+        }
+    } catch (...) {
+        plan.gate.store(-1, std::memory_order_release);  // the started tasks return at once
+        throw;                                          // ~future joins them
+    }
+
+    std::uint64_t mono0 = hb_now_ns();
+    timespec wall0{};
+    hb_wall_now(&wall0);
+    plan.t0_ns = mono0 + kOpenLoopLeadNs;
+    plan.gate.store(1, std::memory_order_release);
+    if (hb_config_open_loop(&cfg)) {  // measured from the intended time of the first measured order
+        plan.measure_start_ns = plan.t0_ns + static_cast<std::uint64_t>(static_cast<double>(cfg.warmup) * 1e9 / cfg.rate);
+        out->started_at = wall0;
+        add_ns(out->started_at, plan.measure_start_ns - mono0);
+    } else {
+        start_measuring(plan, out->started_at);
+    }
+    std::uint64_t end_ns = plan.measure_start_ns;
+    for (std::size_t i = 0; i < tasks.size(); i++) {
+        tasks[i].get();
+        hb_stats_merge(out->merged.get(), workers[i]->stats());
+        end_ns = std::max(end_ns, workers[i]->last_done_ns());
+    }
+    out->duration_s = static_cast<double>(end_ns - plan.measure_start_ns) / 1e9;
+    out->interrupted = hb_signal_stop_requested();
+    return out;
+}
+
+}  // namespace hb

@@ -1,0 +1,222 @@
+// worker.cpp - see worker.hpp. The hot path: fill idle connections, let libcurl send
+// and read, record what finished, wait for sockets (or the pacing timer).
+#include "worker.hpp"
+
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <new>
+#include <stdexcept>
+
+extern "C" {
+#include "hb_clock.h"
+#include "hb_signal.h"
+}
+
+namespace hb {
+
+namespace {
+// Longest sleep in poll: how often an idle worker re-checks SIGINT and the deadline.
+constexpr int kPollMs = 100;
+}  // namespace
+
+void Rendezvous::arrive_and_wait()
+{
+    std::unique_lock<std::mutex> lock(mutex_);
+    std::uint64_t gen = generation_;
+    if (++waiting_ == parties_) {
+        waiting_ = 0;
+        generation_++;
+        cv_.notify_all();
+        return;
+    }
+    cv_.wait(lock, [&] { return generation_ != gen; });
+}
+
+Stats::Stats(bool open_loop)
+{
+    if (hb_stats_init(&s_, open_loop) != 0) {
+        throw std::bad_alloc();
+    }
+}
+
+Fd::~Fd()
+{
+    if (fd_ >= 0) {
+        (void)close(fd_);
+    }
+}
+
+Worker::Worker(Plan &plan, int n_conns, int first_slot)
+    : plan_(plan), first_slot_(first_slot), multi_(make_multi()),
+      timer_(hb_config_open_loop(&plan.cfg) ? timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC) : -1),
+      next_i_(static_cast<std::uint64_t>(first_slot)), stats_(hb_config_open_loop(&plan.cfg))
+{
+    if (hb_config_open_loop(&plan.cfg) && timer_.get() < 0) {
+        throw std::runtime_error("timerfd_create failed");
+    }
+    hb_ts_cache_init(&ts_);
+    // Keep every connection of this worker alive in its cache between orders.
+    (void)curl_multi_setopt(multi_.get(), CURLMOPT_MAXCONNECTS, static_cast<long>(n_conns));
+    conns_.reserve(static_cast<std::size_t>(n_conns));
+    free_.reserve(static_cast<std::size_t>(n_conns));
+    for (int i = 0; i < n_conns; i++) {
+        conns_.push_back(std::make_unique<Connection>(plan.cfg, static_cast<std::size_t>(i)));
+    }
+    for (int i = n_conns - 1; i >= 0; i--) {
+        free_.push_back(static_cast<std::size_t>(i));
+    }
+}
+
+void Worker::start(std::uint64_t k, std::uint64_t intended_ns)
+{
+    Connection &c = *conns_[free_.back()];
+    free_.pop_back();
+    c.prepare(ts_, k, intended_ns);
+    (void)curl_multi_add_handle(multi_.get(), c.easy());
+}
+
+int Worker::collect()
+{
+    int done = 0;
+    int left = 0;
+    while (CURLMsg *m = curl_multi_info_read(multi_.get(), &left)) {
+        if (m->msg != CURLMSG_DONE) {
+            continue;
+        }
+        std::uint64_t now = hb_now_ns();
+        CURL *easy = m->easy_handle;
+        CURLcode result = m->data.result;  // m is invalid after remove_handle
+        char *priv = nullptr;
+        (void)curl_easy_getinfo(easy, CURLINFO_PRIVATE, &priv);
+        auto *c = reinterpret_cast<Connection *>(priv);
+        (void)curl_multi_remove_handle(multi_.get(), easy);
+        if (c->measured()) {
+            int kind = c->outcome(result);
+            if (kind < 0) {
+                hb_stats_record_ok(stats_.get(), static_cast<std::int64_t>(now - c->intended_ns()),
+                                   static_cast<std::int64_t>(now - c->sent_ns()));
+            } else {
+                hb_stats_record_error(stats_.get(), static_cast<hb_error_kind>(kind));
+            }
+            last_done_ns_ = now;
+        }
+        free_.push_back(c->index());
+        done++;
+    }
+    return done;
+}
+
+int Worker::pump()
+{
+    int running = 0;
+    (void)curl_multi_perform(multi_.get(), &running);
+    return collect();
+}
+
+void Worker::run_closed_phase(std::uint64_t end_k, std::uint64_t deadline_ns)
+{
+    bool more = true;
+    for (;;) {
+        while (more && !free_.empty()) {
+            if (hb_signal_stop_requested() || (deadline_ns != 0 && hb_now_ns() >= deadline_ns)) {
+                more = false;
+                break;
+            }
+            std::uint64_t k = plan_.next_k.fetch_add(1, std::memory_order_relaxed);
+            if (k >= end_k) {
+                more = false;
+                break;
+            }
+            start(k, 0);
+        }
+        if (pump() > 0) {
+            continue;  // refill the connections that just finished
+        }
+        if (!more && idle()) {
+            return;
+        }
+        (void)curl_multi_poll(multi_.get(), nullptr, 0, kPollMs, nullptr);
+    }
+}
+
+std::uint64_t Worker::intended_ns(std::uint64_t i) const
+{
+    return plan_.t0_ns + static_cast<std::uint64_t>(static_cast<double>(i) * 1e9 / plan_.cfg.rate);
+}
+
+std::uint64_t Worker::next_order(std::uint64_t i) const
+{
+    auto c = static_cast<std::uint64_t>(plan_.cfg.connections);
+    std::uint64_t slot = i % c;
+    if (slot + 1 < static_cast<std::uint64_t>(first_slot_) + conns_.size()) {
+        return i + 1;
+    }
+    return i - slot + c + static_cast<std::uint64_t>(first_slot_);
+}
+
+void Worker::wait_until(std::uint64_t due_ns)
+{
+    if (due_ns <= hb_now_ns() + HB_SPIN_NS) {
+        while (hb_now_ns() < due_ns) {  // the last 50 µs: spin, reading answers meanwhile
+            (void)pump();
+        }
+        return;
+    }
+    std::uint64_t wake = due_ns - HB_SPIN_NS;
+    itimerspec its{};
+    its.it_value.tv_sec = static_cast<time_t>(wake / 1000000000u);
+    its.it_value.tv_nsec = static_cast<long>(wake % 1000000000u);
+    (void)timerfd_settime(timer_.get(), TFD_TIMER_ABSTIME, &its, nullptr);
+    curl_waitfd tfd{timer_.get(), CURL_WAIT_POLLIN, 0};
+    (void)curl_multi_poll(multi_.get(), &tfd, 1, kPollMs, nullptr);
+    if (tfd.revents != 0) {
+        std::uint64_t expirations = 0;
+        (void)!read(timer_.get(), &expirations, sizeof(expirations));
+    }
+}
+
+void Worker::run_open()
+{
+    for (;;) {
+        bool more = next_i_ < plan_.total && !hb_signal_stop_requested();
+        std::uint64_t now = hb_now_ns();
+        while (more && !free_.empty() && intended_ns(next_i_) <= now) {
+            start(next_i_, intended_ns(next_i_));
+            next_i_ = next_order(next_i_);
+            more = next_i_ < plan_.total;
+        }
+        if (pump() > 0) {
+            continue;
+        }
+        if (!more && idle()) {
+            return;
+        }
+        if (more && !free_.empty()) {
+            wait_until(intended_ns(next_i_));
+        } else {
+            (void)curl_multi_poll(multi_.get(), nullptr, 0, kPollMs, nullptr);
+        }
+    }
+}
+
+void Worker::run()
+{
+    int g = 0;
+    while ((g = plan_.gate.load(std::memory_order_acquire)) == 0) {
+        hb_sleep_until_ns(hb_now_ns() + 200000);
+    }
+    if (g < 0) {
+        return;
+    }
+    if (hb_config_open_loop(&plan_.cfg)) {
+        run_open();
+        return;
+    }
+    run_closed_phase(plan_.cfg.warmup, 0);
+    plan_.phase.arrive_and_wait();  // warm-up done everywhere
+    plan_.phase.arrive_and_wait();  // main has set the measured start
+    run_closed_phase(plan_.total, plan_.deadline_ns);
+}
+
+}  // namespace hb
