@@ -1,0 +1,88 @@
+"""`hftbench run` / `report` end to end on the fake bin/: files, exit status, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hftbench import cli
+from hftbench.results import load_run
+from hftbench_fakes import make_bins, write_config
+
+
+def run(tmp_path, *args) -> int:
+    return cli.main(
+        ["run", "--config", str(tmp_path / "s.yaml"), "--bin", str(tmp_path / "bin"), "--quiet", *args]
+    )
+
+
+@pytest.fixture
+def fake(tmp_path):
+    make_bins(tmp_path, {"rust": "ok", "go": "ok", "hft": "crash"})
+    write_config(tmp_path / "s.yaml")
+    return tmp_path
+
+
+def test_a_crashing_client_fails_its_cells_and_the_rest_still_run(fake, capsys):
+    out = fake / "run"
+    assert run(fake, "--suite", "all", "--out", str(out), "--no-report") == 1
+    r = load_run(out)
+    assert r.complete and r.suite == "all"
+    cells = {(c.scenario, c.client): c for c in r.cells}
+    assert set(cells) == {(s, c) for s in ("tiny", "tiny-open") for c in ("rust", "go", "hft")}
+    assert cells["tiny", "hft"].reason.startswith("killed by SIGSEGV")
+    assert cells["tiny-open", "rust"].ok and cells["tiny-open", "rust"].result.mode == "open"
+    assert [s["client"] for s in r.skipped] == ["python", "c", "cpp"]
+    assert (out / "server.log").read_text().startswith("hft-server listening on http://127.0.0.1:")
+    assert (out / "tiny" / "go.json").is_file() and (out / "tiny-open" / "rust.json").is_file()
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["schema_version"] == 1 and doc["git"]["commit"] and doc["fingerprint"]["cores"]
+    assert "tiny/hft: killed by SIGSEGV" in capsys.readouterr().err
+
+
+def test_repeats_interleave_clients_and_report_is_written(fake):
+    out = fake / "run"
+    assert run(fake, "--suite", "t", "--repeat", "2", "--orders", "10", "--out", str(out)) == 0
+    r = load_run(out)
+    assert [(c.client, c.repeat) for c in r.cells] == [("rust", 1), ("go", 1), ("go", 2), ("rust", 2)]
+    assert (out / "tiny" / "go.r2.json").is_file()
+    assert r.scenarios["tiny"]["orders"] == 10
+    md = (out / "report.md").read_text()
+    assert "### tiny" in md and "| rust |" in md and (out / "results.csv").is_file()
+    assert (out / "plots" / "percentiles_tiny.png").is_file()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--suite", "nope"], "unknown suite 'nope'; valid suites: t, all"),
+        (
+            ["--suite", "t", "--scenarios", "tiny,huge"],
+            "unknown scenario 'huge'; valid scenarios: tiny, tiny-open",
+        ),
+        (["--suite", "t", "--clients", "rust,java"], "unknown client 'java'; valid clients: python, c, cpp"),
+        (["--suite", "t", "--clients", "cpp"], "client-cpp missing: run `make build-cpp`"),
+        (["--suite", "t", "--orders", "0"], "--orders must be >= 1"),
+        (["--suite", "t", "--orders", "5", "--duration", "1"], "--orders and --duration exclude each other"),
+    ],
+)
+def test_bad_names_and_values_exit_2_with_the_valid_choices(fake, capsys, args, message):
+    assert run(fake, *args) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_server_names_the_make_target(fake, capsys):
+    (fake / "bin" / "hft-server").unlink()
+    assert run(fake, "--suite", "t") == 2
+    assert "hft-server not found: run `make build-rust`" in capsys.readouterr().err
+
+
+def test_malformed_config_exits_2_with_file_and_line(fake, capsys):
+    (fake / "s.yaml").write_text("schema_version: 1\ntargets: {p50_us: -1}\nscenarios: {}\nsuites: {}\n")
+    assert run(fake, "--suite", "t") == 2
+    assert f"{fake / 's.yaml'}:2:" in capsys.readouterr().err
+
+
+def test_report_on_a_folder_without_results_exits_2(tmp_path, capsys):
+    assert cli.main(["report", str(tmp_path)]) == 2
+    assert "no results.json here" in capsys.readouterr().err
