@@ -6,7 +6,17 @@ export const COLORS = ['#1f77b4', '#d62728', '#9467bd', '#2ca02c', '#ff7f0e', '#
 const LABELS = { p50_us: 'p50', p99_us: 'p99', p999_us: 'p99.9', throughput_rps: 'orders/s' };
 
 function shortDate(iso) {
-  return typeof iso === 'string' ? iso.slice(0, 10) : '';
+  return typeof iso === 'string' ? iso.slice(5, 10) : '';
+}
+
+// Whole run indices only: one tick per commit at most, never half a commit.
+const RUN_INCRS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
+
+/** Powers of ten in [min, max]: 1, 10, 100 … on the 1 / (1 - p) axis are 0 %, 90 %, 99 % … */
+function decades(u, axisIdx, min, max) {
+  const out = [];
+  for (let x = 1; x <= max * 1.0001; x *= 10) if (x >= min * 0.9999) out.push(x);
+  return out;
 }
 
 /** Change points (dashed line + size) and gate regressions (red ring) over the plot. */
@@ -49,9 +59,9 @@ export function trendChart(parent, trend, fields, { markers, flags, width, onHov
   const opts = {
     width,
     height: 200,
-    scales: { x: { time: false }, y: latency ? { distr: 3 } : {} },
+    scales: { x: { time: false, range: [0, Math.max(1, xs.length - 1)] }, y: latency ? { distr: 3 } : {} },
     axes: [
-      { values: (u, splits) => splits.map((i) => shortDate(trend.runs[Math.round(i)]?.date)) },
+      { incrs: RUN_INCRS, values: (u, splits) => splits.map((i) => shortDate(trend.runs[i]?.date)) },
       { label: latency ? 'µs' : 'orders/s', size: 60 },
     ],
     series: [
@@ -73,7 +83,7 @@ export function barChart(parent, clients, values, { width, label }) {
   const opts = {
     width,
     height: 220,
-    scales: { x: { time: false, range: [-0.5, clients.length - 0.5] } },
+    scales: { x: { time: false, range: [-0.5, clients.length - 0.5] }, y: { range: (u, min, max) => [0, max * 1.1] } },
     axes: [
       { values: (u, splits) => splits.map((i) => (Number.isInteger(i) ? clients[i] ?? '' : '')), incrs: [1] },
       { label, size: 70 },
@@ -98,7 +108,7 @@ export function percentileChart(parent, curves, { width }) {
     height: 260,
     scales: { x: { time: false, distr: 3 }, y: { distr: 3 } },
     axes: [
-      { values: (u, splits) => splits.map((x) => `${+(100 - 100 / x).toPrecision(6)}%`), label: 'percentile' },
+      { splits: decades, values: (u, splits) => splits.map((x) => `${+(100 - 100 / x).toPrecision(6)}%`), label: 'percentile' },
       { label: 'µs', size: 60 },
     ],
     series: [

@@ -65,6 +65,6 @@ export function safeUrl(url) {
 
 export function formatValue(v) {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
-  if (Math.abs(v) >= 1000) return Math.round(v).toLocaleString('en-US');
+  if (Number.isInteger(v) || Math.abs(v) >= 1000) return Math.round(v).toLocaleString('en-US');
   return v.toPrecision(3);
 }
