@@ -29,16 +29,16 @@ class MetricResult:
     client: str
     metric: str  # gates.yaml name: "p99_us", "throughput_rps", "errors"
     gated: bool  # counts for the exit status (gates.yaml gated and enough samples)
-    verdict: str  # stats.REGRESSION | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | NOT_GATED
-    ratio: float | None  # head / base (errors: head rate / base rate, None when base is 0)
-    ci: tuple[float, float] | None  # bootstrap interval of the ratio (errors: of nothing, None)
-    p_value: float | None  # Mann-Whitney two-sided, uncorrected
-    p_adjusted: float | None  # Holm over the family (gated or reported-only)
-    base_value: float | None  # merged-histogram quantile (us), mean throughput, mean error rate
-    head_value: float | None
     base_runs: int
     head_runs: int
-    min_samples: int  # fewest latency samples in one run, both sides
+    min_samples: int  # fewest samples in one run, both sides
+    verdict: str = stats.INCONCLUSIVE  # REGRESSION | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | NOT_GATED
+    ratio: float | None = None  # head / base (errors: head rate / base rate, None when base is 0)
+    ci: tuple[float, float] | None = None  # bootstrap interval of the ratio (None: not computed)
+    p_value: float | None = None  # Mann-Whitney two-sided, uncorrected
+    p_adjusted: float | None = None  # Holm over the family (gated or reported-only)
+    base_value: float | None = None  # merged-histogram quantile (us), mean throughput, mean error rate
+    head_value: float | None = None
     reason: str | None = None  # why not gated / inconclusive, in words
 
     @property
@@ -132,42 +132,25 @@ def compare_sides(base: Side, head: Side, gates: Gates) -> Comparison:
 
 
 def _missing(key: SeriesKey, m: MetricGate, only: str, b: list[Repeat], h: list[Repeat]) -> MetricResult:
-    return MetricResult(
-        *key, m.name, False, stats.NOT_GATED, None, None, None, None, None, None, len(b), len(h), 0,
-        f"only in {only}",
-    )  # fmt: skip
+    return MetricResult(*key, m.name, False, len(b), len(h), 0, stats.NOT_GATED, reason=f"only in {only}")
 
 
 def _series(key: SeriesKey, b: list[Repeat], h: list[Repeat], gates: Gates, rng) -> list[MetricResult]:
-    min_n = min(r.ok for r in (*b, *h))
     with_hist = all(r.histogram and r.ok > 0 for r in (*b, *h))
     g = stats.grid([r.histogram for r in b], [r.histogram for r in h]) if with_hist else None
     results = []
     for m in gates.metrics:
-        res = MetricResult(
-            *key,
-            m.name,
-            m.gated,
-            stats.INCONCLUSIVE,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            len(b),
-            len(h),
-            min_n,
-        )
+        # Errors count every measured order; latency metrics only the successful ones.
+        n = min(r.ok + r.errors if m.kind == "errors" else r.ok for r in (*b, *h))
+        res = MetricResult(*key, m.name, m.gated, len(b), len(h), n)
+        enough = n >= m.min_samples
         if m.kind == "quantile":
-            _quantile(res, m, g, gates, rng)
+            _quantile(res, m, g, gates, rng, test=enough)
         elif m.kind == "throughput":
             _scalar(res, [r.throughput_rps for r in b], [r.throughput_rps for r in h], gates, rng)
         else:
             _errors(res, b, h)
-        # Errors count every measured order; latency metrics only the successful ones.
-        n = min(r.ok + r.errors for r in (*b, *h)) if m.kind == "errors" else min_n
-        if res.verdict != stats.NOT_GATED and n < m.min_samples:
+        if res.verdict != stats.NOT_GATED and not enough:
             res.verdict, res.reason = stats.NOT_GATED, f"n too small: {n} samples in a run < {m.min_samples}"
         if res.verdict == stats.NOT_GATED:
             res.gated = False
@@ -175,13 +158,16 @@ def _series(key: SeriesKey, b: list[Repeat], h: list[Repeat], gates: Gates, rng)
     return results
 
 
-def _quantile(res: MetricResult, m: MetricGate, g: stats.Grid | None, gates: Gates, rng) -> None:
+def _quantile(res: MetricResult, m: MetricGate, g: stats.Grid | None, gates: Gates, rng, test: bool) -> None:
+    """Merged quantiles and their ratio; the test and the interval only when `test`."""
     if g is None:
         res.verdict, res.reason = stats.NOT_GATED, "a run recorded no latency (every order failed)"
         return
     qb = stats.merged_quantile(g.values_ns, g.base, m.quantile)
     qh = stats.merged_quantile(g.values_ns, g.head, m.quantile)
     res.base_value, res.head_value, res.ratio = qb / 1000.0, qh / 1000.0, qh / qb
+    if not test:
+        return
     res.p_value = stats.mann_whitney_p(
         stats.per_run_quantiles(g.values_ns, g.base, m.quantile),
         stats.per_run_quantiles(g.values_ns, g.head, m.quantile),

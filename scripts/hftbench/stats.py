@@ -24,6 +24,7 @@ max(1, int(q * total + 0.5))), so the gate's numbers equal the clients' `latency
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -68,19 +69,33 @@ def decode(encoded: str) -> HdrHistogram:
     return standard
 
 
+@functools.lru_cache(maxsize=1024)
+def _counts(encoded: str) -> np.ndarray:
+    """The full counts array of one encoded histogram (cached: calibration reuses runs)."""
+    h = decode(encoded)
+    counts = np.ctypeslib.as_array(h.counts)[: h.counts_len].astype(np.int64)
+    counts.setflags(write=False)
+    return counts
+
+
+@functools.lru_cache(maxsize=1)
+def _bucket_values() -> np.ndarray:
+    """Highest equivalent value (ns) of every bucket index of the standard layout."""
+    h = HdrHistogram(LOWEST_NS, HIGHEST_NS, SIGNIFICANT_DIGITS)
+    return np.array(
+        [h.get_highest_equivalent_value(h.get_value_from_index(i)) for i in range(h.counts_len)],
+        dtype=np.float64,
+    )
+
+
 def grid(base: Sequence[str], head: Sequence[str]) -> Grid:
     """Decode both sides' encoded histograms into per-run count rows on one grid."""
-    hists = [decode(e) for e in (*base, *head)]
-    if not hists:
+    if not base and not head:
         raise ValueError("grid: no histograms on either side")
-    full = np.stack([np.ctypeslib.as_array(h.counts)[: h.counts_len].astype(np.int64) for h in hists])
+    full = np.stack([_counts(e) for e in (*base, *head)])
     keep = np.flatnonzero(full.sum(axis=0))
-    ref = hists[0]
-    values = np.array(
-        [ref.get_highest_equivalent_value(ref.get_value_from_index(int(i))) for i in keep], dtype=np.float64
-    )
     counts = full[:, keep]
-    return Grid(values_ns=values, base=counts[: len(base)], head=counts[len(base) :])
+    return Grid(values_ns=_bucket_values()[keep], base=counts[: len(base)], head=counts[len(base) :])
 
 
 def quantile_rows(values_ns: np.ndarray, counts: np.ndarray, q: float) -> np.ndarray:
