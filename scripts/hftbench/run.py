@@ -279,6 +279,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
     root = paths.repo_root()
     cfg = config_mod.load(args.config or paths.config_file(root))
     bins = (args.bins or paths.bin_dir(root)).resolve()
@@ -334,7 +335,8 @@ def main(args: argparse.Namespace) -> int:
         from . import report
 
         md = report.write_all(run)
-        print(f"hftbench run: report {md}", file=sys.stderr)
+        total = time.perf_counter() - started
+        print(f"hftbench run: report {md} (command wall time {total:.1f} s)", file=sys.stderr)
     for cell in run.failed:
         rep = f" r{cell.repeat}" if run.repeats > 1 else ""
         print(f"hftbench run: ❌ {cell.scenario}/{cell.client}{rep}: {cell.reason}", file=sys.stderr)

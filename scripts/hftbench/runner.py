@@ -129,6 +129,10 @@ def run_cell(
             return failed(
                 f"timeout: no exit within {timeout_s:.0f} s (killed)", wall=time.perf_counter() - start
             )
+        except BaseException:  # Ctrl-C reaches only us (the client has its own session): stop it too
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
     wall = time.perf_counter() - start
 
     if code not in (0, 1):

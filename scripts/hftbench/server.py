@@ -74,7 +74,10 @@ class Server:
         if not self.binary.is_file():
             raise UsageError(f"{self.binary} not found: build it with `make build-rust` (or `make build`)")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "wb") as log:
+        self.url = ""
+        # Appended, so a restart after a crash keeps the first server's log; read from here on.
+        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 [str(self.binary), "--addr", "127.0.0.1:0", *self.flags],
                 stdout=log,
@@ -83,7 +86,9 @@ class Server:
             )
         deadline = time.monotonic() + self.start_timeout_s
         while not self.url:
-            match = LISTENING.search(self.log_path.read_bytes())
+            with open(self.log_path, "rb") as log:
+                log.seek(offset)
+                match = LISTENING.search(log.read())
             if match:
                 self.url = match.group(1).decode()
                 break

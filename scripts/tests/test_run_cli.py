@@ -86,3 +86,19 @@ def test_malformed_config_exits_2_with_file_and_line(fake, capsys):
 def test_report_on_a_folder_without_results_exits_2(tmp_path, capsys):
     assert cli.main(["report", str(tmp_path)]) == 2
     assert "no results.json here" in capsys.readouterr().err
+
+
+def test_a_server_that_dies_is_restarted_and_only_its_cell_fails(tmp_path):
+    make_bins(tmp_path, {"rust": "ok", "go": "ok"}, server_args="--die-after 30")
+    write_config(tmp_path / "s.yaml")
+    out = tmp_path / "run"
+    assert run(tmp_path, "--suite", "t", "--repeat", "2", "--out", str(out), "--no-report") == 1
+    r = load_run(out)
+    # 25 orders per cell: the second cell of each server life kills it at order 30.
+    assert [(c.client, c.repeat, c.status) for c in r.cells] == [
+        ("rust", 1, "ok"),
+        ("go", 1, "failed"),
+        ("go", 2, "ok"),
+        ("rust", 2, "failed"),
+    ]
+    assert (out / "server.log").read_text().count("hft-server listening on") == 2
