@@ -1,0 +1,101 @@
+// Package runner is the run: probe the server, warm up, measure, hand the workers'
+// reports to the result. Warm-up and measurement are two phases over the same
+// connection pool, so the measured orders find warm connections and duration_s covers
+// only them.
+package runner
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"hftbench/clients/go/internal/args"
+	"hftbench/clients/go/internal/pacing"
+	"hftbench/clients/go/internal/result"
+	"hftbench/clients/go/internal/worker"
+)
+
+// ProbeDeadline is the contract's bound on exit 2 for an unreachable server.
+const ProbeDeadline = 2 * time.Second
+
+// scheduleLead starts the open-loop schedule just after setup, so order 0 is not
+// already late when the first worker runs.
+const scheduleLead = time.Millisecond
+
+// Probe makes one TCP connection to address within deadline; its error is the exit-2 line.
+func Probe(address string, deadline time.Duration) error {
+	conn, err := net.DialTimeout("tcp", address, deadline)
+	if err == nil {
+		return conn.Close()
+	}
+	why := err.Error()
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		why = fmt.Sprintf("no answer within %v", deadline)
+	} else if i := strings.LastIndex(why, ": "); i >= 0 {
+		why = why[i+2:] // "dial tcp 127.0.0.1:9: connect: connection refused" → "connection refused"
+	}
+	return fmt.Errorf("cannot connect to %s (%s); start bin/hft-server or pass --url", address, why)
+}
+
+// NewClient is the HTTP/1.1 client: a keep-alive pool of exactly `connections`,
+// no compression, no proxies, the per-request timeout covering the whole answer.
+func NewClient(c args.Config) *http.Client {
+	dialer := &net.Dialer{Timeout: c.Timeout, KeepAlive: 30 * time.Second}
+	transport := &http.Transport{
+		DialContext:         dialer.DialContext, // Go sets TCP_NODELAY on every TCP connection
+		MaxIdleConns:        c.Connections,
+		MaxIdleConnsPerHost: c.Connections,
+		MaxConnsPerHost:     c.Connections,
+		IdleConnTimeout:     0, // keep connections for the whole run
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+	}
+	return &http.Client{Transport: transport, Timeout: c.Timeout}
+}
+
+// Run warms up, then measures; stop (SIGINT) ends either phase early.
+func Run(c args.Config, stop *atomic.Bool) (*result.Result, error) {
+	client := NewClient(c)
+	defer client.CloseIdleConnections()
+	var schedule *pacing.Schedule
+	if c.Rate > 0 {
+		s := pacing.NewSchedule(time.Now().Add(scheduleLead), c.Rate)
+		schedule = &s
+	}
+	phase := func(start, end uint64, deadline time.Time, record bool) *worker.Phase {
+		p := &worker.Phase{
+			Client: client, OrderURL: c.OrderURL, Seed: c.Seed, End: end,
+			Deadline: deadline, Schedule: schedule, Record: record, Stop: stop,
+		}
+		p.Next.Store(start)
+		return p
+	}
+	if c.Warmup > 0 {
+		runPhase(phase(0, c.Warmup, time.Time{}, false), c.Connections)
+	}
+	started := time.Now()
+	end, deadline := c.Warmup+c.Orders, time.Time{}
+	if c.Duration > 0 {
+		end, deadline = math.MaxUint64, started.Add(c.Duration)
+	}
+	reports := runPhase(phase(c.Warmup, end, deadline, true), c.Connections)
+	return result.New(c, result.Run{
+		Reports: reports, Started: started, Duration: time.Since(started), Interrupted: stop.Load(),
+	})
+}
+
+// runPhase starts one goroutine per connection and waits for all of them.
+func runPhase(p *worker.Phase, connections int) []worker.Report {
+	reports := make([]worker.Report, connections)
+	var wg sync.WaitGroup
+	for i := range reports {
+		wg.Go(func() { reports[i] = worker.Run(p) })
+	}
+	wg.Wait()
+	return reports
+}

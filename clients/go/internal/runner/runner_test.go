@@ -1,0 +1,70 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"hftbench/clients/go/internal/args"
+)
+
+func TestProbeNamesTheAddressAndTheFix(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // the port is now free: the connect is refused
+	err = Probe(addr, ProbeDeadline)
+	want := fmt.Sprintf("cannot connect to %s (connection refused); start bin/hft-server or pass --url", addr)
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %s", err, want)
+	}
+}
+
+// A whole run against an in-process server: every order k of warm-up + measured is
+// posted once, as the contract's JSON, and the result adds up.
+func TestRunPostsEveryOrderOnceAndAddsUp(t *testing.T) {
+	var posts atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var order map[string]any
+		if r.URL.Path != "/order" || json.Unmarshal(body, &order) != nil || order["user_def"] != "hftbench" {
+			w.WriteHeader(http.StatusBadRequest)
+		}
+		posts.Add(1)
+		io.WriteString(w, `{"status":"accepted"}`)
+	}))
+	defer srv.Close()
+	for _, rate := range []string{"", "20000"} {
+		posts.Store(0)
+		argv := []string{"--url", srv.URL, "--orders", "300", "--warmup", "50", "--connections", "4"}
+		if rate != "" {
+			argv = append(argv, "--rate", rate)
+		}
+		c, err := args.Parse(argv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stop atomic.Bool
+		r, err := Run(c, &stop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if posts.Load() != 350 || r.Orders != 300 || r.OK != 300 || r.Errors != 0 {
+			t.Fatalf("rate %q: posts %d orders %d ok %d errors %d", rate, posts.Load(), r.Orders, r.OK, r.Errors)
+		}
+		if (rate == "") != (r.Mode == "closed") || (rate != "") != (r.UncorrectedLatencyUs != nil) {
+			t.Fatalf("rate %q: mode %s", rate, r.Mode)
+		}
+		if !strings.HasPrefix(r.Histogram.Data, "HISTF") || r.LatencyUs.P50 == nil {
+			t.Fatalf("rate %q: %+v", rate, r.Histogram)
+		}
+	}
+}

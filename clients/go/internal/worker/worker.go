@@ -1,0 +1,196 @@
+// Package worker is one goroutine per connection. A worker takes order numbers from a
+// shared ticket counter, (open loop) waits for the order's intended send time, posts
+// it, reads the whole answer and records the latency into its own histograms. Its
+// request, body buffer and reader are reused: no lock, log line or allocation of ours
+// per request (net/http itself allocates some per-request state).
+package worker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"hftbench/clients/go/internal/order"
+	"hftbench/clients/go/internal/pacing"
+	"hftbench/clients/go/internal/stats"
+)
+
+// bodyCapacity holds one body (≈ 220 bytes) so the buffer never grows after the first order.
+const bodyCapacity = 512
+
+// ErrorKinds counts failed orders by kind (Contract 2's error_kinds).
+type ErrorKinds struct {
+	Connect uint64 `json:"connect"`
+	Timeout uint64 `json:"timeout"`
+	HTTP4xx uint64 `json:"http_4xx"`
+	HTTP5xx uint64 `json:"http_5xx"`
+	Other   uint64 `json:"other"`
+}
+
+// Failure is why one order failed.
+type Failure int
+
+const (
+	Connect Failure = iota + 1
+	Timeout
+	HTTP4xx
+	HTTP5xx
+	Other
+)
+
+// Count adds one failure.
+func (e *ErrorKinds) Count(f Failure) {
+	switch f {
+	case Connect:
+		e.Connect++
+	case Timeout:
+		e.Timeout++
+	case HTTP4xx:
+		e.HTTP4xx++
+	case HTTP5xx:
+		e.HTTP5xx++
+	default:
+		e.Other++
+	}
+}
+
+// Add sums another worker's counts into e.
+func (e *ErrorKinds) Add(o ErrorKinds) {
+	e.Connect += o.Connect
+	e.Timeout += o.Timeout
+	e.HTTP4xx += o.HTTP4xx
+	e.HTTP5xx += o.HTTP5xx
+	e.Other += o.Other
+}
+
+// Total is the number of failed orders.
+func (e ErrorKinds) Total() uint64 { return e.Connect + e.Timeout + e.HTTP4xx + e.HTTP5xx + e.Other }
+
+// StatusVerdict maps an answer's status to the contract's verdict: only 200 succeeds.
+func StatusVerdict(status int) Failure {
+	switch {
+	case status == http.StatusOK:
+		return 0
+	case status >= 400 && status < 500:
+		return HTTP4xx
+	case status >= 500 && status < 600:
+		return HTTP5xx
+	default:
+		return Other
+	}
+}
+
+// Classify maps a transport error to its kind.
+func Classify(err error) Failure {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return Timeout
+	}
+	var op *net.OpError
+	if (errors.As(err, &op) && op.Op == "dial") || errors.Is(err, syscall.ECONNREFUSED) {
+		return Connect
+	}
+	return Other
+}
+
+// Phase is what every worker of one phase shares (read-only, except the ticket counter).
+type Phase struct {
+	Client   *http.Client
+	OrderURL string
+	Seed     uint64
+	Next     atomic.Uint64    // next order number; workers take them with Add
+	End      uint64           // one past the last order number (MaxUint64 with --duration)
+	Deadline time.Time        // --duration: no order started (closed) or due (open) after it; zero = none
+	Schedule *pacing.Schedule // open loop only
+	Record   bool             // warm-up phases send but do not record
+	Stop     *atomic.Bool     // set by SIGINT: finish the order in flight, start no new one
+}
+
+// Report is what one worker hands back after the phase.
+type Report struct {
+	Latency     *hdr.Histogram // ns, successful orders: from the intended send time in open loop
+	Uncorrected *hdr.Histogram // open loop only: ns from the actual send
+	Errors      ErrorKinds
+	Sent        uint64 // orders sent, successful or not
+}
+
+// reusableBody is a request body that can be rewound for the next order.
+type reusableBody struct{ bytes.Reader }
+
+func (*reusableBody) Close() error { return nil }
+
+// Run is the worker loop: it runs until the phase's orders, deadline or SIGINT end it.
+func Run(p *Phase) Report {
+	r := Report{Latency: stats.NewHistogram()}
+	if p.Schedule != nil {
+		r.Uncorrected = stats.NewHistogram()
+	}
+	buf := make([]byte, 0, bodyCapacity)
+	body := &reusableBody{}
+	req, err := http.NewRequest(http.MethodPost, p.OrderURL, nil)
+	if err != nil { // args.URL accepted it, so this is a bug, not a user error
+		panic(fmt.Sprintf("order URL %q: %v", p.OrderURL, err))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	hasDeadline := !p.Deadline.IsZero()
+	for !p.Stop.Load() {
+		if p.Schedule == nil && hasDeadline && !time.Now().Before(p.Deadline) {
+			break
+		}
+		k := p.Next.Add(1) - 1
+		if k >= p.End {
+			break
+		}
+		var intended time.Time
+		if p.Schedule != nil {
+			intended = p.Schedule.Due(k)
+			if (hasDeadline && !intended.Before(p.Deadline)) || !pacing.WaitUntil(intended, p.Stop) {
+				break
+			}
+		}
+		buf = order.AppendBody(buf[:0], order.Nth(p.Seed, k), time.Now())
+		body.Reset(buf)
+		req.Body, req.ContentLength = body, int64(len(buf))
+		start := time.Now()
+		failure := post(p.Client, req)
+		done := time.Now()
+		r.Sent++
+		if !p.Record {
+			continue
+		}
+		if failure != 0 {
+			r.Errors.Count(failure)
+			continue
+		}
+		if p.Schedule != nil {
+			stats.Record(r.Latency, int64(done.Sub(intended)))
+			stats.Record(r.Uncorrected, int64(done.Sub(start)))
+		} else {
+			stats.Record(r.Latency, int64(done.Sub(start)))
+		}
+	}
+	return r
+}
+
+// post sends one order and reads the answer to its end (the client's Timeout covers both).
+func post(c *http.Client, req *http.Request) Failure {
+	resp, err := c.Do(req)
+	if err != nil {
+		return Classify(err)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return Classify(err)
+	}
+	return StatusVerdict(resp.StatusCode)
+}

@@ -1,0 +1,80 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"syscall"
+	"testing"
+)
+
+func TestOnly200IsASuccess(t *testing.T) {
+	for status, want := range map[int]Failure{200: 0, 201: Other, 302: Other, 422: HTTP4xx, 503: HTTP5xx} {
+		if got := StatusVerdict(status); got != want {
+			t.Errorf("%d: %v, want %v", status, got, want)
+		}
+	}
+}
+
+func TestClassify(t *testing.T) {
+	dial := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	cases := map[error]Failure{
+		fmt.Errorf("post: %w", dial):                     Connect,
+		fmt.Errorf("post: %w", context.DeadlineExceeded): Timeout,
+		errors.New("unexpected EOF"):                     Other,
+	}
+	for err, want := range cases {
+		if got := Classify(err); got != want {
+			t.Errorf("%v: %v, want %v", err, got, want)
+		}
+	}
+}
+
+func TestErrorKindsAddUp(t *testing.T) {
+	var a ErrorKinds
+	for _, f := range []Failure{Connect, Timeout, Timeout, HTTP4xx, Other} {
+		a.Count(f)
+	}
+	b := ErrorKinds{HTTP5xx: 3}
+	b.Add(a)
+	if b != (ErrorKinds{Connect: 1, Timeout: 2, HTTP4xx: 1, HTTP5xx: 3, Other: 1}) || b.Total() != 8 {
+		t.Fatalf("%+v", b)
+	}
+}
+
+// A worker sends exactly its phase's orders, each once, and counts failures by kind.
+func TestWorkerSendsEveryTicketOnceAndCountsFailures(t *testing.T) {
+	var seen [20]atomic.Int32
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		if n%5 == 0 {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+		}
+		seen[n-1].Add(1)
+		fmt.Fprint(w, `{"status":"ok"}`)
+	}))
+	defer srv.Close()
+	var stop atomic.Bool
+	p := &Phase{Client: srv.Client(), OrderURL: srv.URL + "/order", Seed: 1, End: 20, Record: true, Stop: &stop}
+	p.Next.Store(0)
+	done := make(chan Report, 2)
+	for range 2 {
+		go func() { done <- Run(p) }()
+	}
+	a, b := <-done, <-done
+	if a.Sent+b.Sent != 20 {
+		t.Fatalf("sent %d", a.Sent+b.Sent)
+	}
+	a.Errors.Add(b.Errors)
+	if a.Errors != (ErrorKinds{HTTP4xx: 4}) {
+		t.Fatalf("%+v", a.Errors)
+	}
+	if a.Latency.TotalCount()+b.Latency.TotalCount() != 16 {
+		t.Fatalf("recorded %d", a.Latency.TotalCount()+b.Latency.TotalCount())
+	}
+}
