@@ -1,0 +1,76 @@
+//! hft-server: the order-entry HTTP server that hft-bench measures.
+//!
+//! # Layout
+//!
+//! - `book`: one limit order book, price-time priority, ROD / IOC / FOK, limit and
+//!   market orders; pure and synchronous.
+//! - `engine`: one book per symbol behind its own mutex, order ids, the caps that bound
+//!   memory.
+//! - `order`: the `POST /order` JSON, parsed in one pass and validated (400 / 422).
+//! - `reply`: the order reply JSON, timestamps and `latency_ms`.
+//! - `stats`: counters behind `/stats` (reset by snapshot) and `/metrics`.
+//! - `metrics`: the handler-latency histogram and the Prometheus text format.
+//! - `error`: the `{"error", "field"}` answer shared by every 4xx.
+//! - `routes`: the axum router and handlers.
+//! - `run` (here): serves a router on a listener until a shutdown future completes;
+//!   `main.rs` only parses flags, binds, prints the startup line and calls it.
+
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::serve::ListenerExt;
+use tokio::net::TcpListener;
+
+pub mod book;
+pub mod engine;
+pub mod error;
+pub mod metrics;
+pub mod order;
+pub mod reply;
+pub mod routes;
+pub mod stats;
+
+pub use routes::{router, AppState};
+
+/// Server settings (the command-line flags other than `--addr` and `--workers`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Resting orders one book may hold; a ROD order that would exceed it is REJECTED.
+    pub max_resting_per_symbol: usize,
+    /// Books (symbols) the server will create; an order for one more is REJECTED.
+    pub max_symbols: usize,
+    /// Busy-wait added to every order: a known slowdown for checking the regression gate.
+    pub inject_delay: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_resting_per_symbol: 100_000,
+            max_symbols: 1_024,
+            inject_delay: Duration::ZERO,
+        }
+    }
+}
+
+/// Serves the API on `listener` until `shutdown` completes, then finishes the requests in
+/// flight and returns.
+pub async fn run(
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    let app = router(Arc::new(AppState::new(&config)));
+    // Replies are small and latency matters: no Nagle delay.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(err) = tcp.set_nodelay(true) {
+            tracing::debug!("could not set TCP_NODELAY: {err}");
+        }
+    });
+    tracing::info!(?config, "serving");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+}

@@ -1,0 +1,126 @@
+//! `hft-server`: parses flags, binds, prints the startup line, serves until SIGINT/SIGTERM.
+
+use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use hft_server::Config;
+use tokio::net::TcpListener;
+
+/// The order-entry server measured by hft-bench (see server/README.md).
+#[derive(Parser, Debug)]
+#[command(name = "hft-server", version, about)]
+struct Args {
+    /// Address to listen on; port 0 picks a free port (printed on startup).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    addr: SocketAddr,
+    /// Tokio worker threads [default: number of CPU cores].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    workers: Option<u16>,
+    /// Resting orders one symbol's book may hold; further ROD orders are REJECTED.
+    #[arg(long, default_value_t = Config::default().max_resting_per_symbol as u64,
+          value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    max_resting_per_symbol: u64,
+    /// Symbols (books) the server will create; orders for more are REJECTED.
+    #[arg(long, default_value_t = Config::default().max_symbols as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_symbols: u64,
+    /// Busy-wait N microseconds per order: a known slowdown, to check that the
+    /// regression gate catches it.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    inject_delay_us: u64,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+
+    let workers = args.workers.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    );
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("hft-server: cannot start {workers} worker threads: {err}; pass a smaller --workers");
+            return ExitCode::from(2);
+        }
+    };
+    let config = Config {
+        max_resting_per_symbol: args.max_resting_per_symbol as usize,
+        max_symbols: args.max_symbols as usize,
+        inject_delay: Duration::from_micros(args.inject_delay_us),
+    };
+    runtime.block_on(serve(args.addr, config))
+}
+
+async fn serve(addr: SocketAddr, config: Config) -> ExitCode {
+    let listener = match TcpListener::bind(addr).await {
+        Ok(listener) => listener,
+        Err(err) => {
+            eprintln!(
+                "hft-server: cannot listen on {addr}: {err}; stop whatever uses it or pass --addr 127.0.0.1:0"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let local = match listener.local_addr() {
+        Ok(local) => local,
+        Err(err) => {
+            eprintln!("hft-server: cannot read the bound address of {addr}: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut stdout = std::io::stdout();
+    // Scripts wait for this exact line to learn the port.
+    let _ = writeln!(stdout, "hft-server listening on http://{local}");
+    let _ = stdout.flush();
+    match hft_server::run(listener, config, shutdown_signal()).await {
+        Ok(()) => {
+            tracing::info!("shut down cleanly");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("hft-server: serving on {local} failed: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(err) = tokio::signal::ctrl_c().await {
+            tracing::error!("cannot listen for SIGINT: {err}");
+            std::future::pending::<()>().await;
+        }
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut sig) => {
+                sig.recv().await;
+            }
+            Err(err) => {
+                tracing::error!("cannot listen for SIGTERM: {err}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => tracing::info!("SIGINT: shutting down"),
+        () = term => tracing::info!("SIGTERM: shutting down"),
+    }
+}

@@ -1,0 +1,219 @@
+//! `GET /metrics`: Prometheus text exposition (format 0.0.4) of the counters and of the
+//! `POST /order` handler-latency histogram.
+//!
+//! The histogram is a fixed set of buckets of atomic counters: one atomic add per
+//! observation, no lock. Rendering is a pure function of plain numbers.
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::stats::{Totals, ERROR_CODES, STATUSES};
+
+/// Bucket upper bounds in nanoseconds, from 5 µs to 1 s (Prometheus `le`, in seconds).
+pub const BUCKETS_NS: [u64; 17] = [
+    5_000,
+    10_000,
+    25_000,
+    50_000,
+    100_000,
+    250_000,
+    500_000,
+    1_000_000,
+    2_500_000,
+    5_000_000,
+    10_000_000,
+    25_000_000,
+    50_000_000,
+    100_000_000,
+    250_000_000,
+    500_000_000,
+    1_000_000_000,
+];
+
+/// A latency histogram with Prometheus buckets.
+#[derive(Default)]
+pub struct Histogram {
+    /// Observations per bucket (not cumulative); the last slot is above the largest bound.
+    counts: [AtomicU64; BUCKETS_NS.len() + 1],
+    /// Sum of all observations in nanoseconds, for `_sum`.
+    sum_ns: AtomicU64,
+}
+
+/// A histogram's numbers at one moment.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HistogramSnapshot {
+    /// Per-bucket counts, not cumulative, `BUCKETS_NS.len() + 1` long.
+    pub counts: Vec<u64>,
+    /// Sum of observations in nanoseconds.
+    pub sum_ns: u64,
+}
+
+impl Histogram {
+    pub fn observe(&self, elapsed: Duration) {
+        let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        let bucket = BUCKETS_NS.partition_point(|&bound| bound < ns);
+        self.counts[bucket].fetch_add(1, Ordering::Relaxed);
+        self.sum_ns.fetch_add(ns, Ordering::Relaxed);
+    }
+
+    pub fn snapshot(&self) -> HistogramSnapshot {
+        HistogramSnapshot {
+            counts: self
+                .counts
+                .iter()
+                .map(|c| c.load(Ordering::Relaxed))
+                .collect(),
+            sum_ns: self.sum_ns.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The gauges read from the books at scrape time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Gauges {
+    pub resting_orders: usize,
+    pub symbols: usize,
+}
+
+/// Renders the exposition text.
+pub fn render(totals: &Totals, latency: &HistogramSnapshot, gauges: Gauges) -> String {
+    let mut out = String::with_capacity(4096);
+    // Writing to a String cannot fail.
+    let _ = write_all(&mut out, totals, latency, gauges);
+    out
+}
+
+fn write_all(
+    out: &mut String,
+    totals: &Totals,
+    latency: &HistogramSnapshot,
+    gauges: Gauges,
+) -> std::fmt::Result {
+    header(
+        out,
+        "hft_orders_total",
+        "counter",
+        "Valid orders processed, by final status.",
+    )?;
+    for (status, n) in STATUSES.iter().zip(totals.orders) {
+        writeln!(
+            out,
+            "hft_orders_total{{status=\"{}\"}} {n}",
+            status.as_str()
+        )?;
+    }
+    header(
+        out,
+        "hft_http_errors_total",
+        "counter",
+        "Requests answered with an error, by HTTP status.",
+    )?;
+    for (code, n) in ERROR_CODES.iter().zip(totals.errors) {
+        writeln!(out, "hft_http_errors_total{{code=\"{code}\"}} {n}")?;
+    }
+    header(
+        out,
+        "hft_fills_total",
+        "counter",
+        "Executions against resting orders.",
+    )?;
+    writeln!(out, "hft_fills_total {}", totals.fills)?;
+    header(
+        out,
+        "hft_traded_quantity_total",
+        "counter",
+        "Shares executed.",
+    )?;
+    writeln!(out, "hft_traded_quantity_total {}", totals.traded_quantity)?;
+    header(
+        out,
+        "hft_resting_orders",
+        "gauge",
+        "Orders resting on all books.",
+    )?;
+    writeln!(out, "hft_resting_orders {}", gauges.resting_orders)?;
+    header(out, "hft_symbols", "gauge", "Order books in use.")?;
+    writeln!(out, "hft_symbols {}", gauges.symbols)?;
+
+    let name = "hft_order_handler_duration_seconds";
+    header(
+        out,
+        name,
+        "histogram",
+        "Time spent in the POST /order handler (parse, match, reply).",
+    )?;
+    let mut cumulative = 0u64;
+    for (bound, n) in BUCKETS_NS.iter().zip(&latency.counts) {
+        cumulative += n;
+        writeln!(
+            out,
+            "{name}_bucket{{le=\"{}\"}} {cumulative}",
+            *bound as f64 / 1e9
+        )?;
+    }
+    cumulative += latency.counts.get(BUCKETS_NS.len()).copied().unwrap_or(0);
+    writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {cumulative}")?;
+    writeln!(out, "{name}_sum {}", latency.sum_ns as f64 / 1e9)?;
+    writeln!(out, "{name}_count {cumulative}")
+}
+
+fn header(out: &mut String, name: &str, kind: &str, help: &str) -> std::fmt::Result {
+    writeln!(out, "# HELP {name} {help}")?;
+    writeln!(out, "# TYPE {name} {kind}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn observations_land_in_the_first_bucket_at_or_above_them() {
+        let h = Histogram::default();
+        h.observe(Duration::from_nanos(5_000)); // le=5e-6 includes the bound
+        h.observe(Duration::from_nanos(5_001));
+        h.observe(Duration::from_secs(2)); // above every bound
+        let s = h.snapshot();
+        assert_eq!(s.counts[0], 1);
+        assert_eq!(s.counts[1], 1);
+        assert_eq!(s.counts[BUCKETS_NS.len()], 1);
+        assert_eq!(s.sum_ns, 2_000_010_001);
+    }
+
+    #[test]
+    fn render_is_cumulative_with_le_in_seconds() {
+        let h = Histogram::default();
+        h.observe(Duration::from_micros(7));
+        h.observe(Duration::from_micros(30));
+        h.observe(Duration::from_secs(3));
+        let mut totals = Totals::default();
+        totals.orders[2] = 5;
+        totals.errors[4] = 2;
+        let text = render(
+            &totals,
+            &h.snapshot(),
+            Gauges {
+                resting_orders: 4,
+                symbols: 1,
+            },
+        );
+        for line in [
+            "hft_orders_total{status=\"FILLED\"} 5",
+            "hft_http_errors_total{code=\"422\"} 2",
+            "hft_resting_orders 4",
+            "hft_order_handler_duration_seconds_bucket{le=\"0.000005\"} 0",
+            "hft_order_handler_duration_seconds_bucket{le=\"0.00001\"} 1",
+            "hft_order_handler_duration_seconds_bucket{le=\"0.00005\"} 2",
+            "hft_order_handler_duration_seconds_bucket{le=\"1\"} 2",
+            "hft_order_handler_duration_seconds_bucket{le=\"+Inf\"} 3",
+            "hft_order_handler_duration_seconds_count 3",
+            "hft_order_handler_duration_seconds_sum 3.000037",
+            "# TYPE hft_order_handler_duration_seconds histogram",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in\n{text}"
+            );
+        }
+    }
+}

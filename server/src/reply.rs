@@ -1,0 +1,136 @@
+//! The `POST /order` reply: serialized straight into a pre-sized buffer.
+
+use std::fmt;
+
+use chrono::{DateTime, Datelike, FixedOffset, Timelike, Utc};
+use serde::ser::{SerializeSeq, Serializer};
+use serde::Serialize;
+
+use crate::book::Fill;
+use crate::engine::Execution;
+use crate::order::{side_name, Order};
+
+/// Typical reply size with a few fills; one allocation covers it.
+const REPLY_CAPACITY: usize = 512;
+
+/// The reply document (field order as in server/README.md).
+#[derive(Serialize)]
+struct Reply<'a> {
+    order_id: u64,
+    symbol: u32,
+    buy_sell: &'static str,
+    status: &'static str,
+    client_timestamp: &'a str,
+    #[serde(serialize_with = "serialize_display")]
+    server_timestamp: UtcMicros,
+    latency_ms: f64,
+    filled_quantity: u64,
+    remaining_quantity: u64,
+    cancelled_quantity: u64,
+    fills: Fills<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+}
+
+/// Fills with prices converted from ticks to currency units.
+struct Fills<'a>(&'a [Fill]);
+
+#[derive(Serialize)]
+struct FillReply {
+    price: f64,
+    quantity: u64,
+    counter_order_id: u64,
+}
+
+impl Serialize for Fills<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for fill in self.0 {
+            seq.serialize_element(&FillReply {
+                price: fill.price as f64 / 100.0,
+                quantity: fill.quantity,
+                counter_order_id: fill.counter_order_id,
+            })?;
+        }
+        seq.end()
+    }
+}
+
+fn serialize_display<S: Serializer>(value: &impl fmt::Display, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(value)
+}
+
+/// A UTC time printed as `YYYY-MM-DDTHH:MM:SS.ffffffZ`, the clients' format.
+#[derive(Clone, Copy, Debug)]
+pub struct UtcMicros(pub DateTime<Utc>);
+
+impl fmt::Display for UtcMicros {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let t = &self.0;
+        write!(
+            f,
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
+            t.year(),
+            t.month(),
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second(),
+            // A leap second shows as nanosecond ≥ 1e9; clamp it into the second.
+            (t.nanosecond() / 1_000).min(999_999)
+        )
+    }
+}
+
+/// `server − client` in milliseconds; negative when the clocks disagree.
+pub fn latency_ms(server: DateTime<Utc>, client: DateTime<FixedOffset>) -> f64 {
+    let seconds = server.timestamp() - client.timestamp();
+    let nanos =
+        i64::from(server.timestamp_subsec_nanos()) - i64::from(client.timestamp_subsec_nanos());
+    seconds as f64 * 1e3 + nanos as f64 / 1e6
+}
+
+/// Builds the reply JSON for an executed order.
+pub fn order_reply(order: &Order<'_>, execution: &Execution, now: DateTime<Utc>) -> Vec<u8> {
+    let outcome = &execution.outcome;
+    let reply = Reply {
+        order_id: execution.order_id,
+        symbol: order.symbol,
+        buy_sell: side_name(order.side),
+        status: outcome.status.as_str(),
+        client_timestamp: &order.client_timestamp,
+        server_timestamp: UtcMicros(now),
+        latency_ms: latency_ms(now, order.client_time),
+        filled_quantity: outcome.filled,
+        remaining_quantity: outcome.resting,
+        cancelled_quantity: order.quantity - outcome.filled - outcome.resting,
+        fills: Fills(&outcome.fills),
+        reason: execution.reject.map(|r| r.describe(order.symbol)),
+    };
+    let mut body = Vec::with_capacity(REPLY_CAPACITY);
+    // Writing to a Vec cannot fail and every field is plain data.
+    let _ = serde_json::to_writer(&mut body, &reply);
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn server_timestamp_has_microseconds_and_z() {
+        let t = Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap()
+            + chrono::Duration::nanoseconds(6_789_123);
+        assert_eq!(UtcMicros(t).to_string(), "2026-01-02T03:04:05.006789Z");
+    }
+
+    #[test]
+    fn latency_is_server_minus_client_across_offsets() {
+        let server = Utc.with_ymd_and_hms(2026, 1, 1, 10, 0, 1).unwrap();
+        let client = DateTime::parse_from_rfc3339("2026-01-01T18:00:00.9995+08:00").unwrap();
+        assert!((latency_ms(server, client) - 0.5).abs() < 1e-9);
+        let ahead = DateTime::parse_from_rfc3339("2026-01-01T10:00:01.002Z").unwrap();
+        assert!((latency_ms(server, ahead) + 2.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,95 @@
+//! A real server on 127.0.0.1:0, started through the library's `run`.
+
+use std::net::SocketAddr;
+
+use hft_server::Config;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub struct TestServer {
+    pub base: String,
+    pub client: reqwest::Client,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl TestServer {
+    pub async fn start(config: Config) -> TestServer {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr: SocketAddr = listener.local_addr().unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(hft_server::run(listener, config, async {
+            let _ = stopped.await;
+        }));
+        TestServer {
+            base: format!("http://{addr}"),
+            client: reqwest::Client::new(),
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Sends `body` to POST /order; returns the status and the parsed JSON answer.
+    pub async fn post_order(&self, body: impl Into<reqwest::Body>) -> (u16, serde_json::Value) {
+        let response = self
+            .client
+            .post(self.url("/order"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        json_of(response).await
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, serde_json::Value) {
+        json_of(self.client.get(self.url(path)).send().await.unwrap()).await
+    }
+
+    pub async fn post(&self, path: &str) -> (u16, serde_json::Value) {
+        json_of(self.client.post(self.url(path)).send().await.unwrap()).await
+    }
+
+    /// Triggers the shutdown future and waits for `run` to return.
+    pub async fn stop(mut self) -> std::io::Result<()> {
+        let _ = self.stop.take().unwrap().send(());
+        self.task.take().unwrap().await.unwrap()
+    }
+}
+
+/// Status and JSON body; panics (failing the test) when the body is not JSON or the
+/// Content-Type is not application/json.
+pub async fn json_of(response: reqwest::Response) -> (u16, serde_json::Value) {
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let text = response.text().await.unwrap();
+    assert_eq!(
+        content_type.as_deref(),
+        Some("application/json"),
+        "{status} {text}"
+    );
+    let value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{status} {text:?}: {e}"));
+    (status, value)
+}
+
+/// An order in the clients' exact format.
+pub fn order(
+    side: &str,
+    symbol: u32,
+    price: &str,
+    quantity: u64,
+    price_type: &str,
+    tif: &str,
+) -> String {
+    format!(
+        r#"{{"buy_sell":"{side}","symbol":{symbol},"price":{price},"quantity":{quantity},"market_type":"common","price_type":"{price_type}","time_in_force":"{tif}","order_type":"stock","user_def":"hftbench","client_timestamp":"2026-11-22T10:00:00.123456Z"}}"#
+    )
+}
