@@ -29,8 +29,9 @@ def latency_us(hist: HdrHistogram) -> dict:
         "mean": round(hist.get_mean_value() / 1000, 3),
         "stddev": round(hist.get_stddev() / 1000, 3),
     }
+    values = hist.get_percentile_to_value_dict([pct for _, pct in PERCENTILES])  # one pass
     for key, pct in PERCENTILES:
-        out[key] = hist.get_value_at_percentile(pct) / 1000
+        out[key] = values[pct] / 1000
     out["max"] = hist.get_max_value() / 1000
     return out
 

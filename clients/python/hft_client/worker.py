@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import aiohttp
 from hdrh.histogram import HdrHistogram
+from yarl import URL  # parsed once per worker, not once per request
 
 from . import pacing
 from .args import Config
@@ -94,7 +95,7 @@ def _count(stats: WorkerStats, kind: str | None) -> bool:
 
 async def closed_worker(session, cfg: Config, ctl: Control, stats: WorkerStats | None) -> None:
     """Send the next order as soon as the previous answer is read; record unless warm-up."""
-    url, seed, stamp, clock = cfg.order_url, cfg.seed, UtcStamp(), time.perf_counter_ns
+    url, seed, stamp, clock = URL(cfg.order_url), cfg.seed, UtcStamp(), time.perf_counter_ns
     while not ctl.stopping:
         k = ctl.next_k
         if ctl.end_k is not None and k >= ctl.end_k:
@@ -113,7 +114,7 @@ async def closed_worker(session, cfg: Config, ctl: Control, stats: WorkerStats |
 async def open_worker(session, cfg: Config, ctl: Control, stats: WorkerStats, orders: range, t0: int) -> None:
     """Send each order of ``orders`` at its intended time (late if the previous one is still
     out, never skipped); record latency from the intended time and from the actual send."""
-    url, seed, stamp, clock = cfg.order_url, cfg.seed, UtcStamp(), time.perf_counter_ns
+    url, seed, stamp, clock = URL(cfg.order_url), cfg.seed, UtcStamp(), time.perf_counter_ns
     rate, warmup = cfg.rate, cfg.warmup
     for i in orders:
         due = pacing.intended_ns(t0, i, rate)
@@ -160,7 +161,12 @@ async def run_load(cfg: Config) -> RunOutcome:
     connector = aiohttp.TCPConnector(limit=n, limit_per_host=n)
     timeout = aiohttp.ClientTimeout(total=cfg.timeout_ms / 1000)
     workers = [WorkerStats() for _ in range(n)]
-    session = aiohttp.ClientSession(connector=connector, timeout=timeout, skip_auto_headers=("User-Agent",))
+    session = aiohttp.ClientSession(
+        connector=connector,
+        timeout=timeout,
+        skip_auto_headers=("User-Agent",),
+        cookie_jar=aiohttp.DummyCookieJar(),  # the server sets no cookies; skip the jar per request
+    )
     async with session:
         if cfg.rate is None:
             ctl.end_k = cfg.warmup
