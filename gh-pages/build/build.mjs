@@ -7,7 +7,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, 
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { deriveLatest } from './derive.mjs';
+import { deriveLatest, slimShard } from './derive.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
@@ -53,9 +53,14 @@ export function build({ store, out }) {
   }
   const warnings = [];
   for (const [suite, entry] of Object.entries(index.suites ?? {})) {
-    const latest = deriveLatest(suite, entry,
-      (month) => readJson(join(store, 'shards', suite, `${month}.json`)).runs ?? [],
-      (w) => warnings.push(w));
+    for (const month of entry.shards ?? []) {
+      const shard = readJson(join(store, 'shards', suite, `${month}.json`));
+      if (!Number.isInteger(shard.schema_version) || shard.schema_version > SCHEMA_VERSION) {
+        fail(`${store}/shards/${suite}/${month}.json has schema_version ${shard.schema_version}; this build reads ${SCHEMA_VERSION}`);
+      }
+      writeJsonAtomic(join(out, 'derived', 'trend', suite, `${month}.json`), slimShard(shard));
+    }
+    const latest = deriveLatest(suite, entry, (month) => readJson(join(store, 'shards', suite, `${month}.json`)).runs ?? [], (w) => warnings.push(w));
     if (latest) writeJsonAtomic(join(out, 'derived', `latest-${suite}.json`), latest);
   }
   // Serve files as they are (no Jekyll processing of folders like _data).

@@ -34,3 +34,14 @@ export function deriveLatest(suite, entry, shardRuns, warn = () => {}) {
   }
   return null;
 }
+
+/** A shard for the trend charts: the same runs without their histograms. */
+export function slimShard(shard) {
+  return {
+    ...shard,
+    runs: (shard.runs ?? []).map((run) => ({
+      ...run,
+      results: (run.results ?? []).map(({ histogram, ...rest }) => rest),
+    })),
+  };
+}

@@ -27,7 +27,10 @@ function status(text, error = false) {
 }
 
 async function loadShard(suite, month) {
-  const shard = await fetchJson(`data/shards/${encodeURIComponent(suite)}/${encodeURIComponent(month)}.json`);
+  const name = `${encodeURIComponent(suite)}/${encodeURIComponent(month)}.json`;
+  // The build writes each shard without its histograms (a fifth of the bytes); a site
+  // built before this shard was added still reads the store's own shard.
+  const shard = await fetchJson(`derived/trend/${name}`, { optional: true }) ?? await fetchJson(`data/shards/${name}`);
   if (!Number.isInteger(shard.schema_version) || shard.schema_version > SCHEMA_VERSION) {
     throw new Error(`shard ${suite}/${month} has schema_version ${shard.schema_version}; this dashboard reads ${SCHEMA_VERSION}`);
   }
@@ -78,8 +81,18 @@ function chartWidth(container, min = 380) {
   return Math.floor(w / cols) - 24;
 }
 
+// Charts below the fold are drawn when scrolled to: 50 series must not delay the first screen.
+const lazy = new IntersectionObserver((entries) => {
+  for (const e of entries) {
+    if (!e.isIntersecting || !e.target.drawChart) continue;
+    lazy.unobserve(e.target);
+    e.target.drawChart();
+  }
+}, { rootMargin: '400px' });
+
 function drawTrends(runs) {
   const { view, index, changepoints } = page;
+  lazy.disconnect();
   const box = clear($('trends'));
   const fields = METRICS[view.metric].fields;
   const shown = filterRuns(runs, view);
@@ -89,18 +102,23 @@ function drawTrends(runs) {
   for (const trend of trends(shown, pairs, fields)) {
     if (trend.runs.length === 0) continue;
     const hover = el('div', { class: 'hover' }, 'hover a point: commit, date, message');
-    const plot = el('div', {});
+    const plot = el('div', { class: 'plot' });
     const card = el('section', { class: 'card', 'data-series': `${trend.scenario}/${trend.client}` },
       el('h3', {}, `${trend.scenario} × ${trend.client}`), plot, hover);
     box.append(card);
-    const markers = Object.fromEntries(fields.map((f) => [f, changeMarkers(changepoints, view.suite, trend, f)]));
-    const flags = Object.fromEntries(fields.map((f) => [f, regressionFlags(trend, f)]));
-    const onHover = (i) => {
-      if (i === null || !trend.runs[i]) return;
-      const values = fields.map((f) => `${f} ${formatValue(trend.values[f][i])}`).join(' · ');
-      hover.replaceChildren(...runLine(trend.runs[i]), el('div', {}, values));
+    card.drawChart = () => {
+      card.drawChart = null;
+      const markers = Object.fromEntries(fields.map((f) => [f, changeMarkers(changepoints, view.suite, trend, f)]));
+      const flags = Object.fromEntries(fields.map((f) => [f, regressionFlags(trend, f)]));
+      const onHover = (i) => {
+        if (i === null || !trend.runs[i]) return;
+        const values = fields.map((f) => `${f} ${formatValue(trend.values[f][i])}`).join(' · ');
+        hover.replaceChildren(...runLine(trend.runs[i]), el('div', {}, values));
+      };
+      page.charts.push(trendChart(plot, trend, fields, { markers, flags, width, onHover }));
     };
-    page.charts.push(trendChart(plot, trend, fields, { markers, flags, width, onHover }));
+    if (card.getBoundingClientRect().top < window.innerHeight) card.drawChart();
+    else lazy.observe(card);
     drawn += 1;
   }
   if (drawn === 0) box.append(el('p', {}, 'No runs match these filters.'));
@@ -150,12 +168,14 @@ async function render() {
   const { view, index } = page;
   const months = shardsFor(index, view.suite, view.range);
   const runs = [];
-  const paint = async (final) => {
+  const paint = async (final, first) => {
     for (const c of page.charts) c.destroy();
     page.charts = [];
     const { drawn, runs: shown } = drawTrends(runs);
-    await drawLatest(runs);
     status(`${view.suite}: ${shown} runs shown from ${months.length} month(s)${final ? '' : ', loading older months…'}; ${drawn} trend charts`);
+    // First paint = the trend charts on screen; the latest run is below them.
+    if (first) performance.mark('hft:first-paint');
+    await drawLatest(runs);
   };
   try {
     if (months.length === 0) {
@@ -163,13 +183,12 @@ async function render() {
     } else {
       runs.push(...await loadShard(view.suite, months[0]));
       if (token !== page.token) return;
-      await paint(months.length === 1);
-      performance.mark('hft:first-paint');
+      await paint(months.length === 1, true);
       const older = await Promise.all(months.slice(1).map((m) => loadShard(view.suite, m)));
       if (token !== page.token) return;
       if (older.length) {
         for (const o of older) runs.push(...o);
-        await paint(true);
+        await paint(true, false);
       }
     }
     document.body.dataset.state = 'ready';

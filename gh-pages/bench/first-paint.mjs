@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+// Benchmark (not a test): first paint of the dashboard over a synthetic store of
+// 5,000 commits × 50 series, in headless Chromium from loopback. Prints the figures.
+//   node bench/first-paint.mjs [--commits 5000] [--scenarios 10] [--clients 5] [--trials 5]
+// First paint = navigation start to the `hft:first-paint` mark the page sets once the
+// charts of the newest shard are drawn; ready = every shard of the default range drawn.
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { build } from '../build/build.mjs';
+import { synthStore } from '../tools/synth-store.mjs';
+import { launch } from '../test/helpers/browser.mjs';
+import { serve } from '../test/helpers/serve.mjs';
+
+const { values } = parseArgs({
+  options: {
+    commits: { type: 'string', default: '5000' }, scenarios: { type: 'string', default: '10' },
+    clients: { type: 'string', default: '5' }, trials: { type: 'string', default: '5' },
+  },
+});
+
+function du(dir) {
+  let bytes = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    bytes += e.isDirectory() ? du(p) : statSync(p).size;
+  }
+  return bytes;
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const tmp = mkdtempSync(join(tmpdir(), 'hft-first-paint-'));
+try {
+  let t = performance.now();
+  const made = synthStore({ out: join(tmp, 'store'), commits: +values.commits, scenarios: +values.scenarios, clients: +values.clients });
+  const shards = readdirSync(join(tmp, 'store', 'shards', 'standard')).map((f) => statSync(join(tmp, 'store', 'shards', 'standard', f)).size);
+  console.log(`store: ${made.runs} commits × ${made.series} series, ${made.shards} monthly shards, ${(du(join(tmp, 'store')) / 1e6).toFixed(0)} MB (largest shard ${(Math.max(...shards) / 1e6).toFixed(1)} MB), made in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  build({ store: join(tmp, 'store'), out: join(tmp, 'site') });
+  const server = await serve(join(tmp, 'site'));
+  const chromium = await launch();
+  const paints = [];
+  const readies = [];
+  for (let i = 0; i < +values.trials; i += 1) {
+    const context = await chromium.browser.newContext({ viewport: { width: 1400, height: 1000 } }); // cold cache
+    const page = await context.newPage();
+    await page.goto(server.url);
+    await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 60_000 });
+    const { paint, ready, charts } = await page.evaluate(() => ({
+      paint: performance.getEntriesByName('hft:first-paint')[0]?.startTime,
+      ready: performance.now(),
+      charts: document.querySelectorAll('#trends .card').length,
+    }));
+    paints.push(paint);
+    readies.push(ready);
+    console.log(`trial ${i + 1}: first paint ${paint.toFixed(0)} ms, all 3 months drawn ${ready.toFixed(0)} ms, ${charts} trend charts`);
+    await context.close();
+  }
+  console.log(`first paint: median ${median(paints).toFixed(0)} ms, min ${Math.min(...paints).toFixed(0)} ms, max ${Math.max(...paints).toFixed(0)} ms (target ≤ 1500 ms)`);
+  console.log(`ready (default 3-month range): median ${median(readies).toFixed(0)} ms`);
+  await chromium.close();
+  await server.close();
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
