@@ -53,15 +53,19 @@ def _target_row(targets: dict[str, float], open_loop: bool, floor: bool) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def scenario_table(run: Run, rows: list[Row], floor: Row | None) -> list[str]:
+def scenario_table(run: Run, rows: list[Row], floor: Row | None, reference: bool = False) -> list[str]:
     open_loop = any(r.mode == "open" for r in rows)
     show_floor = floor is not None and floor.percentile("p50") is not None
     head = ["client", "orders/s", *(LABELS[k] for k in COLUMNS), "max", "jitter (σ)"]
     head += ["P99 uncorrected"] * open_loop + ["P50 ÷ floor"] * show_floor + ["status"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines.append(_target_row(run.targets, open_loop, show_floor))
+    targets = {} if reference else run.targets
+    if targets:
+        lines.append(_target_row(targets, open_loop, show_floor))
     for row in rows:
-        passed, notes = judge(row, run.targets)
+        passed, notes = judge(row, targets)
+        if reference and row.ok:
+            notes = ["reference, not judged"]
         notes = list(dict.fromkeys(notes))  # repeats often fail the same way
         status = ("✅" if passed else "❌") + (f" {'; '.join(notes)}" if notes else "")
         cells = [row.client, fmt_rate(row.throughput_rps), *(_pct_cell(row, k) for k in COLUMNS)]
@@ -70,7 +74,7 @@ def scenario_table(run: Run, rows: list[Row], floor: Row | None) -> list[str]:
             cells.append(fmt_us(row.uncorrected_p99_us))
         if show_floor:
             p50, base = row.percentile("p50"), floor.percentile("p50") if floor else None
-            cells.append(f"{p50 / base:.1f}×" if p50 and base else "–")
+            cells.append(f"{p50 / base:.3g}×" if p50 and base else "–")
         cells.append(status.replace("|", "/"))
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -194,7 +198,7 @@ def render(run: Run, previous: Run | None = None, plots: list[Path] | None = Non
         out += scenario_table(run, rows, floor)
     if floor is not None:
         out += ["", "### floor (reference)", "", _scenario_line(run, FLOOR), ""]
-        out += scenario_table(run, floor_rows, None)
+        out += scenario_table(run, floor_rows, None, reference=True)
     out += ["", "## Client comparison", "", *cross_client_table(by_scenario)]
     out += [
         "",

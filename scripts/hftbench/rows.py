@@ -136,7 +136,7 @@ def judge(row: Row, targets: dict[str, float]) -> tuple[bool, list[str]]:
     judge (P99 of 100 orders) is noted, not failed."""
     if not row.ok:
         return False, row.reasons or ["failed"]
-    passed, notes = True, []
+    passed, notes, unjudged = True, [], []
     for key, bound in targets.items():
         if key not in TARGETS:
             continue
@@ -144,7 +144,7 @@ def judge(row: Row, targets: dict[str, float]) -> tuple[bool, list[str]]:
         value = _figure(row, name)
         if value is None:
             if name in samples.PERCENTILES:
-                notes.append(f"{name.upper()} not judged ({row.shortfall(name)})")
+                unjudged.append(f"{name.upper()} not judged ({row.shortfall(name)})")
             continue
         if (upper and value >= bound) or (not upper and value <= bound):
             passed = False
@@ -152,7 +152,7 @@ def judge(row: Row, targets: dict[str, float]) -> tuple[bool, list[str]]:
             sign = "≥" if upper else "≤"
             label = "throughput" if name == "throughput" else name.upper()
             notes.append(f"{label} {value:,.0f} {sign} {bound:,.0f} {unit}")
-    return passed, notes
+    return passed, notes + unjudged
 
 
 def fmt_us(value: float | None) -> str:
