@@ -10,9 +10,9 @@
 #include "floor_server.h"
 #include "hft_app.h"
 
-/* Bytes of hft-server's answer to an order that rests without fills (head + JSON body),
- * measured with `curl -si` against bin/hft-server; see hft/README.md. */
-#define DEFAULT_RESPONSE_BYTES 400
+/* Mean size of hft-server's answers (head + JSON body, fills included) to the first 3000
+ * orders of seed 1: 423 bytes, measured on 2026-11-22 (hft/README.md says how). */
+#define DEFAULT_RESPONSE_BYTES 420
 
 static int opt_response_bytes(void *ctx, const char *v, char *err, size_t errlen) {
     char *end;
@@ -29,7 +29,7 @@ static int opt_response_bytes(void *ctx, const char *v, char *err, size_t errlen
 int main(int argc, char *argv[]) {
     size_t response_bytes = DEFAULT_RESPONSE_BYTES;
     const hb_extra_option more[] = {
-        {"--response-bytes", true, "--response-bytes N size of each canned answer, head included (default 400)",
+        {"--response-bytes", true, "--response-bytes N size of each canned answer, head included (default 420)",
          opt_response_bytes, &response_bytes},
     };
     hft_app app;

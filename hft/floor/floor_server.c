@@ -95,7 +95,7 @@ int floor_server_start(floor_server *s, size_t response_bytes, char *err, size_t
     }
     s->response_len = hft_canned_response(s->response, FLOOR_RESPONSE_MAX, response_bytes);
     if (s->response_len == 0) {
-        snprintf(err, errlen, "--response-bytes must be 80..%d (got %zu); pass e.g. --response-bytes 400",
+        snprintf(err, errlen, "--response-bytes must be 80..%d (got %zu); pass e.g. --response-bytes 420",
                  FLOOR_RESPONSE_MAX, response_bytes);
         free(s->response);
         return -1;

@@ -11,7 +11,7 @@
 #include <numa.h>
 #endif
 
-#define HUGE_2M (2u * 1024u * 1024u)
+#define HUGE_2M ((size_t)2 * 1024 * 1024)
 
 static const char *const KEYS[HFT_T_COUNT] = {"mlockall", "affinity", "numa", "rt_priority", "hugepages"};
 static const char NOT_REQUESTED[] = "unavailable: not requested";
@@ -122,7 +122,7 @@ void hft_tuning_json(const hft_tuning *t, char *buf, size_t cap) {
         char clean[HFT_TUNE_LEN];
         size_t j = 0;
         for (const char *s = t->item[i].text; *s && j + 1 < sizeof clean; s++)
-            clean[j++] = (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20) ? '\'' : *s;
+            clean[j++] = (char)((*s == '"' || *s == '\\' || (unsigned char)*s < 0x20) ? '\'' : *s);
         clean[j] = '\0';
         used += (size_t)snprintf(buf + used, cap - used, "%s\"%s\": \"%s\"", i ? ", " : "", t->item[i].key, clean);
     }
