@@ -125,7 +125,7 @@ def add_parser(subparsers) -> None:
         "--repeats", type=int, default=6, help="rounds per side before the first verdict (default 6)"
     )
     p.add_argument(
-        "--max-repeats", type=int, default=10, help="most rounds per side while inconclusive (default 10)"
+        "--max-repeats", type=int, default=8, help="most rounds per side while inconclusive (default 8)"
     )
     p.add_argument("--gates", type=Path, help="gates file (default bench-config/gates.yaml)")
     p.add_argument("--out", type=Path, help="output folder (default results/ab_<UTC>)")
