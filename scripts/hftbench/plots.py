@@ -21,6 +21,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullForma
 from . import samples  # noqa: E402
 from .results import Run  # noqa: E402
 from .rows import Row, rows_of  # noqa: E402
+from .runner import FLOOR  # noqa: E402
 
 TICKS = [50.0, 90.0, 99.0, 99.9, 99.99, 99.999]
 
@@ -55,16 +56,22 @@ def _percentile_curve(row: Row) -> tuple[np.ndarray, np.ndarray] | None:
     return pcts, values
 
 
-def plot_percentiles(scenario: str, rows: list[Row], path: Path) -> Path | None:
-    fig, ax = plt.subplots(figsize=(9, 5.5), dpi=110)
-    drawn = 0
+def plot_percentiles(scenario: str, rows: list[Row], path: Path, floor: Row | None = None) -> Path | None:
+    fig, ax = plt.subplots(figsize=(10.5, 5.5), dpi=110)
+    drawn, top = 0, 0.0
     for row in rows:
         curve = _percentile_curve(row)
         if curve is None:
             continue
         pcts, values = curve
         ax.plot(_x(pcts), values, label=f"{row.client} (n={row.samples:,})", linewidth=1.6)
-        drawn += 1
+        drawn, top = drawn + 1, max(top, float(pcts[-1]))
+    floor_curve = _percentile_curve(floor) if floor is not None and drawn else None
+    if floor_curve is not None:
+        pcts, values = floor_curve
+        keep = pcts <= top  # only as far as the scenario's own data reaches
+        pcts, values = pcts[keep], values[keep]
+        ax.plot(_x(pcts), values, "--", color="gray", linewidth=1.2, label="floor: loopback TCP ping-pong")
     if not drawn:
         plt.close(fig)
         return None
@@ -79,7 +86,7 @@ def plot_percentiles(scenario: str, rows: list[Row], path: Path) -> Path | None:
     ax.set_ylabel("latency (µs, log scale)")
     ax.set_title(f"Latency by percentile: {scenario}")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(loc="upper left", fontsize=9)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -87,7 +94,7 @@ def plot_percentiles(scenario: str, rows: list[Row], path: Path) -> Path | None:
 
 
 def plot_clients(by_scenario: dict[str, list[Row]], path: Path) -> Path | None:
-    scenarios = [s for s, rows in by_scenario.items() if any(r.has_numbers for r in rows)]
+    scenarios = [s for s, rows in by_scenario.items() if s != FLOOR and any(r.has_numbers for r in rows)]
     if not scenarios:
         return None
     fig, axes = plt.subplots(
@@ -123,8 +130,8 @@ def plot_clients(by_scenario: dict[str, list[Row]], path: Path) -> Path | None:
 
 
 def plot_throughput(by_scenario: dict[str, list[Row]], path: Path) -> Path | None:
-    scenarios = list(by_scenario)
-    clients = list(dict.fromkeys(r.client for rows in by_scenario.values() for r in rows if r.has_numbers))
+    scenarios = [s for s in by_scenario if s != FLOOR]  # the floor answers no orders: not comparable
+    clients = list(dict.fromkeys(r.client for s in scenarios for r in by_scenario[s] if r.has_numbers))
     if not clients:
         return None
     fig, ax = plt.subplots(figsize=(10, 5), dpi=110)
@@ -141,7 +148,7 @@ def plot_throughput(by_scenario: dict[str, list[Row]], path: Path) -> Path | Non
     ax.set_title("Throughput by scenario and client")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8, ncol=min(len(clients), 7))
+    ax.legend(fontsize=8, ncol=min(len(clients), 7), loc="upper center", bbox_to_anchor=(0.5, -0.07))
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -153,7 +160,11 @@ def write_plots(run: Run, out_dir: Path | None = None) -> list[Path]:
     out_dir = out_dir or run.path / "plots"
     out_dir.mkdir(parents=True, exist_ok=True)
     by_scenario = rows_of(run)
-    written = [plot_percentiles(s, rows, out_dir / f"percentiles_{s}.png") for s, rows in by_scenario.items()]
+    floor = next(iter(by_scenario.get(FLOOR, [])), None)
+    written = [
+        plot_percentiles(s, rows, out_dir / f"percentiles_{s}.png", None if s == FLOOR else floor)
+        for s, rows in by_scenario.items()
+    ]
     written.append(plot_clients(by_scenario, out_dir / "clients.png"))
     written.append(plot_throughput(by_scenario, out_dir / "throughput.png"))
     return [p for p in written if p is not None]
