@@ -133,8 +133,9 @@ def load_side(
             raise UsageError(str(exc)) from exc
         if not entries:
             raise UsageError(
-                f"{path}: no stored run of suite {suite!r}, branch {branch!r}, runner {runner!r}; "
-                "add baselines with `hftbench history add` or relax --branch/--runner"
+                f"{path}: no clean stored run of suite {suite!r}, branch {branch!r}, runner {runner!r} "
+                "(dirty runs are never a baseline); add baselines with `hftbench history add` or relax "
+                "--branch/--runner"
             )
         return side_from_store_runs(str(path), entries)
     return side_from_runs(str(path), load_runs(path))

@@ -131,7 +131,8 @@ def _dispatch(args) -> int:
         )
         if not entries:
             raise UsageError(
-                f"{store}: no run of suite {args.suite!r} on branch {args.branch!r} (runner {args.runner})"
+                f"{store}: no clean run of suite {args.suite!r} on branch {args.branch!r} (runner "
+                f"{args.runner or 'any'}); runs with uncommitted changes (dirty) are never a baseline"
             )
         if args.out:
             for path in hs.materialize(entries, args.out, args.suite):
