@@ -122,17 +122,23 @@ def _now() -> str:
 
 
 class Progress:
-    """tqdm bar with ETA on a terminal; one plain line per cell with --quiet, under CI or in a pipe."""
+    """tqdm bar with ETA on a terminal; one plain line per cell with --quiet, under CI or in a pipe.
 
-    def __init__(self, total: int, quiet: bool) -> None:
+    The bar counts orders (warm-up included), not cells: cells differ 200-fold in size, so
+    an ETA from cells done would be meaningless."""
+
+    def __init__(self, weights: list[float], quiet: bool) -> None:
         self.bar = None
         self.done = 0
-        self.total = total
+        self.total = len(weights)
+        self.weights = list(weights)
         interactive = sys.stderr.isatty() and os.environ.get("CI", "").lower() not in ("true", "1")
         if interactive and not quiet:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, unit="cell", dynamic_ncols=True, file=sys.stderr)
+            self.bar = tqdm(
+                total=round(sum(weights)), unit="order", unit_scale=True, dynamic_ncols=True, file=sys.stderr
+            )
 
     def start(self, scenario: str, client: str, repeat: int) -> None:
         if self.bar is not None:
@@ -144,7 +150,7 @@ class Progress:
         if self.bar is not None:
             if not cell.ok:
                 self.bar.write(line, file=sys.stderr)
-            self.bar.update(1)
+            self.bar.update(round(self.weights[self.done - 1]))
         else:
             print(f"[{self.done}/{self.total}] {line}", file=sys.stderr, flush=True)
 
@@ -154,6 +160,12 @@ class Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def _orders(sc: config_mod.Scenario) -> float:
+    """Orders a cell sends (warm-up included); for --duration, estimated from the rate or 5,000/s."""
+    measured = sc.orders if sc.orders is not None else (sc.duration_s or 0) * (sc.rate or 5000)
+    return sc.warmup + measured
 
 
 def _cell_line(cell: Cell) -> str:
@@ -205,7 +217,7 @@ def run_plan(
     )
     server = Server(Path(bins_dir) / "hft-server", run_dir / "server.log", server_flags)
     cells = plan.cells()
-    progress = Progress(len(cells), quiet)
+    progress = Progress([_orders(sc) for sc, _, _ in cells], quiet)
     for skip in plan.skipped:
         progress.note(f"skipped {skip['client']}: {skip['reason']}")
     try:
