@@ -5,8 +5,6 @@
 
 #include "hb_clock.h"
 
-#define CLIENT_USER_AGENT "hft-bench-client-c/0.1.0"
-
 /* Copies the answer into the connection's fixed buffer; the excess is read and dropped. */
 static size_t on_data(char *data, size_t size, size_t nmemb, void *userdata)
 {
@@ -37,11 +35,15 @@ int cc_conn_init(cc_conn *c, const hb_config *cfg)
     }
     CURL *e = c->easy;
     int bad = 0;
-    bad |= curl_easy_setopt(e, CURLOPT_URL, cfg->url.order_url) != CURLE_OK;
+    /* Parsed once here: libcurl copies a CURLU per transfer instead of parsing the text again. */
+    c->url = curl_url();
+    if (c->url == NULL || curl_url_set(c->url, CURLUPART_URL, cfg->url.order_url, 0) != CURLUE_OK) {
+        return -1;
+    }
+    bad |= curl_easy_setopt(e, CURLOPT_CURLU, c->url) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_PROXY, "") != CURLE_OK; /* never an http_proxy from the environment */
     bad |= curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers) != CURLE_OK;
-    bad |= curl_easy_setopt(e, CURLOPT_USERAGENT, CLIENT_USER_AGENT) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_POSTFIELDS, c->body) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, 0L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK;
@@ -60,6 +62,8 @@ void cc_conn_close(cc_conn *c)
         curl_easy_cleanup(c->easy);
     }
     curl_slist_free_all(c->headers);
+    curl_url_cleanup(c->url);
+    c->url = NULL;
     c->easy = NULL;
     c->headers = NULL;
 }

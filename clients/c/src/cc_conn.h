@@ -19,6 +19,7 @@
 
 typedef struct cc_conn {
     CURL *easy;                     /* reused for every order: libcurl keeps the connection alive */
+    CURLU *url;                     /* the order URL, parsed once */
     struct curl_slist *headers;     /* Content-Type, and no Expect: / Accept: */
     char body[HB_ORDER_BODY_MAX];   /* the order in flight; CURLOPT_POSTFIELDS points here */
     char response[CC_RESPONSE_MAX]; /* the answer, filled by the write callback */

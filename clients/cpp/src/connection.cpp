@@ -12,7 +12,7 @@ extern "C" {
 
 namespace hb {
 
-Connection::Connection(const hb_config &cfg, std::size_t index) : cfg_(cfg), index_(index), easy_(make_easy())
+Connection::Connection(const hb_config &cfg, std::size_t index) : cfg_(cfg), index_(index), url_(make_url(cfg.url.order_url)), easy_(make_easy())
 {
     // "Expect:" and "Accept:" with no value remove libcurl's defaults: no 100-continue round trip.
     for (const char *line : {"Content-Type: application/json", "Expect:", "Accept:"}) {
@@ -24,11 +24,10 @@ Connection::Connection(const hb_config &cfg, std::size_t index) : cfg_(cfg), ind
         headers_.reset(next);
     }
     CURL *e = easy_.get();
-    setopt(e, CURLOPT_URL, cfg.url.order_url, "URL");
+    setopt(e, CURLOPT_CURLU, url_.get(), "CURLU");
     setopt(e, CURLOPT_PROXY, "", "PROXY");  // never an http_proxy from the environment
     setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1), "HTTP_VERSION");
     setopt(e, CURLOPT_HTTPHEADER, headers_.get(), "HTTPHEADER");
-    setopt(e, CURLOPT_USERAGENT, "hft-bench-client-cpp/" CLIENT_VERSION, "USERAGENT");
     setopt(e, CURLOPT_POSTFIELDS, body_.data(), "POSTFIELDS");
     setopt(e, CURLOPT_POSTFIELDSIZE, 0L, "POSTFIELDSIZE");
     setopt(e, CURLOPT_WRITEFUNCTION, &Connection::on_data, "WRITEFUNCTION");

@@ -42,6 +42,7 @@ private:
 
     const hb_config &cfg_;
     std::size_t index_;                           // position in its worker, for the idle stack
+    UrlHandle url_;                               // the order URL, parsed once
     EasyHandle easy_;                             // reused: libcurl keeps the connection alive
     HeaderList headers_;                          // Content-Type, and no Expect: / Accept:
     std::array<char, HB_ORDER_BODY_MAX> body_{};  // CURLOPT_POSTFIELDS points here

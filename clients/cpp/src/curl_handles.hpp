@@ -16,6 +16,9 @@ struct EasyDeleter {
 struct MultiDeleter {
     void operator()(CURLM *m) const noexcept { curl_multi_cleanup(m); }
 };
+struct UrlDeleter {
+    void operator()(CURLU *u) const noexcept { curl_url_cleanup(u); }
+};
 struct SlistDeleter {
     void operator()(curl_slist *l) const noexcept { curl_slist_free_all(l); }
 };
@@ -23,6 +26,7 @@ struct SlistDeleter {
 using EasyHandle = std::unique_ptr<CURL, EasyDeleter>;
 using MultiHandle = std::unique_ptr<CURLM, MultiDeleter>;
 using HeaderList = std::unique_ptr<curl_slist, SlistDeleter>;
+using UrlHandle = std::unique_ptr<CURLU, UrlDeleter>;
 
 inline EasyHandle make_easy()
 {
@@ -40,6 +44,16 @@ inline MultiHandle make_multi()
         throw std::runtime_error("curl_multi_init failed");
     }
     return m;
+}
+
+/** A parsed URL, so libcurl copies it per transfer instead of parsing the text again. */
+inline UrlHandle make_url(const char *text)
+{
+    UrlHandle u(curl_url());
+    if (!u || curl_url_set(u.get(), CURLUPART_URL, text, 0) != CURLUE_OK) {
+        throw std::runtime_error(std::string("cannot parse URL ") + text);
+    }
+    return u;
 }
 
 /** curl_global_init for the life of the process's run; cleanup on scope exit. */
