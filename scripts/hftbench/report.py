@@ -202,6 +202,22 @@ def render(run: Run, previous: Run | None = None, plots: list[Path] | None = Non
     out += ["", "## Client comparison", "", *cross_client_table(by_scenario)]
     out += [
         "",
+        "## How this was measured",
+        "",
+        "One hft-server (`--addr 127.0.0.1:0`) for the whole run; before each cell its statistics are "
+        "reset, and after it `/stats` must count exactly the client's warm-up + measured orders (an "
+        "order it never saw is lost and fails the cell). Each client sends its warm-up orders first "
+        "(not recorded), then the measured ones; every worker records into its own HdrHistogram "
+        "(ns, 3 significant digits), merged after the run. Closed loop: each connection sends its "
+        "next order when the answer arrived. Open loop: orders have intended send times and latency "
+        "counts from them (coordinated omission corrected). A cell fails on a crash, a timeout, a "
+        "result that does not validate against the schema, or any failed order. The floor is a raw "
+        "loopback TCP ping-pong (bin/hft-floor): no HTTP, no JSON, no matching engine."
+        + (f" Each cell ran {run.repeats} times, clients rotated between repeats; percentiles "
+           "come from the merged histograms, throughput is the median." if run.repeats > 1 else ""),
+    ]  # fmt: skip
+    out += [
+        "",
         "## Samples and percentiles",
         "",
         f"¹ A percentile is shown only with ≥ {samples.DISPLAY_MIN_BEYOND} samples beyond it: P50 needs "
@@ -250,7 +266,7 @@ def write_all(run: Run, previous: Path | None | bool = True) -> Path:
     plots = write_plots(run)
     write_csv(run)
     prev_run = None
-    prev_path = previous_run(run.path) if previous is True else (previous or None)
+    prev_path = previous_run(run.path, suite=run.suite) if previous is True else (previous or None)
     if prev_path:
         try:
             prev_run = load_run(prev_path)

@@ -334,15 +334,21 @@ def list_runs(results_dir: Path | str) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and (p / "results.json").is_file())
 
 
-def previous_run(run_path: Path | str, results_dir: Path | str | None = None) -> Path | None:
-    """The newest complete run before `run_path` in the same folder (for the report's comparison)."""
+def previous_run(
+    run_path: Path | str, results_dir: Path | str | None = None, suite: str | None = None
+) -> Path | None:
+    """The newest complete run before `run_path` in the same folder (for the report's
+    comparison), preferring one of the same `suite`; None when there is none."""
     run_path = Path(run_path).resolve()
     root = Path(results_dir) if results_dir else run_path.parent
     earlier = [p for p in list_runs(root) if p.resolve() != run_path and p.name < run_path.name]
+    complete: list[tuple[Path, str]] = []
     for candidate in reversed(earlier):
         try:
-            if load_run(candidate).complete:
-                return candidate
+            run = load_run(candidate)
         except (OSError, ValueError):
             continue
-    return None
+        if run.complete:
+            complete.append((candidate, run.suite))
+    same = [p for p, s in complete if suite is not None and s == suite]
+    return (same or [p for p, _ in complete] or [None])[0]

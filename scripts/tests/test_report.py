@@ -113,3 +113,16 @@ def test_write_all_writes_report_csv_and_plots_and_finds_the_previous_run(tmp_pa
         ("medium", "c", "ok", "201.855"),
         ("medium", "rust", "ok", "201.855"),
     ]
+
+
+def test_the_previous_run_prefers_the_same_suite(tmp_path):
+    from hftbench.results import previous_run
+
+    older_same = make_run(tmp_path, [ok_cell("c")], name="run_20261122T010000Z")
+    newer_other = make_run(tmp_path, [ok_cell("c")], name="run_20261122T020000Z")
+    newer_other.suite = "quick"
+    newer_other.write()
+    now = make_run(tmp_path, [ok_cell("c")])
+    assert previous_run(now.path, suite="standard") == older_same.path
+    assert previous_run(now.path, suite="pr") == newer_other.path  # no same-suite run: the newest
+    assert previous_run(older_same.path, suite="standard") is None
