@@ -31,3 +31,17 @@ need_hftbench() {
 # is_uint NAME VALUE: workflow_dispatch inputs are free text; accept digits only.
 is_uint() { [[ $2 =~ ^[0-9]+$ ]] || die "input $1 must be a whole number (got '$2')"; }
 is_number() { [[ $2 =~ ^[0-9]+([.][0-9]+)?$ ]] || die "input $1 must be a number (got '$2')"; }
+
+# A new run folder's path, named as hftbench names them: the folder name is the run_id of
+# the history store, so every run needs its own (run_<UTC>).
+new_run_dir() { printf '%s/run_%s' "$1" "$(date -u +%Y%m%dT%H%M%SZ)"; }
+
+# run_dir PATH: PATH itself when it is a run folder, else its one run_* subfolder.
+run_dir() {
+  if [ -f "$1/results.json" ]; then printf '%s' "$1"; return; fi
+  local found=("$1"/run_*/results.json)
+  if [ ${#found[@]} -ne 1 ] || [ ! -f "${found[0]}" ]; then
+    die "$1 is neither a run folder nor a folder holding exactly one run_*/ folder"
+  fi
+  dirname "${found[0]}"
+}
