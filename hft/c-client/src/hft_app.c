@@ -36,13 +36,13 @@ static int opt_strict(void *ctx, const char *v, char *err, size_t errlen) {
 
 static int opt_busy(void *ctx, const char *v, char *err, size_t errlen) {
     (void)v, (void)err, (void)errlen;
-    ((hft_app *)ctx)->opt.busy_poll = true;
+    ((hft_app *)ctx)->opt.poll = HFT_POLL_BUSY;
     return 0;
 }
 
 static int opt_no_busy(void *ctx, const char *v, char *err, size_t errlen) {
     (void)v, (void)err, (void)errlen;
-    ((hft_app *)ctx)->opt.busy_poll = false;
+    ((hft_app *)ctx)->opt.poll = HFT_POLL_SLEEP;
     return 0;
 }
 
@@ -51,7 +51,7 @@ void hft_app_init(hft_app *app, const char *client, const char *prog) {
     app->client = client;
     app->prog = prog;
     hb_config_defaults(&app->cfg);
-    app->opt.busy_poll = true;
+    app->opt.poll = HFT_POLL_AUTO;
     app->opt.mlockall = true;
     const hb_extra_option o[HFT_N_OPTIONS] = {
         {"--cpus", true, "--cpus LIST        CPUs to pin worker threads to, e.g. 1 or 0-3,6 (default: all, highest first)",
@@ -59,8 +59,8 @@ void hft_app_init(hft_app *app, const char *client, const char *prog) {
         {"--rt-priority", true, "--rt-priority N    SCHED_FIFO priority 1..99 for the workers (needs root)", opt_rt, app},
         {"--strict", false, "--strict           a tuning that cannot be applied is an error (exit 2), not a warning",
          opt_strict, app},
-        {"--busy-poll", false, "--busy-poll        spin on the sockets, never sleep (default)", opt_busy, app},
-        {"--no-busy-poll", false, "--no-busy-poll     sleep in epoll between events (spare the CPU)", opt_no_busy, app},
+        {"--busy-poll", false, "--busy-poll        spin on the sockets, never sleep (default when workers < CPUs online)", opt_busy, app},
+        {"--no-busy-poll", false, "--no-busy-poll     sleep in epoll between events (default when the workers use every CPU)", opt_no_busy, app},
     };
     memcpy(app->options, o, sizeof o);
 }
@@ -107,7 +107,7 @@ int hft_app_run(hft_app *app, const hb_kv *more, size_t n_more) {
     snprintf(cpus_json, sizeof cpus_json, "\"%s\"", cpus);
     if (hft_clk.tsc) snprintf(clock, sizeof clock, "{\"source\": \"tsc\", \"tsc_hz\": %.0f}", hft_clk.tsc_hz);
     else snprintf(clock, sizeof clock, "{\"source\": \"CLOCK_MONOTONIC_RAW\"}");
-    snprintf(busy, sizeof busy, "%s", app->opt.busy_poll ? "true" : "false");
+    snprintf(busy, sizeof busy, "%s", res.busy_poll ? "true" : "false");
     hb_kv extra[16] = {{"tuning", tuning}, {"workers", workers}, {"cpus", cpus_json}, {"clock", clock},
                        {"busy_poll", busy}};
     size_t n_extra = 5;

@@ -51,6 +51,7 @@ struct engine { // NOLINT(clang-analyzer-optin.performance.Padding)
     atomic_int gen;
     atomic_bool abort;
     char abort_err[HB_ERR_LEN];
+    bool busy;               /* spin (true) or sleep in epoll */
     uint64_t timeout_ticks;
     uint64_t phase_hi;       /* closed loop: orders below this belong to the current phase */
     uint64_t deadline;       /* ticks: --duration end; UINT64_MAX without */
@@ -179,7 +180,7 @@ static void run_closed_phase(worker *w) {
     engine *e = w->e;
     bool more = true;
     w->lo = w->hi = 0;
-    double sleep_ns = e->opt->busy_poll ? 0.0 : 1e6;
+    double sleep_ns = e->busy ? 0.0 : 1e6;
     for (unsigned iter = 0;; iter++) {
         int busy = 0;
         for (int j = 0; j < w->n; j++) {
@@ -226,11 +227,11 @@ static void run_open(worker *w) {
         }
         if (!busy && !pending) return;
         double sleep_ns = 0.0;
-        if (!e->opt->busy_poll && soonest != UINT64_MAX) {
+        if (!e->busy && soonest != UINT64_MAX) {
             sleep_ns = (double)(soonest - now) * hft_clk.ns_per_tick - SPIN_MARGIN_NS;
             if (sleep_ns < 0) sleep_ns = 0;
             if (sleep_ns > 1e6) sleep_ns = 1e6;
-        } else if (!e->opt->busy_poll && busy) {
+        } else if (!e->busy && busy) {
             sleep_ns = 1e6;
         }
         poll_conns(w, sleep_ns, iter);
@@ -251,7 +252,7 @@ static void setup(worker *w) {
         return;
     }
     w->conns = w->mem;
-    if (w->n > 1 || !e->opt->busy_poll) {
+    if (w->n > 1 || !e->busy) {
         if ((w->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
             snprintf(w->err, sizeof w->err, "epoll_create1: %s; raise the open-files limit (ulimit -n)", strerror(errno));
             return;
@@ -356,6 +357,7 @@ int hft_run(const hb_config *cfg, const hft_options *opt, hft_outcome *out, char
     memset(out, 0, sizeof *out);
     engine e = {.cfg = cfg, .opt = opt};
     e.nw = opt->cpus.n < cfg->connections ? opt->cpus.n : cfg->connections;
+    e.busy = hft_busy_poll_resolve(opt->poll, e.nw, (int)sysconf(_SC_NPROCESSORS_ONLN));
     e.timeout_ticks = hft_ns_to_ticks((double)cfg->timeout_ms * 1e6);
     e.total = cfg->duration_s > 0 ? UINT64_MAX : cfg->warmup + cfg->orders;
     e.w = calloc((size_t)e.nw, sizeof(worker));
@@ -388,6 +390,7 @@ int hft_run(const hb_config *cfg, const hft_options *opt, hft_outcome *out, char
     if (opt->mlockall) munlockall(); /* the measured phase is over: writing the result may allocate */
     out->tuning = e.w[0].tuning;
     out->workers = e.nw;
+    out->busy_poll = e.busy;
     if (atomic_load(&e.abort)) {
         snprintf(err, errlen, "%s", e.abort_err);
         cleanup(&e);

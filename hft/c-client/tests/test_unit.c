@@ -7,6 +7,7 @@
 #include "hb_order.h"
 #include "hft_clock.h"
 #include "hft_cpus.h"
+#include "hft_engine.h"
 #include "hft_http.h"
 #include "hft_tune.h"
 
@@ -120,16 +121,33 @@ static void test_tuning_json(void) {
                        "\"hugepages\": \"unavailable: no 'pages'\"}") == 0);
 }
 
+/* The calibrated TSC agrees with CLOCK_MONOTONIC_RAW over the same interval. Each end is a
+ * tight bracket of raw reads around one tick read; an attempt preempted inside a bracket is
+ * retried, so the shared machine's load cannot fail it (no wall-clock time is asserted). */
 static void test_clock(void) {
     hft_clock_init(true, 20);
-    uint64_t a = hft_ticks(), ra = hft_raw_ns();
-    while (hft_raw_ns() - ra < 20000000u) { }
-    int64_t ns = hft_ticks_to_ns(hft_ticks() - a);
-    /* Loose: the machine is shared, but a calibration off by 10% is a bug. */
-    CHECK(ns > 18000000 && ns < 26000000);
+    int agreed = 0, tried = 0;
+    for (int attempt = 0; attempt < 20 && !agreed; attempt++) {
+        uint64_t a0 = hft_raw_ns(), t0 = hft_ticks(), a1 = hft_raw_ns();
+        while (hft_raw_ns() - a1 < 20000000u) { }
+        uint64_t b0 = hft_raw_ns(), t1 = hft_ticks(), b1 = hft_raw_ns();
+        if (a1 - a0 > 5000 || b1 - b0 > 5000) continue;
+        tried++;
+        double ref = (double)(b0 + b1) / 2 - (double)(a0 + a1) / 2, got = (double)hft_ticks_to_ns(t1 - t0);
+        agreed = got > ref * 0.98 && got < ref * 1.02;
+    }
+    CHECK(tried == 0 || agreed);
     if (hft_clk.tsc) CHECK(hft_clk.tsc_hz > 1e8 && hft_clk.tsc_hz < 1e10);
     hft_clock_init(false, 0);
     CHECK(!hft_clk.tsc && hft_clk.ns_per_tick == 1.0);
+}
+
+static void test_busy_poll_rule(void) {
+    CHECK(hft_busy_poll_resolve(HFT_POLL_AUTO, 1, 2));   /* a CPU left for the server: spin */
+    CHECK(!hft_busy_poll_resolve(HFT_POLL_AUTO, 2, 2));  /* every CPU busy: sleep */
+    CHECK(!hft_busy_poll_resolve(HFT_POLL_AUTO, 1, 1));
+    CHECK(hft_busy_poll_resolve(HFT_POLL_BUSY, 2, 2));
+    CHECK(!hft_busy_poll_resolve(HFT_POLL_SLEEP, 1, 8));
 }
 
 int main(void) {
@@ -140,6 +158,7 @@ int main(void) {
     test_cpus();
     test_tuning_json();
     test_clock();
+    test_busy_poll_rule();
     if (failures) {
         fprintf(stderr, "test_unit: %d check(s) failed\n", failures);
         return 1;
