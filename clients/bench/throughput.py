@@ -128,9 +128,12 @@ def start_server(log_path: Path) -> tuple[subprocess.Popen, str]:
 
 
 def lua_script() -> Path:
-    """The server's own wrk script when it has one, else ours."""
-    theirs = sorted((ROOT / "server" / "bench").glob("*.lua"))
-    return theirs[0] if theirs else Path(__file__).with_name("order.lua")
+    """The server's wrk script (the clients' order mix), shared so wrk and the server's own
+    benchmark post the same orders."""
+    script = ROOT / "server" / "bench" / "order.lua"
+    if not script.is_file():
+        sys.exit(f"throughput: {script} missing; it comes with the server (server/bench/)")
+    return script
 
 
 def run_wrk(url: str, duration_s: int, script: Path) -> Measure:
