@@ -99,7 +99,8 @@ static bool not_requested(const char *s) { return strncmp(s, NOT_REQUESTED, size
 
 void hft_tuning_merge(hft_tuning *into, const hft_tuning *from) {
     for (int i = 0; i < HFT_T_COUNT; i++)
-        if (applied(into->item[i].text) && !applied(from->item[i].text))
+        /* "applied" alone is the caller's placeholder: take the worker's detail over it. */
+        if (strcmp(into->item[i].text, "applied") == 0 || (applied(into->item[i].text) && !applied(from->item[i].text)))
             memcpy(into->item[i].text, from->item[i].text, HFT_TUNE_LEN);
 }
 

@@ -44,7 +44,7 @@ void hft_tune_thread(hft_tuning *t, int cpu, int rt_priority);
 void *hft_mem_alloc(size_t size, size_t *mapped, hft_tuning *t);
 void hft_mem_free(void *p, size_t mapped);
 
-/** Merge a worker's per-thread items into the run's: the first non-"applied" wins. */
+/** Merge a worker's items into the run's: the first non-"applied" wins; a bare "applied" takes the detail. */
 void hft_tuning_merge(hft_tuning *into, const hft_tuning *from);
 
 /** True when every item is applied or was not asked for ("unavailable: not requested"). */
