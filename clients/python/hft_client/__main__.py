@@ -4,7 +4,7 @@ import asyncio
 import os
 import sys
 
-from . import args, result, worker
+from . import args
 
 
 def _event_loop_factory():
@@ -27,6 +27,10 @@ def main(argv: list[str]) -> int:
         msg = f"--output {cfg.output!r}: {err.strerror}; pass a writable path"
         args.print_usage_error(args.UsageError(msg))
         return 2
+    # Imported after the flags are checked: aiohttp and hdrh take ~0.3 s to import, and a
+    # bad flag should exit 2 at once.
+    from . import result, worker
+
     factory, loop_name = _event_loop_factory()
     with asyncio.Runner(loop_factory=factory) as runner:
         reason = runner.run(worker.check_reachable(cfg))
