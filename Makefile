@@ -24,7 +24,7 @@ HAVE_DASHBOARD   := $(wildcard gh-pages/package.json)
 
 .PHONY: help deps build test lint bench clean \
         build-rust build-go build-c build-cpp build-python build-hft \
-        test-rust test-python test-go test-c test-hft test-dashboard
+        test-rust test-python test-go test-c test-hft test-dashboard test-ci
 
 help:
 	@echo "make bench   set up, build, run the '$(SUITE)' suite and write results/run_<UTC>/report.md"
@@ -61,7 +61,7 @@ build-hft:
 	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C hft/c-client BIN=$(abspath $(BIN)))
 
 test: build
-	@$(MAKE) --no-print-directory test-rust test-go test-c test-hft test-python test-dashboard
+	@$(MAKE) --no-print-directory test-rust test-go test-c test-hft test-python test-dashboard test-ci
 
 test-rust:
 	cargo test --workspace --quiet
@@ -81,6 +81,11 @@ test-python:
 
 test-dashboard:
 	$(if $(HAVE_DASHBOARD),cd gh-pages && npm test)
+
+# actionlint + shellcheck of the workflows and CI scripts, then bench.yml played locally.
+test-ci:
+	scripts/ci/lint-ci
+	scripts/ci/rehearse
 
 lint: deps
 	cargo fmt --all -- --check
