@@ -1,6 +1,7 @@
 """hft/scripts/setup_hft_system.sh: --check --json matches its schema and the machine,
 --dry-run changes nothing, --apply then --revert leaves every knob as it was."""
 
+import fcntl
 import json
 import os
 import subprocess
@@ -18,6 +19,15 @@ THP_DEFRAG = Path("/sys/kernel/mm/transparent_hugepage/defrag")
 SWAPPINESS = Path("/proc/sys/vm/swappiness")
 NR_HUGEPAGES = Path("/proc/sys/vm/nr_hugepages")
 REAL_KNOBS = [THP, THP_DEFRAG, SWAPPINESS, NR_HUGEPAGES]
+
+
+@pytest.fixture(autouse=True)
+def knobs_lock():
+    """Two pytest sessions on one machine must not interleave apply/revert (or read the
+    knobs while the other has them applied): each test holds a machine-wide lock."""
+    with open("/tmp/hft-bench-tuning-test.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def run(*args, env=None, check=True):
