@@ -57,7 +57,7 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
   for (let c = 0; c < commits; c += 1) {
     const date = new Date(start + c * step);
     const iso = date.toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const runId = `run_${iso.replace(/[-:]/g, '').replace('Z', 'Z')}_${String(c).padStart(5, '0')}`;
+    const runId = `run_${iso.replace(/[-:]/g, '')}_${String(c).padStart(5, '0')}`;
     const commit = (BigInt(seed) * 1000003n + BigInt(c)).toString(16).padStart(40, '0');
     const flags = [];
     const results = series.map((s, i) => {
