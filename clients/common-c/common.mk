@@ -47,4 +47,9 @@ $(HB_TEST_BIN): $(HB_COMMON_DIR)/tests/hb_test.c $(HB_LIB)
 $(HB_ORDER_BIN): $(HB_COMMON_DIR)/tests/hb_print.c $(HB_LIB)
 	$(CC) $(HB_CC_FLAGS) $< -o $@ $(HB_LIB) $(HB_LDLIBS)
 
+# Benchmark of the open loop's pacing (prints figures, asserts nothing).
+HB_BENCH_SLEEP := $(HB_BUILD)/hb_bench_sleep
+$(HB_BENCH_SLEEP): $(HB_COMMON_DIR)/tests/hb_bench_sleep.c $(HB_LIB)
+	$(CC) $(HB_CC_FLAGS) $< -o $@ $(HB_LIB) $(HB_LDLIBS)
+
 -include $(HB_OBJS:.o=.d)

@@ -2,7 +2,9 @@
 #include "hb_clock.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 
 uint64_t hb_now_ns(void)
 {
@@ -22,8 +24,15 @@ static inline void cpu_relax(void)
 #endif
 }
 
+int hb_clock_tight_timers(void) { return prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); }
+
 void hb_sleep_until_ns(uint64_t deadline_ns)
 {
+    static _Thread_local bool tight;
+    if (!tight) {
+        tight = true;
+        (void)hb_clock_tight_timers();
+    }
     if (deadline_ns > HB_SPIN_NS && hb_now_ns() + HB_SPIN_NS < deadline_ns) {
         uint64_t wake = deadline_ns - HB_SPIN_NS;
         struct timespec ts = {.tv_sec = (time_t)(wake / 1000000000u), .tv_nsec = (long)(wake % 1000000000u)};

@@ -25,9 +25,16 @@ void hb_wall_now(struct timespec *out);
 /**
  * Return at monotonic time deadline_ns (or at once when it has passed):
  * clock_nanosleep to HB_SPIN_NS before it, then spin, since a timer alone wakes
- * tens of µs late.
+ * tens of µs late. Calls hb_clock_tight_timers() once per thread.
  */
 void hb_sleep_until_ns(uint64_t deadline_ns);
+
+/**
+ * Set the calling thread's timer slack to 1 ns (Linux defaults to 50 µs, which makes
+ * every sleep and poll timeout wake up to 50 µs late). Call once at the start of a
+ * thread that paces. @return 0, or -1 with errno set.
+ */
+int hb_clock_tight_timers(void);
 
 /** RFC 3339 UTC with microseconds, "2026-11-22T03:00:00.123456Z", into out[cap >= 28]. */
 void hb_format_rfc3339(const struct timespec *wall, char *out, size_t cap);

@@ -202,6 +202,7 @@ void Worker::run_open()
 
 void Worker::run()
 {
+    (void)hb_clock_tight_timers();  // poll timeouts and sleeps without the 50 µs slack
     int g = 0;
     while ((g = plan_.gate.load(std::memory_order_acquire)) == 0) {
         hb_sleep_until_ns(hb_now_ns() + 200000);
