@@ -28,7 +28,7 @@ function status(text, error = false) {
 
 async function loadShard(suite, month) {
   const name = `${encodeURIComponent(suite)}/${encodeURIComponent(month)}.json`;
-  // The build writes each shard without its histograms (a fifth of the bytes); a site
+  // The build writes each shard without its histograms (~1/7 of the bytes); a site
   // built before this shard was added still reads the store's own shard.
   const shard = await fetchJson(`derived/trend/${name}`, { optional: true }) ?? await fetchJson(`data/shards/${name}`);
   if (!Number.isInteger(shard.schema_version) || shard.schema_version > SCHEMA_VERSION) {
