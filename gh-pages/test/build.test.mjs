@@ -1,0 +1,63 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { deriveLatest, percentileCurve, slimShard } from '../build/derive.mjs';
+import { synthStore } from '../tools/synth-store.mjs';
+
+const golden = JSON.parse(readFileSync(new URL('./fixtures/hdr-golden.json', import.meta.url)));
+const BUILD = new URL('../build/build.mjs', import.meta.url).pathname;
+
+test('percentile curve: rising, from the minimum to the maximum, in µs', () => {
+  const curve = percentileCurve(golden.data);
+  assert.deepEqual(curve[0], [0, golden.min / 1000]);
+  assert.equal(curve.at(-1)[0], 100);
+  assert.ok(Math.abs(curve.at(-1)[1] - golden.max / 1000) / (golden.max / 1000) < 0.001);
+  for (let i = 1; i < curve.length; i += 1) assert.ok(curve[i][1] >= curve[i - 1][1]);
+});
+
+test('slim shards drop histograms and keep everything else', () => {
+  const shard = { schema_version: 1, runs: [{ run_id: 'r', results: [{ client: 'c', p99_us: 5, histogram: 'HIST' }] }] };
+  assert.deepEqual(slimShard(shard).runs[0].results, [{ client: 'c', p99_us: 5 }]);
+  assert.equal(shard.runs[0].results[0].histogram, 'HIST', 'the store shard is not modified');
+});
+
+test('the latest run is the one the index names, found in the newest shard holding it', () => {
+  const runs = { '2026-10': [{ run_id: 'a', results: [] }], '2026-11': [{ run_id: 'b', results: [{ scenario: 's', client: 'c', histogram: golden.data }] }] };
+  const latest = deriveLatest('quick', { shards: ['2026-10', '2026-11'], latest_run: 'b' }, (m) => runs[m]);
+  assert.equal(latest.run_id, 'b');
+  assert.ok(latest.percentiles['s/c'].length > 10);
+  const warnings = [];
+  const broken = { '2026-11': [{ run_id: 'b', results: [{ scenario: 's', client: 'c', histogram: 'bm90IGEgaGlzdG9ncmFt' }] }] };
+  assert.deepEqual(deriveLatest('quick', { shards: ['2026-11'], latest_run: 'b' }, (m) => broken[m], (w) => warnings.push(w)).percentiles, {});
+  assert.match(warnings[0], /suite quick, run b, s\/c: .*curve left out/);
+});
+
+test('build assembles site, uPlot, data and derived files', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'hft-build-'));
+  try {
+    synthStore({ out: join(tmp, 'store'), commits: 40, scenarios: 2, clients: 2 });
+    execFileSync('node', [BUILD, '--store', join(tmp, 'store'), '--out', join(tmp, 'site')]);
+    for (const f of ['index.html', 'js/app.js', 'vendor/uPlot.esm.js', 'vendor/LICENSE', 'data/index.json', 'derived/latest-standard.json', '.nojekyll']) {
+      assert.ok(existsSync(join(tmp, 'site', f)), f);
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('build refuses a store newer than it, naming the file and the fix', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'hft-build-'));
+  try {
+    mkdirSync(join(tmp, 'store'));
+    writeFileSync(join(tmp, 'store', 'index.json'), JSON.stringify({ schema_version: 2, suites: {} }));
+    const r = spawnSync('node', [BUILD, '--store', join(tmp, 'store'), '--out', join(tmp, 'site')], { encoding: 'utf8' });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /index\.json has schema_version 2; this build reads 1: update gh-pages\//);
+    assert.ok(!existsSync(join(tmp, 'site')), 'nothing written');
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
