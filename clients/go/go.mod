@@ -1,5 +1,5 @@
 module hftbench/clients/go
 
-go 1.26.8
+go 1.25
 
 require github.com/HdrHistogram/hdrhistogram-go v1.4.0

@@ -15,11 +15,6 @@ fn main() -> ExitCode {
         }
         Err(ArgsError::Invalid(line)) => return fail(&line),
     };
-    // Open the output before the run so an unwritable path costs seconds, not a whole run.
-    let sink = match output::Sink::open(config.output.as_deref()) {
-        Ok(sink) => sink,
-        Err(line) => return fail(&line),
-    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -36,6 +31,11 @@ fn main() -> ExitCode {
         if let Err(line) = runner::probe(&config.target, runner::PROBE_DEADLINE).await {
             return fail(&line);
         }
+        // Open the output before the run so an unwritable path costs seconds, not a whole run.
+        let sink = match output::Sink::open(config.output.as_deref()) {
+            Ok(sink) => sink,
+            Err(line) => return fail(&line),
+        };
         let stop = Arc::new(AtomicBool::new(false));
         let on_sigint = Arc::clone(&stop);
         tokio::spawn(async move {

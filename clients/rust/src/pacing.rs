@@ -1,17 +1,25 @@
-//! Open loop: order `i` of the run (warm-up included) is due at `t0 + i / R`, and the
-//! wait for it must be finer than 50 µs. tokio's timer wheel has a 1 ms tick and rounds
-//! every deadline *up* to the next tick, so a plain `sleep_until(due)` wakes up to 1 ms
-//! late — the flaw of wrk2. We sleep with tokio only until one tick plus a margin before
-//! the due time, then spin, yielding to the runtime between clock reads so the other
-//! connections' I/O keeps flowing.
+//! Open loop: order `i` of the run (warm-up included) is due at `t0 + i / R`, and it must
+//! leave finer than 50 µs after that. tokio's timer wheel has a 1 ms tick and rounds
+//! every deadline *up*, so `sleep_until(due)` in a worker wakes up to 1 ms late (the
+//! flaw of wrk2), and spinning in every worker burns the cores the server needs.
+//! Instead one pacer OS thread, with its timer slack cut to 1 ns, sleeps with
+//! `nanosleep` until [`SPIN_WINDOW`] before each due time, spins the rest, and hands the
+//! order number to the workers over a channel. A worker that is busy simply leaves the
+//! order to another one; an order that waits in the channel is late, and its latency
+//! still counts from its due time (coordinated omission corrected).
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// tokio's timer resolution (1 ms) plus the ~200 µs margin the spin phase covers.
-pub const SPIN_WINDOW: Duration = Duration::from_micros(1_200);
+/// Covers nanosleep's wake-up latency with a 1 ns timer slack on a busy machine.
+pub const SPIN_WINDOW: Duration = Duration::from_micros(60);
 
 /// Longest single sleep, so SIGINT is noticed promptly even at very low rates.
 const MAX_NAP: Duration = Duration::from_millis(50);
+
+/// Due orders not yet taken by a worker; when full, the pacer waits (and orders are late).
+const BACKLOG: usize = 4096;
 
 /// Intended send times of an open-loop run.
 #[derive(Debug, Clone, Copy)]
@@ -38,8 +46,36 @@ impl Schedule {
     }
 }
 
-/// Waits until `due`; returns false (early) when `stop` is set meanwhile.
-pub async fn wait_until(due: Instant, stop: &AtomicBool) -> bool {
+/// Starts the pacer thread for orders `start..end`: each is sent on the returned channel
+/// at its due time; none due at or after `deadline`; the channel closes when the pacer
+/// is done (or `stop` is set), after the workers have drained it.
+pub fn spawn_pacer(
+    schedule: Schedule,
+    start: u64,
+    end: u64,
+    deadline: Option<Instant>,
+    stop: Arc<AtomicBool>,
+) -> std::io::Result<(async_channel::Receiver<u64>, JoinHandle<()>)> {
+    let (tx, rx) = async_channel::bounded(BACKLOG);
+    let pacer = std::thread::Builder::new()
+        .name("pacer".into())
+        .spawn(move || {
+            fine_timer_slack();
+            for k in start..end {
+                let due = schedule.due(k);
+                if deadline.is_some_and(|d| due >= d)
+                    || !sleep_until(due, &stop)
+                    || tx.send_blocking(k).is_err()
+                {
+                    break;
+                }
+            }
+        })?;
+    Ok((rx, pacer))
+}
+
+/// Blocks the calling thread until `due`: nanosleep, then spin; false if `stop` was set.
+pub fn sleep_until(due: Instant, stop: &AtomicBool) -> bool {
     loop {
         if stop.load(Ordering::Relaxed) {
             return false;
@@ -50,10 +86,20 @@ pub async fn wait_until(due: Instant, stop: &AtomicBool) -> bool {
         }
         let left = due - now;
         if left > SPIN_WINDOW {
-            tokio::time::sleep((left - SPIN_WINDOW).min(MAX_NAP)).await;
+            std::thread::sleep((left - SPIN_WINDOW).min(MAX_NAP));
         } else {
-            tokio::task::yield_now().await;
+            std::hint::spin_loop();
         }
+    }
+}
+
+/// Linux pads every sleep by the thread's timer slack (50 µs by default); 1 ns lets
+/// nanosleep wake within a few µs, so the spin stays short.
+fn fine_timer_slack() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's timer slack.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
     }
 }
 
@@ -73,25 +119,36 @@ mod tests {
         assert_eq!(third.due(3) - t0, Duration::from_secs(1));
     }
 
-    #[tokio::test]
-    async fn a_due_time_in_the_past_returns_at_once() {
-        let stop = AtomicBool::new(false);
-        assert!(wait_until(Instant::now() - Duration::from_millis(5), &stop).await);
+    #[test]
+    fn stop_ends_the_wait() {
+        assert!(!sleep_until(
+            Instant::now() + Duration::from_secs(3600),
+            &AtomicBool::new(true)
+        ));
     }
 
-    #[tokio::test]
-    async fn stop_ends_the_wait_without_sending() {
-        let stop = AtomicBool::new(true);
-        assert!(!wait_until(Instant::now() + Duration::from_secs(3600), &stop).await);
-    }
-
-    #[tokio::test]
-    async fn never_returns_before_the_due_time() {
+    #[test]
+    fn never_returns_before_the_due_time() {
         let stop = AtomicBool::new(false);
-        for micros in [30, 700, 1_500, 3_000] {
+        for micros in [30, 700, 3_000] {
             let due = Instant::now() + Duration::from_micros(micros);
-            assert!(wait_until(due, &stop).await);
+            assert!(sleep_until(due, &stop));
             assert!(Instant::now() >= due);
         }
+    }
+
+    #[test]
+    fn the_pacer_releases_each_order_once_in_order_and_honours_the_deadline() {
+        let t0 = Instant::now();
+        let s = Schedule::new(t0, 10_000.0);
+        let stop = Arc::new(AtomicBool::new(false));
+        let (rx, pacer) = spawn_pacer(s, 5, 25, Some(s.due(20)), stop).unwrap();
+        let mut got = Vec::new();
+        while let Ok(k) = rx.recv_blocking() {
+            assert!(Instant::now() >= s.due(k));
+            got.push(k);
+        }
+        pacer.join().unwrap();
+        assert_eq!(got, (5..20).collect::<Vec<_>>());
     }
 }

@@ -1,18 +1,19 @@
 //! The run: probe the server, warm up, measure, merge, build the result.
 //! Warm-up and measurement are two phases over the same connection pool, so the
 //! measured orders always find warm connections and `duration_s` covers only them.
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use reqwest::Client;
 use tokio::net::TcpStream;
 
 use crate::args::{Config, StopRule, Target};
-use crate::pacing::Schedule;
+use crate::pacing::{self, Schedule};
 use crate::result::RunResult;
 use crate::stats;
-use crate::worker::{self, ErrorKinds, Phase, Report};
+use crate::worker::{self, ErrorKinds, Phase, Report, Tickets};
 
 /// The contract's bound on exit 2 for an unreachable server.
 pub const PROBE_DEADLINE: Duration = Duration::from_secs(2);
@@ -62,20 +63,42 @@ pub async fn run(
     let schedule = config
         .rate
         .map(|rate| Schedule::new(Instant::now() + SCHEDULE_LEAD, rate));
-    let phase = |start: u64, end: u64, deadline: Option<Instant>, record: bool| Phase {
-        client: client.clone(),
-        order_url: config.order_url.clone(),
-        seed: config.seed,
-        timeout: config.timeout,
-        next: AtomicU64::new(start),
-        end,
-        deadline,
-        schedule,
-        record,
-        stop: Arc::clone(&stop),
+    let phase = |start: u64,
+                 end: u64,
+                 deadline: Option<Instant>,
+                 record: bool|
+     -> Result<(Phase, Option<JoinHandle<()>>), String> {
+        let (tickets, pacer) = match schedule {
+            None => (
+                Tickets::Counter {
+                    next: AtomicU64::new(start),
+                    end,
+                    deadline,
+                },
+                None,
+            ),
+            Some(schedule) => {
+                let (due, pacer) =
+                    pacing::spawn_pacer(schedule, start, end, deadline, Arc::clone(&stop))
+                        .map_err(|e| {
+                            format!("cannot start the pacer thread ({e}); check ulimit -u")
+                        })?;
+                (Tickets::Paced { schedule, due }, Some(pacer))
+            }
+        };
+        let phase = Phase {
+            client: client.clone(),
+            order_url: config.order_url.clone(),
+            seed: config.seed,
+            timeout: config.timeout,
+            tickets,
+            record,
+            stop: Arc::clone(&stop),
+        };
+        Ok((phase, pacer))
     };
     if config.warmup > 0 {
-        run_phase(phase(0, config.warmup, None, false), config.connections).await?;
+        run_phase(phase(0, config.warmup, None, false)?, config.connections).await?;
     }
     let started_at = SystemTime::now();
     let measure_start = Instant::now();
@@ -84,12 +107,12 @@ pub async fn run(
         StopRule::Duration(d) => (u64::MAX, Some(measure_start + d)),
     };
     let reports = run_phase(
-        phase(config.warmup, end, deadline, true),
+        phase(config.warmup, end, deadline, true)?,
         config.connections,
     )
     .await?;
     let duration = measure_start.elapsed();
-    let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
+    let interrupted = stop.load(Ordering::Relaxed);
     Ok(collect(
         config,
         workers,
@@ -100,8 +123,11 @@ pub async fn run(
     ))
 }
 
-/// Spawns one worker task per connection and waits for all of them.
-async fn run_phase(phase: Phase, connections: usize) -> Result<Vec<Report>, String> {
+/// Spawns one worker task per connection and waits for all of them (and the pacer).
+async fn run_phase(
+    (phase, pacer): (Phase, Option<JoinHandle<()>>),
+    connections: usize,
+) -> Result<Vec<Report>, String> {
     let phase = Arc::new(phase);
     let tasks: Vec<_> = (0..connections)
         .map(|_| tokio::spawn(worker::run(Arc::clone(&phase))))
@@ -113,6 +139,17 @@ async fn run_phase(phase: Phase, connections: usize) -> Result<Vec<Report>, Stri
                 format!("a worker task failed ({e}); this is a bug, please report it")
             })?,
         );
+    }
+    // The workers only end once the pacer closed its channel (or SIGINT), so this is quick;
+    // dropping the phase first unblocks a pacer waiting on a full channel.
+    drop(phase);
+    if let Some(pacer) = pacer {
+        tokio::task::spawn_blocking(move || pacer.join())
+            .await
+            .map_err(|e| format!("the pacer thread failed ({e}); this is a bug, please report it"))?
+            .map_err(|_| {
+                "the pacer thread panicked; this is a bug, please report it".to_string()
+            })?;
     }
     Ok(reports)
 }

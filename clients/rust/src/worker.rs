@@ -1,5 +1,5 @@
-//! One task per connection. A worker takes order numbers from a shared ticket counter,
-//! (open loop) waits for the order's intended send time, posts it, reads the whole
+//! One task per connection. A worker takes order numbers from a shared counter (closed
+//! loop) or from the pacer as they fall due (open loop), posts the order, reads the whole
 //! answer and records the latency into its own histograms. No lock, log line or
 //! allocation of ours per request (reqwest itself allocates its request state).
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -13,7 +13,7 @@ use reqwest::{Client, StatusCode, Url};
 use serde::Serialize;
 
 use crate::order::{write_body, Order};
-use crate::pacing::{self, Schedule};
+use crate::pacing::Schedule;
 use crate::stats::new_histogram;
 
 /// Room for one body (≈ 220 bytes) so the buffer never grows after the first order.
@@ -83,20 +83,51 @@ fn classify(err: &reqwest::Error) -> Failure {
     }
 }
 
-/// What every worker of one phase shares (read-only, except the ticket counter).
+/// Where a worker gets its next order number from.
+pub enum Tickets {
+    /// Closed loop: a shared counter up to `end`; no order is started at or after
+    /// `deadline` (`--duration`).
+    Counter {
+        next: AtomicU64,
+        end: u64,
+        deadline: Option<Instant>,
+    },
+    /// Open loop: numbers released by the pacer thread at their due times.
+    Paced {
+        schedule: Schedule,
+        due: async_channel::Receiver<u64>,
+    },
+}
+
+impl Tickets {
+    /// The next order and, in open loop, its intended send time; `None` ends the phase.
+    async fn take(&self) -> Option<(u64, Option<Instant>)> {
+        match self {
+            Tickets::Counter {
+                next,
+                end,
+                deadline,
+            } => {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    return None;
+                }
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                (k < *end).then_some((k, None))
+            }
+            Tickets::Paced { schedule, due } => {
+                due.recv().await.ok().map(|k| (k, Some(schedule.due(k))))
+            }
+        }
+    }
+}
+
+/// What every worker of one phase shares.
 pub struct Phase {
     pub client: Client,
     pub order_url: Url,
     pub seed: u64,
     pub timeout: Duration,
-    /// Next order number to send; workers take them with `fetch_add`.
-    pub next: AtomicU64,
-    /// One past the last order number of the phase (`u64::MAX` with `--duration`).
-    pub end: u64,
-    /// `--duration`: no order is started (closed) or due (open) at or after this instant.
-    pub deadline: Option<Instant>,
-    /// Open loop only.
-    pub schedule: Option<Schedule>,
+    pub tickets: Tickets,
     /// Warm-up phases send but do not record.
     pub record: bool,
     /// Set by SIGINT: finish the order in flight, start no new one.
@@ -119,34 +150,15 @@ pub struct Report {
 pub async fn run(phase: Arc<Phase>) -> Report {
     let mut report = Report {
         latency: new_histogram(),
-        uncorrected: phase.schedule.map(|_| new_histogram()),
+        uncorrected: matches!(phase.tickets, Tickets::Paced { .. }).then(new_histogram),
         errors: ErrorKinds::default(),
         sent: 0,
     };
     let mut body = BytesMut::with_capacity(BODY_CAPACITY);
-    loop {
+    while let Some((k, intended)) = phase.tickets.take().await {
         if phase.stop.load(Ordering::Relaxed) {
             break;
         }
-        if phase.schedule.is_none() && phase.deadline.is_some_and(|d| Instant::now() >= d) {
-            break;
-        }
-        let k = phase.next.fetch_add(1, Ordering::Relaxed);
-        if k >= phase.end {
-            break;
-        }
-        let intended = match phase.schedule {
-            Some(schedule) => {
-                let due = schedule.due(k);
-                if phase.deadline.is_some_and(|d| due >= d)
-                    || !pacing::wait_until(due, &phase.stop).await
-                {
-                    break;
-                }
-                Some(due)
-            }
-            None => None,
-        };
         body.reserve(BODY_CAPACITY); // takes the buffer back once reqwest dropped the last body
         write_body(&mut body, &Order::nth(phase.seed, k), SystemTime::now());
         let payload = body.split().freeze();

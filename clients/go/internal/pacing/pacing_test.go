@@ -1,6 +1,7 @@
 package pacing
 
 import (
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func TestNeverReturnsBeforeTheDueTime(t *testing.T) {
 	var stop atomic.Bool
 	for _, d := range []time.Duration{30 * time.Microsecond, 700 * time.Microsecond, 3 * time.Millisecond} {
 		due := time.Now().Add(d)
-		if !WaitUntil(due, &stop) || time.Now().Before(due) {
+		if !SleepUntil(due, &stop) || time.Now().Before(due) {
 			t.Fatalf("returned before %v", d)
 		}
 	}
@@ -36,7 +37,28 @@ func TestNeverReturnsBeforeTheDueTime(t *testing.T) {
 func TestStopEndsTheWait(t *testing.T) {
 	var stop atomic.Bool
 	stop.Store(true)
-	if WaitUntil(time.Now().Add(time.Hour), &stop) {
+	if SleepUntil(time.Now().Add(time.Hour), &stop) {
 		t.Fatal("waited despite stop")
+	}
+}
+
+func TestThePacerReleasesEachOrderOnceInOrderAndHonoursTheDeadline(t *testing.T) {
+	var stop atomic.Bool
+	s := NewSchedule(time.Now(), 10000)
+	due, done := Pace(s, 5, 25, s.Due(20), &stop)
+	var got []uint64
+	for k := range due {
+		if time.Now().Before(s.Due(k)) {
+			t.Fatalf("order %d released early", k)
+		}
+		got = append(got, k)
+	}
+	<-done
+	var want []uint64
+	for k := uint64(5); k < 20; k++ {
+		want = append(want, k)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %v", got)
 	}
 }

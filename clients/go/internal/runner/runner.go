@@ -62,40 +62,53 @@ func NewClient(c args.Config) *http.Client {
 func Run(c args.Config, stop *atomic.Bool) (*result.Result, error) {
 	client := NewClient(c)
 	defer client.CloseIdleConnections()
-	var schedule *pacing.Schedule
+	var schedule pacing.Schedule
 	if c.Rate > 0 {
-		s := pacing.NewSchedule(time.Now().Add(scheduleLead), c.Rate)
-		schedule = &s
+		schedule = pacing.NewSchedule(time.Now().Add(scheduleLead), c.Rate)
 	}
-	phase := func(start, end uint64, deadline time.Time, record bool) *worker.Phase {
+	phase := func(start, end uint64, deadline time.Time, record bool) (*worker.Phase, <-chan struct{}) {
 		p := &worker.Phase{
 			Client: client, OrderURL: c.OrderURL, Seed: c.Seed, End: end,
 			Deadline: deadline, Schedule: schedule, Record: record, Stop: stop,
 		}
 		p.Next.Store(start)
-		return p
+		if c.Rate <= 0 {
+			return p, nil
+		}
+		due, done := pacing.Pace(schedule, start, end, deadline, stop)
+		p.Due = due
+		return p, done
 	}
 	if c.Warmup > 0 {
-		runPhase(phase(0, c.Warmup, time.Time{}, false), c.Connections)
+		warm, pacer := phase(0, c.Warmup, time.Time{}, false)
+		runPhase(warm, pacer, c.Connections)
 	}
 	started := time.Now()
 	end, deadline := c.Warmup+c.Orders, time.Time{}
 	if c.Duration > 0 {
 		end, deadline = math.MaxUint64, started.Add(c.Duration)
 	}
-	reports := runPhase(phase(c.Warmup, end, deadline, true), c.Connections)
+	measured, pacer := phase(c.Warmup, end, deadline, true)
+	reports := runPhase(measured, pacer, c.Connections)
 	return result.New(c, result.Run{
 		Reports: reports, Started: started, Duration: time.Since(started), Interrupted: stop.Load(),
 	})
 }
 
-// runPhase starts one goroutine per connection and waits for all of them.
-func runPhase(p *worker.Phase, connections int) []worker.Report {
+// runPhase starts one goroutine per connection and waits for all of them and the pacer.
+func runPhase(p *worker.Phase, pacer <-chan struct{}, connections int) []worker.Report {
 	reports := make([]worker.Report, connections)
 	var wg sync.WaitGroup
 	for i := range reports {
 		wg.Go(func() { reports[i] = worker.Run(p) })
 	}
 	wg.Wait()
+	if pacer != nil {
+		// Workers stop on SIGINT without draining; drain so a pacer blocked on a full
+		// channel can see stop and return.
+		for range p.Due {
+		}
+		<-pacer
+	}
 	return reports
 }

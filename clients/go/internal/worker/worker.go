@@ -1,6 +1,6 @@
 // Package worker is one goroutine per connection. A worker takes order numbers from a
-// shared ticket counter, (open loop) waits for the order's intended send time, posts
-// it, reads the whole answer and records the latency into its own histograms. Its
+// shared counter (closed loop) or from the pacer as they fall due (open loop), posts
+// the order, reads the whole answer and records the latency into its own histograms. Its
 // request, body buffer and reader are reused: no lock, log line or allocation of ours
 // per request (net/http itself allocates some per-request state).
 package worker
@@ -102,17 +102,37 @@ func Classify(err error) Failure {
 	return Other
 }
 
-// Phase is what every worker of one phase shares (read-only, except the ticket counter).
+// Phase is what every worker of one phase shares.
 type Phase struct {
 	Client   *http.Client
 	OrderURL string
 	Seed     uint64
-	Next     atomic.Uint64    // next order number; workers take them with Add
-	End      uint64           // one past the last order number (MaxUint64 with --duration)
-	Deadline time.Time        // --duration: no order started (closed) or due (open) after it; zero = none
-	Schedule *pacing.Schedule // open loop only
-	Record   bool             // warm-up phases send but do not record
-	Stop     *atomic.Bool     // set by SIGINT: finish the order in flight, start no new one
+	// Closed loop: the next order number, taken with Add, up to End; no order is
+	// started at or after Deadline (--duration; zero = none).
+	Next     atomic.Uint64
+	End      uint64
+	Deadline time.Time
+	// Open loop: order numbers released by the pacer at their due times (nil = closed loop).
+	Due      <-chan uint64
+	Schedule pacing.Schedule
+	Record   bool         // warm-up phases send but do not record
+	Stop     *atomic.Bool // set by SIGINT: finish the order in flight, start no new one
+}
+
+// take is the next order and, in open loop, its intended send time; false ends the phase.
+func (p *Phase) take() (k uint64, intended time.Time, ok bool) {
+	if p.Due != nil {
+		k, ok = <-p.Due
+		if ok {
+			intended = p.Schedule.Due(k)
+		}
+		return k, intended, ok
+	}
+	if !p.Deadline.IsZero() && !time.Now().Before(p.Deadline) {
+		return 0, intended, false
+	}
+	k = p.Next.Add(1) - 1
+	return k, intended, k < p.End
 }
 
 // Report is what one worker hands back after the phase.
@@ -131,7 +151,7 @@ func (*reusableBody) Close() error { return nil }
 // Run is the worker loop: it runs until the phase's orders, deadline or SIGINT end it.
 func Run(p *Phase) Report {
 	r := Report{Latency: stats.NewHistogram()}
-	if p.Schedule != nil {
+	if p.Due != nil {
 		r.Uncorrected = stats.NewHistogram()
 	}
 	buf := make([]byte, 0, bodyCapacity)
@@ -141,21 +161,10 @@ func Run(p *Phase) Report {
 		panic(fmt.Sprintf("order URL %q: %v", p.OrderURL, err))
 	}
 	req.Header.Set("Content-Type", "application/json")
-	hasDeadline := !p.Deadline.IsZero()
-	for !p.Stop.Load() {
-		if p.Schedule == nil && hasDeadline && !time.Now().Before(p.Deadline) {
+	for {
+		k, intended, ok := p.take()
+		if !ok || p.Stop.Load() {
 			break
-		}
-		k := p.Next.Add(1) - 1
-		if k >= p.End {
-			break
-		}
-		var intended time.Time
-		if p.Schedule != nil {
-			intended = p.Schedule.Due(k)
-			if (hasDeadline && !intended.Before(p.Deadline)) || !pacing.WaitUntil(intended, p.Stop) {
-				break
-			}
 		}
 		buf = order.AppendBody(buf[:0], order.Nth(p.Seed, k), time.Now())
 		body.Reset(buf)
@@ -171,7 +180,7 @@ func Run(p *Phase) Report {
 			r.Errors.Count(failure)
 			continue
 		}
-		if p.Schedule != nil {
+		if p.Due != nil {
 			stats.Record(r.Latency, int64(done.Sub(intended)))
 			stats.Record(r.Uncorrected, int64(done.Sub(start)))
 		} else {
