@@ -36,12 +36,16 @@ is_number() { [[ $2 =~ ^[0-9]+([.][0-9]+)?$ ]] || die "input $1 must be a number
 # the history store, so every run needs its own (run_<UTC>).
 new_run_dir() { printf '%s/run_%s' "$1" "$(date -u +%Y%m%dT%H%M%SZ)"; }
 
-# run_dir PATH: PATH itself when it is a run folder, else its one run_* subfolder.
+# run_dir PATH: PATH itself when it is a run folder, else the one run_*/ folder under PATH
+# or PATH/runs/ (an artifact downloaded with or without its runs/ level).
 run_dir() {
   if [ -f "$1/results.json" ]; then printf '%s' "$1"; return; fi
-  local found=("$1"/run_*/results.json)
-  if [ ${#found[@]} -ne 1 ] || [ ! -f "${found[0]}" ]; then
-    die "$1 is neither a run folder nor a folder holding exactly one run_*/ folder"
+  local found=()
+  for f in "$1"/run_*/results.json "$1"/runs/run_*/results.json; do
+    [ -f "$f" ] && found+=("$f")
+  done
+  if [ ${#found[@]} -ne 1 ]; then
+    die "$1 holds ${#found[@]} run folders (run_*/ or runs/run_*/ with results.json); expected exactly one"
   fi
   dirname "${found[0]}"
 }
