@@ -1,7 +1,6 @@
 /* cc_run.c - see cc_run.h. */
 #include "cc_run.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 
 #include "cc_worker.h"
 #include "hb_clock.h"
+#include "hb_schedule.h"
 #include "hb_signal.h"
 
 /* Open loop: order 0 is due this long after the threads are released. */
@@ -19,17 +19,6 @@ int cc_worker_count(int connections)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int n = cores < 1 ? 1 : (int)cores;
     return connections < n ? connections : n;
-}
-
-static uint64_t total_orders(const hb_config *cfg)
-{
-    if (cfg->duration_s <= 0) {
-        return cfg->warmup + cfg->orders;
-    }
-    if (hb_config_open_loop(cfg)) { /* the schedule of S seconds at R orders/s */
-        return cfg->warmup + (uint64_t)ceil(cfg->duration_s * cfg->rate);
-    }
-    return UINT64_MAX; /* closed loop: until the deadline */
 }
 
 /* Closed loop: meet the workers after warm-up, start the measured phase, release them. */
@@ -71,17 +60,16 @@ static int setup(const hb_config *cfg, cc_plan *plan, cc_worker *workers, int n,
 {
     memset(plan, 0, sizeof(*plan));
     plan->cfg = cfg;
-    plan->total = total_orders(cfg);
+    plan->total = hb_schedule_total(cfg);
     *barrier_made = pthread_barrier_init(&plan->phase, NULL, (unsigned)n + 1) == 0;
     if (!*barrier_made) {
         return -1;
     }
-    int slot = 0;
     int rc = 0;
-    for (int i = 0; i < n; i++) { /* connections spread evenly; the first ones get the remainder */
-        int share = cfg->connections / n + (i < cfg->connections % n ? 1 : 0);
-        rc |= cc_worker_init(&workers[i], plan, share, slot);
-        slot += share;
+    for (int i = 0; i < n; i++) {
+        int first_slot = 0;
+        int share = hb_schedule_share(cfg->connections, n, i, &first_slot);
+        rc |= cc_worker_init(&workers[i], plan, share, first_slot);
     }
     return rc;
 }
@@ -109,7 +97,7 @@ int cc_run(const hb_config *cfg, cc_outcome *out, char *err, size_t errlen)
         plan.t0_ns = mono0 + OPEN_LOOP_LEAD_NS;
         atomic_store_explicit(&plan.gate, 1, memory_order_release);
         if (hb_config_open_loop(cfg)) { /* measured from the intended time of the first measured order */
-            plan.measure_start_ns = plan.t0_ns + (uint64_t)((double)cfg->warmup * 1e9 / cfg->rate);
+            plan.measure_start_ns = hb_schedule_intended_ns(plan.t0_ns, cfg->warmup, cfg->rate);
             out->started_at = wall0;
             add_ns(&out->started_at, plan.measure_start_ns - mono0);
         } else {

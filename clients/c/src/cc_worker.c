@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "hb_clock.h"
+#include "hb_schedule.h"
 #include "hb_signal.h"
 
 /* Longest sleep in poll: how often an idle worker re-checks SIGINT and the deadline. */
@@ -142,20 +143,11 @@ static void run_closed_phase(cc_worker *w, uint64_t end_k, uint64_t deadline_ns)
     }
 }
 
-static uint64_t intended_ns(const cc_plan *p, uint64_t i)
-{
-    return p->t0_ns + (uint64_t)((double)i * 1e9 / p->cfg->rate);
-}
+static uint64_t intended_ns(const cc_plan *p, uint64_t i) { return hb_schedule_intended_ns(p->t0_ns, i, p->cfg->rate); }
 
-/* This worker's order after i: the next of its slots, or its first slot of the next round. */
 static uint64_t next_order(const cc_worker *w, uint64_t i)
 {
-    uint64_t c = (uint64_t)w->plan->cfg->connections;
-    uint64_t slot = i % c;
-    if (slot + 1 < (uint64_t)w->first_slot + (uint64_t)w->n_conns) {
-        return i + 1;
-    }
-    return i - slot + c + (uint64_t)w->first_slot;
+    return hb_schedule_next(i, (uint64_t)w->plan->cfg->connections, (uint64_t)w->first_slot, (uint64_t)w->n_conns);
 }
 
 /* Sleep in poll until HB_SPIN_NS before due (timerfd: ns precision), answers still read. */

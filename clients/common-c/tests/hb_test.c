@@ -8,6 +8,7 @@
 #include "hb_args.h"
 #include "hb_order.h"
 #include "hb_result.h"
+#include "hb_schedule.h"
 #include "hb_stats.h"
 #include "hb_url.h"
 
@@ -258,6 +259,53 @@ static void test_stats(void)
     CHECK(hb_error_kind_of_status(503) == HB_ERR_HTTP_5XX && hb_error_kind_of_status(302) == HB_ERR_OTHER, "status");
 }
 
+/* ---- schedule ---- */
+
+static void test_schedule(void)
+{
+    static unsigned char seen[1000];
+    const int conns[] = {1, 2, 3, 5, 10, 50};
+    for (size_t ci = 0; ci < sizeof(conns) / sizeof(conns[0]); ci++) {
+        int c = conns[ci];
+        for (int workers = 1; workers <= 4 && workers <= c; workers++) {
+            memset(seen, 0, sizeof(seen));
+            int next_slot = 0;
+            for (int w = 0; w < workers; w++) {
+                int first = -1;
+                int n = hb_schedule_share(c, workers, w, &first);
+                CHECK(first == next_slot && n >= c / workers && n <= c / workers + 1, "share c=%d w=%d", c, w);
+                next_slot += n;
+                uint64_t prev = 0;
+                for (uint64_t i = (uint64_t)first; i < 1000; i = hb_schedule_next(i, (uint64_t)c, (uint64_t)first, (uint64_t)n)) {
+                    CHECK((int)(i % (uint64_t)c) >= first && (int)(i % (uint64_t)c) < first + n, "slot of %llu",
+                          (unsigned long long)i);
+                    CHECK(i == (uint64_t)first || i > prev, "increasing");
+                    seen[i]++;
+                    prev = i;
+                }
+            }
+            CHECK(next_slot == c, "slots cover the connections c=%d workers=%d", c, workers);
+            int once = 0;
+            for (int i = 0; i < 1000; i++) {
+                once += seen[i] == 1;
+            }
+            CHECK(once == 1000, "every order exactly once: c=%d workers=%d, %d of 1000", c, workers, once);
+        }
+    }
+    CHECK(hb_schedule_intended_ns(5, 3, 1000.0) == 3000005, "intended");
+    CHECK(hb_schedule_intended_ns(0, 1, 3.0) == 333333333, "intended %llu",
+          (unsigned long long)hb_schedule_intended_ns(0, 1, 3.0));
+
+    hb_config cfg;
+    hb_config_defaults(&cfg);
+    CHECK(hb_schedule_total(&cfg) == 1100, "orders + warmup");
+    cfg.orders = 0;
+    cfg.duration_s = 1.5;
+    CHECK(hb_schedule_total(&cfg) == UINT64_MAX, "closed loop with --duration: until the deadline");
+    cfg.rate = 3000;
+    CHECK(hb_schedule_total(&cfg) == 4600, "open loop with --duration: the schedule of S seconds");
+}
+
 /* ---- result ---- */
 
 static char *render(const hb_run *run, const hb_stats *s, int (*writer)(FILE *, const hb_run *, const hb_stats *))
@@ -326,6 +374,7 @@ int main(void)
     test_order();
     test_timestamp();
     test_stats();
+    test_schedule();
     test_result();
     (void)printf("hb_test: %d checks, %d failed\n", checks, failures);
     return failures == 0 ? 0 : 1;

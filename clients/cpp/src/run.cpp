@@ -4,14 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <future>
-#include <limits>
 #include <vector>
 
 extern "C" {
 #include "hb_clock.h"
+#include "hb_schedule.h"
 #include "hb_signal.h"
 }
 
@@ -26,17 +25,6 @@ int task_count(int connections)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     return std::max(1, std::min(connections, cores < 1 ? 1 : static_cast<int>(cores)));
-}
-
-std::uint64_t total_orders(const hb_config &cfg)
-{
-    if (cfg.duration_s <= 0) {
-        return cfg.warmup + cfg.orders;
-    }
-    if (hb_config_open_loop(&cfg)) {  // the schedule of S seconds at R orders/s
-        return cfg.warmup + static_cast<std::uint64_t>(std::ceil(cfg.duration_s * cfg.rate));
-    }
-    return std::numeric_limits<std::uint64_t>::max();  // closed loop: until the deadline
 }
 
 void add_ns(timespec &t, std::uint64_t ns)
@@ -65,13 +53,12 @@ std::unique_ptr<Outcome> run(const hb_config &cfg)
 {
     const int n = task_count(cfg.connections);
     Plan plan(cfg, n);
-    plan.total = total_orders(cfg);
+    plan.total = hb_schedule_total(&cfg);
     std::vector<std::unique_ptr<Worker>> workers;
-    int slot = 0;
-    for (int i = 0; i < n; i++) {  // connections spread evenly; the first ones get the remainder
-        int share = cfg.connections / n + (i < cfg.connections % n ? 1 : 0);
-        workers.push_back(std::make_unique<Worker>(plan, share, slot));
-        slot += share;
+    for (int i = 0; i < n; i++) {
+        int first_slot = 0;
+        int share = hb_schedule_share(cfg.connections, n, i, &first_slot);
+        workers.push_back(std::make_unique<Worker>(plan, share, first_slot));
     }
     auto out = std::make_unique<Outcome>(hb_config_open_loop(&cfg));
     out->workers = n;
@@ -92,7 +79,7 @@ std::unique_ptr<Outcome> run(const hb_config &cfg)
     plan.t0_ns = mono0 + kOpenLoopLeadNs;
     plan.gate.store(1, std::memory_order_release);
     if (hb_config_open_loop(&cfg)) {  // measured from the intended time of the first measured order
-        plan.measure_start_ns = plan.t0_ns + static_cast<std::uint64_t>(static_cast<double>(cfg.warmup) * 1e9 / cfg.rate);
+        plan.measure_start_ns = hb_schedule_intended_ns(plan.t0_ns, cfg.warmup, cfg.rate);
         out->started_at = wall0;
         add_ns(out->started_at, plan.measure_start_ns - mono0);
     } else {

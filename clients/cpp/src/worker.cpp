@@ -10,6 +10,7 @@
 
 extern "C" {
 #include "hb_clock.h"
+#include "hb_schedule.h"
 #include "hb_signal.h"
 }
 
@@ -142,17 +143,13 @@ void Worker::run_closed_phase(std::uint64_t end_k, std::uint64_t deadline_ns)
 
 std::uint64_t Worker::intended_ns(std::uint64_t i) const
 {
-    return plan_.t0_ns + static_cast<std::uint64_t>(static_cast<double>(i) * 1e9 / plan_.cfg.rate);
+    return hb_schedule_intended_ns(plan_.t0_ns, i, plan_.cfg.rate);
 }
 
 std::uint64_t Worker::next_order(std::uint64_t i) const
 {
-    auto c = static_cast<std::uint64_t>(plan_.cfg.connections);
-    std::uint64_t slot = i % c;
-    if (slot + 1 < static_cast<std::uint64_t>(first_slot_) + conns_.size()) {
-        return i + 1;
-    }
-    return i - slot + c + static_cast<std::uint64_t>(first_slot_);
+    return hb_schedule_next(i, static_cast<std::uint64_t>(plan_.cfg.connections),
+                            static_cast<std::uint64_t>(first_slot_), conns_.size());
 }
 
 void Worker::wait_until(std::uint64_t due_ns)

@@ -1,0 +1,37 @@
+/* hb_schedule.c - see hb_schedule.h. */
+#include "hb_schedule.h"
+
+#include <math.h>
+
+uint64_t hb_schedule_total(const hb_config *cfg)
+{
+    if (cfg->duration_s <= 0) {
+        return cfg->warmup + cfg->orders;
+    }
+    if (hb_config_open_loop(cfg)) { /* the schedule of S seconds at R orders/s */
+        return cfg->warmup + (uint64_t)ceil(cfg->duration_s * cfg->rate);
+    }
+    return UINT64_MAX; /* closed loop: until the deadline */
+}
+
+int hb_schedule_share(int connections, int workers, int w, int *first_slot)
+{
+    int base = connections / workers;
+    int extra = connections % workers;
+    *first_slot = w * base + (w < extra ? w : extra);
+    return base + (w < extra ? 1 : 0);
+}
+
+uint64_t hb_schedule_next(uint64_t i, uint64_t connections, uint64_t first_slot, uint64_t n_slots)
+{
+    uint64_t slot = i % connections;
+    if (slot + 1 < first_slot + n_slots) {
+        return i + 1;
+    }
+    return i - slot + connections + first_slot;
+}
+
+uint64_t hb_schedule_intended_ns(uint64_t t0_ns, uint64_t i, double rate)
+{
+    return t0_ns + (uint64_t)((double)i * 1e9 / rate);
+}
