@@ -9,6 +9,7 @@ behind a slow one, which is the coordinated omission the open loop exists to avo
 """
 
 import asyncio
+import os
 import signal
 import time
 from dataclasses import dataclass, field
@@ -145,7 +146,8 @@ async def check_reachable(cfg: Config, timeout_s: float = 1.5) -> str | None:
     except TimeoutError:
         return f"no answer within {timeout_s:.1f} s"
     except OSError as err:
-        return (err.strerror or str(err)).lower()
+        # asyncio's strerror is "Connect call failed (...)"; the errno text names the cause.
+        return (os.strerror(err.errno) if err.errno else str(err)).lower()
     writer.close()
     return None
 
