@@ -43,7 +43,8 @@ func Probe(address string, deadline time.Duration) error {
 }
 
 // NewClient is the HTTP/1.1 client: a keep-alive pool of exactly `connections`,
-// no compression, no proxies, the per-request timeout covering the whole answer.
+// no compression, no proxies. The per-request timeout is the worker's (a context
+// deadline), not http.Client.Timeout, which costs a goroutine per request.
 func NewClient(c args.Config) *http.Client {
 	dialer := &net.Dialer{Timeout: c.Timeout, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{
@@ -55,7 +56,7 @@ func NewClient(c args.Config) *http.Client {
 		DisableCompression:  true,
 		ForceAttemptHTTP2:   false,
 	}
-	return &http.Client{Transport: transport, Timeout: c.Timeout}
+	return &http.Client{Transport: transport}
 }
 
 // Run warms up, then measures; stop (SIGINT) ends either phase early.
@@ -68,7 +69,7 @@ func Run(c args.Config, stop *atomic.Bool) (*result.Result, error) {
 	}
 	phase := func(start, end uint64, deadline time.Time, record bool) (*worker.Phase, <-chan struct{}) {
 		p := &worker.Phase{
-			Client: client, OrderURL: c.OrderURL, Seed: c.Seed, End: end,
+			Client: client, OrderURL: c.OrderURL, Seed: c.Seed, Timeout: c.Timeout, End: end,
 			Deadline: deadline, Schedule: schedule, Record: record, Stop: stop,
 		}
 		p.Next.Store(start)

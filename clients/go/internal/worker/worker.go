@@ -107,6 +107,7 @@ type Phase struct {
 	Client   *http.Client
 	OrderURL string
 	Seed     uint64
+	Timeout  time.Duration // per request, until the answer is fully read
 	// Closed loop: the next order number, taken with Add, up to End; no order is
 	// started at or after Deadline (--duration; zero = none).
 	Next     atomic.Uint64
@@ -170,7 +171,7 @@ func Run(p *Phase) Report {
 		body.Reset(buf)
 		req.Body, req.ContentLength = body, int64(len(buf))
 		start := time.Now()
-		failure := post(p.Client, req)
+		failure := post(p.Client, req, p.Timeout)
 		done := time.Now()
 		r.Sent++
 		if !p.Record {
@@ -190,9 +191,13 @@ func Run(p *Phase) Report {
 	return r
 }
 
-// post sends one order and reads the answer to its end (the client's Timeout covers both).
-func post(c *http.Client, req *http.Request) Failure {
-	resp, err := c.Do(req)
+// post sends one order and reads the answer to its end within timeout. A context
+// deadline per request costs one timer; http.Client.Timeout would also start a
+// goroutine per request (measured: ~3 µs of client CPU per order).
+func post(c *http.Client, req *http.Request, timeout time.Duration) Failure {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	resp, err := c.Do(req.WithContext(ctx))
 	if err != nil {
 		return Classify(err)
 	}

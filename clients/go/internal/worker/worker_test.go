@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestOnly200IsASuccess(t *testing.T) {
@@ -60,7 +61,7 @@ func TestWorkerSendsEveryTicketOnceAndCountsFailures(t *testing.T) {
 	}))
 	defer srv.Close()
 	var stop atomic.Bool
-	p := &Phase{Client: srv.Client(), OrderURL: srv.URL + "/order", Seed: 1, End: 20, Record: true, Stop: &stop}
+	p := &Phase{Client: srv.Client(), OrderURL: srv.URL + "/order", Seed: 1, Timeout: time.Second, End: 20, Record: true, Stop: &stop}
 	p.Next.Store(0)
 	done := make(chan Report, 2)
 	for range 2 {
@@ -76,5 +77,19 @@ func TestWorkerSendsEveryTicketOnceAndCountsFailures(t *testing.T) {
 	}
 	if a.Latency.TotalCount()+b.Latency.TotalCount() != 16 {
 		t.Fatalf("recorded %d", a.Latency.TotalCount()+b.Latency.TotalCount())
+	}
+}
+
+// An answer slower than the timeout is a timeout, and the worker goes on to the next order.
+func TestASlowAnswerIsATimeout(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(300 * time.Millisecond)
+	}))
+	defer srv.Close()
+	var stop atomic.Bool
+	p := &Phase{Client: srv.Client(), OrderURL: srv.URL + "/order", Timeout: 20 * time.Millisecond, End: 2, Record: true, Stop: &stop}
+	r := Run(p)
+	if r.Sent != 2 || r.Errors != (ErrorKinds{Timeout: 2}) || r.Latency.TotalCount() != 0 {
+		t.Fatalf("sent %d errors %+v", r.Sent, r.Errors)
 	}
 }
