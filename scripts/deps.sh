@@ -44,7 +44,9 @@ toolchain_step() {
   command -v go >/dev/null || die "go not found: install Go >= 1.22 to /usr/local/go, then re-run make deps"
   command -v npm >/dev/null || die "npm not found: apt-get install nodejs npm (Node >= 18), then re-run make deps"
   if ! cargo clippy --version >/dev/null 2>&1 || ! cargo fmt --version >/dev/null 2>&1; then
-    command -v rustup >/dev/null && rustup component add clippy rustfmt >/dev/null 2>&1 || true
+    if command -v rustup >/dev/null; then
+      rustup component add clippy rustfmt >/dev/null 2>&1 || log "could not add clippy/rustfmt; make lint needs them"
+    fi
   fi
 }
 
