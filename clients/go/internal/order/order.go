@@ -87,9 +87,26 @@ func AppendPrice(b []byte, cents uint32) []byte {
 	return appendPadded(b, cents%100, 2)
 }
 
-// AppendTimestamp appends UTC YYYY-MM-DDTHH:MM:SS.ffffffZ (microseconds).
+// AppendTimestamp appends UTC YYYY-MM-DDTHH:MM:SS.ffffffZ (microseconds). Digits are
+// written directly: time.AppendFormat costs ~4x more and this runs once per order.
 func AppendTimestamp(b []byte, now time.Time) []byte {
-	return now.UTC().AppendFormat(b, "2006-01-02T15:04:05.000000Z")
+	now = now.UTC()
+	year, month, day := now.Date()
+	hour, minute, second := now.Clock()
+	b = appendPadded(b, uint32(max(year, 0)), 4)
+	b = append(b, '-')
+	b = appendPadded(b, uint32(month), 2)
+	b = append(b, '-')
+	b = appendPadded(b, uint32(day), 2)
+	b = append(b, 'T')
+	b = appendPadded(b, uint32(hour), 2)
+	b = append(b, ':')
+	b = appendPadded(b, uint32(minute), 2)
+	b = append(b, ':')
+	b = appendPadded(b, uint32(second), 2)
+	b = append(b, '.')
+	b = appendPadded(b, uint32(now.Nanosecond()/1000), 6)
+	return append(b, 'Z')
 }
 
 func appendPadded(b []byte, v uint32, width int) []byte {
