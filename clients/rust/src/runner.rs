@@ -40,10 +40,12 @@ pub async fn probe(target: &Target, deadline: Duration) -> Result<(), String> {
     ))
 }
 
-/// The HTTP/1.1 client: a keep-alive pool of `connections`, Nagle off, no proxies.
+/// The HTTP/1.1 client: a keep-alive pool of `connections`, Nagle off, no proxies, no
+/// redirects (a 3xx answer to an order is an error of kind `other`, not a second request).
 pub fn http_client(config: &Config) -> Result<Client, String> {
     Client::builder()
         .http1_only()
+        .redirect(reqwest::redirect::Policy::none())
         .tcp_nodelay(true)
         .pool_max_idle_per_host(config.connections)
         .pool_idle_timeout(None)
