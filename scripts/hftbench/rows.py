@@ -59,8 +59,9 @@ def _from_histograms(cells: list[Cell]) -> dict[str, float | None] | None:
         "min": merged.get_min_value() / 1000,
         "max": merged.get_max_value() / 1000,
     }
+    by_pct = merged.get_percentile_to_value_dict(list(samples.PERCENTILES.values()))
     for key in LATENCY_KEYS:
-        out[key] = merged.get_value_at_percentile(samples.PERCENTILES[key]) / 1000
+        out[key] = by_pct[samples.PERCENTILES[key]] / 1000
     return out
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from . import config as config_mod
 from . import fingerprint, paths
 from .errors import UsageError
-from .results import Cell, Run
+from .results import Cell, Run, load_run
 from .rows import fmt_us
 from .runner import BUILD_TARGETS, FLOOR, available_clients, client_binary, run_cell
 from .server import Server, ServerError
@@ -335,6 +335,17 @@ def main(args: argparse.Namespace) -> int:
     except ServerError as exc:
         print(f"hftbench run: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        # run_plan wrote results.json (complete: false) on the way out: report what was measured.
+        partial = load_run(run_dir)
+        if not args.no_report:
+            from . import report
+
+            report.write_all(partial)
+        print(
+            f"hftbench run: interrupted after {len(partial.cells)} cells; kept in {run_dir}", file=sys.stderr
+        )
+        return 130
     client_s = sum(c.wall_s or 0.0 for c in run.cells)
     overhead = (run.wall_s or 0.0) - client_s
     print(

@@ -60,12 +60,27 @@ class Server:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def binary_version(self) -> str | None:
+        """`hft-server --version` (clap: "hft-server 0.1.0"); None when it does not answer."""
+        try:
+            out = subprocess.run(
+                [str(self.binary), "--version"],
+                capture_output=True,
+                text=True,
+                timeout=5,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        line = out.stdout.strip().splitlines()[0] if out.stdout.strip() else ""
+        return line if out.returncode == 0 and line else None
+
     def describe(self) -> dict[str, Any]:
         """The `server` object of results.json."""
         return {
             "binary": str(self.binary),
             "sha256": sha256(self.binary) if self.binary.is_file() else None,
-            "version": self.version,
+            "version": self.binary_version() or self.version,
             "flags": self.flags,
             "url": self.url,
         }
