@@ -32,12 +32,23 @@ pub async fn probe(target: &Target, deadline: Duration) -> Result<(), String> {
     .await
     {
         Ok(Ok(_)) => return Ok(()),
-        Ok(Err(err)) => err.to_string(),
+        Ok(Err(err)) => io_reason(&err),
         Err(_) => format!("no answer within {} s", deadline.as_secs()),
     };
     Err(format!(
         "cannot connect to {addr} ({why}); start bin/hft-server or pass --url"
     ))
+}
+
+/// "connection refused" rather than "Connection refused (os error 111)".
+fn io_reason(err: &std::io::Error) -> String {
+    let text = err.to_string();
+    let text = text.split(" (os error").next().unwrap_or(&text);
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_lowercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 /// The HTTP/1.1 client: a keep-alive pool of `connections`, Nagle off, no proxies, no
