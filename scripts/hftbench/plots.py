@@ -27,8 +27,11 @@ TICKS = [50.0, 90.0, 99.0, 99.9, 99.99, 99.999]
 
 
 def _log_y(ax) -> None:
-    """Log y axis labelled 1, 2, 5, 10, 20, 50 … in plain numbers (no 10^x notation)."""
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    """Log y axis labelled 1, 2, 5, 10, 20, 50 … (1, 10, 100 … past three decades) in plain
+    numbers, no 10^x notation. Call after plotting: it reads the data range."""
+    low, high = ax.get_ylim()
+    wide = low > 0 and high / low > 1e3
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0,) if wide else (1.0, 2.0, 5.0)))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
     ax.yaxis.set_minor_formatter(NullFormatter())
 

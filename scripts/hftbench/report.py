@@ -11,7 +11,7 @@ from . import samples
 from .csvout import write_csv
 from .errors import UsageError
 from .results import Run, load_run, previous_run
-from .rows import Row, fmt_rate, fmt_us, judge, rows_of
+from .rows import OPEN_LOOP_KEEP_UP, Row, fmt_rate, fmt_us, judge, rows_of
 from .runner import FLOOR
 
 COLUMNS = ("p50", "p90", "p99", "p999")
@@ -35,11 +35,18 @@ def _pct_cell(row: Row, key: str) -> str:
     return fmt_us(value) if value is not None else "n/a¹"
 
 
+def _times(x: float) -> str:
+    return f"{x:,.0f}×" if x >= 100 else f"{x:.3g}×"
+
+
 def _targets_line(targets: dict[str, float]) -> str:
     parts = []
     for key, bound in targets.items():
         if key == "throughput_rps":
-            parts.append(f"throughput > {bound:,.0f} orders/s")
+            parts.append(
+                f"throughput > {bound:,.0f} orders/s "
+                f"(open loop: > {OPEN_LOOP_KEEP_UP:.0%} of the offered rate)"
+            )
         else:
             parts.append(f"{LABELS.get(key[:-3], key[:-3].upper())} < {fmt_us(bound)}")
     return ", ".join(parts)
@@ -47,7 +54,10 @@ def _targets_line(targets: dict[str, float]) -> str:
 
 def _target_row(targets: dict[str, float], open_loop: bool, floor: bool) -> str:
     t = {k: f"< {fmt_us(v)}" for k, v in targets.items() if k.endswith("_us")}
-    cells = ["**target**", f"> {fmt_rate(targets['throughput_rps'])}" if "throughput_rps" in targets else ""]
+    rate = f"> {fmt_rate(targets['throughput_rps'])}" if "throughput_rps" in targets else ""
+    if rate and open_loop:
+        rate = f"> {OPEN_LOOP_KEEP_UP:.0%} of the rate"
+    cells = ["**target**", rate]
     cells += [t.get(f"{k}_us", "") for k in COLUMNS] + [t.get("max_us", ""), ""]
     cells += [""] * (open_loop + floor) + [""]
     return "| " + " | ".join(cells) + " |"
@@ -74,7 +84,7 @@ def scenario_table(run: Run, rows: list[Row], floor: Row | None, reference: bool
             cells.append(fmt_us(row.uncorrected_p99_us))
         if show_floor:
             p50, base = row.percentile("p50"), floor.percentile("p50") if floor else None
-            cells.append(f"{p50 / base:.3g}×" if p50 and base else "–")
+            cells.append(_times(p50 / base) if p50 and base else "–")
         cells.append(status.replace("|", "/"))
         lines.append("| " + " | ".join(cells) + " |")
     return lines

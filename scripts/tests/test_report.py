@@ -11,6 +11,7 @@ from hftbench.rows import judge, make_row
 from hftbench_fakes import valid_result
 
 TARGETS = {"p50_us": 500, "p99_us": 2000, "throughput_rps": 10000}
+OPEN = {"mode": "open", "target_rate_rps": 5000}
 
 
 def result(client: str, scenario: str = "medium", **changes) -> ClientResult:
@@ -69,7 +70,14 @@ def test_targets_vs_actual_marks_pass_fail_and_unsupported_percentiles(tmp_path)
 def test_a_missed_target_is_a_cross_with_the_figure(tmp_path):
     md = report.render(make_run(tmp_path, [ok_cell("c")], targets={"p50_us": 50, "throughput_rps": 100000}))
     row = table_row(md, "c")
-    assert "❌" in row and "P50 99 ≥ 50 µs" in row and "throughput 46,948 ≤ 100,000 orders/s" in row
+    assert "❌" in row and "P50 99.1 µs ≥ 50.0 µs" in row and "throughput 46,948 ≤ 100,000 orders/s" in row
+
+
+def test_open_loop_is_judged_on_keeping_up_with_the_offered_rate():
+    behind = Cell("o", "c", "ok", None, result("c", scenario="o", **OPEN, throughput_rps=4000.0), 1.0)
+    on_rate = Cell("o", "c", "ok", None, result("c", scenario="o", **OPEN, throughput_rps=4990.0), 1.0)
+    assert judge(make_row([on_rate]), TARGETS) == (True, [])
+    assert judge(make_row([behind]), TARGETS) == (False, ["throughput 4,000 ≤ 4,750 orders/s"])
 
 
 def test_too_few_samples_leave_a_target_unjudged_not_failed():
