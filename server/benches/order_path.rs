@@ -9,9 +9,11 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::Request;
+use chrono::Utc;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use hft_server::book::{Book, Incoming, Side, TimeInForce};
-use hft_server::{order, router, AppState, Config};
+use hft_server::book::{Book, Fill, Incoming, Outcome, Side, Status, TimeInForce};
+use hft_server::engine::Execution;
+use hft_server::{order, reply, router, AppState, Config};
 use http_body_util::BodyExt;
 use tower::ServiceExt;
 
@@ -55,6 +57,39 @@ fn parse(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     group.bench_function("parse_validate", |b| {
         b.iter(|| order::parse(black_box(ORDER.as_bytes())).unwrap())
+    });
+    // The reply of an order that filled against one resting order.
+    let parsed = order::parse(ORDER.as_bytes()).unwrap();
+    let execution = Execution {
+        order_id: 42,
+        outcome: Outcome {
+            status: Status::Filled,
+            filled: 200,
+            resting: 0,
+            fills: vec![Fill {
+                price: 10_005,
+                quantity: 200,
+                counter_order_id: 17,
+            }],
+            book_full: false,
+        },
+        reject: None,
+    };
+    let now = Utc::now();
+    group.bench_function("reply", |b| {
+        b.iter(|| reply::order_reply(black_box(&parsed), black_box(&execution), now))
+    });
+    // Parse, match and reply without HTTP: a resting sell and the buy that takes it.
+    let state = AppState::new(&Config::default());
+    let take = ORDER
+        .replace("\"sell\"", "\"buy\"")
+        .replace("\"rod\"", "\"ioc\"");
+    group.throughput(Throughput::Elements(2));
+    group.bench_function("place_pair", |b| {
+        b.iter(|| {
+            black_box(state.place_order(ORDER.as_bytes()).unwrap());
+            black_box(state.place_order(take.as_bytes()).unwrap())
+        })
     });
     group.finish();
 }

@@ -5,7 +5,8 @@
 //! compare exactly.
 //!
 //! Cost per order: `O(log L)` to find the best level (L = price levels on a side) plus
-//! `O(1)` per fill; a resting order is appended to its level's queue in `O(log L)`.
+//! `O(1)` per fill; a resting order is appended to its level's queue in `O(log L)`. The
+//! FOK check reads one running total per level, so it costs `O(levels it would take)`.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -113,22 +114,31 @@ struct Resting {
     quantity: u64,
 }
 
-/// Most empty level queues kept for reuse; beyond this they are freed.
-const SPARE_QUEUES: usize = 64;
+/// One price level: its orders in time order and their total, for the FOK check.
+#[derive(Debug, Default)]
+struct Level {
+    /// Open shares of all orders in `orders`.
+    total: u64,
+    /// Orders at this price, oldest first (time priority).
+    orders: VecDeque<Resting>,
+}
+
+/// Most empty levels kept for reuse; beyond this they are freed.
+const SPARE_LEVELS: usize = 64;
 
 /// A limit order book for one symbol.
 #[derive(Debug)]
 pub struct Book {
     /// Bid levels by price; the best bid is the highest key. Each queue is in time order.
-    bids: BTreeMap<Ticks, VecDeque<Resting>>,
+    bids: BTreeMap<Ticks, Level>,
     /// Ask levels by price; the best ask is the lowest key.
-    asks: BTreeMap<Ticks, VecDeque<Resting>>,
+    asks: BTreeMap<Ticks, Level>,
     /// Resting orders on both sides, compared against `max_resting`.
     resting: usize,
     /// The cap on resting orders (`--max-resting-per-symbol`) that bounds memory.
     max_resting: usize,
-    /// Emptied level queues, reused so that a level appearing and vanishing does not allocate.
-    spare: Vec<VecDeque<Resting>>,
+    /// Emptied levels, reused so that a level appearing and vanishing does not allocate.
+    spare: Vec<Level>,
 }
 
 impl Book {
@@ -210,7 +220,7 @@ impl Book {
     }
 
     /// True when at least `quantity` shares cross `limit` on the opposite side.
-    /// Walks only as many resting orders as a fill would touch.
+    /// Reads one running total per level, only for the levels the fill would reach.
     fn can_fill(&self, side: Side, limit: Option<Ticks>, quantity: u64) -> bool {
         match side {
             Side::Buy => enough(self.asks.iter(), side, limit, quantity),
@@ -238,11 +248,12 @@ impl Book {
             }
             let queue = level.get_mut();
             while remaining > 0 {
-                let Some(front) = queue.front_mut() else {
+                let Some(front) = queue.orders.front_mut() else {
                     break;
                 };
                 let quantity = front.quantity.min(remaining);
                 front.quantity -= quantity;
+                queue.total -= quantity;
                 remaining -= quantity;
                 fills.push(Fill {
                     price,
@@ -250,14 +261,14 @@ impl Book {
                     counter_order_id: front.id,
                 });
                 if front.quantity == 0 {
-                    queue.pop_front();
+                    queue.orders.pop_front();
                     self.resting -= 1;
                 }
             }
-            if queue.is_empty() {
-                let queue = level.remove();
-                if self.spare.len() < SPARE_QUEUES {
-                    self.spare.push(queue);
+            if queue.orders.is_empty() {
+                let emptied = level.remove();
+                if self.spare.len() < SPARE_LEVELS {
+                    self.spare.push(emptied);
                 }
             }
         }
@@ -271,31 +282,30 @@ impl Book {
             Side::Sell => &mut self.asks,
         };
         let spare = &mut self.spare;
-        levels
+        let level = levels
             .entry(price)
-            .or_insert_with(|| spare.pop().unwrap_or_default())
-            .push_back(Resting { id, quantity });
+            .or_insert_with(|| spare.pop().unwrap_or_default());
+        level.orders.push_back(Resting { id, quantity });
+        level.total += quantity;
         self.resting += 1;
     }
 }
 
 /// True when the crossing levels of `levels` (in priority order) hold `quantity` shares.
 fn enough<'a>(
-    levels: impl Iterator<Item = (&'a Ticks, &'a VecDeque<Resting>)>,
+    levels: impl Iterator<Item = (&'a Ticks, &'a Level)>,
     side: Side,
     limit: Option<Ticks>,
     quantity: u64,
 ) -> bool {
     let mut available = 0u64;
-    for (&price, queue) in levels {
+    for (&price, level) in levels {
         if !crosses(side, limit, price) {
             return false;
         }
-        for resting in queue {
-            available += resting.quantity;
-            if available >= quantity {
-                return true;
-            }
+        available += level.total;
+        if available >= quantity {
+            return true;
         }
     }
     false

@@ -243,3 +243,21 @@ fn status_names_are_the_documented_wire_values() {
         ]
     );
 }
+
+#[test]
+fn fok_sees_level_totals_after_partial_fills() {
+    let mut book = Book::new(100);
+    book.submit(rod(1, Side::Buy, 10_000, 300));
+    book.submit(rod(2, Side::Buy, 10_000, 200));
+    book.submit(order(3, Side::Sell, None, 350, TimeInForce::Ioc)); // 150 left at 10_000
+    let too_much = book.submit(order(4, Side::Sell, Some(10_000), 151, TimeInForce::Fok));
+    assert_eq!(too_much.status, Status::Cancelled);
+    let exact = book.submit(order(5, Side::Sell, Some(10_000), 150, TimeInForce::Fok));
+    assert_eq!(exact.status, Status::Filled);
+    assert_eq!(exact.fills, vec![fill(10_000, 150, 2)]);
+    assert_eq!(book.best_bid_ask(), (None, None));
+    // The emptied level is reused with a fresh total.
+    book.submit(rod(6, Side::Buy, 10_000, 100));
+    let again = book.submit(order(7, Side::Sell, Some(10_000), 101, TimeInForce::Fok));
+    assert_eq!(again.status, Status::Cancelled);
+}

@@ -216,7 +216,20 @@ impl Field {
     }
 
     fn from_key(key: &str) -> Option<Field> {
-        Field::ALL.into_iter().find(|f| f.name() == key)
+        // A match compiles to a length switch and one comparison: this runs for every key.
+        Some(match key {
+            "buy_sell" => Field::BuySell,
+            "symbol" => Field::Symbol,
+            "price" => Field::Price,
+            "quantity" => Field::Quantity,
+            "market_type" => Field::MarketType,
+            "price_type" => Field::PriceType,
+            "time_in_force" => Field::TimeInForce,
+            "order_type" => Field::OrderType,
+            "user_def" => Field::UserDef,
+            "client_timestamp" => Field::ClientTimestamp,
+            _ => return None,
+        })
     }
 }
 

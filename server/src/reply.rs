@@ -67,18 +67,32 @@ pub struct UtcMicros(pub DateTime<Utc>);
 impl fmt::Display for UtcMicros {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         let t = &self.0;
-        write!(
-            f,
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
-            t.year(),
-            t.month(),
-            t.day(),
-            t.hour(),
-            t.minute(),
-            t.second(),
-            // A leap second shows as nanosecond ≥ 1e9; clamp it into the second.
-            (t.nanosecond() / 1_000).min(999_999)
-        )
+        // A leap second shows as nanosecond ≥ 1e9; clamp it into the second.
+        let micros = (t.nanosecond() / 1_000).min(999_999);
+        let Ok(year) = u32::try_from(t.year()) else {
+            return write!(f, "{}", t.format("%Y-%m-%dT%H:%M:%S%.6fZ"));
+        };
+        if year > 9_999 {
+            return write!(f, "{}", t.format("%Y-%m-%dT%H:%M:%S%.6fZ"));
+        }
+        // Digits by hand: core::fmt's padding machinery costs more than the rest of the reply.
+        let mut buf = *b"0000-00-00T00:00:00.000000Z";
+        put_digits(&mut buf[0..4], year);
+        put_digits(&mut buf[5..7], t.month());
+        put_digits(&mut buf[8..10], t.day());
+        put_digits(&mut buf[11..13], t.hour());
+        put_digits(&mut buf[14..16], t.minute());
+        put_digits(&mut buf[17..19], t.second());
+        put_digits(&mut buf[20..26], micros);
+        f.write_str(std::str::from_utf8(&buf).map_err(|_| fmt::Error)?)
+    }
+}
+
+/// Writes `value` as zero-padded decimal digits filling `out` (higher digits dropped).
+fn put_digits(out: &mut [u8], mut value: u32) {
+    for digit in out.iter_mut().rev() {
+        *digit = b'0' + (value % 10) as u8;
+        value /= 10;
     }
 }
 
@@ -123,6 +137,11 @@ mod tests {
         let t = Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap()
             + chrono::Duration::nanoseconds(6_789_123);
         assert_eq!(UtcMicros(t).to_string(), "2026-01-02T03:04:05.006789Z");
+        let end = Utc.with_ymd_and_hms(999, 12, 31, 23, 59, 59).unwrap()
+            + chrono::Duration::nanoseconds(999_999_999);
+        assert_eq!(UtcMicros(end).to_string(), "0999-12-31T23:59:59.999999Z");
+        let far = Utc.with_ymd_and_hms(12_345, 6, 7, 8, 9, 10).unwrap();
+        assert_eq!(UtcMicros(far).to_string(), "+12345-06-07T08:09:10.000000Z");
     }
 
     #[test]
