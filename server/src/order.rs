@@ -169,6 +169,8 @@ enum Field {
 }
 
 impl Field {
+    /// Every field, for tests that walk them all.
+    #[cfg(test)]
     const ALL: [Field; 10] = [
         Field::BuySell,
         Field::Symbol,

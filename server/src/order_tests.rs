@@ -116,6 +116,14 @@ fn json_that_is_not_an_object_is_422_without_a_field() {
 }
 
 #[test]
+fn every_field_name_maps_back_to_its_field() {
+    for field in Field::ALL {
+        assert_eq!(Field::from_key(field.name()), Some(field));
+    }
+    assert_eq!(Field::from_key("Symbol"), None);
+}
+
+#[test]
 fn each_missing_field_is_named() {
     for field in Field::ALL {
         assert_422(&with(field.name(), None), field.name());
