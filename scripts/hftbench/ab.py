@@ -22,6 +22,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -122,10 +123,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--clients", help="comma-separated clients instead of the suite's")
     p.add_argument("--orders", type=int, help="override measured orders per cell")
     p.add_argument(
-        "--repeats", type=int, default=6, help="rounds per side before the first verdict (default 6)"
+        "--repeats", type=int, default=8, help="rounds per side before the first verdict (default 8)"
     )
     p.add_argument(
-        "--max-repeats", type=int, default=8, help="most rounds per side while inconclusive (default 8)"
+        "--max-repeats", type=int, default=9, help="most rounds per side while inconclusive (default 9)"
     )
     p.add_argument("--gates", type=Path, help="gates file (default bench-config/gates.yaml)")
     p.add_argument("--out", type=Path, help="output folder (default results/ab_<UTC>)")
@@ -169,6 +170,8 @@ def main(args) -> int:
         plan.suite = args.suite
     flags = {"base": shlex.split(args.server_flags), "head": shlex.split(args.server_flags)}
     flags["head"] += shlex.split(args.head_server_flags)
+    # SIGTERM (a cancelled CI job) must still remove the worktrees: turn it into SystemExit.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         return _run(args, repo, root, out, cfg, gates, plan, clients_bin, base_sha, head_sha, flags)
     finally:

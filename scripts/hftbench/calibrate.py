@@ -166,7 +166,7 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--comparisons", type=int, default=200, help="random comparisons of each kind (default 200)"
     )
-    p.add_argument("--k", type=int, default=6, help="runs per side in a comparison (default 6, as ab)")
+    p.add_argument("--k", type=int, default=8, help="runs per side in a comparison (default 8, as ab)")
     p.add_argument("--gates", type=Path, help="gates file (default bench-config/gates.yaml)")
     p.add_argument(
         "--bootstrap",

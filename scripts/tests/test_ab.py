@@ -57,7 +57,7 @@ def repo(tmp_path):
 def _ab(repo, out, base, head):
     return cli.main([
         "ab", "--repo", str(repo), "--base", base, "--head", head, "--scenarios", "latency-1c",
-        "--clients", "c", "--orders", "2000", "--repeats", "6", "--max-repeats", "6",
+        "--clients", "c", "--orders", "2000", "--repeats", "8", "--max-repeats", "8",
         "--out", str(out), "--build-cmd", BUILD, "--quiet",
     ])  # fmt: skip
 
@@ -66,10 +66,10 @@ def _ab(repo, out, base, head):
 def test_slowed_commit_fails_the_gate(repo, tmp_path):
     assert _ab(repo, tmp_path / "out", "HEAD~1", "HEAD") == 1
     verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
-    assert verdict["status"] == "regression" and verdict["ab"]["rounds_per_side"] == 6
+    assert verdict["status"] == "regression" and verdict["ab"]["rounds_per_side"] == 8
     assert any(f["metric"] == "p50_us" and f["verdict"] == "regression" for f in verdict["flags"])
     assert (tmp_path / "out" / "summary.md").read_text().startswith("## ❌ Regression")
-    assert len(list((tmp_path / "out" / "base").glob("run_*"))) == 6
+    assert len(list((tmp_path / "out" / "base").glob("run_*"))) == 8
     listed = subprocess.run(
         ["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True
     ).stdout

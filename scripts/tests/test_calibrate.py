@@ -11,7 +11,7 @@ from hftbench import cli
 
 def test_calibrate_from_measured_runs(tmp_path, capsys):
     rng = np.random.default_rng(9)
-    for kind, count, scale in (("aa", 12, 1.0), ("slow", 6, 1.5)):
+    for kind, count, scale in (("aa", 16, 1.0), ("slow", 8, 1.5)):
         for i in range(count):
             docs = [result_doc("large", "rust", latency_run(rng, 10_000, tail_scale=scale))]
             server = {"flags": ["--inject-delay-us", "7"]} if kind == "slow" else {}
@@ -19,10 +19,10 @@ def test_calibrate_from_measured_runs(tmp_path, capsys):
             doc = json.loads((path / "results.json").read_text())
             doc["server"] = server
             (path / "results.json").write_text(json.dumps(doc))
-    args = ["calibrate", "--from", str(tmp_path), "--comparisons", "20", "--k", "6", "--bootstrap", "200"]
+    args = ["calibrate", "--from", str(tmp_path), "--comparisons", "20", "--k", "8", "--bootstrap", "200"]
     assert cli.main(args) == 0
     doc = json.loads((tmp_path / "calibration.json").read_text())
-    assert doc["runs"] == {"aa": 12, "slow": 6} and doc["inject_delay_us"] == 7
+    assert doc["runs"] == {"aa": 16, "slow": 8} and doc["inject_delay_us"] == 7
     fa, det = doc["false_alarms"], doc["detection"]
     assert fa["comparisons"] == 20 and det["comparisons"] == 20
     assert fa["flagged"] <= 1  # synthetic A/A: the same distribution on both sides
@@ -35,10 +35,10 @@ def test_calibrate_from_measured_runs(tmp_path, capsys):
 
 def test_too_few_runs_for_k_is_a_usage_error(tmp_path):
     rng = np.random.default_rng(10)
-    for i in range(5):
+    for i in range(6):
         write_run(
             tmp_path / "aa",
             f"run_{i}",
             {("large", "rust"): [result_doc("large", "rust", latency_run(rng, 500))]},
         )
-    assert cli.main(["calibrate", "--from", str(tmp_path), "--k", "6"]) == 2
+    assert cli.main(["calibrate", "--from", str(tmp_path), "--k", "8"]) == 2

@@ -14,7 +14,7 @@ from hftbench.compare_sides import load_side
 from hftbench.errors import UsageError
 
 
-def _side(tmp_path, name, rng, runs=6, n=10_000, errors=0, **shape):
+def _side(tmp_path, name, rng, runs=8, n=10_000, errors=0, **shape):
     """A folder of `runs` run folders, series large/rust and latency-1c/hft."""
     folder = tmp_path / name
     for i in range(runs):
