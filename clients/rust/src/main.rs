@@ -26,7 +26,7 @@ fn main() -> ExitCode {
             ))
         }
     };
-    let workers = runtime.metrics().num_workers();
+    let runtime_threads = runtime.metrics().num_workers();
     runtime.block_on(async move {
         if let Err(line) = runner::probe(&config.target, runner::PROBE_DEADLINE).await {
             return fail(&line);
@@ -43,7 +43,7 @@ fn main() -> ExitCode {
                 on_sigint.store(true, Ordering::Relaxed);
             }
         });
-        let result = match runner::run(&config, workers, stop).await {
+        let result = match runner::run(&config, runtime_threads, stop).await {
             Ok(result) => result,
             Err(line) => return fail(&line),
         };

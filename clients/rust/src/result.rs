@@ -66,7 +66,7 @@ impl RunResult {
     #[allow(clippy::too_many_arguments)] // one call site, each argument a distinct measured input
     pub fn new(
         config: &Config,
-        workers: usize,
+        runtime_threads: usize,
         sent: u64,
         errors: ErrorKinds,
         latency: Histogram<u64>,
@@ -108,7 +108,7 @@ impl RunResult {
             histogram: encode(&latency),
             uncorrected_histogram: uncorrected.as_ref().map(encode),
             interrupted,
-            extra: extra(workers),
+            extra: extra(config.connections, runtime_threads),
             hdr: latency,
             hdr_uncorrected: uncorrected,
             started,
@@ -117,8 +117,9 @@ impl RunResult {
     }
 }
 
-/// `extra`: the libraries that shape the measurement and the runtime's size.
-fn extra(workers: usize) -> Value {
+/// `extra`: the libraries that shape the measurement, the worker tasks (one per
+/// connection) and the runtime threads that run them.
+fn extra(workers: usize, runtime_threads: usize) -> Value {
     json!({
         "reqwest": env!("HFT_DEP_REQWEST"),
         "hyper": env!("HFT_DEP_HYPER"),
@@ -126,6 +127,7 @@ fn extra(workers: usize) -> Value {
         "hdrhistogram": env!("HFT_DEP_HDRHISTOGRAM"),
         "runtime": "tokio multi-thread",
         "workers": workers,
+        "runtime_threads": runtime_threads,
         "http": "HTTP/1.1 keep-alive, TCP_NODELAY",
     })
 }

@@ -69,7 +69,7 @@ pub fn http_client(config: &Config) -> Result<Client, String> {
 /// Warm-up then the measured phase; returns the result of the measured phase.
 pub async fn run(
     config: &Config,
-    workers: usize,
+    runtime_threads: usize,
     stop: Arc<AtomicBool>,
 ) -> Result<RunResult, String> {
     let client = http_client(config)?;
@@ -128,7 +128,7 @@ pub async fn run(
     let interrupted = stop.load(Ordering::Relaxed);
     Ok(collect(
         config,
-        workers,
+        runtime_threads,
         &reports,
         started_at,
         duration,
@@ -170,7 +170,7 @@ async fn run_phase(
 /// Merges the workers' histograms and counts into the result document.
 pub fn collect(
     config: &Config,
-    workers: usize,
+    runtime_threads: usize,
     reports: &[Report],
     started_at: SystemTime,
     duration: Duration,
@@ -187,7 +187,7 @@ pub fn collect(
     let sent = reports.iter().map(|r| r.sent).sum();
     RunResult::new(
         config,
-        workers,
+        runtime_threads,
         sent,
         errors,
         latency,
