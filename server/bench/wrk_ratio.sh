@@ -4,7 +4,7 @@
 # Starts bin/hft-server on a free loopback port and runs wrk (2 threads, 50 connections)
 # against GET /health and POST /order (server/bench/order.lua) in alternating legs, so
 # both see the same machine noise. Prints each leg and the ratio
-# sum(order req/s) / sum(health req/s). Total time is about 2 x rounds x duration.
+# sum(order req/s) / sum(health req/s). Total time is about 4 + 2 x rounds x duration s.
 #
 # Usage: server/bench/wrk_ratio.sh [--duration S] [--rounds N] [--workers N]
 #                                  [--server PATH] [--min-ratio R]
@@ -99,7 +99,13 @@ leg() {
     die "could not read Requests/sec from wrk's output: $out"
 }
 
-echo "hft-server at $base; wrk -t$threads -c$connections, ${duration}s legs, $rounds rounds"
+# Warm-up, not recorded: first connections, page faults, the allocator's first growth.
+timeout 20 wrk -t"$threads" -c"$connections" -d2s "$base/health" >/dev/null ||
+  die "wrk warm-up against $base/health failed"
+timeout 20 wrk -t"$threads" -c"$connections" -d2s -s "$here/order.lua" "$base/order" >/dev/null ||
+  die "wrk warm-up against $base/order failed"
+
+echo "hft-server at $base; wrk -t$threads -c$connections, ${duration}s legs, $rounds rounds (after a 2 s warm-up of each)"
 printf '%-6s %-8s %14s %10s\n' round endpoint requests/s non-2xx
 health_sum=0
 order_sum=0

@@ -49,6 +49,19 @@ pub struct HistogramSnapshot {
     pub sum_ns: u64,
 }
 
+impl HistogramSnapshot {
+    /// Adds `other` bucket by bucket (merging the shards of one histogram).
+    pub fn add(&mut self, other: &HistogramSnapshot) {
+        if self.counts.len() < other.counts.len() {
+            self.counts.resize(other.counts.len(), 0);
+        }
+        for (mine, theirs) in self.counts.iter_mut().zip(&other.counts) {
+            *mine += theirs;
+        }
+        self.sum_ns += other.sum_ns;
+    }
+}
+
 impl Histogram {
     pub fn observe(&self, elapsed: Duration) {
         let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);

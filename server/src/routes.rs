@@ -99,7 +99,7 @@ async fn post_order(
             err.into_response()
         }
     };
-    app.stats.handler_latency.observe(started.elapsed());
+    app.stats.observe_handler(started.elapsed());
     response
 }
 
@@ -150,11 +150,7 @@ async fn get_metrics(State(app): State<Arc<AppState>>) -> Response {
         resting_orders: app.engine.resting_orders(),
         symbols: app.engine.symbols(),
     };
-    let text = metrics::render(
-        &app.stats.totals(),
-        &app.stats.handler_latency.snapshot(),
-        gauges,
-    );
+    let text = metrics::render(&app.stats.totals(), &app.stats.handler_latency(), gauges);
     (
         [(
             axum::http::header::CONTENT_TYPE,
