@@ -70,10 +70,14 @@ def _p(r: MetricResult) -> str:
     return "–" if r.p_adjusted is None else f"{r.p_adjusted:.2g}"
 
 
-def _row(r: MetricResult) -> str:
-    verdict = r.verdict.replace("_", " ") + (f" ({r.reason})" if r.reason else "")
+def _row(r: MetricResult, gated: bool = True) -> str:
+    # Reported-only rows get a neutral icon: a red dot there would read as a failure.
+    icon = ICON[r.verdict] if gated else ICON[stats.NOT_GATED]
+    verdict = (
+        r.verdict.replace("_", " ") if r.verdict != stats.INCONCLUSIVE or not gated else "inconclusive ¹"
+    )
     return (
-        f"| {ICON[r.verdict]} | {r.series} | {LABEL[r.metric]} | {_value(r, r.base_value)} | "
+        f"| {icon} | {r.series} | {LABEL[r.metric]} | {_value(r, r.base_value)} | "
         f"{_value(r, r.head_value)} | {_change(r)} | {_ci(r)} | {_p(r)} | {verdict} |"
     )
 
@@ -84,40 +88,47 @@ TABLE_HEAD = (
 )
 
 
+def _side(s) -> str:
+    commit = f", {s.meta['commit'][:10]}" if s.meta.get("commit") else ""
+    return f"`{s.label}` ({len(s.runs)} runs{commit})"
+
+
 def markdown(c: Comparison) -> str:
-    gated = sorted(
-        (r for r in c.results if r.gated), key=lambda r: RANK[r.verdict]
-    )  # stable: metric order kept
+    gated = [r for r in c.results if r.gated]
+    # Error rates that stayed the same are one line, not a row per series.
+    quiet_errors = [r for r in gated if r.metric == "errors" and r.verdict == stats.NO_CHANGE]
+    rows = sorted((r for r in gated if r not in quiet_errors), key=lambda r: RANK[r.verdict])  # stable sort
     too_small = [r for r in c.results if r.verdict == stats.NOT_GATED and c.gates.metric(r.metric).gated]
     info = [r for r in c.results if not r.gated and r not in too_small]
     lines = [f"## {HEADLINE[c.status]}", ""]
-    for check in c.checks():
-        msg = check.fails()
-        if msg:
-            lines.append(f"- **{msg}**")
-
-    def side(s):
-        return (
-            f"`{s.label}` ({len(s.runs)} runs{', ' + s.meta['commit'][:10] if s.meta.get('commit') else ''})"  # noqa: E731
-        )
-
+    lines += [f"- **{msg}**" for msg in (check.fails() for check in c.checks()) if msg]
     lines += [
-        "" if lines[-1] != "" else "",
-        f"Base {side(c.base)} vs head {side(c.head)}; ratio head/base with a "
+        "",
+        f"Base {_side(c.base)} vs head {_side(c.head)}; ratio head/base with a "
         f"{round(100 * c.gates.confidence)}% bootstrap interval over whole runs, Mann-Whitney U on per-run "
         f"values, Holm-corrected; gates: `{c.gates.source}`.",
         "",
     ]
-    if gated:
-        lines += [TABLE_HEAD, *(_row(r) for r in gated), ""]
-    else:
+    if rows:
+        lines += [TABLE_HEAD, *(_row(r) for r in rows), ""]
+    elif not quiet_errors:
         lines += ["No gated metric could be tested (see below).", ""]
+    if any(r.verdict == stats.INCONCLUSIVE for r in rows):
+        lines += ["¹ the interval reaches the threshold or the runs are too few: more repeats can tell.", ""]
+    if quiet_errors:
+        series = ", ".join(r.series for r in quiet_errors)
+        lines += [f"Error rate unchanged (within {c.gates.metric('errors').threshold:.1%}): {series}.", ""]
     if too_small:
-        items = ", ".join(f"{r.series} {LABEL[r.metric]} ({r.reason})" for r in too_small)
+        groups: dict[tuple[str, str], list[str]] = {}
+        for r in too_small:
+            groups.setdefault((LABEL[r.metric], r.reason or ""), []).append(r.series)
+        items = "; ".join(
+            f"{metric} of {', '.join(series)} ({reason})" for (metric, reason), series in groups.items()
+        )
         lines += [f"**Not gated:** {items}.", ""]
     if info:
         lines += ["<details><summary>Reported only (not gated)</summary>", "", TABLE_HEAD]
-        lines += [_row(r) for r in info] + ["", "</details>", ""]
+        lines += [_row(r, gated=False) for r in info] + ["", "</details>", ""]
     return "\n".join(lines).replace("\n\n\n", "\n\n")
 
 
