@@ -199,7 +199,9 @@ def _run(args, repo, root, out, cfg, gates, plan, clients_bin, base_sha, head_sh
     pair, comparison = 0, None
     while True:
         for side in order(pair):
-            run_dir = out / side / f"run_{pair + 1:03d}"
+            # Unique run ids (the history store keys runs by id): time, side, round.
+            stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+            run_dir = out / side / f"run_{stamp}_{side}{pair + 1:02d}"
             run_dir.mkdir(parents=True)
             tree = out / side / "worktree"
             tree = tree if tree.exists() else out / "base" / "worktree"  # A/A: one worktree

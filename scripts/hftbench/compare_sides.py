@@ -132,10 +132,7 @@ def load_side(
         except history.StoreError as exc:
             raise UsageError(str(exc)) from exc
         if not entries:
-            raise UsageError(
-                f"{path}: no clean stored run of suite {suite!r}, branch {branch!r}, runner {runner!r} "
-                "(dirty runs are never a baseline); add baselines with `hftbench history add` or relax "
-                "--branch/--runner"
-            )
+            why = history.why_no_baseline(path, suite=suite, branch=branch, runner=runner)
+            raise UsageError(f"{path}: no baseline: {why}; add runs with `hftbench history add`")
         return side_from_store_runs(str(path), entries)
     return side_from_runs(str(path), load_runs(path))

@@ -130,10 +130,8 @@ def _dispatch(args) -> int:
             store, suite=args.suite, branch=args.branch, runner=args.runner, last=args.last
         )
         if not entries:
-            raise UsageError(
-                f"{store}: no clean run of suite {args.suite!r} on branch {args.branch!r} (runner "
-                f"{args.runner or 'any'}); runs with uncommitted changes (dirty) are never a baseline"
-            )
+            why = hs.why_no_baseline(store, suite=args.suite, branch=args.branch, runner=args.runner)
+            raise UsageError(f"{store}: no baseline: {why}")
         if args.out:
             for path in hs.materialize(entries, args.out, args.suite):
                 print(path)

@@ -284,6 +284,22 @@ def baseline_runs(
     return picked[-last:] if last > 0 else picked
 
 
+def why_no_baseline(store: Path, *, suite: str, branch: str | None, runner: str | None) -> str:
+    """Which filter left no baseline, in words, with what the store does have."""
+    runs = iter_runs(store, suite)
+    if not runs:
+        return f"the store has no run of suite {suite!r}"
+    on_branch = [r for r in runs if branch is None or r.get("branch") == branch]
+    if not on_branch:
+        have = sorted({str(r.get("branch")) for r in runs})
+        return f"no run of suite {suite!r} on branch {branch!r} (branches: {', '.join(have)}); pass --branch"
+    on_runner = [r for r in on_branch if runner is None or r.get("runner") == runner]
+    if not on_runner:
+        have = sorted({str(r.get("runner")) for r in on_branch})
+        return f"no run on runner {runner!r} (runners: {', '.join(have)}); pass --runner"
+    return f"all {len(on_runner)} matching runs are dirty (uncommitted changes), never a baseline"
+
+
 def materialize(entries: list[dict[str, Any]], out: Path, suite: str) -> list[Path]:
     """Write stored runs as run folders (results.json with one cell per series) under `out`.
 

@@ -108,6 +108,9 @@ def test_baseline_same_branch_same_runner_not_dirty(tmp_path):
     assert [r["run_id"] for r in picked] == ["run_04", "run_05"]
     assert [r["run_id"] for r in hs.baseline_runs(store, suite="pr", branch="main", runner=ours)] == [
         "run_01", "run_04", "run_05"]  # fmt: skip
+    assert "branches: feature, main" in hs.why_no_baseline(store, suite="pr", branch="nope", runner=None)
+    assert "runners:" in hs.why_no_baseline(store, suite="pr", branch="main", runner="000000000000")
+    assert cli.main(["history", "baseline", "--store", str(store), "--suite", "pr", "--branch", "nope"]) == 2
     out = tmp_path / "baseline"
     assert cli.main(["history", "baseline", "--store", str(store), "--suite", "pr", "--out", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["run_01", "run_03", "run_04", "run_05"]
