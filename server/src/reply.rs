@@ -21,7 +21,6 @@ struct Reply<'a> {
     buy_sell: &'static str,
     status: &'static str,
     client_timestamp: &'a str,
-    #[serde(serialize_with = "serialize_display")]
     server_timestamp: UtcMicros,
     latency_ms: f64,
     filled_quantity: u64,
@@ -56,26 +55,18 @@ impl Serialize for Fills<'_> {
     }
 }
 
-fn serialize_display<S: Serializer>(value: &impl fmt::Display, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(value)
-}
-
 /// A UTC time printed as `YYYY-MM-DDTHH:MM:SS.ffffffZ`, the clients' format.
 #[derive(Clone, Copy, Debug)]
 pub struct UtcMicros(pub DateTime<Utc>);
 
-impl fmt::Display for UtcMicros {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+impl UtcMicros {
+    /// The text as fixed bytes, digits written by hand (core::fmt's padding machinery
+    /// costs more than the rest of the reply); `None` outside years 0 ..= 9999.
+    fn digits(&self) -> Option<[u8; 27]> {
         let t = &self.0;
+        let year = u32::try_from(t.year()).ok().filter(|y| *y <= 9_999)?;
         // A leap second shows as nanosecond ≥ 1e9; clamp it into the second.
         let micros = (t.nanosecond() / 1_000).min(999_999);
-        let Ok(year) = u32::try_from(t.year()) else {
-            return write!(f, "{}", t.format("%Y-%m-%dT%H:%M:%S%.6fZ"));
-        };
-        if year > 9_999 {
-            return write!(f, "{}", t.format("%Y-%m-%dT%H:%M:%S%.6fZ"));
-        }
-        // Digits by hand: core::fmt's padding machinery costs more than the rest of the reply.
         let mut buf = *b"0000-00-00T00:00:00.000000Z";
         put_digits(&mut buf[0..4], year);
         put_digits(&mut buf[5..7], t.month());
@@ -84,7 +75,28 @@ impl fmt::Display for UtcMicros {
         put_digits(&mut buf[14..16], t.minute());
         put_digits(&mut buf[17..19], t.second());
         put_digits(&mut buf[20..26], micros);
-        f.write_str(std::str::from_utf8(&buf).map_err(|_| fmt::Error)?)
+        Some(buf)
+    }
+}
+
+impl fmt::Display for UtcMicros {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.digits() {
+            Some(buf) => f.write_str(std::str::from_utf8(&buf).map_err(|_| fmt::Error)?),
+            None => write!(f, "{}", self.0.format("%Y-%m-%dT%H:%M:%S%.6fZ")),
+        }
+    }
+}
+
+impl Serialize for UtcMicros {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.digits() {
+            Some(buf) => match std::str::from_utf8(&buf) {
+                Ok(text) => serializer.serialize_str(text),
+                Err(_) => serializer.collect_str(self),
+            },
+            None => serializer.collect_str(self),
+        }
     }
 }
 
@@ -142,6 +154,11 @@ mod tests {
         assert_eq!(UtcMicros(end).to_string(), "0999-12-31T23:59:59.999999Z");
         let far = Utc.with_ymd_and_hms(12_345, 6, 7, 8, 9, 10).unwrap();
         assert_eq!(UtcMicros(far).to_string(), "+12345-06-07T08:09:10.000000Z");
+        let json = serde_json::to_string(&[UtcMicros(t), UtcMicros(far)]).unwrap();
+        assert_eq!(
+            json,
+            r#"["2026-01-02T03:04:05.006789Z","+12345-06-07T08:09:10.000000Z"]"#
+        );
     }
 
     #[test]
