@@ -9,7 +9,8 @@
 3. Rounds run interleaved base, head, head, base, base, head, … (one fresh server per side
    per round, same flags), so drift on the machine hits both sides alike.
 4. After `--repeats` rounds per side, compare; while a gated metric is inconclusive, add a
-   pair of rounds, up to `--max-repeats`. Then write verdict.json + summary.md into --out.
+   pair of rounds, up to `--max-repeats` and within `--time-budget` (the pull request waits).
+   Then write verdict.json + summary.md into --out.
 
 Exit 0 no regression (or still inconclusive at --max-repeats), 1 a gated metric regressed,
 2 it could not run (bad ref, build failed, server did not start).
@@ -126,8 +127,12 @@ def add_parser(subparsers) -> None:
         "--repeats", type=int, default=8, help="rounds per side before the first verdict (default 8)"
     )
     p.add_argument(
-        "--max-repeats", type=int, default=9, help="most rounds per side while inconclusive (default 9)"
+        "--max-repeats", type=int, default=12, help="most rounds per side while inconclusive (default 12)"
     )
+    p.add_argument(
+        "--time-budget", type=float, default=270.0,
+        help="no further pair once measuring would pass this many seconds (default 270; builds excluded)",
+    )  # fmt: skip
     p.add_argument("--gates", type=Path, help="gates file (default bench-config/gates.yaml)")
     p.add_argument("--out", type=Path, help="output folder (default results/ab_<UTC>)")
     p.add_argument("--repo", type=Path, help="repository holding the refs (default: this checkout)")
@@ -215,6 +220,13 @@ def _run(args, repo, root, out, cfg, gates, plan, clients_bin, base_sha, head_sh
         if pair >= args.repeats:
             comparison = compare_sides(load_side(out / "base"), load_side(out / "head"), gates)
             if not comparison.needs_more_repeats() or pair >= args.max_repeats:
+                break
+            # One more pair costs what an average pair (and this comparison) cost so far.
+            elapsed = time.perf_counter() - started
+            if elapsed + elapsed / pair > args.time_budget:
+                say(
+                    f"inconclusive after {pair} rounds per side; time budget {args.time_budget:.0f} s reached"
+                )
                 break
             say(f"inconclusive after {pair} rounds per side; one more pair")
     measured = time.perf_counter() - started

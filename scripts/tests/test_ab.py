@@ -54,11 +54,11 @@ def repo(tmp_path):
     return path
 
 
-def _ab(repo, out, base, head):
+def _ab(repo, out, base, head, *extra):
     return cli.main([
         "ab", "--repo", str(repo), "--base", base, "--head", head, "--scenarios", "latency-1c",
         "--clients", "c", "--orders", "2000", "--repeats", "8", "--max-repeats", "8",
-        "--out", str(out), "--build-cmd", BUILD, "--quiet",
+        "--out", str(out), "--build-cmd", BUILD, "--quiet", *extra,
     ])  # fmt: skip
 
 
@@ -81,6 +81,15 @@ def test_same_commit_passes(repo, tmp_path):
     assert _ab(repo, tmp_path / "out", "HEAD~1", "HEAD~1") == 0
     verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
     assert verdict["status"] != "regression" and verdict["ab"]["build_s"]["head"] == 0.0
+
+
+@needs_binaries
+def test_time_budget_stops_adding_rounds(repo, tmp_path):
+    # 1 round a side is inconclusive (min_repeats); a zero budget allows no further pair
+    assert _ab(repo, tmp_path / "out", "HEAD~1", "HEAD", "--repeats", "1", "--max-repeats", "5",
+               "--time-budget", "0") == 0  # fmt: skip
+    verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
+    assert verdict["status"] == "inconclusive" and verdict["ab"]["rounds_per_side"] == 1
 
 
 def test_bad_ref_and_bad_build_are_usage_errors(repo, tmp_path):
