@@ -18,7 +18,9 @@ pub struct ApiError {
 /// The JSON body of an error answer.
 #[derive(Serialize)]
 struct ErrorBody<'a> {
+    /// What was wrong and what is accepted.
     error: &'a str,
+    /// The field at fault; serialized as `null` when none.
     field: Option<&'a str>,
 }
 

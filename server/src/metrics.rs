@@ -85,7 +85,9 @@ impl Histogram {
 /// The gauges read from the books at scrape time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Gauges {
+    /// Orders resting on all books, `hft_resting_orders`.
     pub resting_orders: usize,
+    /// Books in use, `hft_symbols`.
     pub symbols: usize,
 }
 

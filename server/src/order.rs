@@ -235,7 +235,8 @@ impl Field {
     }
 }
 
-/// The order as read from JSON, before validation; `None` = absent.
+/// The order as read from JSON, before validation. Each field mirrors one JSON key;
+/// `None` means the key was absent (a 422 once validation asks for it).
 #[derive(Default)]
 struct Raw<'a> {
     buy_sell: Option<BuySell>,

@@ -13,20 +13,32 @@ use crate::order::{side_name, Order};
 /// Typical reply size with a few fills; one allocation covers it.
 const REPLY_CAPACITY: usize = 512;
 
-/// The reply document (field order as in server/README.md).
+/// The reply document; server/README.md documents each field for clients.
 #[derive(Serialize)]
 struct Reply<'a> {
+    /// Lets clients and logs refer to this order and match `counter_order_id`s.
     order_id: u64,
+    /// Echoed (seed 000 reply field).
     symbol: u32,
+    /// Echoed (seed 000 reply field).
     buy_sell: &'static str,
+    /// What became of the order (seed 000 reply field).
     status: &'static str,
+    /// Echoed verbatim, so a client can match the reply to its request.
     client_timestamp: &'a str,
+    /// When the reply was built (seed 000 reply field).
     server_timestamp: UtcMicros,
+    /// `server_timestamp − client_timestamp` (seed 000 reply field).
     latency_ms: f64,
+    /// Shares executed now.
     filled_quantity: u64,
+    /// Shares left resting on the book.
     remaining_quantity: u64,
+    /// Shares neither filled nor resting, so the three always add up to `quantity`.
     cancelled_quantity: u64,
+    /// The executions, for clients that check matching.
     fills: Fills<'a>,
+    /// Only when a cap refused the order: which cap and flag.
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
 }
@@ -34,10 +46,14 @@ struct Reply<'a> {
 /// Fills with prices converted from ticks to currency units.
 struct Fills<'a>(&'a [Fill]);
 
+/// One fill as clients see it.
 #[derive(Serialize)]
 struct FillReply {
+    /// Trade price in currency units (ticks / 100), the resting order's price.
     price: f64,
+    /// Shares in this fill.
     quantity: u64,
+    /// The resting order traded against.
     counter_order_id: u64,
 }
 

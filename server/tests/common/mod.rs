@@ -8,9 +8,13 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub struct TestServer {
+    /// `http://127.0.0.1:PORT`, the port the OS picked.
     pub base: String,
+    /// One keep-alive client, like the load clients use.
     pub client: reqwest::Client,
+    /// Completes the shutdown future handed to `run`.
     stop: Option<oneshot::Sender<()>>,
+    /// The task running `run`; joined by `stop()` to see it return.
     task: Option<JoinHandle<std::io::Result<()>>>,
 }
 
