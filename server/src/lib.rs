@@ -6,7 +6,8 @@
 //!   market orders; pure and synchronous.
 //! - `engine`: one book per symbol behind its own mutex, order ids, the caps that bound
 //!   memory.
-//! - `order`: the `POST /order` JSON, parsed in one pass and validated (400 / 422).
+//! - `order`: the order types and their validation (422).
+//! - `order_json`: the one pass over the `POST /order` body (400 / 422 naming the field).
 //! - `reply`: the order reply JSON, timestamps and `latency_ms`.
 //! - `stats`: counters behind `/stats` (reset by snapshot) and `/metrics`.
 //! - `metrics`: the handler-latency histogram and the Prometheus text format.
@@ -28,6 +29,7 @@ pub mod engine;
 pub mod error;
 pub mod metrics;
 pub mod order;
+mod order_json;
 pub mod reply;
 pub mod routes;
 pub mod stats;
