@@ -13,7 +13,9 @@ TESTDATA = CONFIG / "testdata"
 
 def validator():
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
-    return jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    return jsonschema.Draft202012Validator(
+        SCHEMA, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
 
 
 @pytest.mark.parametrize("path", sorted(TESTDATA.glob("result-valid-*.json")), ids=lambda p: p.stem)
