@@ -164,13 +164,13 @@ static const char *take_value(int argc, char *const argv[], int *i, const char *
     return argv[*i];
 }
 
-static int missing(char *err, size_t errlen, const char *flag, const char *client)
+static int missing(char *err, size_t errlen, const char *flag, const char *prog)
 {
-    (void)snprintf(err, errlen, "%s needs a value; run client-%s --help for the flags", flag, client);
+    (void)snprintf(err, errlen, "%s needs a value; run %s --help for the flags", flag, prog);
     return HB_ARGS_ERROR;
 }
 
-static int parse_extra(const char *arg, int argc, char *const argv[], int *i, const char *client,
+static int parse_extra(const char *arg, int argc, char *const argv[], int *i, const char *prog,
                        const hb_extra_option *extra, size_t n_extra, char *err, size_t errlen)
 {
     for (size_t e = 0; e < n_extra; e++) {
@@ -182,7 +182,7 @@ static int parse_extra(const char *arg, int argc, char *const argv[], int *i, co
         if (extra[e].takes_value) {
             value = take_value(argc, argv, i, inline_value);
             if (value == NULL) {
-                return missing(err, errlen, extra[e].name, client);
+                return missing(err, errlen, extra[e].name, prog);
             }
         } else if (inline_value != NULL) {
             (void)snprintf(err, errlen, "%s takes no value (got \"%s\"); pass just %s", extra[e].name,
@@ -191,11 +191,11 @@ static int parse_extra(const char *arg, int argc, char *const argv[], int *i, co
         }
         return extra[e].apply(extra[e].ctx, value, err, errlen) == 0 ? HB_ARGS_OK : HB_ARGS_ERROR;
     }
-    (void)snprintf(err, errlen, "unknown flag \"%s\"; run client-%s --help for the flags", arg, client);
+    (void)snprintf(err, errlen, "unknown flag \"%s\"; run %s --help for the flags", arg, prog);
     return HB_ARGS_ERROR;
 }
 
-int hb_args_parse(hb_config *cfg, int argc, char *const argv[], const char *client,
+int hb_args_parse(hb_config *cfg, int argc, char *const argv[], const char *prog,
                   const hb_extra_option *extra, size_t n_extra, char *err, size_t errlen)
 {
     bool seen_orders = false;
@@ -215,7 +215,7 @@ int hb_args_parse(hb_config *cfg, int argc, char *const argv[], const char *clie
             return HB_ARGS_HELP;
         }
         if (flag == F_COUNT) {
-            int rc = parse_extra(arg, argc, argv, &i, client, extra, n_extra, err, errlen);
+            int rc = parse_extra(arg, argc, argv, &i, prog, extra, n_extra, err, errlen);
             if (rc != HB_ARGS_OK) {
                 return rc;
             }
@@ -223,7 +223,7 @@ int hb_args_parse(hb_config *cfg, int argc, char *const argv[], const char *clie
         }
         const char *value = take_value(argc, argv, &i, inline_value);
         if (value == NULL) {
-            return missing(err, errlen, FLAG_NAMES[flag], client);
+            return missing(err, errlen, FLAG_NAMES[flag], prog);
         }
         int rc = apply_flag(cfg, flag, value, err, errlen);
         if (rc != HB_ARGS_OK) {
@@ -242,10 +242,10 @@ int hb_args_parse(hb_config *cfg, int argc, char *const argv[], const char *clie
     return HB_ARGS_OK;
 }
 
-void hb_args_usage(FILE *out, const char *client, const hb_extra_option *extra, size_t n_extra)
+void hb_args_usage(FILE *out, const char *prog, const hb_extra_option *extra, size_t n_extra)
 {
     (void)fprintf(out,
-                  "usage: client-%s [flags]\n"
+                  "usage: %s [flags]\n"
                   "Sends a stream of orders to POST URL/order and writes one result JSON.\n\n"
                   "  --url URL          server base URL (default http://127.0.0.1:8080)\n"
                   "  --orders N         measured orders after warm-up, N >= 1 (default 1000)\n"
@@ -258,24 +258,24 @@ void hb_args_usage(FILE *out, const char *client, const hb_extra_option *extra, 
                   "  --seed N           seed of the order stream (default 1)\n"
                   "  --output PATH      result JSON, .hlog beside it (default stdout, no .hlog)\n"
                   "  --help             this text\n",
-                  client);
+                  prog);
     for (size_t e = 0; e < n_extra; e++) {
         (void)fprintf(out, "  %s\n", extra[e].help);
     }
     (void)fprintf(out, "\nExit status: 0 all orders OK, 1 some failed, 2 could not run.\n");
 }
 
-void hb_args_parse_or_exit(hb_config *cfg, int argc, char *const argv[], const char *client,
+void hb_args_parse_or_exit(hb_config *cfg, int argc, char *const argv[], const char *prog,
                            const hb_extra_option *extra, size_t n_extra)
 {
     char err[HB_ERR_LEN];
-    int rc = hb_args_parse(cfg, argc, argv, client, extra, n_extra, err, sizeof(err));
+    int rc = hb_args_parse(cfg, argc, argv, prog, extra, n_extra, err, sizeof(err));
     if (rc == HB_ARGS_HELP) {
-        hb_args_usage(stdout, client, extra, n_extra);
+        hb_args_usage(stdout, prog, extra, n_extra);
         exit(0);
     }
     if (rc != HB_ARGS_OK) {
-        (void)fprintf(stderr, "client-%s: %s\n", client, err);
+        (void)fprintf(stderr, "%s: %s\n", prog, err);
         exit(2);
     }
 }

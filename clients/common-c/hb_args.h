@@ -4,7 +4,7 @@
  * The parser is pure: hb_args_parse() fills an hb_config or writes one
  * "<problem>; <fix>" message into a caller buffer and never prints or exits, so it
  * can be tested. hb_args_parse_or_exit() is the wrapper a binary calls: it prints
- * usage (exit 0) or "client-NAME: <problem>; <fix>" (exit 2).
+ * usage (exit 0) or "PROG: <problem>; <fix>" (exit 2).
  *
  * Client-specific flags (the HFT client's --rt-priority, --strict, --cpus ...) are
  * plugged in as a table of hb_extra_option; each one validates its own value.
@@ -65,17 +65,18 @@ void hb_config_defaults(hb_config *cfg);
  * Parse argv[1..argc). Both "--flag value" and "--flag=value".
  * @return HB_ARGS_OK, HB_ARGS_HELP, or HB_ARGS_ERROR with err = "<problem>; <fix>".
  */
-int hb_args_parse(hb_config *cfg, int argc, char *const argv[], const char *client,
+int hb_args_parse(hb_config *cfg, int argc, char *const argv[], const char *prog,
                   const hb_extra_option *extra, size_t n_extra, char *err, size_t errlen);
 
 /** Print the usage text (common flags, then the extra ones) to out. */
-void hb_args_usage(FILE *out, const char *client, const hb_extra_option *extra, size_t n_extra);
+void hb_args_usage(FILE *out, const char *prog, const hb_extra_option *extra, size_t n_extra);
 
 /**
  * hb_args_parse(), then: --help prints usage and exits 0; an error prints
- * "client-NAME: <problem>; <fix>" to stderr and exits 2.
+ * "PROG: <problem>; <fix>" to stderr and exits 2. prog is the program's name as the
+ * user typed it in bin/ ("client-c", "hft-floor"), so the message names the fix they can run.
  */
-void hb_args_parse_or_exit(hb_config *cfg, int argc, char *const argv[], const char *client,
+void hb_args_parse_or_exit(hb_config *cfg, int argc, char *const argv[], const char *prog,
                            const hb_extra_option *extra, size_t n_extra);
 
 /** True when --rate was given (open loop). */

@@ -45,11 +45,11 @@ int hb_probe(const hb_url *url, int timeout_ms, char *err, size_t errlen)
     return error == 0 ? 0 : fail(url, error, err, errlen);
 }
 
-void hb_probe_or_exit(const char *client, const hb_url *url)
+void hb_probe_or_exit(const char *prog, const hb_url *url)
 {
     char err[512];
     if (hb_probe(url, HB_PROBE_TIMEOUT_MS, err, sizeof(err)) != 0) {
-        (void)fprintf(stderr, "client-%s: %s\n", client, err);
+        (void)fprintf(stderr, "%s: %s\n", prog, err);
         exit(2);
     }
 }

@@ -21,8 +21,8 @@ extern "C" {
  */
 int hb_probe(const hb_url *url, int timeout_ms, char *err, size_t errlen);
 
-/** hb_probe with HB_PROBE_TIMEOUT_MS; on failure print "client-NAME: <err>" and exit 2. */
-void hb_probe_or_exit(const char *client, const hb_url *url);
+/** hb_probe with HB_PROBE_TIMEOUT_MS; on failure print "PROG: <err>" and exit 2. */
+void hb_probe_or_exit(const char *prog, const hb_url *url);
 
 #ifdef __cplusplus
 }

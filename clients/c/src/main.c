@@ -9,6 +9,7 @@
 #include "hb_signal.h"
 
 #define CLIENT "c"
+#define PROG "client-c"
 #define CLIENT_VERSION "0.1.0"
 
 static int cannot_run(const char *err)
@@ -24,8 +25,8 @@ int main(int argc, char **argv)
     cc_outcome outcome;
     char err[HB_ERR_LEN];
 
-    hb_args_parse_or_exit(&cfg, argc, argv, CLIENT, NULL, 0);
-    hb_probe_or_exit(CLIENT, &cfg.url);
+    hb_args_parse_or_exit(&cfg, argc, argv, PROG, NULL, 0);
+    hb_probe_or_exit(PROG, &cfg.url);
     if (hb_result_open(&out, &cfg, err, sizeof(err)) != 0) {
         return cannot_run(err);
     }

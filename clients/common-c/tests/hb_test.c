@@ -69,7 +69,7 @@ static int parse(hb_config *cfg, char *err, ...)
     }
     va_end(ap);
     err[0] = '\0';
-    return hb_args_parse(cfg, argc, argv, "test", EXTRA, 2, err, HB_ERR_LEN);
+    return hb_args_parse(cfg, argc, argv, "client-test", EXTRA, 2, err, HB_ERR_LEN);
 }
 
 static void test_args_accept(void)

@@ -17,10 +17,11 @@ extern "C" {
 namespace {
 
 constexpr const char *kClient = "cpp";
+constexpr const char *kProg = "client-cpp";
 
 int cannot_run(const std::string &err)
 {
-    std::fprintf(stderr, "client-%s: %s\n", kClient, err.c_str());
+    std::fprintf(stderr, "%s: %s\n", kProg, err.c_str());
     return 2;
 }
 
@@ -36,8 +37,8 @@ int main(int argc, char **argv)
 {
     hb_config cfg;
     char err[HB_ERR_LEN];
-    hb_args_parse_or_exit(&cfg, argc, argv, kClient, nullptr, 0);
-    hb_probe_or_exit(kClient, &cfg.url);
+    hb_args_parse_or_exit(&cfg, argc, argv, kProg, nullptr, 0);
+    hb_probe_or_exit(kProg, &cfg.url);
     ResultFiles files;
     if (hb_result_open(&files.out, &cfg, err, sizeof(err)) != 0) {
         return cannot_run(err);

@@ -70,7 +70,7 @@ void hft_app_parse(hft_app *app, int argc, char *const argv[], const hb_extra_op
     size_t n = 0;
     for (size_t i = 0; i < HFT_N_OPTIONS; i++) all[n++] = app->options[i];
     for (size_t i = 0; i < n_more && n < sizeof all / sizeof all[0]; i++) all[n++] = more[i];
-    hb_args_parse_or_exit(&app->cfg, argc, argv, app->client, all, n);
+    hb_args_parse_or_exit(&app->cfg, argc, argv, app->prog, all, n);
     if (!app->cpus_given && hft_cpus_default(&app->opt.cpus) != 0) {
         fprintf(stderr, "%s: cannot read this process's CPU affinity; pass --cpus LIST\n", app->prog);
         exit(2);
