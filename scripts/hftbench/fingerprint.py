@@ -134,9 +134,12 @@ def git_info(root: Path | None = None) -> dict[str, Any]:
         return _run(["git", "-C", str(root), *args])
 
     status = git("status", "--porcelain", "--untracked-files=no")
+    branch = git("rev-parse", "--abbrev-ref", "HEAD")
+    if branch == "HEAD":  # detached (CI checkouts, ab's worktrees): the name CI gives it, if any
+        branch = os.environ.get("GITHUB_HEAD_REF") or os.environ.get("GITHUB_REF_NAME") or branch
     return {
         "commit": git("rev-parse", "HEAD"),
-        "branch": git("rev-parse", "--abbrev-ref", "HEAD"),
+        "branch": branch,
         "dirty": None if status is None else bool(status),
         "message": git("log", "-1", "--format=%s"),
         "author": git("log", "-1", "--format=%an <%ae>"),
