@@ -3,72 +3,88 @@
 use std::fmt;
 
 use chrono::{DateTime, Datelike, FixedOffset, Timelike, Utc};
-use serde::ser::{SerializeSeq, Serializer};
+use serde::ser::Serializer;
 use serde::Serialize;
 
-use crate::book::Fill;
 use crate::engine::Execution;
 use crate::order::{side_name, Order};
 
 /// Typical reply size with a few fills; one allocation covers it.
 const REPLY_CAPACITY: usize = 512;
 
-/// The reply document; server/README.md documents each field for clients.
-#[derive(Serialize)]
-struct Reply<'a> {
-    /// Lets clients and logs refer to this order and match `counter_order_id`s.
-    order_id: u64,
-    /// Echoed (seed 000 reply field).
-    symbol: u32,
-    /// Echoed (seed 000 reply field).
-    buy_sell: &'static str,
-    /// What became of the order (seed 000 reply field).
-    status: &'static str,
-    /// Echoed verbatim, so a client can match the reply to its request.
-    client_timestamp: &'a str,
-    /// When the reply was built (seed 000 reply field).
-    server_timestamp: UtcMicros,
-    /// `server_timestamp − client_timestamp` (seed 000 reply field).
-    latency_ms: f64,
-    /// Shares executed now.
-    filled_quantity: u64,
-    /// Shares left resting on the book.
-    remaining_quantity: u64,
-    /// Shares neither filled nor resting, so the three always add up to `quantity`.
-    cancelled_quantity: u64,
-    /// The executions, for clients that check matching.
-    fills: Fills<'a>,
-    /// Only when a cap refused the order: which cap and flag.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<String>,
+/// Writes one JSON number with serde_json's own formatting (itoa / shortest float), so
+/// the hand-built reply prints numbers exactly as a serde-derived one would.
+fn number(out: &mut Vec<u8>, value: impl Serialize) {
+    // Writing to a Vec cannot fail and a number is plain data.
+    let _ = value.serialize(&mut serde_json::Serializer::new(out));
 }
 
-/// Fills with prices converted from ticks to currency units.
-struct Fills<'a>(&'a [Fill]);
-
-/// One fill as clients see it.
-#[derive(Serialize)]
-struct FillReply {
-    /// Trade price in currency units (ticks / 100), the resting order's price.
-    price: f64,
-    /// Shares in this fill.
-    quantity: u64,
-    /// The resting order traded against.
-    counter_order_id: u64,
-}
-
-impl Serialize for Fills<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-        for fill in self.0 {
-            seq.serialize_element(&FillReply {
-                price: fill.price as f64 / 100.0,
-                quantity: fill.quantity,
-                counter_order_id: fill.counter_order_id,
-            })?;
-        }
-        seq.end()
+/// Writes a JSON string; text that needs no escaping is copied as is.
+fn string(out: &mut Vec<u8>, text: &str) {
+    if text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        let _ = serde_json::to_writer(out, text);
     }
+}
+
+/// The reply document, written field by field in the documented order (server/README.md
+/// documents each field for clients): `order_id`, `symbol`, `buy_sell`, `status`,
+/// `client_timestamp`, `server_timestamp`, `latency_ms`, `filled_quantity`,
+/// `remaining_quantity`, `cancelled_quantity`, `fills` (`price` in currency units =
+/// ticks / 100, `quantity`, `counter_order_id`), and `reason` only when a cap refused the
+/// order. A hand-written writer: serde's derived serializer escapes every key and
+/// known-plain value, which cost more than the matching itself.
+fn write_reply(out: &mut Vec<u8>, order: &Order<'_>, execution: &Execution, now: DateTime<Utc>) {
+    let outcome = &execution.outcome;
+    out.extend_from_slice(b"{\"order_id\":");
+    number(out, execution.order_id);
+    out.extend_from_slice(b",\"symbol\":");
+    number(out, order.symbol);
+    out.extend_from_slice(b",\"buy_sell\":\"");
+    out.extend_from_slice(side_name(order.side).as_bytes());
+    out.extend_from_slice(b"\",\"status\":\"");
+    out.extend_from_slice(outcome.status.as_str().as_bytes());
+    out.extend_from_slice(b"\",\"client_timestamp\":");
+    string(out, &order.client_timestamp);
+    out.extend_from_slice(b",\"server_timestamp\":");
+    match UtcMicros(now).digits() {
+        Some(digits) => {
+            out.push(b'"');
+            out.extend_from_slice(&digits);
+            out.push(b'"');
+        }
+        None => string(out, &UtcMicros(now).to_string()),
+    }
+    out.extend_from_slice(b",\"latency_ms\":");
+    number(out, latency_ms(now, order.client_time));
+    out.extend_from_slice(b",\"filled_quantity\":");
+    number(out, outcome.filled);
+    out.extend_from_slice(b",\"remaining_quantity\":");
+    number(out, outcome.resting);
+    out.extend_from_slice(b",\"cancelled_quantity\":");
+    number(out, order.quantity - outcome.filled - outcome.resting);
+    out.extend_from_slice(b",\"fills\":[");
+    for (k, fill) in outcome.fills.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"price\":");
+        number(out, fill.price as f64 / 100.0);
+        out.extend_from_slice(b",\"quantity\":");
+        number(out, fill.quantity);
+        out.extend_from_slice(b",\"counter_order_id\":");
+        number(out, fill.counter_order_id);
+        out.push(b'}');
+    }
+    out.push(b']');
+    if let Some(reject) = execution.reject {
+        out.extend_from_slice(b",\"reason\":");
+        string(out, &reject.describe(order.symbol));
+    }
+    out.push(b'}');
 }
 
 /// A UTC time printed as `YYYY-MM-DDTHH:MM:SS.ffffffZ`, the clients' format.
@@ -134,24 +150,8 @@ pub fn latency_ms(server: DateTime<Utc>, client: DateTime<FixedOffset>) -> f64 {
 
 /// Builds the reply JSON for an executed order.
 pub fn order_reply(order: &Order<'_>, execution: &Execution, now: DateTime<Utc>) -> Vec<u8> {
-    let outcome = &execution.outcome;
-    let reply = Reply {
-        order_id: execution.order_id,
-        symbol: order.symbol,
-        buy_sell: side_name(order.side),
-        status: outcome.status.as_str(),
-        client_timestamp: &order.client_timestamp,
-        server_timestamp: UtcMicros(now),
-        latency_ms: latency_ms(now, order.client_time),
-        filled_quantity: outcome.filled,
-        remaining_quantity: outcome.resting,
-        cancelled_quantity: order.quantity - outcome.filled - outcome.resting,
-        fills: Fills(&outcome.fills),
-        reason: execution.reject.map(|r| r.describe(order.symbol)),
-    };
     let mut body = Vec::with_capacity(REPLY_CAPACITY);
-    // Writing to a Vec cannot fail and every field is plain data.
-    let _ = serde_json::to_writer(&mut body, &reply);
+    write_reply(&mut body, order, execution, now);
     body
 }
 
@@ -175,6 +175,155 @@ mod tests {
             json,
             r#"["2026-01-02T03:04:05.006789Z","+12345-06-07T08:09:10.000000Z"]"#
         );
+    }
+
+    /// The serde-derived reply this module used to build, field for field: the
+    /// hand-written writer must produce the same bytes.
+    #[derive(Serialize)]
+    struct DerivedReply<'a> {
+        order_id: u64,
+        symbol: u32,
+        buy_sell: &'static str,
+        status: &'static str,
+        client_timestamp: &'a str,
+        server_timestamp: UtcMicros,
+        latency_ms: f64,
+        filled_quantity: u64,
+        remaining_quantity: u64,
+        cancelled_quantity: u64,
+        fills: Vec<DerivedFill>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    }
+
+    #[derive(Serialize)]
+    struct DerivedFill {
+        price: f64,
+        quantity: u64,
+        counter_order_id: u64,
+    }
+
+    fn derived(order: &Order<'_>, execution: &Execution, now: DateTime<Utc>) -> Vec<u8> {
+        let outcome = &execution.outcome;
+        serde_json::to_vec(&DerivedReply {
+            order_id: execution.order_id,
+            symbol: order.symbol,
+            buy_sell: side_name(order.side),
+            status: outcome.status.as_str(),
+            client_timestamp: &order.client_timestamp,
+            server_timestamp: UtcMicros(now),
+            latency_ms: latency_ms(now, order.client_time),
+            filled_quantity: outcome.filled,
+            remaining_quantity: outcome.resting,
+            cancelled_quantity: order.quantity - outcome.filled - outcome.resting,
+            fills: outcome
+                .fills
+                .iter()
+                .map(|f| DerivedFill {
+                    price: f.price as f64 / 100.0,
+                    quantity: f.quantity,
+                    counter_order_id: f.counter_order_id,
+                })
+                .collect(),
+            reason: execution.reject.map(|r| r.describe(order.symbol)),
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn hand_written_reply_matches_the_serde_derived_one() {
+        use crate::book::{Fill, Outcome, Status};
+        use crate::engine::RejectReason;
+        let stamps = [
+            "2026-11-22T10:00:00.123456Z",
+            "2026-11-22T18:00:00.9+08:00",
+            "2026-11-22 10:00:00Z",
+        ];
+        let bodies: Vec<String> = stamps
+            .iter()
+            .map(|stamp| {
+                format!(
+                    r#"{{"buy_sell":"sell","symbol":1301,"price":100.05,"quantity":300,"market_type":"common","price_type":"limit","time_in_force":"rod","order_type":"stock","user_def":"hftbench","client_timestamp":"{stamp}"}}"#
+                )
+            })
+            .collect();
+        let fills = vec![
+            Fill {
+                price: 10_010,
+                quantity: 100,
+                counter_order_id: 17,
+            },
+            Fill {
+                price: 10_000,
+                quantity: 7,
+                counter_order_id: u64::MAX,
+            },
+            Fill {
+                price: 1,
+                quantity: 1,
+                counter_order_id: 1,
+            },
+        ];
+        let executions = [
+            Execution {
+                order_id: 42,
+                outcome: Outcome {
+                    status: Status::PartiallyFilled,
+                    filled: 107,
+                    resting: 193,
+                    fills: fills.clone(),
+                    book_full: false,
+                },
+                reject: None,
+            },
+            Execution {
+                order_id: 1,
+                outcome: Outcome {
+                    status: Status::New,
+                    filled: 0,
+                    resting: 300,
+                    fills: Vec::new(),
+                    book_full: false,
+                },
+                reject: None,
+            },
+            Execution {
+                order_id: u64::MAX,
+                outcome: Outcome {
+                    status: Status::Rejected,
+                    filled: 0,
+                    resting: 0,
+                    fills: Vec::new(),
+                    book_full: true,
+                },
+                reject: Some(RejectReason::BookFull { cap: 100_000 }),
+            },
+        ];
+        let times = [
+            Utc.with_ymd_and_hms(2026, 11, 22, 10, 0, 0).unwrap()
+                + chrono::Duration::nanoseconds(123_789_001),
+            Utc.with_ymd_and_hms(2026, 11, 22, 9, 59, 59).unwrap(),
+            Utc.with_ymd_and_hms(12_345, 6, 7, 8, 9, 10).unwrap(),
+        ];
+        for body in &bodies {
+            let order = crate::order::parse(body.as_bytes()).unwrap();
+            for execution in &executions {
+                for now in times {
+                    let mine = order_reply(&order, execution, now);
+                    assert_eq!(
+                        String::from_utf8(mine).unwrap(),
+                        String::from_utf8(derived(&order, execution, now)).unwrap()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn strings_that_need_escapes_are_escaped() {
+        let mut out = Vec::new();
+        string(&mut out, "a\"b\\c\u{1}d\u{e9}");
+        assert_eq!(out, serde_json::to_vec("a\"b\\c\u{1}d\u{e9}").unwrap());
     }
 
     #[test]
