@@ -17,6 +17,14 @@ use crate::order::{MarketType, OrderType, PriceType};
 /// Reads the order object; a 400 when the body is not JSON, a 422 when a value has the
 /// wrong type or an unknown enum value.
 pub(crate) fn read(body: &[u8]) -> Result<Raw<'_>, ApiError> {
+    match fast::read(body) {
+        Some(raw) => Ok(raw),
+        None => read_serde(body),
+    }
+}
+
+/// The general reader: any JSON, errors naming the field.
+fn read_serde(body: &[u8]) -> Result<Raw<'_>, ApiError> {
     let current = Cell::new(None);
     let mut de = serde_json::Deserializer::from_slice(body);
     OrderVisitor { current: &current }
@@ -26,14 +34,14 @@ pub(crate) fn read(body: &[u8]) -> Result<Raw<'_>, ApiError> {
 }
 
 /// `buy_sell` on the wire.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum BuySell {
     Buy,
     Sell,
 }
 
 /// `time_in_force` on the wire.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Tif {
     Rod,
     Ioc,
@@ -155,7 +163,7 @@ impl Field {
 
 /// The order as read from JSON, before validation. Each field mirrors one JSON key;
 /// `None` means the key was absent (a 422 once validation asks for it).
-#[derive(Default)]
+#[derive(Debug, Default, PartialEq)]
 pub(crate) struct Raw<'a> {
     pub(crate) buy_sell: Option<BuySell>,
     pub(crate) symbol: Option<u32>,
@@ -189,6 +197,7 @@ impl<'de> Deserialize<'de> for Key {
 }
 
 /// A JSON string borrowed from the body, or owned when it had escapes.
+#[derive(Debug, PartialEq)]
 pub(crate) struct Text<'a>(pub(crate) Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Text<'de> {
@@ -207,6 +216,222 @@ impl<'de> Deserialize<'de> for Text<'de> {
             }
         }
         deserializer.deserialize_str(TextVisitor)
+    }
+}
+
+/// The fast path for the common body: one object of the known keys, each once, with
+/// plain values (strings of printable ASCII without escapes, unsigned numbers of at most
+/// 15 digits without exponent). It returns `None` on anything else (errors, escapes,
+/// unknown or duplicate keys, other value shapes), and the serde path then reads the body
+/// and words the error. On what it accepts it yields exactly the serde path's `Raw`: a
+/// decimal of at most 15 significant digits is exact in f64 and so is its power of ten,
+/// so serde_json's `significand / 10^k` and std's correctly rounded parse agree.
+mod fast {
+    use std::borrow::Cow;
+
+    use super::{BuySell, Field, Raw, Text, Tif};
+    use crate::order::{MarketType, OrderType, PriceType};
+
+    /// A cursor over the body, which was checked to be UTF-8 once.
+    struct Cursor<'a> {
+        /// The body.
+        text: &'a str,
+        /// Index of the next unread byte.
+        at: usize,
+    }
+
+    impl<'a> Cursor<'a> {
+        fn bytes(&self) -> &'a [u8] {
+            self.text.as_bytes()
+        }
+
+        fn skip_space(&mut self) {
+            while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes().get(self.at) {
+                self.at += 1;
+            }
+        }
+
+        /// Skips whitespace, then consumes `byte` if it is next.
+        fn eat(&mut self, byte: u8) -> bool {
+            self.skip_space();
+            if self.bytes().get(self.at) == Some(&byte) {
+                self.at += 1;
+                true
+            } else {
+                false
+            }
+        }
+
+        /// A key, `"name":`, of a known field.
+        fn key(&mut self) -> Option<Field> {
+            const KEYS: [(&[u8], Field); 10] = [
+                (b"\"buy_sell\"", Field::BuySell),
+                (b"\"symbol\"", Field::Symbol),
+                (b"\"price\"", Field::Price),
+                (b"\"quantity\"", Field::Quantity),
+                (b"\"market_type\"", Field::MarketType),
+                (b"\"price_type\"", Field::PriceType),
+                (b"\"time_in_force\"", Field::TimeInForce),
+                (b"\"order_type\"", Field::OrderType),
+                (b"\"user_def\"", Field::UserDef),
+                (b"\"client_timestamp\"", Field::ClientTimestamp),
+            ];
+            self.skip_space();
+            let rest = &self.bytes()[self.at..];
+            let (key, field) = KEYS.iter().find(|(key, _)| rest.starts_with(key))?;
+            self.at += key.len();
+            self.eat(b':').then_some(*field)
+        }
+
+        /// One of `choices`, a string value without escapes.
+        fn choice<T: Copy>(&mut self, choices: &[(&[u8], T)]) -> Option<T> {
+            self.skip_space();
+            let rest = &self.bytes()[self.at..];
+            let (text, value) = choices.iter().find(|(text, _)| rest.starts_with(text))?;
+            self.at += text.len();
+            Some(*value)
+        }
+
+        /// A string of printable ASCII without escapes.
+        fn plain_str(&mut self) -> Option<&'a str> {
+            if !self.eat(b'"') {
+                return None;
+            }
+            let start = self.at;
+            let len = self.bytes()[start..]
+                .iter()
+                .position(|&b| !(b' '..=b'~').contains(&b) || b == b'"' || b == b'\\')?;
+            if self.bytes()[start + len] != b'"' {
+                return None;
+            }
+            self.at = start + len + 1;
+            self.text.get(start..start + len)
+        }
+
+        /// An unsigned JSON number without exponent and at most 15 digits: its text,
+        /// and its value when it has no fraction.
+        fn number(&mut self) -> Option<(&'a str, Option<u64>)> {
+            self.skip_space();
+            let start = self.at;
+            let bytes = self.bytes();
+            let mut value = 0u64;
+            while let Some(&b @ b'0'..=b'9') = bytes.get(self.at) {
+                value = value * 10 + u64::from(b - b'0');
+                self.at += 1;
+                if self.at - start > 15 {
+                    return None;
+                }
+            }
+            // No leading zero (not JSON) and no "0" (rare; the serde path reads it).
+            if self.at == start || bytes[start] == b'0' {
+                return None;
+            }
+            let mut integer = Some(value);
+            if bytes.get(self.at) == Some(&b'.') {
+                integer = None;
+                self.at += 1;
+                let from = self.at;
+                while bytes.get(self.at).is_some_and(u8::is_ascii_digit) {
+                    self.at += 1;
+                }
+                if self.at == from || self.at - start > 16 {
+                    return None;
+                }
+            }
+            if matches!(bytes.get(self.at), Some(b'e' | b'E')) {
+                return None;
+            }
+            Some((self.text.get(start..self.at)?, integer))
+        }
+    }
+
+    /// Stores `value` unless the field was already read (a duplicate: the serde path).
+    fn set<T>(slot: &mut Option<T>, value: Option<T>) -> Option<()> {
+        match slot {
+            Some(_) => None,
+            None => {
+                *slot = Some(value?);
+                Some(())
+            }
+        }
+    }
+
+    pub(super) fn read(body: &[u8]) -> Option<Raw<'_>> {
+        let mut c = Cursor {
+            text: std::str::from_utf8(body).ok()?,
+            at: 0,
+        };
+        let mut raw = Raw::default();
+        if !c.eat(b'{') {
+            return None;
+        }
+        loop {
+            match c.key()? {
+                Field::BuySell => set(
+                    &mut raw.buy_sell,
+                    c.choice(&[(b"\"buy\"", BuySell::Buy), (b"\"sell\"", BuySell::Sell)]),
+                )?,
+                Field::Symbol => set(
+                    &mut raw.symbol,
+                    c.number().and_then(|(_, n)| u32::try_from(n?).ok()),
+                )?,
+                Field::Price => set(
+                    &mut raw.price,
+                    c.number().and_then(|(text, _)| text.parse().ok()),
+                )?,
+                Field::Quantity => set(
+                    &mut raw.quantity,
+                    c.number().and_then(|(_, n)| i64::try_from(n?).ok()),
+                )?,
+                Field::MarketType => set(
+                    &mut raw.market_type,
+                    c.choice(&[
+                        (b"\"common\"", MarketType::Common),
+                        (b"\"odd\"", MarketType::Odd),
+                        (b"\"fixed\"", MarketType::Fixed),
+                    ]),
+                )?,
+                Field::PriceType => set(
+                    &mut raw.price_type,
+                    c.choice(&[
+                        (b"\"limit\"", PriceType::Limit),
+                        (b"\"market\"", PriceType::Market),
+                    ]),
+                )?,
+                Field::TimeInForce => set(
+                    &mut raw.time_in_force,
+                    c.choice(&[
+                        (b"\"rod\"", Tif::Rod),
+                        (b"\"ioc\"", Tif::Ioc),
+                        (b"\"fok\"", Tif::Fok),
+                    ]),
+                )?,
+                Field::OrderType => set(
+                    &mut raw.order_type,
+                    c.choice(&[
+                        (b"\"stock\"", OrderType::Stock),
+                        (b"\"margin\"", OrderType::Margin),
+                        (b"\"short\"", OrderType::Short),
+                    ]),
+                )?,
+                Field::UserDef => set(
+                    &mut raw.user_def,
+                    c.plain_str().map(|s| Text(Cow::Borrowed(s))),
+                )?,
+                Field::ClientTimestamp => set(
+                    &mut raw.client_timestamp,
+                    c.plain_str().map(|s| Text(Cow::Borrowed(s))),
+                )?,
+            }
+            if c.eat(b'}') {
+                break;
+            }
+            if !c.eat(b',') {
+                return None;
+            }
+        }
+        c.skip_space();
+        (c.at == body.len()).then_some(raw)
     }
 }
 
@@ -309,4 +534,87 @@ pub(crate) fn invalid(field: Field, problem: impl fmt::Display) -> ApiError {
         message,
         Some(field.name()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bodies the fast path must read exactly as serde does, or leave to it.
+    #[test]
+    fn the_fast_path_reads_what_serde_reads_or_declines() {
+        let base = r#"{"buy_sell":"sell","symbol":1301,"price":100.05,"quantity":200,"market_type":"common","price_type":"limit","time_in_force":"rod","order_type":"stock","user_def":"hftbench","client_timestamp":"2026-11-22T10:00:00.123456Z"}"#;
+        let mut bodies = vec![
+            base.to_string(),
+            format!(" \n{base}\r\t "),
+            base.replace(',', " ,\n ").replace(':', " : "),
+            base.replace(r#""symbol":1301,"#, "")
+                .replace('{', r#"{"symbol":1301,"#),
+            base.replace('}', r#","extra":[1,{"a":null}]}"#),
+            base.replace(r#""hftbench""#, r#""""#),
+            base.replace(r#""hftbench""#, r#""h\"f""#),
+            base.replace(r#""hftbench""#, "\"caf\u{e9}\""),
+            base.replace(r#""hftbench""#, "\"a\tb\""),
+            base.replace(r#""hftbench""#, "\"a\t\""),
+            base.replace(r#""hftbench""#, "\"a\u{7f}\""),
+            base.replace(r#""sell""#, r#""sell ""#),
+            base.replace(r#""price""#, r#""price_""#),
+            base.replace(r#""price""#, r#""Price""#),
+            base.replace(r#"{"#, r#"{"buy_sell_x":1,"#),
+            base.replace("sell", "buy"),
+            base.replace("sell", "BUY"),
+            base.replace('}', r#","symbol":1}"#),
+            base.replace('}', "}x"),
+            base.replace('}', ""),
+            base.replace(r#""symbol":1301"#, r#""symbol":"1301""#),
+            base.replace("1301", "4294967295"),
+            base.replace("1301", "4294967296"),
+            base.replace("1301", "0"),
+            base.replace("1301", "01301"),
+            base.replace("1301", "1301.0"),
+            base.replace(":200", ":-200"),
+            base.replace(":200", ":999999999999999"),
+            base.replace(":200", ":9999999999999999999999"),
+            base.replace(":200", ":2e2"),
+            base.replace(":200", ":null"),
+            "{}".to_string(),
+            "[]".to_string(),
+            String::new(),
+        ];
+        for price in [
+            "100",
+            "99.5",
+            "100.05",
+            "0.01",
+            "1000000000",
+            "1000000000.01",
+            "123456789012.345",
+            "1234567890123456",
+            "100.",
+            "1e2",
+            "-1",
+            "0",
+            "00.5",
+            "100.050",
+            "0.1",
+            "0.3",
+            "5e-324",
+            "1e999",
+        ] {
+            bodies.push(base.replace("100.05", price));
+        }
+        let mut fast_reads = 0;
+        for body in &bodies {
+            if let Some(raw) = fast::read(body.as_bytes()) {
+                fast_reads += 1;
+                let serde = read_serde(body.as_bytes()).map_err(|e| e.message);
+                assert_eq!(Ok(raw), serde, "{body}");
+            }
+        }
+        assert!(fast::read(base.as_bytes()).is_some());
+        assert!(
+            fast_reads >= 12,
+            "only {fast_reads} bodies took the fast path"
+        );
+    }
 }
