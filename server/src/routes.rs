@@ -1,10 +1,11 @@
 //! The HTTP surface: routes, handlers, and JSON answers for 404 / 405 / 413.
 
+use std::future::poll_fn;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -83,14 +84,12 @@ pub fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
-async fn post_order(
-    State(app): State<Arc<AppState>>,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
+async fn post_order(State(app): State<Arc<AppState>>, body: Body) -> Response {
+    let body = read_body(body).await;
     let started = Instant::now();
     let result = match body {
         Ok(body) => app.place_order(&body),
-        Err(rejection) => Err(body_error(&rejection)),
+        Err(err) => Err(err),
     };
     let response = match result {
         Ok(reply) => json_response(StatusCode::OK, reply),
@@ -103,21 +102,43 @@ async fn post_order(
     response
 }
 
-/// A body that could not be read: too large (413), or broken off (400).
-fn body_error(rejection: &BytesRejection) -> ApiError {
-    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("request body is larger than {MAX_BODY_BYTES} bytes; an order is one small JSON object"),
-            None,
-        )
-    } else {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            format!("could not read the request body: {}", rejection.body_text()),
-            None,
-        )
+/// Reads the whole request body, at most `MAX_BODY_BYTES`: too large is a 413, a body
+/// broken off is a 400. Polls hyper's body directly: an order arrives as one frame, which
+/// is returned as is, without axum's `Bytes` extractor's limit wrapper (a boxed body) and
+/// collection buffer (a queue), each allocated and freed per request.
+async fn read_body(mut body: Body) -> Result<Bytes, ApiError> {
+    let mut first = Bytes::new();
+    let mut joined: Option<Vec<u8>> = None;
+    while let Some(frame) = poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+        let frame = frame.map_err(|err| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                format!("could not read the request body: {err}"),
+                None,
+            )
+        })?;
+        // Trailers come last and are not part of the order.
+        let Ok(data) = frame.into_data() else { break };
+        let total = joined.as_ref().map_or(first.len(), Vec::len) + data.len();
+        if total > MAX_BODY_BYTES {
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("request body is larger than {MAX_BODY_BYTES} bytes; an order is one small JSON object"),
+                None,
+            ));
+        }
+        match &mut joined {
+            Some(joined) => joined.extend_from_slice(&data),
+            None if first.is_empty() => first = data,
+            None => {
+                let mut both = Vec::with_capacity(total);
+                both.extend_from_slice(&first);
+                both.extend_from_slice(&data);
+                joined = Some(both);
+            }
+        }
     }
+    Ok(joined.map_or(first, Bytes::from))
 }
 
 async fn get_stats(State(app): State<Arc<AppState>>) -> Response {
@@ -206,5 +227,53 @@ fn json(value: &impl serde::Serialize) -> Response {
             None,
         )
         .into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::net::{SocketAddr, TcpStream};
+
+    use super::*;
+    use crate::Config;
+
+    /// Sends `POST /order` with a chunked body, one write per chunk with a pause between,
+    /// so the server sees several body frames; returns the whole answer.
+    fn post_chunked(addr: SocketAddr, chunks: &[String]) -> String {
+        let mut tcp = TcpStream::connect(addr).unwrap();
+        let head = "POST /order HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\
+                    Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+        tcp.write_all(head.as_bytes()).unwrap();
+        for chunk in chunks {
+            write!(tcp, "{:x}\r\n{chunk}\r\n", chunk.len()).unwrap();
+            tcp.flush().unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        tcp.write_all(b"0\r\n\r\n").unwrap();
+        let mut answer = String::new();
+        tcp.read_to_string(&mut answer).unwrap();
+        answer
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn bodies_in_several_frames_are_joined_up_to_the_limit() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = router(Arc::new(AppState::new(&Config::default())));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let order = r#"{"buy_sell":"buy","symbol":7,"price":100.05,"quantity":100,"market_type":"common","price_type":"limit","time_in_force":"rod","order_type":"stock","user_def":"","client_timestamp":"2026-11-22T10:00:00Z"}"#;
+        let (head, tail) = order.split_at(60);
+        let pieces = vec![head.to_string(), tail.to_string()];
+        let spaces = " ".repeat(MAX_BODY_BYTES / 2);
+        let too_large = vec![spaces.clone(), spaces, order.to_string()];
+        let (ok, over) = tokio::task::spawn_blocking(move || {
+            (post_chunked(addr, &pieces), post_chunked(addr, &too_large))
+        })
+        .await
+        .unwrap();
+        assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+        assert!(ok.contains(r#""status":"NEW""#), "{ok}");
+        assert!(over.starts_with("HTTP/1.1 413"), "{over}");
     }
 }
