@@ -1,4 +1,5 @@
-//! The one pass over an order body: a hand-written serde visitor that remembers which
+//! The one pass over an order body. Plain bodies (the clients' format) take `fast`; any
+//! other goes to a hand-written serde visitor that remembers which
 //! key it is reading, so a type error names its field. Nothing is allocated on the success
 //! path: strings are borrowed from the body when they carry no escapes. Validation of the
 //! values read here is in `order.rs`.

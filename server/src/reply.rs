@@ -1,4 +1,4 @@
-//! The `POST /order` reply: serialized straight into a pre-sized buffer.
+//! The `POST /order` reply: written by hand into a pre-sized buffer.
 
 use std::fmt;
 
