@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -39,6 +40,9 @@ class Measure:
     p50_us: float | None
     p99_us: float | None
     note: str = ""
+    # The tool's own CPU (user + system) per request it sent: what decides its share of
+    # the two cores it splits with the server, hence its ratio to wrk.
+    cpu_us_per_req: float | None = None
 
 
 # ---- pure functions ---------------------------------------------------------------------
@@ -65,10 +69,27 @@ def parse_wrk(output: str) -> Measure:
     return Measure(float(rps.group(1)), _duration_us(p50.group(1)), _duration_us(p99.group(1)), note)
 
 
+def wrk_requests(output: str) -> int:
+    """The number of requests wrk completed ("N requests in 5.00s")."""
+    m = re.search(r"^\s*(\d+) requests in ", output, re.M)
+    if not m:
+        raise ValueError("wrk output has no 'N requests in' line")
+    return int(m.group(1))
+
+
 def parse_result(doc: dict) -> Measure:
     lat = doc["latency_us"]
     note = f"{doc['errors']} errors" if doc["errors"] else ""
     return Measure(doc["throughput_rps"], lat["p50"], lat["p99"], note)
+
+
+def result_requests(doc: dict) -> int:
+    """Every request the client sent: the measured ones and the warm-up."""
+    return doc["ok"] + doc["errors"] + doc["warmup"]
+
+
+def cpu_per_request(cpu_s: float, requests: int) -> float | None:
+    return cpu_s * 1e6 / requests if requests > 0 else None
 
 
 def median_measure(measures: list) -> Measure:
@@ -80,7 +101,11 @@ def median_measure(measures: list) -> Measure:
 
     notes = "; ".join(sorted({m.note for m in measures if m.note}))
     return Measure(
-        med(m.rps for m in measures), med(m.p50_us for m in measures), med(m.p99_us for m in measures), notes
+        med(m.rps for m in measures),
+        med(m.p50_us for m in measures),
+        med(m.p99_us for m in measures),
+        notes,
+        med(m.cpu_us_per_req for m in measures),
     )
 
 
@@ -91,10 +116,10 @@ def table(rows: dict, wrk: Measure) -> str:
         return "—" if v is None else format(v, fmt)
 
     lines = [
-        "| client | req/s | ratio to wrk | p50 (µs) | p99 (µs) | goal | met? |",
-        "|---|---:|---:|---:|---:|---:|:---:|",
+        "| client | req/s | ratio to wrk | p50 (µs) | p99 (µs) | CPU µs / req | goal | met? |",
+        "|---|---:|---:|---:|---:|---:|---:|:---:|",
         f"| wrk | {num(wrk.rps, ',.0f')} | 1.00 | {num(wrk.p50_us, ',.0f')} "
-        f"| {num(wrk.p99_us, ',.0f')} | | |",
+        f"| {num(wrk.p99_us, ',.0f')} | {num(wrk.cpu_us_per_req, '.1f')} | | |",
     ]
     for client, m in rows.items():
         ratio = m.rps / wrk.rps if m.rps is not None and wrk.rps else None
@@ -103,7 +128,7 @@ def table(rows: dict, wrk: Measure) -> str:
         extra = f" ({m.note})" if m.note else ""
         lines.append(
             f"| {client}{extra} | {num(m.rps, ',.0f')} | {num(ratio, '.2f')} | {num(m.p50_us, ',.0f')} "
-            f"| {num(m.p99_us, ',.0f')} | ≥ {goal:.2f} | {met} |"
+            f"| {num(m.p99_us, ',.0f')} | {num(m.cpu_us_per_req, '.1f')} | ≥ {goal:.2f} | {met} |"
         )
     return "\n".join(lines)
 
@@ -136,6 +161,15 @@ def lua_script() -> Path:
     return script
 
 
+def run_timed(argv: list[str], timeout_s: int) -> tuple[subprocess.CompletedProcess, float]:
+    """Runs argv to its end; returns it with the CPU seconds (user + system) it used."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return proc, cpu_s
+
+
 def run_wrk(url: str, duration_s: int, script: Path) -> Measure:
     argv = [
         "wrk",
@@ -147,10 +181,12 @@ def run_wrk(url: str, duration_s: int, script: Path) -> Measure:
         str(script),
         url + "/order",
     ]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=duration_s + 30)
+    proc, cpu_s = run_timed(argv, duration_s + 30)
     if proc.returncode != 0:
         return Measure(None, None, None, f"wrk exit {proc.returncode}: {proc.stderr.strip()[:80]}")
-    return parse_wrk(proc.stdout)
+    m = parse_wrk(proc.stdout)
+    m.cpu_us_per_req = cpu_per_request(cpu_s, wrk_requests(proc.stdout))
+    return m
 
 
 def run_client(client: str, url: str, duration_s: int, out_dir: Path) -> Measure:
@@ -160,10 +196,13 @@ def run_client(client: str, url: str, duration_s: int, out_dir: Path) -> Measure
     out = out_dir / f"{client}-{time.monotonic_ns()}.json"
     argv = [str(exe), "--url", url, "--duration", str(duration_s), "--connections", str(CONNECTIONS),
             "--warmup", "1000", "--scenario", "throughput", "--output", str(out)]  # fmt: skip
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=duration_s + 60)
+    proc, cpu_s = run_timed(argv, duration_s + 60)
     if not out.is_file():
         return Measure(None, None, None, f"exit {proc.returncode}: {proc.stderr.strip()[:80]}")
-    return parse_result(json.loads(out.read_text()))
+    doc = json.loads(out.read_text())
+    m = parse_result(doc)
+    m.cpu_us_per_req = cpu_per_request(cpu_s, result_requests(doc))
+    return m
 
 
 def main(argv: list[str]) -> int:

@@ -7,7 +7,16 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from throughput import Measure, median_measure, parse_result, parse_wrk, table  # noqa: E402
+from throughput import (  # noqa: E402
+    Measure,
+    cpu_per_request,
+    median_measure,
+    parse_result,
+    parse_wrk,
+    result_requests,
+    table,
+    wrk_requests,
+)
 
 WRK_OUTPUT = """Running 5s test @ http://127.0.0.1:41234/order
   2 threads and 50 connections
@@ -32,6 +41,19 @@ def test_parse_wrk_reads_rate_and_percentiles_in_us():
     assert m.note == "12 non-2xx"
 
 
+def test_wrk_requests_reads_the_completed_count():
+    assert wrk_requests(WRK_OUTPUT) == 299812
+    with pytest.raises(ValueError, match="requests in"):
+        wrk_requests("Requests/sec:  100.0\n")
+
+
+def test_cpu_per_request_counts_warmup_and_errors():
+    doc = {"ok": 9_000, "errors": 0, "warmup": 1_000}
+    assert result_requests(doc) == 10_000
+    assert cpu_per_request(0.05, result_requests(doc)) == pytest.approx(5.0)
+    assert cpu_per_request(0.05, 0) is None
+
+
 def test_parse_wrk_without_latency_distribution_fails():
     with pytest.raises(ValueError, match="--latency"):
         parse_wrk("Requests/sec:  100.0\n")
@@ -49,11 +71,11 @@ def test_median_over_rounds_ignores_failed_rounds():
 
 
 def test_table_ratio_and_goal():
-    rows = {"python": Measure(15_000, 900, 3000), "c": Measure(40_000, 500, 900)}
+    rows = {"python": Measure(15_000, 900, 3000, "", 80.04), "c": Measure(40_000, 500, 900)}
     rows["go"] = Measure(None, None, None)
-    md = table(rows, Measure(60_000, 700, 2000))
+    md = table(rows, Measure(60_000, 700, 2000, "", 3.46))
     lines = md.splitlines()
-    assert lines[2].startswith("| wrk | 60,000 | 1.00 |")
-    assert "| python | 15,000 | 0.25 | 900 | 3,000 | ≥ 0.25 | ✅ |" in lines
-    assert "| c | 40,000 | 0.67 | 500 | 900 | ≥ 0.80 | ❌ |" in lines
-    assert "| go | — | — | — | — | ≥ 0.80 | — |" in lines
+    assert lines[2] == "| wrk | 60,000 | 1.00 | 700 | 2,000 | 3.5 | | |"
+    assert "| python | 15,000 | 0.25 | 900 | 3,000 | 80.0 | ≥ 0.25 | ✅ |" in lines
+    assert "| c | 40,000 | 0.67 | 500 | 900 | — | ≥ 0.80 | ❌ |" in lines
+    assert "| go | — | — | — | — | — | ≥ 0.80 | — |" in lines
