@@ -43,10 +43,10 @@ func Probe(address string, deadline time.Duration) error {
 	return fmt.Errorf("cannot connect to %s (%s); start bin/hft-server or pass --url", address, why)
 }
 
-// NewClient is the HTTP/1.1 client: a keep-alive pool of exactly `connections`,
+// NewTransport is the HTTP/1.1 transport: a keep-alive pool of exactly `connections`,
 // no compression, no proxies. The per-request timeout is the worker's (a context
 // deadline), not http.Client.Timeout, which costs a goroutine per request.
-func NewClient(c args.Config) *http.Client {
+func NewTransport(c args.Config) *http.Transport {
 	dialer := &net.Dialer{Timeout: c.Timeout, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{
 		DialContext:         dialer.DialContext, // Go sets TCP_NODELAY on every TCP connection
@@ -57,20 +57,20 @@ func NewClient(c args.Config) *http.Client {
 		DisableCompression:  true,
 		ForceAttemptHTTP2:   false,
 	}
-	return &http.Client{Transport: transport}
+	return transport
 }
 
 // Run warms up, then measures; stop (SIGINT) ends either phase early.
 func Run(c args.Config, stop *atomic.Bool) (*result.Result, error) {
-	client := NewClient(c)
-	defer client.CloseIdleConnections()
+	transport := NewTransport(c)
+	defer transport.CloseIdleConnections()
 	var schedule pacing.Schedule
 	if c.Rate > 0 {
 		schedule = pacing.NewSchedule(time.Now().Add(scheduleLead), c.Rate)
 	}
 	phase := func(start, end uint64, deadline time.Time, record bool) (*worker.Phase, <-chan struct{}) {
 		p := &worker.Phase{
-			Client: client, OrderURL: c.OrderURL, Seed: c.Seed, Timeout: c.Timeout, End: end,
+			Transport: transport, OrderURL: c.OrderURL, Seed: c.Seed, Timeout: c.Timeout, End: end,
 			Deadline: deadline, Schedule: schedule, Record: record, Stop: stop,
 		}
 		p.Next.Store(start)

@@ -61,7 +61,7 @@ func TestWorkerSendsEveryTicketOnceAndCountsFailures(t *testing.T) {
 	}))
 	defer srv.Close()
 	var stop atomic.Bool
-	p := &Phase{Client: srv.Client(), OrderURL: srv.URL + "/order", Seed: 1, Timeout: time.Second, End: 20, Record: true, Stop: &stop}
+	p := &Phase{Transport: srv.Client().Transport, OrderURL: srv.URL + "/order", Seed: 1, Timeout: time.Second, End: 20, Record: true, Stop: &stop}
 	p.Next.Store(0)
 	done := make(chan Report, 2)
 	for range 2 {
@@ -87,7 +87,7 @@ func TestASlowAnswerIsATimeout(t *testing.T) {
 	}))
 	defer srv.Close()
 	var stop atomic.Bool
-	p := &Phase{Client: srv.Client(), OrderURL: srv.URL + "/order", Timeout: 20 * time.Millisecond, End: 2, Record: true, Stop: &stop}
+	p := &Phase{Transport: srv.Client().Transport, OrderURL: srv.URL + "/order", Timeout: 20 * time.Millisecond, End: 2, Record: true, Stop: &stop}
 	r := Run(p)
 	if r.Sent != 2 || r.Errors != (ErrorKinds{Timeout: 2}) || r.Latency.TotalCount() != 0 {
 		t.Fatalf("sent %d errors %+v", r.Sent, r.Errors)
