@@ -158,7 +158,8 @@ func Run(p *Phase) Report {
 	// the headers first, two syscalls (and two TCP segments for the server) per order.
 	reader := &bytes.Reader{}
 	body := io.NopCloser(reader)
-	req, err := http.NewRequest(http.MethodPost, p.OrderURL, nil)
+	ctx := newTimeoutCtx(p.Timeout)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.OrderURL, nil)
 	if err != nil { // args.URL accepted it, so this is a bug, not a user error
 		panic(fmt.Sprintf("order URL %q: %v", p.OrderURL, err))
 	}
@@ -172,8 +173,12 @@ func Run(p *Phase) Report {
 		reader.Reset(buf)
 		req.Body, req.ContentLength = body, int64(len(buf))
 		start := time.Now()
-		failure := post(p.Transport, req, p.Timeout)
+		failure := post(p.Transport, req, ctx)
 		done := time.Now()
+		if !ctx.disarm() { // the timeout fired: that context is done for good
+			ctx = newTimeoutCtx(p.Timeout)
+			req = req.WithContext(ctx)
+		}
 		r.Sent++
 		if !p.Record {
 			continue
@@ -192,13 +197,12 @@ func Run(p *Phase) Report {
 	return r
 }
 
-// post sends one order and reads the answer to its end within timeout. A context
-// deadline per request costs one timer; http.Client.Timeout would also start a
+// post sends one order and reads the answer to its end; ctx's timer (armed here,
+// disarmed by the caller) cancels it at the timeout. http.Client.Timeout would start a
 // goroutine per request (measured: ~3 µs of client CPU per order).
-func post(rt http.RoundTripper, req *http.Request, timeout time.Duration) Failure {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	resp, err := rt.RoundTrip(req.WithContext(ctx))
+func post(rt http.RoundTripper, req *http.Request, ctx *timeoutCtx) Failure {
+	ctx.arm()
+	resp, err := rt.RoundTrip(req)
 	if err != nil {
 		return Classify(err)
 	}

@@ -93,3 +93,37 @@ func TestASlowAnswerIsATimeout(t *testing.T) {
 		t.Fatalf("sent %d errors %+v", r.Sent, r.Errors)
 	}
 }
+
+// The timeout covers the whole answer: headers in time but a stalled body is a timeout too.
+func TestAStalledBodyIsATimeout(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "10")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		time.Sleep(300 * time.Millisecond)
+	}))
+	defer srv.Close()
+	var stop atomic.Bool
+	p := &Phase{Transport: srv.Client().Transport, OrderURL: srv.URL + "/order", Timeout: 20 * time.Millisecond, End: 2, Record: true, Stop: &stop}
+	r := Run(p)
+	if r.Sent != 2 || r.Errors != (ErrorKinds{Timeout: 2}) || r.Latency.TotalCount() != 0 {
+		t.Fatalf("sent %d errors %+v", r.Sent, r.Errors)
+	}
+}
+
+// After a timeout the worker's next order gets a fresh, live timeout.
+func TestAfterATimeoutTheNextOrderSucceeds(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			time.Sleep(300 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	var stop atomic.Bool
+	p := &Phase{Transport: srv.Client().Transport, OrderURL: srv.URL + "/order", Timeout: 100 * time.Millisecond, End: 3, Record: true, Stop: &stop}
+	r := Run(p)
+	if r.Sent != 3 || r.Errors != (ErrorKinds{Timeout: 1}) || r.Latency.TotalCount() != 2 {
+		t.Fatalf("sent %d errors %+v ok %d", r.Sent, r.Errors, r.Latency.TotalCount())
+	}
+}
