@@ -7,14 +7,6 @@ import sys
 from . import args
 
 
-def _event_loop_factory():
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.new_event_loop, "asyncio"
-    return uvloop.new_event_loop, "uvloop"
-
-
 def main(argv: list[str]) -> int:
     try:
         cfg = args.parse_args(argv)
@@ -29,24 +21,25 @@ def main(argv: list[str]) -> int:
         return 2
     # Imported after the flags are checked: aiohttp and hdrh take ~0.3 s to import, and a
     # bad flag should exit 2 at once.
-    from . import result, worker
+    from . import processes, result, worker
 
-    factory, loop_name = _event_loop_factory()
+    factory, loop_name = processes.event_loop_factory()
     with asyncio.Runner(loop_factory=factory) as runner:
         reason = runner.run(worker.check_reachable(cfg))
-        if reason is not None:
-            host, port = cfg.host_port
-            fix = "start bin/hft-server or pass --url"
-            line = f"{args.PROG}: cannot connect to {host}:{port} ({reason}); {fix}"
-            print(line, file=sys.stderr, flush=True)
-            return 2
-        outcome = runner.run(worker.run_load(cfg))
-    stats = outcome.workers
-    latency = worker.merge([w.latency for w in stats])
+    if reason is not None:
+        host, port = cfg.host_port
+        fix = "start bin/hft-server or pass --url"
+        line = f"{args.PROG}: cannot connect to {host}:{port} ({reason}); {fix}"
+        print(line, file=sys.stderr, flush=True)
+        return 2
+    # The check's event loop is closed before the worker processes fork.
+    outcome = processes.run(cfg)
+    stats = outcome.shares
+    latency = worker.merge([s.latency for s in stats])
     open_loop = cfg.rate is not None
-    uncorrected = worker.merge([w.uncorrected for w in stats]) if open_loop else None
-    pacing = worker.merge([w.pacing for w in stats]) if open_loop else None
-    kinds = {k: sum(w.errors[k] for w in stats) for k in worker.ERROR_KINDS}
+    uncorrected = worker.merge([s.uncorrected for s in stats]) if open_loop else None
+    pacing = worker.merge([s.pacing for s in stats]) if open_loop else None
+    kinds = {k: sum(s.errors[k] for s in stats) for k in worker.ERROR_KINDS}
     doc = result.build_result(
         cfg,
         started_wall_ns=outcome.started_wall_ns,
@@ -57,7 +50,12 @@ def main(argv: list[str]) -> int:
         uncorrected=uncorrected,
         pacing=pacing,
         interrupted=outcome.interrupted,
-        extra={**result.library_versions(), "event_loop": loop_name, "workers": cfg.connections},
+        extra={
+            **result.library_versions(),
+            "event_loop": loop_name,
+            "workers": cfg.connections,  # one coroutine per connection
+            "processes": outcome.processes,  # event loops, one per core (processes.py)
+        },
     )
     hlog = None
     if cfg.output is not None:

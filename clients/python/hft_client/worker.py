@@ -1,16 +1,17 @@
-"""Workers: one coroutine per connection, each recording into its own HdrHistograms; then
-the merge (clients/README.md, "Measuring").
+"""Workers: one coroutine per connection, each recording into its own HdrHistograms, inside
+one worker process (its share of the connections, see processes.py); then the merge
+(clients/README.md, "Measuring").
 
-Closed loop runs two phases over one shared order counter: warm-up (orders 0..W-1), then
-the measured phase, so ``duration_s`` covers measured orders only. Open loop runs one
-schedule over warm-up and measured orders together (order i is due at t0 + i/R and goes
-to connection i mod C); a barrier between the phases would delay a free connection
-behind a slow one, which is the coordinated omission the open loop exists to avoid.
+Closed loop takes every order index k from one counter shared by all processes: warm-up
+(orders 0..W-1), then the measured phase, so ``duration_s`` covers measured orders only.
+Open loop runs one schedule over warm-up and measured orders together (order i is due at
+t0 + i/R and goes to connection i mod C); a barrier between the phases would delay a free
+connection behind a slow one, which is the coordinated omission the open loop exists to
+avoid.
 """
 
 import asyncio
 import os
-import signal
 import time
 from dataclasses import dataclass, field
 
@@ -42,21 +43,26 @@ class WorkerStats:
     errors: dict = field(default_factory=lambda: dict.fromkeys(ERROR_KINDS, 0))
 
 
-@dataclass
-class RunOutcome:
-    """Everything result.py needs from a run."""
-
-    started_wall_ns: int  # wall clock at the start of the measured phase
-    duration_s: float  # wall time of the measured phase
-    workers: list  # list[WorkerStats]
-    interrupted: bool  # SIGINT ended the run early
-
-
-class Control:
-    """Shared by the workers: the next order of the closed loop, the deadline, and the stop flag."""
+class LocalCounter:
+    """The closed loop's order sequence when one process sends everything."""
 
     def __init__(self) -> None:
         self.next_k = 0
+
+    def take(self, end_k: int | None) -> int | None:
+        k = self.next_k
+        if end_k is not None and k >= end_k:
+            return None
+        self.next_k = k + 1
+        return k
+
+
+class Control:
+    """Shared by the workers of one process: where the closed loop takes its next order,
+    where it stops (order index or monotonic deadline), and the stop flag."""
+
+    def __init__(self, counter=None) -> None:
+        self.counter = counter if counter is not None else LocalCounter()
         self.end_k: int | None = None  # closed loop: stop at this order index
         self.deadline_ns: int | None = None  # --duration: stop sending at this monotonic time
         self.stopping = False
@@ -68,7 +74,7 @@ class Control:
 async def send_order(session: aiohttp.ClientSession, url: str, body: bytes) -> str | None:
     """POST one order and read the whole answer; None when it got HTTP 200, else the error kind."""
     try:
-        async with session.post(url, data=body, headers=HEADERS) as resp:
+        async with session.post(url, data=body) as resp:
             await resp.read()
             status = resp.status
     except TimeoutError:
@@ -86,6 +92,46 @@ async def send_order(session: aiohttp.ClientSession, url: str, body: bytes) -> s
     return "other"
 
 
+class Watchdog:
+    """--timeout-ms for all requests of one process with one timer, in place of aiohttp's
+    per-request timeout (its timer handle and context cost ~10 us of the ~70 us a request
+    takes). Each worker notes when its request started; a sweep every timeout/10 cancels
+    the requests out for longer than the timeout, so one times out between T and 1.1 T.
+    The worker turns that cancellation into the error kind "timeout"."""
+
+    def __init__(self, workers: int, timeout_ms: int) -> None:
+        self.started = [0] * workers  # monotonic ns its request started; 0 = none out
+        self.fired = [False] * workers  # the sweep cancelled its request
+        self.tasks: list = [None] * workers
+        self.timeout_ns = timeout_ms * 1_000_000
+        self.tick_s = max(timeout_ms / 10, 1) / 1000
+
+    async def run(self) -> None:
+        """Sweep until cancelled."""
+        while True:
+            await asyncio.sleep(self.tick_s)
+            limit = time.perf_counter_ns() - self.timeout_ns
+            for i, t in enumerate(self.started):
+                if t and t <= limit and not self.fired[i]:
+                    self.fired[i] = True
+                    self.tasks[i].cancel()
+
+
+async def timed_send(session, url, body: bytes, wd: Watchdog, i: int, start: int) -> str | None:
+    """send_order for worker ``i`` under the watchdog; the request started at ``start``."""
+    wd.started[i] = start
+    try:
+        return await send_order(session, url, body)
+    except asyncio.CancelledError:
+        if not wd.fired[i]:
+            raise  # a real cancellation
+        wd.fired[i] = False
+        wd.tasks[i].uncancel()
+        return "timeout"
+    finally:
+        wd.started[i] = 0
+
+
 def _count(stats: WorkerStats, kind: str | None) -> bool:
     if kind is None:
         stats.ok += 1
@@ -94,28 +140,34 @@ def _count(stats: WorkerStats, kind: str | None) -> bool:
     return False
 
 
-async def closed_worker(session, cfg: Config, ctl: Control, stats: WorkerStats | None) -> None:
+async def closed_worker(
+    session, cfg: Config, ctl: Control, stats: WorkerStats | None, wd: Watchdog, i: int
+) -> None:
     """Send the next order as soon as the previous answer is read; record unless warm-up."""
     url, seed, stamp, clock = URL(cfg.order_url), cfg.seed, UtcStamp(), time.perf_counter_ns
+    take = ctl.counter.take
+    wd.tasks[i] = asyncio.current_task()
     while not ctl.stopping:
-        k = ctl.next_k
-        if ctl.end_k is not None and k >= ctl.end_k:
-            return
         if ctl.deadline_ns is not None and clock() >= ctl.deadline_ns:
             return
-        ctl.next_k = k + 1
+        k = take(ctl.end_k)
+        if k is None:
+            return
         body = (body_prefix(seed, k) + stamp.now() + '"}').encode()
         start = clock()
-        kind = await send_order(session, url, body)
+        kind = await timed_send(session, url, body, wd, i, start)
         end = clock()
         if stats is not None and _count(stats, kind):
             stats.latency.record_value(max(end - start, 1))
 
 
-async def open_worker(session, cfg: Config, ctl: Control, stats: WorkerStats, orders: range, t0: int) -> None:
+async def open_worker(
+    session, cfg: Config, ctl: Control, stats: WorkerStats, orders: range, t0: int, wd: Watchdog, w: int
+) -> None:
     """Send each order of ``orders`` at its intended time (late if the previous one is still
     out, never skipped); record latency from the intended time and from the actual send."""
     url, seed, stamp, clock = URL(cfg.order_url), cfg.seed, UtcStamp(), time.perf_counter_ns
+    wd.tasks[w] = asyncio.current_task()
     rate, warmup = cfg.rate, cfg.warmup
     for i in orders:
         due = pacing.intended_ns(t0, i, rate)
@@ -127,7 +179,7 @@ async def open_worker(session, cfg: Config, ctl: Control, stats: WorkerStats, or
             return
         body = (prefix + stamp.now() + '"}').encode()
         start = clock()
-        kind = await send_order(session, url, body)
+        kind = await timed_send(session, url, body, wd, w, start)
         end = clock()
         if i < warmup:
             continue
@@ -152,53 +204,85 @@ async def check_reachable(cfg: Config, timeout_s: float = 1.5) -> str | None:
     return None
 
 
-async def run_load(cfg: Config) -> RunOutcome:
-    """Run warm-up and the measured phase; the caller has checked the server is reachable."""
-    ctl = Control()
-    loop = asyncio.get_running_loop()
-    # First SIGINT: stop sending, let answers in flight arrive (bounded by --timeout-ms),
-    # write the result. A second SIGINT gets Python's default (KeyboardInterrupt).
-    loop.add_signal_handler(signal.SIGINT, lambda: (ctl.stop(), loop.remove_signal_handler(signal.SIGINT)))
-    n = cfg.connections
-    connector = aiohttp.TCPConnector(limit=n, limit_per_host=n)
-    timeout = aiohttp.ClientTimeout(total=cfg.timeout_ms / 1000)
-    workers = [WorkerStats() for _ in range(n)]
-    session = aiohttp.ClientSession(
+@dataclass
+class Go:
+    """The coordinator's start signal for the measured phase (monotonic ns; processes.py)."""
+
+    start_ns: int  # closed loop: start of the measured phase
+    end_k: int | None = None  # closed loop: stop at this order index (--orders)
+    deadline_ns: int | None = None  # --duration: stop sending at this time
+    t0_ns: int | None = None  # open loop: intended time of order 0
+
+
+@dataclass
+class ShareOutcome:
+    """What one worker process measured over its connections, merged."""
+
+    end_ns: int  # monotonic time its last answer was read
+    ok: int
+    errors: dict
+    latency: HdrHistogram
+    uncorrected: HdrHistogram | None
+    pacing: HdrHistogram | None
+
+
+def session_for(connections: int) -> aiohttp.ClientSession:
+    """One session whose connector holds at most ``connections`` keep-alive connections.
+    No aiohttp timeout: the Watchdog applies --timeout-ms (connect included)."""
+    connector = aiohttp.TCPConnector(limit=connections, limit_per_host=connections)
+    return aiohttp.ClientSession(
         connector=connector,
-        timeout=timeout,
-        skip_auto_headers=("User-Agent",),
+        timeout=aiohttp.ClientTimeout(total=None, connect=None, sock_connect=None, sock_read=None),
+        headers=HEADERS,  # merged once per request from the session, not passed in each call
+        # Nothing the server needs: no User-Agent, and no compression asked or decoded.
+        skip_auto_headers=("User-Agent", "Accept-Encoding"),
+        auto_decompress=False,
         cookie_jar=aiohttp.DummyCookieJar(),  # the server sets no cookies; skip the jar per request
     )
-    async with session:
+
+
+async def run_share(cfg: Config, ctl: Control, conns: range, ready) -> ShareOutcome:
+    """Run the connections ``conns`` (global indices 0..C-1) of this process. Closed loop:
+    warm up (orders from the shared counter), then ``await ready()`` returns the ``Go`` of
+    the measured phase (None: stopped before it). Open loop: ``ready()`` returns t0 first."""
+    workers = [WorkerStats() for _ in conns]
+    wd = Watchdog(len(conns), cfg.timeout_ms)
+    sweeper = asyncio.create_task(wd.run())
+    end = time.perf_counter_ns()
+    async with session_for(len(conns)) as session:
         if cfg.rate is None:
             ctl.end_k = cfg.warmup
-            await asyncio.gather(*(closed_worker(session, cfg, ctl, None) for _ in range(n)))
-            started_wall, start = time.time_ns(), time.perf_counter_ns()
-            if cfg.duration_s is not None:
-                ctl.end_k, ctl.deadline_ns = None, start + round(cfg.duration_s * 1e9)
-            else:
-                ctl.end_k = cfg.warmup + cfg.orders
-            await asyncio.gather(*(closed_worker(session, cfg, ctl, w) for w in workers))
+            await asyncio.gather(*(closed_worker(session, cfg, ctl, None, wd, i) for i in range(len(conns))))
+            go = await ready()
+            if go is not None and not ctl.stopping:
+                ctl.end_k, ctl.deadline_ns = go.end_k, go.deadline_ns
+                measured = (closed_worker(session, cfg, ctl, w, wd, i) for i, w in enumerate(workers))
+                await asyncio.gather(*measured)
         else:
             for w in workers:
                 w.uncorrected, w.pacing = new_histogram(), new_histogram()
-            t0 = time.perf_counter_ns() + 1_000_000  # 1 ms to get every worker started
-            start = pacing.intended_ns(t0, cfg.warmup, cfg.rate)
-            started_wall = time.time_ns() + (start - time.perf_counter_ns())
-            if cfg.duration_s is not None:
-                ctl.deadline_ns, end_i = start + round(cfg.duration_s * 1e9), None
-            else:
-                end_i = cfg.warmup + cfg.orders
-            await asyncio.gather(
-                *(
-                    open_worker(session, cfg, ctl, w, pacing.orders_of_worker(j, n, end_i), t0)
-                    for j, w in enumerate(workers)
+            go = await ready()
+            if go is not None and not ctl.stopping:
+                ctl.deadline_ns = go.deadline_ns
+                end_i = None if cfg.duration_s is not None else cfg.warmup + cfg.orders
+                schedules = [pacing.orders_of_worker(j, cfg.connections, end_i) for j in conns]
+                await asyncio.gather(
+                    *(
+                        open_worker(session, cfg, ctl, w, orders, go.t0_ns, wd, i)
+                        for i, (w, orders) in enumerate(zip(workers, schedules, strict=True))
+                    )
                 )
-            )
         end = time.perf_counter_ns()
-    if not ctl.stopping:
-        loop.remove_signal_handler(signal.SIGINT)
-    return RunOutcome(started_wall, max(end - start, 0) / 1e9, workers, ctl.stopping)
+    sweeper.cancel()
+    open_loop = cfg.rate is not None
+    return ShareOutcome(
+        end_ns=end,
+        ok=sum(w.ok for w in workers),
+        errors={k: sum(w.errors[k] for w in workers) for k in ERROR_KINDS},
+        latency=merge([w.latency for w in workers]),
+        uncorrected=merge([w.uncorrected for w in workers]) if open_loop else None,
+        pacing=merge([w.pacing for w in workers]) if open_loop else None,
+    )
 
 
 def merge(histograms: list) -> HdrHistogram:

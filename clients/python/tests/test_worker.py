@@ -2,13 +2,17 @@
 (the conformance suite covers the real server)."""
 
 import asyncio
+import multiprocessing
+import os
 import socket
+import time
 
 import aiohttp
 import pytest
 from aiohttp import web
 from hft_client.args import parse_args
-from hft_client.worker import check_reachable, send_order
+from hft_client.processes import SharedCounter, process_count
+from hft_client.worker import Watchdog, check_reachable, send_order, timed_send
 
 
 async def _serve(handler):
@@ -86,3 +90,44 @@ def test_refused_connection_is_connect_and_unreachable():
 
     assert asyncio.run(scenario()) == "connect"
     assert asyncio.run(check_reachable(parse_args(["--url", url]))) == "connection refused"
+
+
+@pytest.mark.timeout(20)
+def test_watchdog_times_out_a_slow_answer_and_the_worker_goes_on():
+    async def scenario():
+        runner, url = await _serve(_slow)
+        wd = Watchdog(1, timeout_ms=100)
+        sweeper = asyncio.create_task(wd.run())
+        try:
+            async with aiohttp.ClientSession() as session:
+                wd.tasks[0] = asyncio.current_task()
+                t0 = time.perf_counter()
+                kind = await timed_send(session, url, b"{}", wd, 0, time.perf_counter_ns())
+                took = time.perf_counter() - t0
+                await asyncio.sleep(0)  # the task is not left cancelled
+                return kind, took
+        finally:
+            sweeper.cancel()
+            await runner.cleanup()
+
+    kind, took = asyncio.run(scenario())
+    assert kind == "timeout"
+    assert 0.1 <= took < 0.5
+
+
+def test_shared_counter_hands_out_each_order_once():
+    ctx = multiprocessing.get_context("fork")
+    counter = SharedCounter(ctx)
+    assert [counter.take(3) for _ in range(4)] == [0, 1, 2, None]
+    assert counter.take(None) == 3
+
+
+def test_process_count_is_capped_by_connections_and_open_loop_rate(monkeypatch):
+    monkeypatch.delenv("CLIENT_PYTHON_PROCESSES", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3})
+    assert process_count(parse_args([])) == 4
+    assert process_count(parse_args(["--connections", "2"])) == 2
+    assert process_count(parse_args(["--rate", "1000"])) == 1
+    assert process_count(parse_args(["--rate", "20000"])) == 3
+    monkeypatch.setenv("CLIENT_PYTHON_PROCESSES", "1")
+    assert process_count(parse_args([])) == 1
