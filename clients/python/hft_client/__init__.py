@@ -9,7 +9,10 @@ merge -> result (clients/README.md).
 - ``order``   the order stream of clients/README.md: ``(seed, k)`` -> JSON body bytes
 - ``pacing``  open-loop schedule and the sleep-then-spin wait for an intended send time
 - ``worker``  one coroutine per connection, each recording into its own HdrHistograms;
-              ``run_load`` runs the phases and merges the histograms
+              ``run_share`` runs one process's connections through the phases, one
+              ``Watchdog`` applies --timeout-ms
+- ``processes`` one worker process (event loop, aiohttp session) per core; shared closed-loop
+              order counter; "ready" / "go" / "stop" / "done" over pipes; merged after the run
 - ``result``  pure functions: merged histograms + counters -> the result document, ``.hlog``
 - ``__main__`` the thin entry point: parse, check the server, run, write, exit status
 """
