@@ -34,6 +34,7 @@ func run() int {
 	if err != nil {
 		return fail(err)
 	}
+	runner.SetProcs(c)
 	var stop atomic.Bool
 	interrupts := make(chan os.Signal, 1)
 	signal.Notify(interrupts, os.Interrupt)

@@ -9,6 +9,8 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,6 +60,22 @@ func NewTransport(c args.Config) *http.Transport {
 		ForceAttemptHTTP2:   false,
 	}
 	return transport
+}
+
+// SetProcs chooses GOMAXPROCS for the run and returns it. A closed-loop run gets half
+// the cores (at least one): the client shares the machine with the server it loads, and
+// with one P per core Go's scheduler hands net/http's read/write goroutines between Ps
+// and keeps threads spinning for work on the core the server needs. On the 2-core dev
+// box one P cut client CPU from 12-16 to a steady ~12 µs per order at the same or better
+// throughput. Open loop keeps every core: its pacer spins on a thread of its own. An
+// explicit GOMAXPROCS in the environment wins.
+func SetProcs(c args.Config) int {
+	if c.Rate > 0 || os.Getenv("GOMAXPROCS") != "" {
+		return runtime.GOMAXPROCS(0)
+	}
+	n := max(1, runtime.NumCPU()/2)
+	runtime.GOMAXPROCS(n)
+	return n
 }
 
 // Run warms up, then measures; stop (SIGINT) ends either phase early.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -66,5 +67,23 @@ func TestRunPostsEveryOrderOnceAndAddsUp(t *testing.T) {
 		if !strings.HasPrefix(r.Histogram.Data, "HISTF") || r.LatencyUs.P50 == nil {
 			t.Fatalf("rate %q: %+v", rate, r.Histogram)
 		}
+	}
+}
+
+// Closed loop leaves half the cores to the server; open loop and an explicit
+// GOMAXPROCS keep what the runtime chose.
+func TestSetProcs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	t.Setenv("GOMAXPROCS", "")
+	if got, want := SetProcs(args.Config{}), max(1, runtime.NumCPU()/2); got != want || runtime.GOMAXPROCS(0) != want {
+		t.Fatalf("closed loop: %d, want %d", got, want)
+	}
+	runtime.GOMAXPROCS(3)
+	if got := SetProcs(args.Config{Rate: 1000}); got != 3 {
+		t.Fatalf("open loop: %d, want 3 (unchanged)", got)
+	}
+	t.Setenv("GOMAXPROCS", "3")
+	if got := SetProcs(args.Config{}); got != 3 {
+		t.Fatalf("GOMAXPROCS=3 in the environment: %d", got)
 	}
 }
