@@ -118,14 +118,14 @@ impl RunResult {
 }
 
 /// `extra`: the libraries that shape the measurement, the worker tasks (one per
-/// connection) and the runtime threads that run them.
+/// connection) and the client threads (one current-thread runtime each) that run them.
 fn extra(workers: usize, runtime_threads: usize) -> Value {
     json!({
         "reqwest": env!("HFT_DEP_REQWEST"),
         "hyper": env!("HFT_DEP_HYPER"),
         "tokio": env!("HFT_DEP_TOKIO"),
         "hdrhistogram": env!("HFT_DEP_HDRHISTOGRAM"),
-        "runtime": "tokio multi-thread",
+        "runtime": "tokio current-thread, one per client thread",
         "workers": workers,
         "runtime_threads": runtime_threads,
         "http": "HTTP/1.1 keep-alive, TCP_NODELAY",

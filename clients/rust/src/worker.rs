@@ -121,9 +121,8 @@ impl Tickets {
     }
 }
 
-/// What every worker of one phase shares.
+/// What every worker of one phase shares (across shards; each shard has its own client).
 pub struct Phase {
-    pub client: Client,
     pub order_url: Url,
     pub seed: u64,
     pub timeout: Duration,
@@ -147,7 +146,7 @@ pub struct Report {
 }
 
 /// The worker loop: runs until the phase's orders, deadline or SIGINT end it.
-pub async fn run(phase: Arc<Phase>) -> Report {
+pub async fn run(phase: Arc<Phase>, client: Client) -> Report {
     let mut report = Report {
         latency: new_histogram(),
         uncorrected: matches!(phase.tickets, Tickets::Paced { .. }).then(new_histogram),
@@ -163,7 +162,7 @@ pub async fn run(phase: Arc<Phase>) -> Report {
         write_body(&mut body, &Order::nth(phase.seed, k), SystemTime::now());
         let payload = body.split().freeze();
         let start = Instant::now();
-        let outcome = post(&phase, payload).await;
+        let outcome = post(&client, &phase, payload).await;
         let done = Instant::now();
         report.sent += 1;
         if !phase.record {
@@ -184,9 +183,8 @@ pub async fn run(phase: Arc<Phase>) -> Report {
 }
 
 /// Posts one body and reads the answer to its end, within the per-request timeout.
-async fn post(phase: &Phase, payload: Bytes) -> Result<(), Failure> {
-    let request = phase
-        .client
+async fn post(client: &Client, phase: &Phase, payload: Bytes) -> Result<(), Failure> {
+    let request = client
         .post(phase.order_url.clone())
         .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
         .body(payload);
