@@ -8,6 +8,9 @@ use std::sync::Arc;
 use hft_client_rust::args::{self, ArgsError};
 use hft_client_rust::{output, runner, NAME};
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let config = match args::parse(std::env::args_os()) {
         Ok(config) => config,
