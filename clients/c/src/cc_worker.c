@@ -1,9 +1,11 @@
 /* cc_worker.c - see cc_worker.h. The hot path: fill idle connections, let libcurl
- * send and read, record what finished, wait for sockets (or the pacing timer). */
+ * send them, wait in epoll for ready sockets (or the pacing timer), hand those to
+ * libcurl, record what finished. */
 #include "cc_worker.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -11,14 +13,91 @@
 #include "hb_schedule.h"
 #include "hb_signal.h"
 
-/* Longest sleep in poll: how often an idle worker re-checks SIGINT and the deadline. */
+/* Longest sleep in epoll_wait: how often an idle worker re-checks SIGINT and the deadline. */
 #define POLL_MS 100
+/* Ready sockets taken from the epoll per wait; more are simply taken by the next wait. */
+#define MAX_EVENTS 64
+
+/* fd_state bits. A socket libcurl stops waiting on (CURL_POLL_REMOVE: its connection
+ * went back to the cache between two orders) stays registered, so the next order on it
+ * costs no epoll_ctl; it is dropped only if it fires while unwanted or is closed. */
+enum { CC_FD_IN = 1, CC_FD_OUT = 2, CC_FD_REGISTERED = 4, CC_FD_WANTED = 8 };
+
+static int grow_fd_state(cc_worker *w, int fd)
+{
+    int cap = w->fd_cap == 0 ? 256 : w->fd_cap;
+    while (cap <= fd) {
+        cap *= 2;
+    }
+    uint8_t *grown = realloc(w->fd_state, (size_t)cap); /* only when a new socket has a higher fd */
+    if (grown == NULL) {
+        return -1;
+    }
+    memset(grown + w->fd_cap, 0, (size_t)(cap - w->fd_cap));
+    w->fd_state = grown;
+    w->fd_cap = cap;
+    return 0;
+}
+
+/* CURLMOPT_SOCKETFUNCTION: libcurl says what it waits for on socket s. */
+static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
+{
+    (void)easy;
+    (void)socketp;
+    cc_worker *w = userp;
+    if (what == CURL_POLL_REMOVE) {
+        if (s < w->fd_cap) {
+            w->fd_state[s] &= (uint8_t)~CC_FD_WANTED;
+        }
+        return 0;
+    }
+    if (s >= w->fd_cap && grow_fd_state(w, s) != 0) {
+        return -1;
+    }
+    uint8_t ev = (uint8_t)(what & (CURL_POLL_IN | CURL_POLL_OUT)); /* == CC_FD_IN | CC_FD_OUT */
+    uint8_t st = w->fd_state[s];
+    if ((st & CC_FD_REGISTERED) != 0 && (st & (CC_FD_IN | CC_FD_OUT)) == ev) {
+        w->fd_state[s] = st | CC_FD_WANTED;
+        return 0;
+    }
+    struct epoll_event e = {.events = ((ev & CC_FD_IN) != 0 ? EPOLLIN : 0u) | ((ev & CC_FD_OUT) != 0 ? EPOLLOUT : 0u),
+                            .data.fd = s};
+    int op = (st & CC_FD_REGISTERED) != 0 ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(w->epoll_fd, op, s, &e) != 0) { /* a stale record: try the other operation */
+        op = op == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+        if (epoll_ctl(w->epoll_fd, op, s, &e) != 0) {
+            return -1;
+        }
+    }
+    w->fd_state[s] = (uint8_t)(CC_FD_REGISTERED | CC_FD_WANTED | ev);
+    return 0;
+}
+
+/* CURLOPT_CLOSESOCKETFUNCTION: close() drops the socket from the epoll; forget it here too. */
+static int on_close_socket(void *clientp, curl_socket_t s)
+{
+    cc_worker *w = clientp;
+    if (s >= 0 && s < w->fd_cap) {
+        w->fd_state[s] = 0;
+    }
+    return close(s);
+}
+
+/* CURLMOPT_TIMERFUNCTION: libcurl's next timeout (per-order timeouts, new transfers to start). */
+static int on_timer(CURLM *multi, long timeout_ms, void *userp)
+{
+    (void)multi;
+    cc_worker *w = userp;
+    w->curl_due_ns = timeout_ms < 0 ? 0 : hb_now_ns() + (uint64_t)timeout_ms * 1000000u;
+    return 0;
+}
 
 int cc_worker_init(cc_worker *w, cc_plan *plan, int n_conns, int first_slot)
 {
     memset(w, 0, sizeof(*w));
     w->plan = plan;
     w->timer_fd = -1;
+    w->epoll_fd = -1;
     w->first_slot = first_slot;
     w->next_i = (uint64_t)first_slot;
     hb_ts_cache_init(&w->ts);
@@ -29,21 +108,32 @@ int cc_worker_init(cc_worker *w, cc_plan *plan, int n_conns, int first_slot)
     w->conns = calloc((size_t)n_conns, sizeof(*w->conns));
     w->free_stack = calloc((size_t)n_conns, sizeof(*w->free_stack));
     w->multi = curl_multi_init();
-    if (w->conns == NULL || w->free_stack == NULL || w->multi == NULL) {
+    w->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    if (w->conns == NULL || w->free_stack == NULL || w->multi == NULL || w->epoll_fd < 0) {
         return -1;
     }
     /* Keep every connection of this worker alive in its cache between orders. */
-    (void)curl_multi_setopt(w->multi, CURLMOPT_MAXCONNECTS, (long)n_conns);
+    int bad = curl_multi_setopt(w->multi, CURLMOPT_MAXCONNECTS, (long)n_conns) != CURLM_OK;
+    bad |= curl_multi_setopt(w->multi, CURLMOPT_SOCKETFUNCTION, on_socket) != CURLM_OK;
+    bad |= curl_multi_setopt(w->multi, CURLMOPT_SOCKETDATA, w) != CURLM_OK;
+    bad |= curl_multi_setopt(w->multi, CURLMOPT_TIMERFUNCTION, on_timer) != CURLM_OK;
+    bad |= curl_multi_setopt(w->multi, CURLMOPT_TIMERDATA, w) != CURLM_OK;
     w->n_conns = n_conns; /* calloc'd: cc_conn_close is safe on the ones not yet made */
-    for (int i = n_conns - 1; i >= 0; i--) {
-        if (cc_conn_init(&w->conns[i], plan->cfg) != 0) {
-            return -1;
-        }
+    for (int i = n_conns - 1; i >= 0 && !bad; i--) {
+        CURL *e = NULL;
+        bad |= cc_conn_init(&w->conns[i], plan->cfg) != 0;
+        e = w->conns[i].easy;
+        bad |= e == NULL || curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket) != CURLE_OK;
+        bad |= e == NULL || curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, w) != CURLE_OK;
         w->free_stack[w->n_free++] = i;
+    }
+    if (bad) {
+        return -1;
     }
     if (open_loop) {
         w->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-        if (w->timer_fd < 0) {
+        struct epoll_event e = {.events = EPOLLIN, .data.fd = w->timer_fd};
+        if (w->timer_fd < 0 || epoll_ctl(w->epoll_fd, EPOLL_CTL_ADD, w->timer_fd, &e) != 0) {
             return -1;
         }
     }
@@ -53,19 +143,24 @@ int cc_worker_init(cc_worker *w, cc_plan *plan, int n_conns, int first_slot)
 void cc_worker_close(cc_worker *w)
 {
     if (w->multi != NULL) {
-        curl_multi_cleanup(w->multi); /* closes the cached connections */
+        curl_multi_cleanup(w->multi); /* closes the cached connections (through on_close_socket) */
     }
     for (int i = 0; w->conns != NULL && i < w->n_conns; i++) {
         cc_conn_close(&w->conns[i]);
     }
     free(w->conns);
     free(w->free_stack);
+    free(w->fd_state);
     if (w->timer_fd >= 0) {
         (void)close(w->timer_fd);
+    }
+    if (w->epoll_fd >= 0) {
+        (void)close(w->epoll_fd);
     }
     hb_stats_close(&w->stats);
     memset(w, 0, sizeof(*w));
     w->timer_fd = -1;
+    w->epoll_fd = -1;
 }
 
 static void start(cc_worker *w, uint64_t k, uint64_t intended_ns)
@@ -106,12 +201,48 @@ static int collect(cc_worker *w)
     return done;
 }
 
-/* Let libcurl send what was added and read what arrived; record the finished. */
-static int pump(cc_worker *w)
+/* Run libcurl's due timeouts: the transfers just added (due at once) and per-order timeouts. */
+static void run_timeouts(cc_worker *w)
 {
     int running = 0;
-    (void)curl_multi_perform(w->multi, &running);
-    return collect(w);
+    if (w->curl_due_ns != 0 && w->curl_due_ns <= hb_now_ns()) {
+        (void)curl_multi_socket_action(w->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    }
+}
+
+/* Wait up to timeout_ms (less if libcurl has a timeout due sooner) for ready sockets or
+ * the pacing timer; hand each ready socket to libcurl, then its due timeouts. */
+static void wait_events(cc_worker *w, int timeout_ms)
+{
+    if (w->curl_due_ns != 0) {
+        uint64_t now = hb_now_ns();
+        uint64_t left_ms = w->curl_due_ns <= now ? 0 : (w->curl_due_ns - now + 999999u) / 1000000u;
+        timeout_ms = left_ms < (uint64_t)timeout_ms ? (int)left_ms : timeout_ms;
+    }
+    struct epoll_event evs[MAX_EVENTS];
+    int n = epoll_wait(w->epoll_fd, evs, MAX_EVENTS, timeout_ms);
+    int running = 0;
+    for (int i = 0; i < n; i++) {
+        int fd = evs[i].data.fd;
+        uint32_t e = evs[i].events;
+        if (fd == w->timer_fd) {
+            uint64_t expirations = 0;
+            (void)!read(w->timer_fd, &expirations, sizeof(expirations));
+            continue;
+        }
+        if (fd < w->fd_cap && (w->fd_state[fd] & CC_FD_WANTED) == 0) {
+            /* an idle connection in libcurl's cache (the server closed it): stop watching it;
+             * libcurl checks a cached connection before it reuses it */
+            (void)epoll_ctl(w->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+            w->fd_state[fd] = 0;
+            continue;
+        }
+        int mask = (e & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0 ? CURL_CSELECT_IN : 0;
+        mask |= (e & EPOLLOUT) != 0 ? CURL_CSELECT_OUT : 0;
+        mask |= (e & EPOLLERR) != 0 ? CURL_CSELECT_ERR : 0;
+        (void)curl_multi_socket_action(w->multi, fd, mask, &running);
+    }
+    run_timeouts(w);
 }
 
 static bool idle(const cc_worker *w) { return w->n_free == w->n_conns; }
@@ -133,13 +264,15 @@ static void run_closed_phase(cc_worker *w, uint64_t end_k, uint64_t deadline_ns)
             }
             start(w, k, 0);
         }
-        if (pump(w) > 0) {
+        run_timeouts(w); /* sends what was just added */
+        if (collect(w) > 0) {
             continue; /* refill the connections that just finished */
         }
         if (!more && idle(w)) {
             return;
         }
-        (void)curl_multi_poll(w->multi, NULL, 0, POLL_MS, NULL);
+        wait_events(w, POLL_MS);
+        (void)collect(w);
     }
 }
 
@@ -150,13 +283,14 @@ static uint64_t next_order(const cc_worker *w, uint64_t i)
     return hb_schedule_next(i, (uint64_t)w->plan->cfg->connections, (uint64_t)w->first_slot, (uint64_t)w->n_conns);
 }
 
-/* Sleep in poll until HB_SPIN_NS before due (timerfd: ns precision), answers still read. */
+/* Sleep in epoll until HB_SPIN_NS before due (timerfd: ns precision), answers still read. */
 static void wait_until(cc_worker *w, uint64_t due)
 {
     uint64_t now = hb_now_ns();
     if (due <= now + HB_SPIN_NS) {
-        while (hb_now_ns() < due) { /* the last 50 µs: spin, reading answers meanwhile */
-            (void)pump(w);
+        while (hb_now_ns() < due) { /* the last 50 µs: spin, reading and recording answers meanwhile */
+            wait_events(w, 0);
+            (void)collect(w);
         }
         return;
     }
@@ -166,12 +300,7 @@ static void wait_until(cc_worker *w, uint64_t due)
     its.it_value.tv_sec = (time_t)(wake / 1000000000u);
     its.it_value.tv_nsec = (long)(wake % 1000000000u);
     (void)timerfd_settime(w->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
-    struct curl_waitfd tfd = {.fd = w->timer_fd, .events = CURL_WAIT_POLLIN, .revents = 0};
-    (void)curl_multi_poll(w->multi, &tfd, 1, POLL_MS, NULL);
-    if (tfd.revents != 0) {
-        uint64_t expirations = 0;
-        (void)!read(w->timer_fd, &expirations, sizeof(expirations));
-    }
+    wait_events(w, POLL_MS);
 }
 
 /* Open loop: each of this worker's orders at its intended time, late when no connection is idle. */
@@ -186,7 +315,8 @@ static void run_open(cc_worker *w)
             w->next_i = next_order(w, w->next_i);
             more = w->next_i < p->total;
         }
-        if (pump(w) > 0) {
+        run_timeouts(w);
+        if (collect(w) > 0) {
             continue;
         }
         if (!more && idle(w)) {
@@ -195,8 +325,9 @@ static void run_open(cc_worker *w)
         if (more && w->n_free > 0) {
             wait_until(w, intended_ns(p, w->next_i));
         } else {
-            (void)curl_multi_poll(w->multi, NULL, 0, POLL_MS, NULL);
+            wait_events(w, POLL_MS);
         }
+        (void)collect(w);
     }
 }
 

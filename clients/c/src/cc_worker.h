@@ -2,6 +2,12 @@
  * cc_worker.h - one worker thread of the C client: a libcurl multi handle driving
  * its share of the connections, its own hb_stats, and the pacing timer.
  *
+ * Event-driven: libcurl tells the worker which sockets it waits on
+ * (CURLMOPT_SOCKETFUNCTION) and when its next timeout is due (CURLMOPT_TIMERFUNCTION);
+ * the worker waits in its own epoll and hands libcurl only the sockets that are ready
+ * (curl_multi_socket_action), instead of curl_multi_perform walking every transfer
+ * and poll()ing each one on every wake-up.
+ *
  * Closed loop: the workers take order numbers from one shared atomic counter, one
  * phase at a time (warm-up, then measured), so a finished connection gets the next
  * order at once. Open loop: order i belongs to connection slot i % C, so each worker
@@ -40,7 +46,11 @@ typedef struct cc_worker {
     int first_slot;         /* open loop: slots first_slot .. first_slot + n_conns - 1 of C */
     int *free_stack;        /* indices of idle connections */
     int n_free;
-    int timer_fd;           /* open loop: wakes the poll HB_SPIN_NS before the next intended time */
+    int timer_fd;           /* open loop: wakes the epoll HB_SPIN_NS before the next intended time */
+    int epoll_fd;           /* the sockets libcurl waits on, and timer_fd */
+    uint8_t *fd_state;      /* per fd: CC_FD_* bits (the epoll registration and whether libcurl wants it) */
+    int fd_cap;             /* entries in fd_state */
+    uint64_t curl_due_ns;   /* when libcurl's next timeout is due (socket_action(TIMEOUT)); 0: none */
     uint64_t next_i;        /* open loop: this worker's next order number */
     hb_ts_cache ts;         /* per-thread client_timestamp cache */
     hb_stats stats;         /* measured orders only */
