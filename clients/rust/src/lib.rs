@@ -10,7 +10,8 @@
 //!   into a reused buffer.
 //! - [`pacing`]: open-loop intended send times and a wait finer than tokio's 1 ms timer.
 //! - [`worker`]: one task per connection; sends orders, owns its histograms and error counts.
-//! - [`runner`]: the reachability probe, the warm-up and measured phases, SIGINT.
+//! - [`runner`]: the reachability probe, the client threads (one current-thread runtime
+//!   and reqwest client per core), the warm-up and measured phases, SIGINT.
 //! - [`stats`]: pure functions over histograms: merge, latency summary in µs.
 //! - [`result`]: the result document (serde) and the HdrHistogram V2 deflate/base64 encoding.
 //! - [`output`]: writes the result JSON and the `.hlog` interval log beside it.

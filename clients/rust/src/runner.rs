@@ -2,7 +2,7 @@
 //! Warm-up and measurement are two phases over the same connection pools, so the
 //! measured orders always find warm connections and `duration_s` covers only them.
 //!
-//! The connections are split over [`Shard`]s: one OS thread per core, each with its own
+//! The connections are split over `Shard`s: one OS thread per core, each with its own
 //! current-thread tokio runtime and its own reqwest client. A worker task, the hyper
 //! connection task it talks to and the socket's readiness all live on one thread, so an
 //! order costs no cross-thread wake-up (futex, work stealing); with one multi-thread
