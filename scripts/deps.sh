@@ -9,6 +9,7 @@ ROOT=$PWD
 APT_PACKAGES=(
   build-essential pkg-config cmake
   libcurl4-openssl-dev libnuma-dev zlib1g-dev   # C / C++ / HFT clients
+  libmimalloc-dev                               # client-c allocator (falls back to glibc without it)
   wrk                                           # reference load generator
   valgrind                                      # HFT client memory checks
   clang-tidy shellcheck jq                      # linters, scripts
