@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -125,5 +127,71 @@ func TestAfterATimeoutTheNextOrderSucceeds(t *testing.T) {
 	r := Run(p)
 	if r.Sent != 3 || r.Errors != (ErrorKinds{Timeout: 1}) || r.Latency.TotalCount() != 2 {
 		t.Fatalf("sent %d errors %+v ok %d", r.Sent, r.Errors, r.Latency.TotalCount())
+	}
+}
+
+// BenchmarkOrder is the client's whole request path (worker loop, net/http Transport,
+// loopback) against a canned-answer server that allocates nothing per request, so
+// -benchmem's allocs/op are the client's own per order (nearly all net/http's).
+func BenchmarkOrder(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go cannedServer(ln)
+	transport := &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1, DisableCompression: true}
+	defer transport.CloseIdleConnections()
+	var stop atomic.Bool
+	p := &Phase{Transport: transport, OrderURL: "http://" + ln.Addr().String() + "/order", Seed: 1,
+		Timeout: time.Second, End: 100, Record: true, Stop: &stop}
+	Run(p) // connect and warm up
+	p.Next.Store(0)
+	p.End = uint64(b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	if r := Run(p); r.Errors.Total() != 0 {
+		b.Fatalf("%+v", r.Errors)
+	}
+}
+
+var lengthKey = []byte("content-length:")
+
+// cannedServer answers every request on every connection with the same 200.
+func cannedServer(ln net.Listener) {
+	answer := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"status\":\"ok\"}")
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer conn.Close()
+			br := bufio.NewReader(conn)
+			for {
+				length := 0
+				for { // headers, up to the blank line
+					line, err := br.ReadSlice('\n')
+					if err != nil {
+						return
+					}
+					if len(line) <= 2 {
+						break
+					}
+					if len(line) > len(lengthKey) && bytes.EqualFold(line[:len(lengthKey)], lengthKey) {
+						length = 0
+						for _, c := range bytes.TrimSpace(line[len(lengthKey):]) {
+							length = 10*length + int(c-'0')
+						}
+					}
+				}
+				if _, err := br.Discard(length); err != nil {
+					return
+				}
+				if _, err := conn.Write(answer); err != nil {
+					return
+				}
+			}
+		}()
 	}
 }
