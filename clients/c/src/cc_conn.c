@@ -5,15 +5,13 @@
 
 #include "hb_clock.h"
 
-/* Copies the answer into the connection's fixed buffer; the excess is read and dropped. */
+/* Only counts the answer: the outcome needs the status code alone, so no copy is made. */
 static size_t on_data(char *data, size_t size, size_t nmemb, void *userdata)
 {
+    (void)data;
     cc_conn *c = userdata;
     size_t n = size * nmemb;
-    size_t room = CC_RESPONSE_MAX - c->response_len;
-    size_t take = n < room ? n : room;
-    memcpy(c->response + c->response_len, data, take);
-    c->response_len += take;
+    c->response_len += n;
     return n;
 }
 
@@ -72,7 +70,8 @@ void cc_conn_close(cc_conn *c)
     c->headers = NULL;
 }
 
-void cc_conn_prepare(cc_conn *c, const hb_config *cfg, hb_ts_cache *ts, uint64_t k, uint64_t intended_ns)
+void cc_conn_prepare(cc_conn *c, const hb_config *cfg, hb_ts_cache *ts, uint64_t k, uint64_t intended_ns,
+                     uint64_t now_ns)
 {
     hb_order order;
     char stamp[HB_TS_LEN];
@@ -84,7 +83,7 @@ void cc_conn_prepare(cc_conn *c, const hb_config *cfg, hb_ts_cache *ts, uint64_t
     (void)curl_easy_setopt(c->easy, CURLOPT_POSTFIELDSIZE, (long)len);
     c->response_len = 0;
     c->measured = k >= cfg->warmup;
-    c->sent_ns = hb_now_ns();
+    c->sent_ns = now_ns;
     c->intended_ns = intended_ns == 0 ? c->sent_ns : intended_ns;
 }
 

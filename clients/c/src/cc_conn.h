@@ -1,7 +1,7 @@
 /**
  * cc_conn.h - one keep-alive connection of the C client: a libcurl easy handle with
- * its pre-built headers, pre-allocated request and response buffers, and the times
- * of the order in flight. Nothing here allocates per request.
+ * its pre-built headers, pre-allocated request buffer, and the times of the order
+ * in flight. Nothing here allocates per request.
  */
 #ifndef CC_CONN_H
 #define CC_CONN_H
@@ -14,16 +14,12 @@
 #include "hb_order.h"
 #include "hb_stats.h"
 
-/* Answers are ~300 bytes; a longer one is read fully and truncated here. */
-#define CC_RESPONSE_MAX 4096
-
 typedef struct cc_conn {
     CURL *easy;                     /* reused for every order: libcurl keeps the connection alive */
     CURLU *url;                     /* the order URL, parsed once */
     struct curl_slist *headers;     /* Content-Type, and no Expect: / Accept: */
     char body[HB_ORDER_BODY_MAX];   /* the order in flight; CURLOPT_POSTFIELDS points here */
-    char response[CC_RESPONSE_MAX]; /* the answer, filled by the write callback */
-    size_t response_len;
+    size_t response_len;            /* answer body bytes (counted, not kept: only the status matters) */
     uint64_t intended_ns;           /* open loop: its scheduled send time; closed loop: = sent_ns */
     uint64_t sent_ns;               /* when it was handed to libcurl */
     bool measured;                  /* false for warm-up orders: sent, not recorded */
@@ -33,8 +29,12 @@ typedef struct cc_conn {
 int cc_conn_init(cc_conn *c, const hb_config *cfg);
 void cc_conn_close(cc_conn *c);
 
-/** Fill the body with order k (timestamp now) and stamp the times; the caller adds it to its multi. */
-void cc_conn_prepare(cc_conn *c, const hb_config *cfg, hb_ts_cache *ts, uint64_t k, uint64_t intended_ns);
+/**
+ * Fill the body with order k (timestamp now) and stamp the times; the caller adds it to its multi.
+ * now_ns: the caller's monotonic clock read just before (one read serves a whole refill round).
+ */
+void cc_conn_prepare(cc_conn *c, const hb_config *cfg, hb_ts_cache *ts, uint64_t k, uint64_t intended_ns,
+                     uint64_t now_ns);
 
 /**
  * Classify a finished transfer.

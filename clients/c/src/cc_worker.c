@@ -88,7 +88,11 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
 {
     (void)multi;
     cc_worker *w = userp;
-    w->curl_due_ns = timeout_ms < 0 ? 0 : hb_now_ns() + (uint64_t)timeout_ms * 1000000u;
+    if (timeout_ms <= 0) { /* 0, the usual case (a transfer just added): due now, no clock read */
+        w->curl_due_ns = timeout_ms < 0 ? 0 : 1;
+        return 0;
+    }
+    w->curl_due_ns = hb_now_ns() + (uint64_t)timeout_ms * 1000000u;
     return 0;
 }
 
@@ -163,10 +167,10 @@ void cc_worker_close(cc_worker *w)
     w->epoll_fd = -1;
 }
 
-static void start(cc_worker *w, uint64_t k, uint64_t intended_ns)
+static void start(cc_worker *w, uint64_t k, uint64_t intended_ns, uint64_t now_ns)
 {
     cc_conn *c = &w->conns[w->free_stack[--w->n_free]];
-    cc_conn_prepare(c, w->plan->cfg, &w->ts, k, intended_ns);
+    cc_conn_prepare(c, w->plan->cfg, &w->ts, k, intended_ns, now_ns);
     (void)curl_multi_add_handle(w->multi, c->easy);
 }
 
@@ -205,7 +209,7 @@ static int collect(cc_worker *w)
 static void run_timeouts(cc_worker *w)
 {
     int running = 0;
-    if (w->curl_due_ns != 0 && w->curl_due_ns <= hb_now_ns()) {
+    if (w->curl_due_ns == 1 || (w->curl_due_ns != 0 && w->curl_due_ns <= hb_now_ns())) {
         (void)curl_multi_socket_action(w->multi, CURL_SOCKET_TIMEOUT, 0, &running);
     }
 }
@@ -214,7 +218,9 @@ static void run_timeouts(cc_worker *w)
  * the pacing timer; hand each ready socket to libcurl, then its due timeouts. */
 static void wait_events(cc_worker *w, int timeout_ms)
 {
-    if (w->curl_due_ns != 0) {
+    if (w->curl_due_ns == 1) {
+        timeout_ms = 0;
+    } else if (w->curl_due_ns != 0) {
         uint64_t now = hb_now_ns();
         uint64_t left_ms = w->curl_due_ns <= now ? 0 : (w->curl_due_ns - now + 999999u) / 1000000u;
         timeout_ms = left_ms < (uint64_t)timeout_ms ? (int)left_ms : timeout_ms;
@@ -252,8 +258,11 @@ static void run_closed_phase(cc_worker *w, uint64_t end_k, uint64_t deadline_ns)
 {
     bool more = true;
     for (;;) {
+        /* one clock read per refill round: the deadline check and the send time of the round's
+         * orders (all are sent together by run_timeouts right after) */
+        uint64_t now = more && w->n_free > 0 ? hb_now_ns() : 0;
         while (more && w->n_free > 0) {
-            if (hb_signal_stop_requested() || (deadline_ns != 0 && hb_now_ns() >= deadline_ns)) {
+            if (hb_signal_stop_requested() || (deadline_ns != 0 && now >= deadline_ns)) {
                 more = false;
                 break;
             }
@@ -262,7 +271,7 @@ static void run_closed_phase(cc_worker *w, uint64_t end_k, uint64_t deadline_ns)
                 more = false;
                 break;
             }
-            start(w, k, 0);
+            start(w, k, 0, now);
         }
         run_timeouts(w); /* sends what was just added */
         if (collect(w) > 0) {
@@ -311,7 +320,7 @@ static void run_open(cc_worker *w)
         bool more = w->next_i < p->total && !hb_signal_stop_requested();
         uint64_t now = hb_now_ns();
         while (more && w->n_free > 0 && intended_ns(p, w->next_i) <= now) {
-            start(w, w->next_i, intended_ns(p, w->next_i));
+            start(w, w->next_i, intended_ns(p, w->next_i), hb_now_ns());
             w->next_i = next_order(w, w->next_i);
             more = w->next_i < p->total;
         }
