@@ -53,8 +53,9 @@ int cc_conn_init(cc_conn *c, const hb_config *cfg)
     bad |= curl_easy_setopt(e, CURLOPT_PRIVATE, c) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK; /* threads: no SIGALRM timeouts */
-    /* covers connecting too; a separate CONNECTTIMEOUT would add a second timer per order */
-    bad |= curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, cfg->timeout_ms) != CURLE_OK;
+    /* No CURLOPT_TIMEOUT_MS: it arms a libcurl timer per transfer (splay tree insert and removal,
+     * timer callbacks, ~1k instructions per order); the worker sweeps its in-flight orders instead
+     * (cc_worker.c, sweep_timeouts). */
     return bad ? -1 : 0;
 }
 
@@ -83,6 +84,7 @@ void cc_conn_prepare(cc_conn *c, const hb_config *cfg, hb_ts_cache *ts, uint64_t
     (void)curl_easy_setopt(c->easy, CURLOPT_POSTFIELDSIZE, (long)len);
     c->response_len = 0;
     c->measured = k >= cfg->warmup;
+    c->in_flight = true;
     c->sent_ns = now_ns;
     c->intended_ns = intended_ns == 0 ? c->sent_ns : intended_ns;
 }

@@ -23,9 +23,10 @@ typedef struct cc_conn {
     uint64_t intended_ns;           /* open loop: its scheduled send time; closed loop: = sent_ns */
     uint64_t sent_ns;               /* when it was handed to libcurl */
     bool measured;                  /* false for warm-up orders: sent, not recorded */
+    bool in_flight;                 /* added to the multi and not finished: subject to the timeout sweep */
 } cc_conn;
 
-/** Create the easy handle for cfg's URL and timeout. @return 0, or -1. */
+/** Create the easy handle for cfg's URL (the timeout is the worker's sweep). @return 0, or -1. */
 int cc_conn_init(cc_conn *c, const hb_config *cfg);
 void cc_conn_close(cc_conn *c);
 

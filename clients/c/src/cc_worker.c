@@ -17,6 +17,10 @@
 #define POLL_MS 100
 /* Ready sockets taken from the epoll per wait; more are simply taken by the next wait. */
 #define MAX_EVENTS 64
+/* The timeout sweep runs every timeout/SWEEP_DIV (at least every SWEEP_MIN_NS): an order times
+ * out between 1 and 1 + 1/SWEEP_DIV timeouts after it was sent. */
+#define SWEEP_DIV 16u
+#define SWEEP_MIN_NS 1000000u
 
 /* fd_state bits. A socket libcurl stops waiting on (CURL_POLL_REMOVE: its connection
  * went back to the cache between two orders) stays registered, so the next order on it
@@ -104,6 +108,7 @@ int cc_worker_init(cc_worker *w, cc_plan *plan, int n_conns, int first_slot)
     w->epoll_fd = -1;
     w->first_slot = first_slot;
     w->next_i = (uint64_t)first_slot;
+    w->timeout_ns = (uint64_t)plan->cfg->timeout_ms * 1000000u;
     hb_ts_cache_init(&w->ts);
     bool open_loop = hb_config_open_loop(plan->cfg);
     if (hb_stats_init(&w->stats, open_loop) != 0) {
@@ -190,6 +195,7 @@ static int collect(cc_worker *w)
         cc_conn *c = NULL;
         (void)curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&c);
         (void)curl_multi_remove_handle(w->multi, easy);
+        c->in_flight = false;
         if (c->measured) {
             int kind = cc_conn_outcome(c, result);
             if (kind < 0) {
@@ -205,12 +211,51 @@ static int collect(cc_worker *w)
     return done;
 }
 
+/* The per-order timeout (instead of CURLOPT_TIMEOUT_MS): every sweep period, abandon the orders
+ * in flight for timeout_ns or more. Removing an unfinished transfer makes libcurl close its
+ * connection, as its own timeout did; the next order on that handle connects anew. */
+static uint64_t sweep_period_ns(const cc_worker *w)
+{
+    uint64_t period = w->timeout_ns / SWEEP_DIV;
+    return period > SWEEP_MIN_NS ? period : SWEEP_MIN_NS;
+}
+
+static void sweep_timeouts(cc_worker *w)
+{
+    uint64_t now = hb_now_ns();
+    if (now < w->next_sweep_ns) {
+        return;
+    }
+    w->next_sweep_ns = now + sweep_period_ns(w);
+    for (int i = 0; i < w->n_conns; i++) {
+        cc_conn *c = &w->conns[i];
+        if (!c->in_flight || now - c->sent_ns < w->timeout_ns) {
+            continue;
+        }
+        (void)curl_multi_remove_handle(w->multi, c->easy);
+        c->in_flight = false;
+        if (c->measured) {
+            hb_stats_record_error(&w->stats, HB_ERR_TIMEOUT);
+            w->last_done_ns = now;
+        }
+        w->free_stack[w->n_free++] = i;
+    }
+}
+
 /* Run libcurl's due timeouts: the transfers just added (due at once) and per-order timeouts. */
 static void run_timeouts(cc_worker *w)
 {
     int running = 0;
     if (w->curl_due_ns == 1 || (w->curl_due_ns != 0 && w->curl_due_ns <= hb_now_ns())) {
+        uint64_t before = w->curl_due_ns;
         (void)curl_multi_socket_action(w->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        if (w->curl_due_ns == before) {
+            /* libcurl 7.88 skips the timer callback when its timer tree empties, so a due
+             * time already passed would stay here and the loop would spin on it: ask. */
+            long ms = -1;
+            (void)curl_multi_timeout(w->multi, &ms);
+            (void)on_timer(w->multi, ms, w);
+        }
     }
 }
 
@@ -224,6 +269,10 @@ static void wait_events(cc_worker *w, int timeout_ms)
         uint64_t now = hb_now_ns();
         uint64_t left_ms = w->curl_due_ns <= now ? 0 : (w->curl_due_ns - now + 999999u) / 1000000u;
         timeout_ms = left_ms < (uint64_t)timeout_ms ? (int)left_ms : timeout_ms;
+    }
+    if (w->n_free < w->n_conns) { /* orders in flight: wake up for the next timeout sweep */
+        int sweep_ms = (int)((sweep_period_ns(w) + 999999u) / 1000000u);
+        timeout_ms = sweep_ms < timeout_ms ? sweep_ms : timeout_ms;
     }
     struct epoll_event evs[MAX_EVENTS];
     int n = epoll_wait(w->epoll_fd, evs, MAX_EVENTS, timeout_ms);
@@ -258,6 +307,7 @@ static void run_closed_phase(cc_worker *w, uint64_t end_k, uint64_t deadline_ns)
 {
     bool more = true;
     for (;;) {
+        sweep_timeouts(w);
         /* one clock read per refill round: the deadline check and the send time of the round's
          * orders (all are sent together by run_timeouts right after) */
         uint64_t now = more && w->n_free > 0 ? hb_now_ns() : 0;
@@ -317,6 +367,7 @@ static void run_open(cc_worker *w)
 {
     cc_plan *p = w->plan;
     for (;;) {
+        sweep_timeouts(w);
         bool more = w->next_i < p->total && !hb_signal_stop_requested();
         uint64_t now = hb_now_ns();
         while (more && w->n_free > 0 && intended_ns(p, w->next_i) <= now) {

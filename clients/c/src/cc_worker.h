@@ -50,7 +50,9 @@ typedef struct cc_worker {
     int epoll_fd;           /* the sockets libcurl waits on, and timer_fd */
     uint8_t *fd_state;      /* per fd: CC_FD_* bits (the epoll registration and whether libcurl wants it) */
     int fd_cap;             /* entries in fd_state */
-    uint64_t curl_due_ns;   /* when libcurl's next timeout is due (socket_action(TIMEOUT)); 0: none */
+    uint64_t curl_due_ns;   /* when libcurl's next timeout is due (socket_action(TIMEOUT)); 0: none, 1: now */
+    uint64_t timeout_ns;    /* --timeout-ms: an order in flight longer is abandoned as a timeout */
+    uint64_t next_sweep_ns; /* when sweep_timeouts next looks at the orders in flight */
     uint64_t next_i;        /* open loop: this worker's next order number */
     hb_ts_cache ts;         /* per-thread client_timestamp cache */
     hb_stats stats;         /* measured orders only */
