@@ -2,6 +2,24 @@
 #include "hb_schedule.h"
 
 #include <math.h>
+#include <sched.h>
+#include <unistd.h>
+
+int hb_usable_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
+        return CPU_COUNT(&set);
+    }
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online < 1 ? 1 : (int)online;
+}
+
+int hb_schedule_workers(int connections, int usable_cpus)
+{
+    int n = usable_cpus < 1 ? 1 : usable_cpus;
+    return connections < n ? (connections < 1 ? 1 : connections) : n;
+}
 
 uint64_t hb_schedule_total(const hb_config *cfg)
 {

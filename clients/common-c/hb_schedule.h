@@ -21,6 +21,15 @@ extern "C" {
 /** Orders of the whole run, warm-up included; UINT64_MAX for a closed loop with --duration. */
 uint64_t hb_schedule_total(const hb_config *cfg);
 
+/**
+ * CPUs this process may run on: its affinity mask (taskset, cgroup cpusets, a runner that
+ * pins the clients to isolated cores), not the CPUs online; at least 1.
+ */
+int hb_usable_cpus(void);
+
+/** Worker threads for a run: one per usable CPU, never more than there are connections. */
+int hb_schedule_workers(int connections, int usable_cpus);
+
 /** Connections of worker w of n (n <= connections); *first_slot = its first slot. */
 int hb_schedule_share(int connections, int workers, int w, int *first_slot);
 

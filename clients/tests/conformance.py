@@ -131,7 +131,14 @@ class Run:
         return self.output.with_suffix(".hlog")
 
 
-def start_client(client: str, out_dir: Path, *args: str) -> tuple[subprocess.Popen, list, Path]:
+def start_client(client: str, out_dir: Path, *args: str, cpus=None) -> tuple[subprocess.Popen, list, Path]:
+    """Starts bin/client-<client> writing <out_dir>/<client>.json; ``cpus``: the only CPUs it may use."""
+
+    def before_exec() -> None:
+        _die_with_parent()
+        if cpus is not None:
+            os.sched_setaffinity(0, cpus)
+
     out_dir.mkdir(parents=True, exist_ok=True)  # the contract does not ask clients to create folders
     output = out_dir / f"{client}.json"
     argv = [str(binary(f"client-{client}")), *args, "--output", str(output)]
@@ -141,7 +148,7 @@ def start_client(client: str, out_dir: Path, *args: str) -> tuple[subprocess.Pop
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
-        preexec_fn=_die_with_parent,
+        preexec_fn=before_exec,
     )
     return proc, argv, output
 
@@ -159,8 +166,8 @@ def finish(client: str, started: tuple, timeout_s: float) -> Run:
     return Run(client, argv, proc.returncode, stderr, output)
 
 
-def run_client(client: str, out_dir: Path, *args: str, timeout_s: float = 60.0) -> Run:
-    return finish(client, start_client(client, out_dir, *args), timeout_s)
+def run_client(client: str, out_dir: Path, *args: str, timeout_s: float = 60.0, cpus=None) -> Run:
+    return finish(client, start_client(client, out_dir, *args, cpus=cpus), timeout_s)
 
 
 def schema_errors(doc: dict) -> list:

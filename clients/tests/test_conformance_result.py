@@ -1,6 +1,8 @@
 """Each client's result of a small closed-loop run: schema, counts, the server's own count,
 the .hlog, the encoded histogram against the stated percentiles, warm-up not recorded."""
 
+import os
+
 import pytest
 from conformance import decode, hlog_counts, percentile_agrees, run_client, schema_errors
 
@@ -66,3 +68,16 @@ def test_encoded_histogram_agrees_with_the_percentiles(basic):
         <= doc["latency_us"]["p99"]
         <= doc["latency_us"]["max"]
     )
+
+
+@pytest.mark.parametrize("pooled", ["c", "cpp"])
+def test_thread_pool_is_sized_to_the_cpus_the_client_may_use(pooled, server, tmp_path):
+    # A runner pins the clients to a few cores: threads beyond those would take turns on
+    # one core, and an order waits a whole scheduler time slice behind the other thread.
+    one_cpu = {min(os.sched_getaffinity(0))}
+    run = run_client(
+        pooled, tmp_path, "--url", server.url, "--orders", "200", "--connections", "8", cpus=one_cpu
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.doc["extra"]["workers"] == 1
+    assert run.doc["ok"] == 200

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cc_worker.h"
 #include "hb_clock.h"
@@ -13,13 +12,6 @@
 
 /* Open loop: order 0 is due this long after the threads are released. */
 #define OPEN_LOOP_LEAD_NS 2000000u
-
-int cc_worker_count(int connections)
-{
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int n = cores < 1 ? 1 : (int)cores;
-    return connections < n ? connections : n;
-}
 
 /* Closed loop: meet the workers after warm-up, start the measured phase, release them. */
 static void start_measuring(cc_plan *plan, struct timespec *wall)
@@ -76,7 +68,7 @@ static int setup(const hb_config *cfg, cc_plan *plan, cc_worker *workers, int n,
 
 int cc_run(const hb_config *cfg, cc_outcome *out, char *err, size_t errlen)
 {
-    int n = cc_worker_count(cfg->connections);
+    int n = hb_schedule_workers(cfg->connections, hb_usable_cpus());
     cc_plan plan;
     bool barrier_made = false;
     cc_worker *workers = calloc((size_t)n, sizeof(*workers));

@@ -1,6 +1,6 @@
 /**
  * cc_run.h - one run of the C client: split the connections over a fixed pool of
- * worker threads (<= cores, <= connections), run warm-up and measured phase, join,
+ * worker threads (<= usable CPUs, <= connections), run warm-up and measured phase, join,
  * merge the per-worker records.
  */
 #ifndef CC_RUN_H
@@ -23,8 +23,5 @@ typedef struct cc_outcome {
 
 /** @return 0 (the caller then owns out->merged: hb_stats_close), or -1 with err = "<problem>; <fix>". */
 int cc_run(const hb_config *cfg, cc_outcome *out, char *err, size_t errlen);
-
-/** Worker threads for C connections on this machine: min(C, online cores), at least 1. */
-int cc_worker_count(int connections);
 
 #endif

@@ -292,6 +292,10 @@ static void test_schedule(void)
             CHECK(once == 1000, "every order exactly once: c=%d workers=%d, %d of 1000", c, workers, once);
         }
     }
+    CHECK(hb_schedule_workers(50, 2) == 2, "one worker per usable CPU");
+    CHECK(hb_schedule_workers(3, 8) == 3, "never more workers than connections");
+    CHECK(hb_schedule_workers(50, 0) == 1, "at least one worker");
+    CHECK(hb_usable_cpus() >= 1, "usable CPUs %d", hb_usable_cpus());
     CHECK(hb_schedule_intended_ns(5, 3, 1000.0) == 3000005, "intended");
     CHECK(hb_schedule_intended_ns(0, 1, 3.0) == 333333333, "intended %llu",
           (unsigned long long)hb_schedule_intended_ns(0, 1, 3.0));

@@ -1,7 +1,6 @@
 // run.cpp - see run.hpp; the same phases as clients/c/src/cc_run.c.
 #include "run.hpp"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -20,12 +19,6 @@ namespace {
 
 // Open loop: order 0 is due this long after the tasks are released.
 constexpr std::uint64_t kOpenLoopLeadNs = 2000000;
-
-int task_count(int connections)
-{
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    return std::max(1, std::min(connections, cores < 1 ? 1 : static_cast<int>(cores)));
-}
 
 void add_ns(timespec &t, std::uint64_t ns)
 {
@@ -51,7 +44,7 @@ void start_measuring(Plan &plan, timespec &wall)
 
 std::unique_ptr<Outcome> run(const hb_config &cfg)
 {
-    const int n = task_count(cfg.connections);
+    const int n = hb_schedule_workers(cfg.connections, hb_usable_cpus());
     Plan plan(cfg, n);
     plan.total = hb_schedule_total(&cfg);
     std::vector<std::unique_ptr<Worker>> workers;
