@@ -3,10 +3,18 @@ closed loop, interleaved in rounds, and a markdown table of req/s, ratio to wrk,
 and the goal per client.
 
     .venv/bin/python clients/bench/throughput.py [--duration 5] [--rounds 1] [--clients c,rust]
+                                                 [--layout shared|split]
 
 Ratios are taken within one run (wrk and the clients interleaved on the same machine),
 never against figures from another day. A missing bin/client-X is reported in the table
 (it does not stop the others).
+
+--layout shared (the default) lets the server and the load tool share every CPU: on a
+small machine a tool's ratio then follows its CPU cost per request, since every cycle it
+spends is taken from the server. --layout split pins the server to the first half of the
+CPUs and each load tool to the other half, as on the tuned runner where the server and the
+load generators run on cores of their own: the ratio then says how close a client comes to
+driving the server as hard as wrk does.
 """
 
 import argparse
@@ -29,6 +37,7 @@ CLIENTS = ("python", "c", "cpp", "rust", "go", "hft")
 # Minimum req/s as a fraction of wrk's, at 50 connections closed loop.
 GOALS = {"c": 0.8, "rust": 0.8, "go": 0.8, "cpp": 0.6, "python": 0.25, "hft": 1.0}
 CONNECTIONS = 50
+LAYOUTS = ("shared", "split")
 LISTENING = re.compile(r"hft-server listening on (http://127\.0\.0\.1:\d+)")
 
 
@@ -133,15 +142,54 @@ def table(rows: dict, wrk: Measure) -> str:
     return "\n".join(lines)
 
 
+def split_cpus(cpus) -> tuple[list[int], list[int]]:
+    """--layout split: the server gets the lower half of the CPUs, the load tool the rest
+    (the larger half when the count is odd: the tool must out-run the server)."""
+    cpus = sorted(cpus)
+    if len(cpus) < 2:
+        raise ValueError(f"--layout split needs at least 2 CPUs, this process may use {len(cpus)}")
+    half = len(cpus) // 2
+    return cpus[:half], cpus[half:]
+
+
+@dataclass
+class Placement:
+    """Where the server and the load tools run: None = wherever the scheduler puts them."""
+
+    server: list | None = None
+    tool: list | None = None
+
+    def describe(self) -> str:
+        if self.server is None:
+            return "server and load tool share all CPUs"
+        return f"server pinned to CPUs {_cpu_list(self.server)}, load tool to CPUs {_cpu_list(self.tool)}"
+
+    def wrk_threads(self) -> int:
+        return len(self.tool) if self.tool else 2
+
+
+def _cpu_list(cpus) -> str:
+    return ",".join(str(c) for c in cpus)
+
+
+def _pinned(cpus):
+    """A preexec_fn that confines the child to ``cpus`` (inherited by its threads)."""
+    if cpus is None:
+        return None
+    return lambda: os.sched_setaffinity(0, cpus)
+
+
 # ---- processes --------------------------------------------------------------------------
 
 
-def start_server(log_path: Path) -> tuple[subprocess.Popen, str]:
+def start_server(log_path: Path, cpus=None) -> tuple[subprocess.Popen, str]:
     exe = BIN / "hft-server"
     if not exe.is_file():
         sys.exit(f"throughput: {exe} missing: run make build")
     log = open(log_path, "wb")  # noqa: SIM115 - lives as long as the server
-    proc = subprocess.Popen([str(exe), "--addr", "127.0.0.1:0"], stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [str(exe), "--addr", "127.0.0.1:0"], stdout=log, stderr=subprocess.STDOUT, preexec_fn=_pinned(cpus)
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and proc.poll() is None:
         m = LISTENING.search(log_path.read_text(errors="replace"))
@@ -161,19 +209,20 @@ def lua_script() -> Path:
     return script
 
 
-def run_timed(argv: list[str], timeout_s: int) -> tuple[subprocess.CompletedProcess, float]:
-    """Runs argv to its end; returns it with the CPU seconds (user + system) it used."""
+def run_timed(argv: list[str], timeout_s: int, cpus=None) -> tuple[subprocess.CompletedProcess, float]:
+    """Runs argv to its end (on ``cpus`` when given); returns it with the CPU seconds
+    (user + system) it used."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, preexec_fn=_pinned(cpus))
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return proc, cpu_s
 
 
-def run_wrk(url: str, duration_s: int, script: Path) -> Measure:
+def run_wrk(url: str, duration_s: int, script: Path, place: Placement) -> Measure:
     argv = [
         "wrk",
-        "-t2",
+        f"-t{place.wrk_threads()}",
         f"-c{CONNECTIONS}",
         f"-d{duration_s}s",
         "--latency",
@@ -181,7 +230,7 @@ def run_wrk(url: str, duration_s: int, script: Path) -> Measure:
         str(script),
         url + "/order",
     ]
-    proc, cpu_s = run_timed(argv, duration_s + 30)
+    proc, cpu_s = run_timed(argv, duration_s + 30, place.tool)
     if proc.returncode != 0:
         return Measure(None, None, None, f"wrk exit {proc.returncode}: {proc.stderr.strip()[:80]}")
     m = parse_wrk(proc.stdout)
@@ -189,14 +238,14 @@ def run_wrk(url: str, duration_s: int, script: Path) -> Measure:
     return m
 
 
-def run_client(client: str, url: str, duration_s: int, out_dir: Path) -> Measure:
+def run_client(client: str, url: str, duration_s: int, out_dir: Path, place: Placement) -> Measure:
     exe = BIN / f"client-{client}"
     if not exe.is_file():
         return Measure(None, None, None, "missing: run make build")
     out = out_dir / f"{client}-{time.monotonic_ns()}.json"
     argv = [str(exe), "--url", url, "--duration", str(duration_s), "--connections", str(CONNECTIONS),
             "--warmup", "1000", "--scenario", "throughput", "--output", str(out)]  # fmt: skip
-    proc, cpu_s = run_timed(argv, duration_s + 60)
+    proc, cpu_s = run_timed(argv, duration_s + 60, place.tool)
     if not out.is_file():
         return Measure(None, None, None, f"exit {proc.returncode}: {proc.stderr.strip()[:80]}")
     doc = json.loads(out.read_text())
@@ -212,24 +261,36 @@ def main(argv: list[str]) -> int:
     ap.add_argument(
         "--clients", default=",".join(CLIENTS), help="comma-separated subset of " + ",".join(CLIENTS)
     )
+    ap.add_argument(
+        "--layout",
+        choices=LAYOUTS,
+        default="shared",
+        help="shared: server and tool share all CPUs; split: each on half of them (see the module doc)",
+    )
     ap.add_argument("--output", help="also write the markdown table to this file")
     ns = ap.parse_args(argv)
     clients = [c for c in ns.clients.split(",") if c]
     unknown = sorted(set(clients) - set(CLIENTS))
     if unknown or ns.duration < 1 or ns.rounds < 1:
         ap.error(f"--clients must be among {','.join(CLIENTS)} (got {unknown}); --duration, --rounds >= 1")
+    place = Placement()
+    if ns.layout == "split":
+        try:
+            place = Placement(*split_cpus(os.sched_getaffinity(0)))
+        except ValueError as err:
+            ap.error(str(err))
     if shutil.which("wrk") is None:
         sys.exit("throughput: wrk not found: run make deps (apt-get install wrk)")
     work = Path(tempfile.mkdtemp(prefix="hftbench-throughput-"))
-    proc, url = start_server(work / "server.log")
+    proc, url = start_server(work / "server.log", place.server)
     script = lua_script()
     wrk_runs, client_runs = [], {c: [] for c in clients}
     try:
         for r in range(ns.rounds):
-            wrk_runs.append(run_wrk(url, ns.duration, script))
+            wrk_runs.append(run_wrk(url, ns.duration, script, place))
             print(f"round {r + 1}: wrk {wrk_runs[-1]}", file=sys.stderr)
             for c in clients:
-                client_runs[c].append(run_client(c, url, ns.duration, work))
+                client_runs[c].append(run_client(c, url, ns.duration, work, place))
                 print(f"round {r + 1}: {c} {client_runs[c][-1]}", file=sys.stderr)
     finally:
         proc.terminate()
@@ -238,7 +299,7 @@ def main(argv: list[str]) -> int:
     header = (
         f"{time.strftime('%Y-%m-%d', time.gmtime())}, {os.cpu_count()} CPUs, "
         f"{CONNECTIONS} connections closed loop, {ns.duration} s per tool, {ns.rounds} interleaved round(s), "
-        f"medians; wrk script {script.relative_to(ROOT)}"
+        f"medians; {place.describe()}; wrk script {script.relative_to(ROOT)}"
     )
     print(f"{header}\n\n{md}")
     if ns.output:

@@ -79,3 +79,30 @@ def test_table_ratio_and_goal():
     assert "| python | 15,000 | 0.25 | 900 | 3,000 | 80.0 | ≥ 0.25 | ✅ |" in lines
     assert "| c | 40,000 | 0.67 | 500 | 900 | — | ≥ 0.80 | ❌ |" in lines
     assert "| go | — | — | — | — | — | ≥ 0.80 | — |" in lines
+
+
+def test_split_cpus_gives_the_server_the_lower_half_and_the_tool_the_rest():
+    from throughput import split_cpus
+
+    assert split_cpus({1, 0}) == ([0], [1])
+    assert split_cpus([5, 2, 3, 4]) == ([2, 3], [4, 5])
+    # Odd counts: the load tool gets the larger half, so it is not what limits the server.
+    assert split_cpus(range(3)) == ([0], [1, 2])
+
+
+def test_split_cpus_refuses_a_single_cpu():
+    from throughput import split_cpus
+
+    with pytest.raises(ValueError, match="at least 2 CPUs"):
+        split_cpus([0])
+
+
+def test_placement_describes_itself_and_sizes_wrk_to_the_tool_cpus():
+    from throughput import Placement
+
+    shared = Placement()
+    assert shared.wrk_threads() == 2
+    assert "share all CPUs" in shared.describe()
+    split = Placement([0, 1], [2, 3, 4])
+    assert split.wrk_threads() == 3
+    assert split.describe() == "server pinned to CPUs 0,1, load tool to CPUs 2,3,4"
