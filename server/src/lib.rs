@@ -13,6 +13,7 @@
 //! - `stats`: counters behind `/stats` (reset by snapshot) and `/metrics`.
 //! - `metrics`: the handler-latency histogram and the Prometheus text format.
 //! - `error`: the `{"error", "field"}` answer shared by every 4xx.
+//! - `cpus`: `--cpus LIST`, the CPU list syntax and pinning a thread to CPUs.
 //! - `routes`: the axum router and handlers.
 //! - `run` (here): serves a router on a listener until a shutdown future completes;
 //!   `main.rs` only parses flags, binds, prints the startup line and calls it.
@@ -26,6 +27,7 @@ use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 pub mod book;
+pub mod cpus;
 pub mod engine;
 pub mod error;
 pub mod metrics;

@@ -3,10 +3,12 @@
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use hft_server::Config;
+use hft_server::{cpus, Config};
 use tokio::net::TcpListener;
 
 /// The order-entry server measured by hft-bench (see server/README.md).
@@ -16,9 +18,13 @@ struct Args {
     /// Address to listen on; port 0 picks a free port (printed on startup).
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
-    /// Tokio worker threads [default: number of CPU cores].
+    /// Tokio worker threads [default: the CPUs of --cpus, else the CPUs it may use].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     workers: Option<u16>,
+    /// Run on these CPUs (e.g. 2-5 or 2,4,6), one worker thread pinned to each, round
+    /// robin: for CPUs isolated with isolcpus, where the kernel does not spread threads.
+    #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
+    cpus: Option<CpuList>,
     /// Resting orders one symbol's book may hold; further ROD orders are REJECTED.
     #[arg(long, default_value_t = Config::default().max_resting_per_symbol as u64,
           value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
@@ -33,6 +39,13 @@ struct Args {
     inject_delay_us: u64,
 }
 
+#[derive(Clone, Debug)]
+struct CpuList(Vec<usize>);
+
+fn parse_cpus(text: &str) -> Result<CpuList, String> {
+    cpus::parse_list(text).map(CpuList)
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     tracing_subscriber::fmt()
@@ -44,15 +57,38 @@ fn main() -> ExitCode {
         .with_ansi(std::io::stderr().is_terminal())
         .init();
 
-    let workers = args.workers.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get()),
-        usize::from,
-    );
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let pinned = args.cpus.map(|list| Arc::new(list.0));
+    if let Some(list) = &pinned {
+        // The whole list on this thread first: a CPU the machine lacks (or a cpuset
+        // forbids) is one clear error here, not a worker quietly left unpinned.
+        if let Err(err) = cpus::pin_current_thread(list) {
+            eprintln!(
+                "hft-server: cannot run on --cpus {list:?}: {err}; pass CPUs of /sys/devices/system/cpu/online"
+            );
+            return ExitCode::from(2);
+        }
+    }
+    let workers = match (args.workers, &pinned) {
+        (Some(n), _) => usize::from(n),
+        (None, Some(list)) => list.len(),
+        (None, None) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    // Named so that top -H, perf and the tests tell the runtime's threads apart.
+    builder
         .worker_threads(workers)
-        .enable_all()
-        .build()
-    {
+        .thread_name("hft-worker")
+        .enable_all();
+    if let Some(list) = pinned {
+        let started = AtomicUsize::new(0);
+        builder.on_thread_start(move || {
+            let cpu = cpus::for_thread(&list, started.fetch_add(1, Ordering::Relaxed));
+            if let Err(err) = cpus::pin_current_thread(&[cpu]) {
+                tracing::warn!("cannot pin a worker thread to CPU {cpu}: {err}");
+            }
+        });
+    }
+    let runtime = match builder.build() {
         Ok(rt) => rt,
         Err(err) => {
             eprintln!("hft-server: cannot start {workers} worker threads: {err}; pass a smaller --workers");

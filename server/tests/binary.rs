@@ -93,3 +93,64 @@ fn an_address_in_use_is_a_clear_error() {
         "{stderr}"
     );
 }
+
+/// Each worker thread's allowed CPUs ("0", "1", ...), from /proc, in thread order.
+fn worker_cpus(child: &Child) -> Vec<String> {
+    let mut tasks: Vec<u32> = std::fs::read_dir(format!("/proc/{}/task", child.id()))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().parse().unwrap())
+        .collect();
+    tasks.sort_unstable();
+    let mut cpus = Vec::new();
+    for tid in tasks {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/task/{tid}/status", child.id())).unwrap();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|v| v.trim().to_string())
+                .unwrap()
+        };
+        if field("Name:") == "hft-worker" {
+            cpus.push(field("Cpus_allowed_list:"));
+        }
+    }
+    cpus
+}
+
+#[tokio::test]
+async fn cpus_pins_one_worker_to_each_cpu_in_turn() {
+    let (mut child, line) = start(&["--addr", "127.0.0.1:0", "--cpus", "1,0", "--workers", "3"]);
+    assert_eq!(health(port_of(&line)).await, 200);
+    assert_eq!(worker_cpus(&child), vec!["1", "0", "1"]);
+    signal(&child, "TERM");
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+
+    // Without --workers: one worker per CPU of the list.
+    let (mut child, line) = start(&["--addr", "127.0.0.1:0", "--cpus", "0"]);
+    assert_eq!(health(port_of(&line)).await, 200);
+    assert_eq!(worker_cpus(&child), vec!["0"]);
+    signal(&child, "TERM");
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn cpus_the_machine_lacks_exit_2_naming_them() {
+    let out = Command::new(env!("CARGO_BIN_EXE_hft-server"))
+        .args(["--addr", "127.0.0.1:0", "--cpus", "1000"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--cpus [1000]") && err.contains("cpu/online"),
+        "{err}"
+    );
+    let bad = Command::new(env!("CARGO_BIN_EXE_hft-server"))
+        .args(["--cpus", "2-x"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("\"2-x\" is not a CPU number"));
+}
