@@ -6,12 +6,15 @@
 #   4. hft-tuning.service: setup_hft_system.sh --apply at every boot, before the runner;
 #      root runs a copy in /usr/local/sbin, not the runner's checkout (which PR code can edit)
 #   5. with --isolate CPUS: the boot-time tunings isolcpus / nohz_full / rcu_nocbs in
-#      /etc/default/grub.d/hft-bench.cfg and update-grub (takes effect after a reboot)
+#      /etc/default/grub.d/hft-bench.cfg and update-grub (takes effect after a reboot);
+#      with --server-cpus / --client-cpus: HFTBENCH_SERVER_CPUS / HFTBENCH_CLIENT_CPUS in
+#      the runner's .env, where every hftbench run, ab and calibrate of a job reads them
 #
 # Usage (as root):
 #   RUNNER_TOKEN=<registration token> RUNNER_SHA256=<sha256 of the tarball> \
 #     hft/runner/install-runner.sh --url https://github.com/OWNER/REPO [--name NAME]
-#       [--version 2.x.y] [--user ghrunner] [--dir /opt/actions-runner] [--isolate 2-27] [--dry-run]
+#       [--version 2.x.y] [--user ghrunner] [--dir /opt/actions-runner]
+#       [--isolate 2-7 --server-cpus 2-7 --client-cpus 8-27] [--dry-run]
 # --dry-run prints every step and changes nothing (no root needed). The token is read from
 # the environment so it never shows in `ps` or in the printed steps.
 set -euo pipefail
@@ -20,7 +23,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 
 URL="" NAME=$(hostname -s) VERSION=2.329.0 RUNNER_USER=ghrunner DIR=/opt/actions-runner
-ISOLATE="" DRY_RUN=false
+ISOLATE="" SERVER_CPUS="" CLIENT_CPUS="" DRY_RUN=false
 LABELS=self-hosted,linux,x64,hft-tuned
 TUNING_BIN=/usr/local/sbin/hft-setup-system
 TUNING_UNIT=/etc/systemd/system/hft-tuning.service
@@ -32,6 +35,16 @@ step() { printf '%s: step: %s\n' "$PROG" "$*"; }
 run() {
   printf '  + %s\n' "$*"
   [ "$DRY_RUN" = true ] || "$@"
+}
+# set_runner_env NAME VALUE: one NAME=VALUE line in the runner's .env (read when it starts;
+# config.sh keeps other variables there, so only this name's line is replaced).
+set_runner_env() {
+  printf '  + set %s=%s in %s/.env\n' "$1" "$2" "$DIR"
+  [ "$DRY_RUN" = true ] && return 0
+  touch "$DIR/.env"
+  sed -i "/^$1=/d" "$DIR/.env"
+  printf '%s=%s\n' "$1" "$2" >>"$DIR/.env"
+  chown "$RUNNER_USER:$RUNNER_USER" "$DIR/.env"
 }
 # write_file PATH MODE: content from stdin; printed under --dry-run.
 write_file() {
@@ -50,7 +63,9 @@ while [ $# -gt 0 ]; do
     --version) VERSION=${2:?--version needs a value}; shift 2 ;;
     --user) RUNNER_USER=${2:?--user needs a value}; shift 2 ;;
     --dir) DIR=${2:?--dir needs a value}; shift 2 ;;
-    --isolate) ISOLATE=${2:?--isolate needs a CPU list like 2-27}; shift 2 ;;
+    --isolate) ISOLATE=${2:?--isolate needs a CPU list like 2-7}; shift 2 ;;
+    --server-cpus) SERVER_CPUS=${2:?--server-cpus needs a CPU list like 2-7}; shift 2 ;;
+    --client-cpus) CLIENT_CPUS=${2:?--client-cpus needs a CPU list like 8-27}; shift 2 ;;
     --dry-run) DRY_RUN=true; shift ;;
     -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1'; see --help" ;;
@@ -60,7 +75,11 @@ done
 [[ $URL =~ ^https://[^[:space:]]+/[^/[:space:]]+/[^/[:space:]]+$ ]] || die "--url must be the repository URL, e.g. https://github.com/OWNER/REPO (got '$URL')"
 [[ $VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "--version must look like 2.329.0 (got '$VERSION')"
 [[ $RUNNER_USER =~ ^[a-z_][a-z0-9_-]*$ ]] || die "--user must be a plain user name (got '$RUNNER_USER')"
-[ -z "$ISOLATE" ] || [[ $ISOLATE =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] || die "--isolate must be a CPU list like 2-27 or 2,4-7 (got '$ISOLATE')"
+CPU_LIST='^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$'
+for pair in "--isolate=$ISOLATE" "--server-cpus=$SERVER_CPUS" "--client-cpus=$CLIENT_CPUS"; do
+  list=${pair#*=}
+  [ -z "$list" ] || [[ $list =~ $CPU_LIST ]] || die "${pair%%=*} must be a CPU list like 2-7 or 2,4-7 (got '$list')"
+done
 if [ "$DRY_RUN" = false ]; then
   [ "$(id -u)" -eq 0 ] || die "run as root (it creates a user, a systemd service, /usr/local/sbin/...), or pass --dry-run"
   [ -n "${RUNNER_TOKEN:-}" ] || die "set RUNNER_TOKEN to a registration token (repository Settings > Actions > Runners > New self-hosted runner)"
@@ -123,7 +142,7 @@ DROPIN
 run systemctl daemon-reload
 run systemctl enable --now hft-tuning.service
 
-step "5/5 boot-time tunings (isolcpus, nohz_full, rcu_nocbs)"
+step "5/5 boot-time tunings (isolcpus, nohz_full, rcu_nocbs) and CPU placement"
 if [ -n "$ISOLATE" ]; then
   write_file "$GRUB_CFG" 0644 <<GRUB
 # hft-bench: keep the measured CPUs free of the scheduler, the tick and RCU callbacks.
@@ -134,5 +153,9 @@ GRUB
 else
   printf '  = skipped (no --isolate); see hft/runner/README.md for the CPU list to isolate\n'
 fi
+[ -z "$SERVER_CPUS" ] || set_runner_env HFTBENCH_SERVER_CPUS "$SERVER_CPUS"
+[ -z "$CLIENT_CPUS" ] || set_runner_env HFTBENCH_CLIENT_CPUS "$CLIENT_CPUS"
+[ -n "$SERVER_CPUS$CLIENT_CPUS" ] || printf '  = server and clients not pinned (no --server-cpus / --client-cpus)\n'
+
 run bash -c "cd '$DIR' && ./svc.sh start"
 printf '%s: done%s\n' "$PROG" "$([ "$DRY_RUN" = true ] && echo ' (dry run: nothing changed)')"

@@ -11,6 +11,37 @@ import json
 from typing import Any
 
 from . import fingerprint, paths
+from . import placement as placement_mod
+from .errors import UsageError
+from .history_store import stable_fields
+
+
+def placement_warnings(isolated: str | None, placement: placement_mod.Placement) -> list[str]:
+    """Advice on where the server and the clients run against the isolated CPUs (pure)."""
+    try:
+        iso = set(placement_mod.parse_cpu_list(str(isolated), "isolcpus")) if isolated else set()
+    except UsageError:  # "none", "unavailable"
+        iso = set()
+    out = []
+    if iso and not placement.server:
+        out.append(
+            f"CPUs {placement_mod.format_cpu_list(sorted(iso))} are isolated but nothing is pinned there: "
+            f"set {placement_mod.ENV_SERVER} (hft/runner/README.md)"
+        )
+    on_isolated = placement_mod.format_cpu_list(sorted(iso & set(placement.clients)))
+    if on_isolated:
+        out.append(
+            f"{placement_mod.ENV_CLIENT} includes isolated CPUs {on_isolated}: "
+            "the kernel does not spread a client's threads over those; "
+            "give the clients CPUs that are not isolated"
+        )
+    shared = sorted(set(placement.server) & set(placement.clients))
+    if shared:
+        out.append(
+            f"the server and the clients share CPUs {placement_mod.format_cpu_list(shared)}: "
+            "client work shows up as server latency"
+        )
+    return out
 
 
 def warnings_for(fp: dict[str, Any]) -> list[str]:
@@ -53,7 +84,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def main(args: argparse.Namespace) -> int:
     root = paths.repo_root()
     fp = fingerprint.host(root)
-    warns = warnings_for(fp)
+    placement = placement_mod.resolve(None, None)
+    fp["placement"] = placement.describe()
+    isolated = stable_fields(fp)["isolcpus"]
+    warns = warnings_for(fp) + placement_warnings(isolated, placement)
     if args.json:
         doc = {
             "fingerprint": fp,
@@ -66,6 +100,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"host      {fp['hostname']}: {fp['cpu_model']}, {fp['cores']} cores, {fp['memory_gib']} GiB")
         print(f"system    {fp['os']}, kernel {fp['kernel']}, virtualization {fp['virtualization'] or 'none'}")
         print(f"load      {fp['load_avg']}")
+        where = ", ".join(f"{k} {v}" for k, v in fp["placement"].items()) or "not pinned"
+        print(f"placement {where} (isolated CPUs: {isolated})")
         tuning = fp["tuning"]
         print(f"tuning    from {tuning.get('source')}")
         for name, knob in (tuning.get("knobs") or {}).items():

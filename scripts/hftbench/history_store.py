@@ -53,6 +53,9 @@ def stable_fields(fingerprint: dict[str, Any]) -> dict[str, Any]:
         if value is None and name == "isolcpus":
             value = fingerprint.get("isolated_cpus")
         out[name] = value
+    # Pinned runs compare only with runs pinned alike; unpinned ones keep their old id.
+    if fingerprint.get("placement"):
+        out["placement"] = fingerprint["placement"]
     return out
 
 

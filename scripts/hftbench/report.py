@@ -143,12 +143,24 @@ def comparison_table(run: Run, prev: Run) -> list[str]:
     return lines if count else ["No scenario × client ran cleanly in both runs."]
 
 
+def _placement_text(placement: dict | None) -> str:
+    if not placement:
+        return "not pinned (the scheduler placed the server and the clients)"
+    parts = [
+        f"{who} on CPUs {placement[key]}"
+        for who, key in (("server", "server_cpus"), ("clients", "client_cpus"))
+        if placement.get(key)
+    ]
+    return ", ".join(parts)
+
+
 def host_lines(run: Run) -> list[str]:
     fp = run.fingerprint
     lines = [
         f"- CPU: {fp.get('cpu_model')} · {fp.get('cores')} cores · {fp.get('memory_gib')} GiB · "
         f"{fp.get('os')} · kernel {fp.get('kernel')} · virtualization: {fp.get('virtualization') or 'none'}",
         f"- load average at start: {fp.get('load_avg')}",
+        "- placement: " + _placement_text(fp.get("placement")),
     ]
     tuning = fp.get("tuning") or {}
     knobs = tuning.get("knobs") or {}

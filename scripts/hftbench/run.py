@@ -19,6 +19,7 @@ from pathlib import Path
 
 from . import config as config_mod
 from . import fingerprint, paths
+from . import placement as placement_mod
 from .errors import UsageError
 from .results import Cell, Run, load_run
 from .rows import fmt_us
@@ -191,13 +192,20 @@ def run_plan(
     root: Path | None = None,
     schema_path: Path | None = None,
     on_cell: Callable[[Cell], None] | None = None,
+    placement: placement_mod.Placement | None = None,
 ) -> Run:
     """Run every cell of `plan` against one fresh server from `bins_dir`; write `run_dir`.
 
     The library entry point (`hftbench ab` calls it with another bins_dir). Returns the Run;
     failures are cells with status "failed", not exceptions. A server that dies mid-run is
-    restarted once per cell (the cell it died in fails)."""
+    restarted once per cell (the cell it died in fails). `placement` None: the runner's
+    HFTBENCH_SERVER_CPUS / HFTBENCH_CLIENT_CPUS, if set (placement.py)."""
     started = time.perf_counter()
+    if placement is None:
+        placement = placement_mod.resolve(None, None)
+    host = fingerprint.host(root)
+    if placement.describe():
+        host["placement"] = placement.describe()
     run = Run(
         path=run_dir,
         run_id=run_dir.name,
@@ -205,7 +213,7 @@ def run_plan(
         started_at=_now(),
         finished_at=None,
         complete=False,
-        fingerprint=fingerprint.host(root),
+        fingerprint=host,
         git=fingerprint.git_info(root),
         tools=fingerprint.tools(),
         server={},
@@ -215,7 +223,11 @@ def run_plan(
         cells=[],
         skipped=plan.skipped,
     )
-    server = Server(Path(bins_dir) / "hft-server", run_dir / "server.log", server_flags)
+    server = Server(
+        Path(bins_dir) / "hft-server",
+        run_dir / "server.log",
+        [*(server_flags or []), *placement.server_flags()],
+    )
     cells = plan.cells()
     progress = Progress([_orders(sc) for sc, _, _ in cells], quiet)
     for skip in plan.skipped:
@@ -239,6 +251,7 @@ def run_plan(
                 plan.repeats,
                 timeout_s,
                 schema_path,
+                placement,
             )
             run.cells.append(cell)
             run.write()
@@ -282,6 +295,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", type=Path, help="scenarios file (default bench-config/scenarios.yaml)")
     p.add_argument("--server-flag", action="append", default=[], help="extra hft-server flag (repeatable)")
     p.add_argument(
+        "--server-cpus",
+        metavar="LIST",
+        help=f"pin the server's worker threads, one per CPU (e.g. 2-5; default ${placement_mod.ENV_SERVER})",
+    )
+    p.add_argument(
+        "--client-cpus",
+        metavar="LIST",
+        help=f"confine each client to these CPUs (e.g. 6-13; default ${placement_mod.ENV_CLIENT})",
+    )
+    p.add_argument(
         "--timeout", type=float, help="per-cell timeout in seconds (default from the scenario size)"
     )
     p.add_argument("--no-floor", action="store_true", help="do not run bin/hft-floor as a reference row")
@@ -303,6 +326,7 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"--{flag} must be >= {0 if flag == 'warmup' else 1} (got {value})")
     if args.orders is not None and args.duration is not None:
         raise UsageError("--orders and --duration exclude each other; pass one")
+    placement = placement_mod.resolve(args.server_cpus, args.client_cpus)
     overrides = {
         "orders": args.orders,
         "duration_s": args.duration,
@@ -330,7 +354,15 @@ def main(args: argparse.Namespace) -> int:
     print(f"hftbench run: {run_dir}", file=sys.stderr)
     try:
         run = run_plan(
-            plan, bins, run_dir, cfg.targets, args.server_flag, args.timeout, args.quiet, root=root
+            plan,
+            bins,
+            run_dir,
+            cfg.targets,
+            args.server_flag,
+            args.timeout,
+            args.quiet,
+            root=root,
+            placement=placement,
         )
     except ServerError as exc:
         print(f"hftbench run: {exc}", file=sys.stderr)

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from .config import CLIENTS, Scenario
+from .placement import UNPINNED, Placement
 from .results import Cell, ClientResult
 from .schema import check_result
 from .server import Server, ServerError
@@ -89,6 +90,7 @@ def run_cell(
     repeats: int = 1,
     timeout_s: float | None = None,
     schema_path: Path | None = None,
+    placement: Placement = UNPINNED,
 ) -> Cell:
     """Run `client` for `scenario` once, write its result under `run_dir`, return the cell.
 
@@ -109,7 +111,7 @@ def run_cell(
     if not os.access(binary, os.X_OK):
         return failed(f"{binary} not found; build it with `{BUILD_TARGETS.get(client, 'make build')}`")
 
-    cmd = [str(binary)]
+    cmd = [str(binary), *placement.client_flags(client)]
     if server is not None:
         cmd += ["--url", server.url]
         try:
@@ -120,7 +122,13 @@ def run_cell(
 
     start = time.perf_counter()
     with open(log, "wb") as log_file:
-        proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=placement.confine_client(),
+        )
         try:
             code = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:

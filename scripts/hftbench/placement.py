@@ -1,0 +1,124 @@
+"""Where the server and the clients run: `--server-cpus` / `--client-cpus`, or the
+HFTBENCH_SERVER_CPUS / HFTBENCH_CLIENT_CPUS variables the self-hosted runner sets.
+
+The server gets `--cpus LIST`, which pins one worker thread to each CPU: on CPUs isolated
+with isolcpus the kernel never spreads a process's threads by itself. Each client process
+is confined to the client CPUs; client-hft and hft-floor also get `--cpus LIST`, which
+pins each of their threads the same way. The other clients leave their threads to the
+scheduler, so their CPUs should be ones it still balances (not isolated).
+Unset, nothing is pinned and the scheduler places everything.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import UsageError
+
+ENV_SERVER = "HFTBENCH_SERVER_CPUS"
+ENV_CLIENT = "HFTBENCH_CLIENT_CPUS"
+ONLINE = Path("/sys/devices/system/cpu/online")
+PINS_EACH_THREAD = ("hft", "floor")  # their --cpus pins one thread per CPU
+
+
+def parse_cpu_list(text: str, source: str) -> tuple[int, ...]:
+    """ "0-3,6" -> (0, 1, 2, 3, 6), in written order without repeats; UsageError naming
+    `source` (the flag or variable) and the part that is wrong."""
+    cpus: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        first, dash, last = part.partition("-")
+        try:
+            lo, hi = int(first), int(last if dash else first)
+        except ValueError:
+            raise UsageError(
+                f"{source} {text!r}: {part!r} is not a CPU number or range (e.g. 2, 0-3 or 0-3,6)"
+            ) from None
+        if lo < 0 or lo > hi:
+            raise UsageError(f"{source} {text!r}: {part!r} is not an ascending range of CPU numbers")
+        cpus += [c for c in range(lo, hi + 1) if c not in cpus]
+    return tuple(cpus)
+
+
+def format_cpu_list(cpus: Iterable[int]) -> str:
+    """(0, 1, 2, 5) -> "0-2,5": the kernel's own notation, consecutive runs folded."""
+    runs: list[list[int]] = []
+    for cpu in cpus:
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def online_cpus(path: Path = ONLINE) -> set[int]:
+    """The CPUs the kernel has online (isolated ones included, unlike the affinity mask)."""
+    try:
+        return set(parse_cpu_list(path.read_text().strip(), str(path)))
+    except (OSError, UsageError):
+        return set(range(os.cpu_count() or 1))
+
+
+@dataclass(frozen=True)
+class Placement:
+    """CPUs for the server and for the clients; empty = not pinned."""
+
+    server: tuple[int, ...] = ()
+    clients: tuple[int, ...] = ()
+
+    def server_flags(self) -> list[str]:
+        return ["--cpus", format_cpu_list(self.server)] if self.server else []
+
+    def client_flags(self, client: str) -> list[str]:
+        return (
+            ["--cpus", format_cpu_list(self.clients)] if self.clients and client in PINS_EACH_THREAD else []
+        )
+
+    def confine_client(self) -> Callable[[], None] | None:
+        """A preexec_fn that confines the client process to the client CPUs (None: unpinned)."""
+        if not self.clients:
+            return None
+        cpus = set(self.clients)
+        return lambda: os.sched_setaffinity(0, cpus)
+
+    def describe(self) -> dict[str, str]:
+        """What results.json records (fingerprint.placement); {} when nothing is pinned."""
+        out = {}
+        if self.server:
+            out["server_cpus"] = format_cpu_list(self.server)
+        if self.clients:
+            out["client_cpus"] = format_cpu_list(self.clients)
+        return out
+
+
+UNPINNED = Placement()
+
+
+def resolve(
+    server_cpus: str | None,
+    client_cpus: str | None,
+    environ: Mapping[str, str] = os.environ,
+    online: set[int] | None = None,
+) -> Placement:
+    """The flags, else the variables; every CPU must be online (UsageError naming it)."""
+    online = online_cpus() if online is None else online
+    chosen = []
+    for flag, env, value in (
+        ("--server-cpus", ENV_SERVER, server_cpus),
+        ("--client-cpus", ENV_CLIENT, client_cpus),
+    ):
+        source = flag
+        if value is None and environ.get(env):
+            value, source = environ[env], env
+        cpus = parse_cpu_list(value, source) if value else ()
+        missing = [c for c in cpus if c not in online]
+        if missing:
+            raise UsageError(
+                f"{source} {value}: CPU {format_cpu_list(missing)} is not online here "
+                f"(online: {format_cpu_list(sorted(online))}); pass CPUs of {ONLINE}"
+            )
+        chosen.append(cpus)
+    return Placement(*chosen)

@@ -1,0 +1,99 @@
+"""placement.py's pure parts: CPU lists, flags vs the runner's variables, what is recorded."""
+
+from __future__ import annotations
+
+import pytest
+from hftbench.check_runner import placement_warnings
+from hftbench.errors import UsageError
+from hftbench.history_store import runner_id, stable_fields
+from hftbench.placement import (
+    ENV_CLIENT,
+    ENV_SERVER,
+    UNPINNED,
+    Placement,
+    format_cpu_list,
+    online_cpus,
+    parse_cpu_list,
+    resolve,
+)
+from hftbench.report import _placement_text
+
+ONLINE = set(range(28))
+
+
+def test_cpu_lists_parse_in_written_order_and_fold_back_into_ranges():
+    assert parse_cpu_list("2", "--x") == (2,)
+    assert parse_cpu_list("8-11, 2,3", "--x") == (8, 9, 10, 11, 2, 3)
+    assert parse_cpu_list("1,0-2", "--x") == (1, 0, 2)
+    assert format_cpu_list((0, 1, 2, 5, 7, 8)) == "0-2,5,7-8"
+    assert format_cpu_list(parse_cpu_list("8-11,20-23", "--x")) == "8-11,20-23"
+
+
+@pytest.mark.parametrize("bad", ["", "a", "1,,2", "3-1", "-1", "1-", "1-x"])
+def test_a_bad_cpu_list_names_the_flag_and_the_part(bad):
+    with pytest.raises(UsageError, match=r"^--server-cpus "):
+        parse_cpu_list(bad, "--server-cpus")
+
+
+def test_flags_win_over_the_runners_variables_which_fill_in_the_rest():
+    env = {ENV_SERVER: "2-5", ENV_CLIENT: "6-13"}
+    assert resolve(None, None, env, ONLINE) == Placement((2, 3, 4, 5), tuple(range(6, 14)))
+    assert resolve("8", None, env, ONLINE) == Placement((8,), tuple(range(6, 14)))
+    assert resolve(None, None, {}, ONLINE) == UNPINNED
+    assert resolve(None, None, {ENV_SERVER: ""}, ONLINE) == UNPINNED
+
+
+def test_a_cpu_that_is_not_online_is_refused_naming_the_source():
+    with pytest.raises(UsageError, match=r"--client-cpus 1-3: CPU 2-3 is not online here \(online: 0-1\)"):
+        resolve(None, "1-3", {}, {0, 1})
+    with pytest.raises(UsageError, match=rf"^{ENV_SERVER} 9: CPU 9 is not online"):
+        resolve(None, None, {ENV_SERVER: "9"}, {0, 1})
+
+
+def test_the_server_gets_cpus_and_only_the_per_thread_pinning_clients_do():
+    p = Placement((2, 3), (6, 7, 8))
+    assert p.server_flags() == ["--cpus", "2-3"]
+    assert p.client_flags("hft") == ["--cpus", "6-8"]
+    assert p.client_flags("floor") == ["--cpus", "6-8"]
+    assert p.client_flags("rust") == []
+    assert p.confine_client() is not None
+    assert p.describe() == {"server_cpus": "2-3", "client_cpus": "6-8"}
+    assert (UNPINNED.server_flags(), UNPINNED.client_flags("hft"), UNPINNED.confine_client()) == (
+        [],
+        [],
+        None,
+    )
+    assert UNPINNED.describe() == {}
+
+
+def test_pinned_runs_get_their_own_runner_id_and_unpinned_ones_keep_theirs():
+    host = {"cpu_model": "i7-14700K", "cores": 28, "kernel": "6.14", "governor": "performance"}
+    pinned = {**host, "placement": {"server_cpus": "2-5", "client_cpus": "6-13"}}
+    assert "placement" not in stable_fields(host)
+    assert stable_fields(pinned)["placement"] == pinned["placement"]
+    assert runner_id(pinned) != runner_id(host)
+
+
+def test_the_report_says_where_things_ran():
+    assert _placement_text(None).startswith("not pinned")
+    assert (
+        _placement_text({"server_cpus": "2-5", "client_cpus": "6"}) == "server on CPUs 2-5, clients on CPUs 6"
+    )
+
+
+def test_online_cpus_reads_the_kernels_list(tmp_path):
+    online = tmp_path / "online"
+    online.write_text("0-3,6\n")
+    assert online_cpus(online) == {0, 1, 2, 3, 6}
+    assert online_cpus(tmp_path / "missing")  # falls back to os.cpu_count()
+
+
+def test_check_runner_warns_when_the_placement_misses_the_isolated_cpus():
+    assert placement_warnings("none", UNPINNED) == []
+    assert placement_warnings("2-7", Placement(tuple(range(2, 8)), tuple(range(8, 28)))) == []
+    (unused,) = placement_warnings("2-7", UNPINNED)
+    assert "CPUs 2-7 are isolated but nothing is pinned there" in unused and ENV_SERVER in unused
+    (spread,) = placement_warnings("2-9", Placement((2, 3), (8, 9, 10)))
+    assert spread.startswith(f"{ENV_CLIENT} includes isolated CPUs 8-9")
+    (shared,) = placement_warnings(None, Placement((0, 1), (1,)))
+    assert shared.startswith("the server and the clients share CPUs 1")
