@@ -94,7 +94,8 @@ fn an_address_in_use_is_a_clear_error() {
     );
 }
 
-/// Each worker thread's allowed CPUs ("0", "1", ...), from /proc, in thread order.
+/// Each worker thread's allowed CPUs ("0", "1", ...), from /proc, sorted (the workers
+/// start at once, so which one takes which CPU of the list is a race; how many per CPU is not).
 fn worker_cpus(child: &Child) -> Vec<String> {
     let mut tasks: Vec<u32> = std::fs::read_dir(format!("/proc/{}/task", child.id()))
         .unwrap()
@@ -116,21 +117,36 @@ fn worker_cpus(child: &Child) -> Vec<String> {
             cpus.push(field("Cpus_allowed_list:"));
         }
     }
+    cpus.sort();
     cpus
+}
+
+/// worker_cpus once all `n` workers exist and each has pinned itself (a thread pins itself
+/// first thing, but it may not have run yet when /proc is read); the last reading after 5 s.
+fn settled_worker_cpus(child: &Child, n: usize) -> Vec<String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let cpus = worker_cpus(child);
+        let pinned = cpus.len() == n && cpus.iter().all(|c| !c.contains([',', '-']));
+        if pinned || std::time::Instant::now() > deadline {
+            return cpus;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 #[tokio::test]
 async fn cpus_pins_one_worker_to_each_cpu_in_turn() {
     let (mut child, line) = start(&["--addr", "127.0.0.1:0", "--cpus", "1,0", "--workers", "3"]);
     assert_eq!(health(port_of(&line)).await, 200);
-    assert_eq!(worker_cpus(&child), vec!["1", "0", "1"]);
+    assert_eq!(settled_worker_cpus(&child, 3), vec!["0", "1", "1"]);
     signal(&child, "TERM");
     assert_eq!(child.wait().unwrap().code(), Some(0));
 
     // Without --workers: one worker per CPU of the list.
     let (mut child, line) = start(&["--addr", "127.0.0.1:0", "--cpus", "0"]);
     assert_eq!(health(port_of(&line)).await, 200);
-    assert_eq!(worker_cpus(&child), vec!["0"]);
+    assert_eq!(settled_worker_cpus(&child, 1), vec!["0"]);
     signal(&child, "TERM");
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
