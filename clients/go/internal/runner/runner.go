@@ -62,19 +62,50 @@ func NewTransport(c args.Config) *http.Transport {
 	return transport
 }
 
-// SetProcs chooses GOMAXPROCS for the run and returns it. A closed-loop run gets half
-// the cores (at least one): the client shares the machine with the server it loads, and
-// with one P per core Go's scheduler hands net/http's read/write goroutines between Ps
-// and keeps threads spinning for work on the core the server needs. On the 2-core dev
-// box one P cut client CPU from 12-16 to a steady ~12 µs per order at the same or better
-// throughput. Open loop keeps every core: its pacer spins on a thread of its own. An
-// explicit GOMAXPROCS in the environment wins.
+// SetProcs chooses GOMAXPROCS for the run and returns it. A closed-loop run that shares
+// the machine with the server it loads gets half the cores (at least one): with one P
+// per core Go's scheduler hands net/http's read/write goroutines between Ps and keeps
+// threads spinning for work on the core the server needs. On the 2-core dev box one P
+// cut client CPU from 12-16 to a steady ~12 µs per order at the same or better
+// throughput. A client confined to CPUs of its own (affinity mask smaller than the CPUs
+// online, as hftbench --client-cpus does) takes all of them. Open loop keeps every core:
+// its pacer spins on a thread of its own. An explicit GOMAXPROCS in the environment wins.
 func SetProcs(c args.Config) int {
 	if c.Rate > 0 || os.Getenv("GOMAXPROCS") != "" {
 		return runtime.GOMAXPROCS(0)
 	}
-	n := max(1, runtime.NumCPU()/2)
+	n := closedLoopProcs(runtime.NumCPU(), onlineCPUs(onlinePath))
 	runtime.GOMAXPROCS(n)
+	return n
+}
+
+const onlinePath = "/sys/devices/system/cpu/online"
+
+// closedLoopProcs: all usable CPUs when they are a subset of the machine's, else half.
+func closedLoopProcs(usable, online int) int {
+	if usable < online {
+		return max(1, usable)
+	}
+	return max(1, usable/2)
+}
+
+// onlineCPUs counts the CPUs of the kernel's list ("0-3,6" -> 5); 0 when unreadable.
+func onlineCPUs(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, part := range strings.Split(strings.TrimSpace(string(data)), ",") {
+		var lo, hi int
+		if _, err := fmt.Sscanf(part, "%d-%d", &lo, &hi); err == nil && hi >= lo {
+			n += hi - lo + 1
+		} else if _, err := fmt.Sscanf(part, "%d", &lo); err == nil {
+			n++
+		} else {
+			return 0
+		}
+	}
 	return n
 }
 

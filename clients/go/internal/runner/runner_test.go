@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -75,8 +76,9 @@ func TestRunPostsEveryOrderOnceAndAddsUp(t *testing.T) {
 func TestSetProcs(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	t.Setenv("GOMAXPROCS", "")
-	if got, want := SetProcs(args.Config{}), max(1, runtime.NumCPU()/2); got != want || runtime.GOMAXPROCS(0) != want {
-		t.Fatalf("closed loop: %d, want %d", got, want)
+	want := closedLoopProcs(runtime.NumCPU(), onlineCPUs(onlinePath))
+	if got := SetProcs(args.Config{}); got != want || runtime.GOMAXPROCS(0) != want {
+		t.Fatalf("closed loop: %d, want %d", runtime.GOMAXPROCS(0), want)
 	}
 	runtime.GOMAXPROCS(3)
 	if got := SetProcs(args.Config{Rate: 1000}); got != 3 {
@@ -85,5 +87,32 @@ func TestSetProcs(t *testing.T) {
 	t.Setenv("GOMAXPROCS", "3")
 	if got := SetProcs(args.Config{}); got != 3 {
 		t.Fatalf("GOMAXPROCS=3 in the environment: %d", got)
+	}
+}
+
+// Sharing the machine: half the CPUs; confined to some of them: all of those.
+func TestClosedLoopProcs(t *testing.T) {
+	for _, c := range []struct{ usable, online, want int }{
+		{2, 2, 1}, {28, 28, 14}, {1, 1, 1}, {1, 2, 1}, {20, 28, 20}, {4, 0, 2},
+	} {
+		if got := closedLoopProcs(c.usable, c.online); got != c.want {
+			t.Errorf("closedLoopProcs(%d usable, %d online) = %d, want %d", c.usable, c.online, got, c.want)
+		}
+	}
+}
+
+func TestOnlineCPUsCountsTheKernelsList(t *testing.T) {
+	dir := t.TempDir()
+	for text, want := range map[string]int{"0-3,6\n": 5, "0\n": 1, "0-27\n": 28, "garbage\n": 0} {
+		path := dir + "/online"
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := onlineCPUs(path); got != want {
+			t.Errorf("onlineCPUs(%q) = %d, want %d", text, got, want)
+		}
+	}
+	if got := onlineCPUs(dir + "/missing"); got != 0 {
+		t.Errorf("missing file: %d, want 0", got)
 	}
 }
