@@ -187,9 +187,9 @@ def start_server(log_path: Path, cpus=None) -> tuple[subprocess.Popen, str]:
     if not exe.is_file():
         sys.exit(f"throughput: {exe} missing: run make build")
     log = open(log_path, "wb")  # noqa: SIM115 - lives as long as the server
-    proc = subprocess.Popen(
-        [str(exe), "--addr", "127.0.0.1:0"], stdout=log, stderr=subprocess.STDOUT, preexec_fn=_pinned(cpus)
-    )
+    # The server pins its worker threads itself, one per CPU (hft-server --cpus).
+    pin = ["--cpus", _cpu_list(cpus)] if cpus else []
+    proc = subprocess.Popen([str(exe), "--addr", "127.0.0.1:0", *pin], stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and proc.poll() is None:
         m = LISTENING.search(log_path.read_text(errors="replace"))
