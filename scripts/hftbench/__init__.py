@@ -10,14 +10,29 @@ One module per stage or subcommand; `cli.py` only parses flags and dispatches.
 - `schema.py`       validate a client result against `bench-config/schema/result.schema.json`
 - `results.py`      typed view of a results folder (results.json + per-client JSON); read by the gate
 - `server.py`       start / stop `bin/hft-server` on a free port, health, /stats, /stats/reset
+- `errors.py`       the exceptions the CLI turns into an exit status and one message
+- `placement.py`    which CPUs the server and the clients run on (--server-cpus / --client-cpus)
 - `runner.py`       one client invocation: timeout, result validation, the /stats cross-check
+- `progress.py`     the progress bar with ETA, or plain lines under CI / --quiet
 - `run.py`          the `run` subcommand: scenario × client loop, files written as they arrive
 - `fingerprint.py`  host fingerprint, git state, tool versions
 - `samples.py`      which percentiles a sample count supports (pure)
+- `rows.py`         one report row per scenario × client, repeats merged
 - `report.py`       `report` subcommand: report.md
 - `plots.py`        PNG plots from the HDR histograms
 - `csvout.py`       results.csv
 - `check_runner.py` `check-runner` subcommand: is this host tuned for benchmarking
+- `stats.py`        the gate's statistics, pure functions (bootstrap, Mann-Whitney, Holm)
+- `compare_gates.py` bench-config/gates.yaml: gated metrics, thresholds, sample rules
+- `compare_sides.py` one side of a comparison (run folders or the history store)
+- `compare.py`      `compare` subcommand: every series × metric tested, one verdict
+- `compare_render.py` the verdict as markdown (summary, PR comment) and console lines
+- `ab.py`           `ab` subcommand: both refs built in worktrees, interleaved runs, the verdict
+- `calibrate.py`    `calibrate` subcommand: measured false-alarm and detection rates
+- `history_store.py` the gh-pages history store: shards, index, runner id, change points
+- `history.py`      `history add | baseline | changepoints` subcommands
+- `changepoints.py` E-divisive means with a permutation test (pure)
+- `gab.py`          `export-gab` subcommand: github-action-benchmark JSON
 """
 
 __version__ = "0.1.0"

@@ -12,6 +12,8 @@ Unset, nothing is pinned and the scheduler places everything.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +85,21 @@ class Placement:
             return None
         cpus = set(self.clients)
         return lambda: os.sched_setaffinity(0, cpus)
+
+    def check(self) -> None:
+        """UsageError when no process may run on the client CPUs (a cgroup cpuset can forbid
+        CPUs that are online): said once before the run, not as a failure in every cell."""
+        if not self.clients:
+            return
+        try:
+            subprocess.run(
+                [sys.executable, "-c", ""], preexec_fn=self.confine_client(), check=True, timeout=30
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise UsageError(
+                f"cannot run a client on CPUs {format_cpu_list(self.clients)} ({exc}); "
+                "pass CPUs that this machine's cpuset allows (/sys/fs/cgroup/cpuset.cpus.effective)"
+            ) from None
 
     def describe(self) -> dict[str, str]:
         """What results.json records (fingerprint.placement); {} when nothing is pinned."""

@@ -97,3 +97,10 @@ def test_check_runner_warns_when_the_placement_misses_the_isolated_cpus():
     assert spread.startswith(f"{ENV_CLIENT} includes isolated CPUs 8-9")
     (shared,) = placement_warnings(None, Placement((0, 1), (1,)))
     assert shared.startswith("the server and the clients share CPUs 1")
+
+
+def test_client_cpus_no_process_may_use_are_refused_before_the_run():
+    Placement((), (min(online_cpus()),)).check()  # allowed: no error
+    UNPINNED.check()
+    with pytest.raises(UsageError, match=r"cannot run a client on CPUs 1000 "):
+        Placement((), (1000,)).check()
