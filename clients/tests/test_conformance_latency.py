@@ -73,3 +73,22 @@ def test_coordinated_omission_is_corrected(client, own_server, tmp_path):
     corrected, uncorrected = doc["latency_us"]["p99"], doc["uncorrected_latency_us"]["p99"]
     assert corrected >= 100_000, f"corrected p99 {corrected} us does not show the 200 ms stall"
     assert uncorrected < corrected / 4, f"uncorrected p99 {uncorrected} us vs corrected {corrected} us"
+
+
+# Pacing finer than 50 µs (Contract 2). On an idle server at 1000 orders/s every connection
+# is free long before its next order is due, so an order sent on time has corrected and
+# uncorrected latency alike; the medians differ by the typical lateness of the send. A
+# client pacing with a millisecond timer would be ~500 µs late at the median.
+PACING_ARGS = ("--rate", "1000", "--orders", "1000", "--warmup", "100", "--connections", "4")
+PACING_US = 50
+
+
+def test_open_loop_sends_within_50us_of_the_intended_time(client, server, tmp_path):
+    run = run_client(client, tmp_path, "--url", server.url, *PACING_ARGS)
+    assert run.returncode == 0, run.stderr
+    doc = run.doc
+    late = doc["latency_us"]["p50"] - doc["uncorrected_latency_us"]["p50"]
+    assert late < PACING_US, (
+        f"median send {late:.1f} us after the intended time "
+        f"(corrected p50 {doc['latency_us']['p50']}, uncorrected {doc['uncorrected_latency_us']['p50']})"
+    )
