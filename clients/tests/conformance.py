@@ -1,6 +1,7 @@
 """Helpers of the conformance suite: the real server as a child process, a client run, the
-server's /stats, and the checks shared by several tests. No stand-ins: everything here
-drives bin/hft-server and bin/client-* as built by `make build`."""
+server's /stats, and the checks shared by several tests. Everything here drives
+bin/hft-server and bin/client-* as built by `make build`; stand-in servers appear only where
+the real one cannot fail the way a test needs (test_conformance_failures.py)."""
 
 import contextlib
 import ctypes
