@@ -2,7 +2,8 @@
 HFTBENCH_SERVER_CPUS / HFTBENCH_CLIENT_CPUS variables the self-hosted runner sets.
 
 The server gets `--cpus LIST`, which pins one worker thread to each CPU: on CPUs isolated
-with isolcpus the kernel never spreads a process's threads by itself. Each client process
+with isolcpus the kernel never spreads a process's threads by itself (server.py; a build
+from before that flag, which `hftbench ab` may build for a base, gets a process mask). Each client process
 is confined to the client CPUs; client-hft and hft-floor also get `--cpus LIST`, which
 pins each of their threads the same way. The other clients leave their threads to the
 scheduler, so their CPUs should be ones it still balances (not isolated).
@@ -70,9 +71,6 @@ class Placement:
 
     server: tuple[int, ...] = ()
     clients: tuple[int, ...] = ()
-
-    def server_flags(self) -> list[str]:
-        return ["--cpus", format_cpu_list(self.server)] if self.server else []
 
     def client_flags(self, client: str) -> list[str]:
         return (

@@ -172,9 +172,7 @@ def run_plan(
         skipped=plan.skipped,
     )
     server = Server(
-        Path(bins_dir) / "hft-server",
-        run_dir / "server.log",
-        [*(server_flags or []), *placement.server_flags()],
+        Path(bins_dir) / "hft-server", run_dir / "server.log", server_flags, cpus=placement.server
     )
     cells = plan.cells()
     progress = Progress([_orders(sc) for sc, _, _ in cells], quiet)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import signal
 import subprocess
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
+from .placement import format_cpu_list
 
 LISTENING = re.compile(rb"hft-server listening on (http://127\.0\.0\.1:\d+)")
 
@@ -44,10 +46,12 @@ class Server:
         log_path: Path,
         flags: list[str] | None = None,
         start_timeout_s: float = 20.0,
+        cpus: tuple[int, ...] = (),
     ) -> None:
         self.binary = Path(binary)
         self.log_path = Path(log_path)
         self.flags = list(flags or [])  # extra server flags (--workers N, --inject-delay-us N)
+        self.cpus = tuple(cpus)  # placement: run the server on these CPUs
         self.start_timeout_s = start_timeout_s
         self.url: str = ""  # http://127.0.0.1:PORT once started
         self.version: str | None = None  # from /health when the server reports one
@@ -81,7 +85,7 @@ class Server:
             "binary": str(self.binary),
             "sha256": sha256(self.binary) if self.binary.is_file() else None,
             "version": self.binary_version() or self.version,
-            "flags": self.flags,
+            "flags": self.flags + self._pin_flags(),
             "url": self.url,
         }
 
@@ -94,10 +98,11 @@ class Server:
         offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [str(self.binary), "--addr", "127.0.0.1:0", *self.flags],
+                [str(self.binary), "--addr", "127.0.0.1:0", *self.flags, *self._pin_flags()],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
+                preexec_fn=self._pin_mask(),
             )
         deadline = time.monotonic() + self.start_timeout_s
         while not self.url:
@@ -121,6 +126,33 @@ class Server:
             time.sleep(0.02)
         self.wait_healthy(deadline)
         return self.url
+
+    def _has_cpus_flag(self) -> bool:
+        """Whether this build knows --cpus (`hftbench ab` may build a base from before it)."""
+        if not hasattr(self, "_cpus_flag"):
+            try:
+                out = subprocess.run(
+                    [str(self.binary), "--help"],
+                    capture_output=True,
+                    text=True,
+                    timeout=5,
+                    stdin=subprocess.DEVNULL,
+                )
+                self._cpus_flag = "--cpus" in out.stdout
+            except (OSError, subprocess.TimeoutExpired):
+                self._cpus_flag = False
+        return self._cpus_flag
+
+    def _pin_flags(self) -> list[str]:
+        """--cpus LIST: the server pins one worker thread per CPU (placement.py)."""
+        return ["--cpus", format_cpu_list(self.cpus)] if self.cpus and self._has_cpus_flag() else []
+
+    def _pin_mask(self):
+        """For a build without --cpus: confine the whole process to the CPUs instead."""
+        if not self.cpus or self._has_cpus_flag():
+            return None
+        cpus = set(self.cpus)
+        return lambda: os.sched_setaffinity(0, cpus)
 
     def wait_healthy(self, deadline: float) -> None:
         last = ""

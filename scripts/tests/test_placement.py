@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hftbench.check_runner import placement_warnings
 from hftbench.errors import UsageError
@@ -50,19 +52,14 @@ def test_a_cpu_that_is_not_online_is_refused_naming_the_source():
         resolve(None, None, {ENV_SERVER: "9"}, {0, 1})
 
 
-def test_the_server_gets_cpus_and_only_the_per_thread_pinning_clients_do():
+def test_only_the_per_thread_pinning_clients_get_cpus():
     p = Placement((2, 3), (6, 7, 8))
-    assert p.server_flags() == ["--cpus", "2-3"]
     assert p.client_flags("hft") == ["--cpus", "6-8"]
     assert p.client_flags("floor") == ["--cpus", "6-8"]
     assert p.client_flags("rust") == []
     assert p.confine_client() is not None
     assert p.describe() == {"server_cpus": "2-3", "client_cpus": "6-8"}
-    assert (UNPINNED.server_flags(), UNPINNED.client_flags("hft"), UNPINNED.confine_client()) == (
-        [],
-        [],
-        None,
-    )
+    assert (UNPINNED.client_flags("hft"), UNPINNED.confine_client()) == ([], None)
     assert UNPINNED.describe() == {}
 
 
@@ -104,3 +101,20 @@ def test_client_cpus_no_process_may_use_are_refused_before_the_run():
     UNPINNED.check()
     with pytest.raises(UsageError, match=r"cannot run a client on CPUs 1000 "):
         Placement((), (1000,)).check()
+
+
+def test_a_server_build_without_cpus_is_confined_by_its_process_mask_instead(tmp_path):
+    # The fake server's argparse knows no --cpus, like a base that `hftbench ab` built from
+    # before the flag: it must still start, confined to the CPUs, with no --cpus passed.
+    from hftbench.server import Server
+    from hftbench_fakes import make_bins
+
+    cpu = min(online_cpus())
+    server = Server(make_bins(tmp_path, {}) / "hft-server", tmp_path / "server.log", cpus=(cpu,))
+    with server:
+        status = Path(f"/proc/{server.proc.pid}/status").read_text()
+        allowed = next(
+            line.split()[-1] for line in status.splitlines() if line.startswith("Cpus_allowed_list")
+        )
+        assert allowed == str(cpu)
+        assert "--cpus" not in server.describe()["flags"]
