@@ -64,20 +64,20 @@ class Server:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def binary_version(self) -> str | None:
-        """`hft-server --version` (clap: "hft-server 0.1.0"); None when it does not answer."""
+    def _ask(self, flag: str) -> str | None:
+        """stdout of `hft-server FLAG` (--version, --help); None when it does not answer."""
         try:
             out = subprocess.run(
-                [str(self.binary), "--version"],
-                capture_output=True,
-                text=True,
-                timeout=5,
-                stdin=subprocess.DEVNULL,
+                [str(self.binary), flag], capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL
             )
         except (OSError, subprocess.TimeoutExpired):
             return None
-        line = out.stdout.strip().splitlines()[0] if out.stdout.strip() else ""
-        return line if out.returncode == 0 and line else None
+        return out.stdout if out.returncode == 0 else None
+
+    def binary_version(self) -> str | None:
+        """`hft-server --version` (clap: "hft-server 0.1.0"); None when it does not answer."""
+        text = (self._ask("--version") or "").strip()
+        return text.splitlines()[0] if text else None
 
     def describe(self) -> dict[str, Any]:
         """The `server` object of results.json."""
@@ -130,17 +130,7 @@ class Server:
     def _has_cpus_flag(self) -> bool:
         """Whether this build knows --cpus (`hftbench ab` may build a base from before it)."""
         if not hasattr(self, "_cpus_flag"):
-            try:
-                out = subprocess.run(
-                    [str(self.binary), "--help"],
-                    capture_output=True,
-                    text=True,
-                    timeout=5,
-                    stdin=subprocess.DEVNULL,
-                )
-                self._cpus_flag = "--cpus" in out.stdout
-            except (OSError, subprocess.TimeoutExpired):
-                self._cpus_flag = False
+            self._cpus_flag = "--cpus" in (self._ask("--help") or "")
         return self._cpus_flag
 
     def _pin_flags(self) -> list[str]:
