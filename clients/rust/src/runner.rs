@@ -20,7 +20,7 @@ use crate::args::{Config, StopRule, Target};
 use crate::pacing::{self, Schedule};
 use crate::result::RunResult;
 use crate::stats;
-use crate::worker::{self, ErrorKinds, Phase, Report, Tickets};
+use crate::worker::{self, ErrorKinds, OrderRequest, Phase, Report, Tickets};
 
 /// The probe's deadline: below the contract's 2 s bound on exit 2, leaving room for
 /// start-up and DNS.
@@ -71,9 +71,6 @@ pub fn http_client(config: &Config, connections: usize) -> Result<Client, String
         .pool_idle_timeout(None)
         .connect_timeout(config.timeout)
         .no_proxy()
-        // Each order is sent exactly once; reqwest's default policy (retry protocol NACKs)
-        // also clones every request's parts up front in case it retries.
-        .retry(reqwest::retry::never().max_retries_per_request(0))
         .build()
         .map_err(|e| format!("cannot build the HTTP client ({e}); check --url"))
 }
@@ -113,7 +110,6 @@ pub async fn run(
             }
         };
         let phase = Phase {
-            order_url: config.order_url.clone(),
             seed: config.seed,
             timeout: config.timeout,
             tickets,
@@ -167,6 +163,7 @@ fn start_shards(config: &Config, threads: usize) -> Result<Vec<Shard>, String> {
             let connections =
                 config.connections / count + usize::from(i < config.connections % count);
             let client = http_client(config, connections)?;
+            let order = Arc::new(OrderRequest::new(&client, &config.order_url)?);
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
@@ -181,7 +178,7 @@ fn start_shards(config: &Config, threads: usize) -> Result<Vec<Shard>, String> {
                         while let Some(job) = inbox.recv().await {
                             let _ = job
                                 .reply
-                                .send(shard_phase(&job.phase, &client, connections).await);
+                                .send(shard_phase(&job.phase, &client, &order, connections).await);
                         }
                     })
                 })
@@ -195,10 +192,17 @@ fn start_shards(config: &Config, threads: usize) -> Result<Vec<Shard>, String> {
 async fn shard_phase(
     phase: &Arc<Phase>,
     client: &Client,
+    order: &Arc<OrderRequest>,
     connections: usize,
 ) -> Result<Vec<Report>, String> {
     let tasks: Vec<_> = (0..connections)
-        .map(|_| tokio::spawn(worker::run(Arc::clone(phase), client.clone())))
+        .map(|_| {
+            tokio::spawn(worker::run(
+                Arc::clone(phase),
+                client.clone(),
+                Arc::clone(order),
+            ))
+        })
         .collect();
     let mut reports = Vec::with_capacity(connections);
     for task in tasks {

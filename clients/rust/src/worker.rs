@@ -1,15 +1,16 @@
 //! One task per connection. A worker takes order numbers from a shared counter (closed
 //! loop) or from the pacer as they fall due (open loop), posts the order, reads the whole
-//! answer and records the latency into its own histograms. No lock, log line or
-//! allocation of ours per request (reqwest itself allocates its request state).
+//! answer and records the latency into its own histograms. No lock or log line per
+//! request; the only allocations are the request's own (reqwest needs an owned URL and
+//! header map per request, cloned from [`OrderRequest`], and allocates its state).
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::{Bytes, BytesMut};
 use hdrhistogram::Histogram;
-use reqwest::header::{HeaderValue, CONTENT_TYPE};
-use reqwest::{Client, StatusCode, Url};
+use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_TYPE, HOST};
+use reqwest::{Client, Method, Request, StatusCode, Url};
 use serde::Serialize;
 
 use crate::order::{write_body, Order};
@@ -121,9 +122,61 @@ impl Tickets {
     }
 }
 
+/// The fixed part of every order's request, built once per client with reqwest's own
+/// builder (which moves a URL's `user:password@` into an `Authorization` header) and
+/// cloned per order: the URL and the header map, the default `Accept: */*` and the
+/// `Host` header included, so neither reqwest (default headers) nor hyper-util (it
+/// formats `host:port` for every request that lacks one) builds them per order.
+#[derive(Debug, Clone)]
+pub struct OrderRequest {
+    url: Url,
+    headers: HeaderMap,
+}
+
+impl OrderRequest {
+    pub fn new(client: &Client, url: &Url) -> Result<OrderRequest, String> {
+        let bad = |why: String| format!("cannot build the order request ({why}); check --url");
+        let mut headers = HeaderMap::with_capacity(4);
+        if let Some(host) = host_header(url) {
+            headers.insert(
+                HOST,
+                HeaderValue::try_from(host).map_err(|e| bad(e.to_string()))?,
+            );
+        }
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
+        let template = client
+            .post(url.clone())
+            .headers(headers)
+            .build()
+            .map_err(|e| bad(e.to_string()))?;
+        Ok(OrderRequest {
+            url: template.url().clone(),
+            headers: template.headers().clone(),
+        })
+    }
+
+    /// One order's request: POST, the template's URL and headers, `body`.
+    pub fn with_body(&self, body: Bytes) -> Request {
+        let mut request = Request::new(Method::POST, self.url.clone());
+        *request.headers_mut() = self.headers.clone();
+        *request.body_mut() = Some(body.into());
+        request
+    }
+}
+
+/// The `Host` value hyper-util would otherwise format per request: the host, plus
+/// `:port` unless it is the scheme's default (which `Url` already leaves out).
+pub fn host_header(url: &Url) -> Option<String> {
+    let host = url.host_str()?;
+    Some(match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_string(),
+    })
+}
+
 /// What every worker of one phase shares (across shards; each shard has its own client).
 pub struct Phase {
-    pub order_url: Url,
     pub seed: u64,
     pub timeout: Duration,
     pub tickets: Tickets,
@@ -146,7 +199,7 @@ pub struct Report {
 }
 
 /// The worker loop: runs until the phase's orders, deadline or SIGINT end it.
-pub async fn run(phase: Arc<Phase>, client: Client) -> Report {
+pub async fn run(phase: Arc<Phase>, client: Client, order: Arc<OrderRequest>) -> Report {
     let mut report = Report {
         latency: new_histogram(),
         uncorrected: matches!(phase.tickets, Tickets::Paced { .. }).then(new_histogram),
@@ -162,7 +215,7 @@ pub async fn run(phase: Arc<Phase>, client: Client) -> Report {
         write_body(&mut body, &Order::nth(phase.seed, k), SystemTime::now());
         let payload = body.split().freeze();
         let start = Instant::now();
-        let outcome = post(&client, &phase, payload).await;
+        let outcome = post(&client, &phase, order.with_body(payload)).await;
         let done = Instant::now();
         report.sent += 1;
         if !phase.record {
@@ -182,14 +235,10 @@ pub async fn run(phase: Arc<Phase>, client: Client) -> Report {
     report
 }
 
-/// Posts one body and reads the answer to its end, within the per-request timeout.
-async fn post(client: &Client, phase: &Phase, payload: Bytes) -> Result<(), Failure> {
-    let request = client
-        .post(phase.order_url.clone())
-        .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
-        .body(payload);
+/// Sends one order and reads the answer to its end, within the per-request timeout.
+async fn post(client: &Client, phase: &Phase, request: Request) -> Result<(), Failure> {
     let exchange = async {
-        let mut response = request.send().await.map_err(|e| classify(&e))?;
+        let mut response = client.execute(request).await.map_err(|e| classify(&e))?;
         let status = response.status();
         // Drain chunk by chunk: the body is read fully but never collected.
         while response.chunk().await.map_err(|e| classify(&e))?.is_some() {}
@@ -221,6 +270,48 @@ mod tests {
             status_verdict(StatusCode::SERVICE_UNAVAILABLE),
             Err(Failure::Http5xx)
         );
+    }
+
+    #[test]
+    fn host_header_is_what_hyper_would_send() {
+        let host = |url: &str| host_header(&Url::parse(url).unwrap());
+        assert_eq!(
+            host("http://127.0.0.1:8080/order").as_deref(),
+            Some("127.0.0.1:8080")
+        );
+        assert_eq!(host("http://localhost/order").as_deref(), Some("localhost"));
+        assert_eq!(
+            host("http://localhost:80/order").as_deref(),
+            Some("localhost")
+        );
+        assert_eq!(host("https://h.test:443/order").as_deref(), Some("h.test"));
+        assert_eq!(
+            host("https://h.test:80/order").as_deref(),
+            Some("h.test:80")
+        );
+        assert_eq!(host("http://[::1]:9/order").as_deref(), Some("[::1]:9"));
+        assert_eq!(
+            host("http://u:p@127.0.0.1:9/order").as_deref(),
+            Some("127.0.0.1:9")
+        );
+    }
+
+    #[test]
+    fn order_request_is_a_post_with_fixed_headers() {
+        let client = Client::builder().build().unwrap();
+        let url = Url::parse("http://u:p@127.0.0.1:9/base/order").unwrap();
+        let order = OrderRequest::new(&client, &url).unwrap();
+        let request = order.with_body(Bytes::from_static(b"{}"));
+        assert_eq!(request.method(), Method::POST);
+        assert_eq!(request.url().as_str(), "http://127.0.0.1:9/base/order");
+        let headers = request.headers();
+        assert_eq!(headers[HOST], "127.0.0.1:9");
+        assert_eq!(headers[CONTENT_TYPE], "application/json");
+        assert_eq!(headers[ACCEPT], "*/*");
+        assert_eq!(headers[reqwest::header::AUTHORIZATION], "Basic dTpw");
+        assert_eq!(headers.len(), 4);
+        let body = request.body().and_then(|b| b.as_bytes());
+        assert_eq!(body, Some(&b"{}"[..]));
     }
 
     #[test]
