@@ -82,6 +82,36 @@ func TestWorkerSendsEveryTicketOnceAndCountsFailures(t *testing.T) {
 	}
 }
 
+// Orders go out as JSON with no User-Agent; answers longer than the worker's answer
+// buffer, with or without a Content-Length, are read to their end on a kept-alive
+// connection.
+func TestLongAnswersAreReadWhole(t *testing.T) {
+	long := bytes.Repeat([]byte("x"), 5*answerCapacity+17)
+	var conns, bad atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Content-Type") != "application/json" || len(r.Header.Values("User-Agent")) != 0 {
+			bad.Add(1)
+		}
+		if r.ContentLength%2 == 0 {
+			w.Header().Set("Content-Length", fmt.Sprint(len(long)))
+		}
+		w.Write(long) // without Content-Length: chunked
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	var stop atomic.Bool
+	p := &Phase{Transport: srv.Client().Transport, OrderURL: srv.URL + "/order", Seed: 1, Timeout: time.Second, End: 10, Record: true, Stop: &stop}
+	r := Run(p)
+	if r.Sent != 10 || r.Errors.Total() != 0 || r.Latency.TotalCount() != 10 || bad.Load() != 0 || conns.Load() != 1 {
+		t.Fatalf("sent %d errors %+v ok %d bad requests %d connections %d", r.Sent, r.Errors, r.Latency.TotalCount(), bad.Load(), conns.Load())
+	}
+}
+
 // An answer slower than the timeout is a timeout, and the worker goes on to the next order.
 func TestASlowAnswerIsATimeout(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
