@@ -1,13 +1,10 @@
 /* client-c: the libcurl multi load client. args -> probe -> workers -> merge -> result. */
 #include <curl/curl.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#ifdef CC_MIMALLOC
-#include <mimalloc.h>
-#endif
 
 #include "cc_run.h"
+#include "hb_allocator.h"
 #include "hb_args.h"
 #include "hb_probe.h"
 #include "hb_result.h"
@@ -21,22 +18,6 @@ static int cannot_run(const char *err)
 {
     (void)fprintf(stderr, "client-" CLIENT ": %s\n", err);
     return 2;
-}
-
-/* The allocator that really serves malloc (libcurl's too), as a JSON string for extra. */
-static void allocator_name(char *out, size_t cap)
-{
-#ifdef CC_MIMALLOC
-    void *probe = malloc(64);
-    bool mimalloc = probe != NULL && mi_is_in_heap_region(probe);
-    free(probe);
-    if (mimalloc) {
-        int v = mi_version(); /* e.g. 209 = 2.0.9 */
-        (void)snprintf(out, cap, "\"mimalloc %d.%d.%d\"", v / 100, (v / 10) % 10, v % 10);
-        return;
-    }
-#endif
-    (void)snprintf(out, cap, "\"glibc malloc\"");
 }
 
 int main(int argc, char **argv)
@@ -66,7 +47,7 @@ int main(int argc, char **argv)
     char allocator[48];
     (void)snprintf(libcurl, sizeof(libcurl), "\"%s\"", curl_version_info(CURLVERSION_NOW)->version);
     (void)snprintf(workers, sizeof(workers), "%d", outcome.workers);
-    allocator_name(allocator, sizeof(allocator));
+    hb_allocator_name(allocator, sizeof(allocator));
     hb_kv extra[] = {{"libcurl", libcurl}, {"workers", workers}, {"hdr_histogram_c", "\"vendored\""},
                      {"allocator", allocator}};
     hb_run run = {.client = CLIENT, .client_version = CLIENT_VERSION, .cfg = &cfg,

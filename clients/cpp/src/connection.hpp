@@ -1,5 +1,5 @@
 // connection.hpp - one keep-alive connection of the C++ client: an easy handle with its
-// pre-built headers and pre-allocated request/response buffers, and the times of the
+// pre-built headers and pre-allocated request buffer, and the times of the
 // order in flight. Nothing here allocates per request.
 #pragma once
 
@@ -19,8 +19,6 @@ namespace hb {
 
 class Connection {
 public:
-    static constexpr std::size_t kResponseMax = 4096;  // answers are ~300 bytes; longer ones are truncated
-
     Connection(const hb_config &cfg, std::size_t index);
     Connection(const Connection &) = delete;
     Connection &operator=(const Connection &) = delete;
@@ -44,10 +42,9 @@ private:
     std::size_t index_;                           // position in its worker, for the idle stack
     UrlHandle url_;                               // the order URL, parsed once
     EasyHandle easy_;                             // reused: libcurl keeps the connection alive
-    HeaderList headers_;                          // Content-Type, and no Expect: / Accept:
+    HeaderList headers_;                          // Content-Type, and no Accept:
     std::array<char, HB_ORDER_BODY_MAX> body_{};  // CURLOPT_POSTFIELDS points here
-    std::array<char, kResponseMax> response_{};   // filled by on_data
-    std::size_t response_len_ = 0;
+    std::size_t response_len_ = 0;                // bytes of the answer read so far
     std::uint64_t intended_ns_ = 0;               // open loop: scheduled send; closed: = sent_ns_
     std::uint64_t sent_ns_ = 0;
     bool measured_ = false;                       // warm-up orders are sent, not recorded

@@ -7,6 +7,8 @@
 #include "curl_handles.hpp"
 #include "run.hpp"
 
+#include "hb_allocator.h"  // static inline; mimalloc.h must not be wrapped in extern "C"
+
 extern "C" {
 #include "hb_args.h"
 #include "hb_probe.h"
@@ -53,10 +55,13 @@ int main(int argc, char **argv)
         std::string libcurl = std::string("\"") + curl_version_info(CURLVERSION_NOW)->version + "\"";
         std::string workers = std::to_string(outcome->workers);
         std::string cxx = "\"" + std::to_string(__cplusplus) + "\"";
+        char allocator[48];
+        hb_allocator_name(allocator, sizeof(allocator));
         hb_kv extra[] = {{"libcurl", libcurl.c_str()},
                          {"workers", workers.c_str()},
                          {"cplusplus", cxx.c_str()},
-                         {"hdr_histogram_c", "\"vendored\""}};
+                         {"hdr_histogram_c", "\"vendored\""},
+                         {"allocator", allocator}};
         hb_run run{};
         run.client = kClient;
         run.client_version = CLIENT_VERSION;
