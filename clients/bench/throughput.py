@@ -5,9 +5,12 @@ and the goal per client.
     .venv/bin/python clients/bench/throughput.py [--duration 5] [--rounds 1] [--clients c,rust]
                                                  [--layout shared|split]
 
-Ratios are taken within one run (wrk and the clients interleaved on the same machine),
-never against figures from another day. A missing bin/client-X is reported in the table
-(it does not stop the others).
+Ratios are taken within one run, never against figures from another day: wrk runs before
+every client and once more at the end (wrk, c1, wrk, c2, ..., wrk), and each client run is
+divided by the mean of the two wrk runs around it, which cancels a drift of the machine's
+speed over the run (a shared VM's host load moves over minutes). The table shows the
+median of those paired ratios over the rounds, and their range. A missing bin/client-X is
+reported in the table (it does not stop the others).
 
 --layout shared (the default) lets the server and the load tool share every CPU: on a
 small machine a tool's ratio then follows its CPU cost per request, since every cycle it
@@ -118,26 +121,57 @@ def median_measure(measures: list) -> Measure:
     )
 
 
-def table(rows: dict, wrk: Measure) -> str:
-    """The markdown table: rows maps client -> Measure (median over rounds)."""
+def paired_ratios(sequence: list) -> dict:
+    """Each client run's req/s over the mean req/s of the wrk runs right before and right
+    after it (only one when it is first or last; none usable: no ratio). ``sequence`` is
+    the run order as (tool, Measure) pairs, tool "wrk" or a client name; the result maps
+    each client to its ratios in run order."""
+    ratios: dict = {}
+    for i, (tool, m) in enumerate(sequence):
+        if tool == "wrk":
+            continue
+        ratios.setdefault(tool, [])
+        around = [_nearest_wrk(sequence, i, step) for step in (-1, 1)]
+        refs = [w.rps for w in around if w is not None and w.rps]
+        if m.rps is not None and refs:
+            ratios[tool].append(m.rps / statistics.fmean(refs))
+    return ratios
+
+
+def _nearest_wrk(sequence: list, i: int, step: int) -> Measure | None:
+    j = i + step
+    while 0 <= j < len(sequence):
+        if sequence[j][0] == "wrk":
+            return sequence[j][1]
+        j += step
+    return None
+
+
+def table(rows: dict, wrk: Measure, ratios: dict) -> str:
+    """The markdown table: rows maps client -> Measure (median over rounds), ratios maps
+    client -> its paired ratios to wrk (paired_ratios); the ratio shown is their median,
+    with the range when there are several."""
 
     def num(v, fmt):
         return "—" if v is None else format(v, fmt)
 
     lines = [
-        "| client | req/s | ratio to wrk | p50 (µs) | p99 (µs) | CPU µs / req | goal | met? |",
+        "| client | req/s | ratio to wrk (range) | p50 (µs) | p99 (µs) | CPU µs / req | goal | met? |",
         "|---|---:|---:|---:|---:|---:|---:|:---:|",
         f"| wrk | {num(wrk.rps, ',.0f')} | 1.00 | {num(wrk.p50_us, ',.0f')} "
         f"| {num(wrk.p99_us, ',.0f')} | {num(wrk.cpu_us_per_req, '.1f')} | | |",
     ]
     for client, m in rows.items():
-        ratio = m.rps / wrk.rps if m.rps is not None and wrk.rps else None
+        own = ratios.get(client, [])
+        ratio = statistics.median(own) if own else None
+        spread = f" ({min(own):.2f}–{max(own):.2f})" if len(own) > 1 else ""
         goal = GOALS[client]
         met = "—" if ratio is None else ("✅" if ratio >= goal else "❌")
         extra = f" ({m.note})" if m.note else ""
         lines.append(
-            f"| {client}{extra} | {num(m.rps, ',.0f')} | {num(ratio, '.2f')} | {num(m.p50_us, ',.0f')} "
-            f"| {num(m.p99_us, ',.0f')} | {num(m.cpu_us_per_req, '.1f')} | ≥ {goal:.2f} | {met} |"
+            f"| {client}{extra} | {num(m.rps, ',.0f')} | {num(ratio, '.2f')}{spread} "
+            f"| {num(m.p50_us, ',.0f')} | {num(m.p99_us, ',.0f')} | {num(m.cpu_us_per_req, '.1f')} "
+            f"| ≥ {goal:.2f} | {met} |"
         )
     return "\n".join(lines)
 
@@ -284,22 +318,29 @@ def main(argv: list[str]) -> int:
     work = Path(tempfile.mkdtemp(prefix="hftbench-throughput-"))
     proc, url = start_server(work / "server.log", place.server)
     script = lua_script()
-    wrk_runs, client_runs = [], {c: [] for c in clients}
+    sequence = []  # (tool, Measure) in run order: wrk before every client and at the end
+
+    def measure(label: str, tool: str, run) -> None:
+        sequence.append((tool, run()))
+        print(f"{label}: {tool} {sequence[-1][1]}", file=sys.stderr)
+
     try:
         for r in range(ns.rounds):
-            wrk_runs.append(run_wrk(url, ns.duration, script, place))
-            print(f"round {r + 1}: wrk {wrk_runs[-1]}", file=sys.stderr)
             for c in clients:
-                client_runs[c].append(run_client(c, url, ns.duration, work, place))
-                print(f"round {r + 1}: {c} {client_runs[c][-1]}", file=sys.stderr)
+                measure(f"round {r + 1}", "wrk", lambda: run_wrk(url, ns.duration, script, place))
+                measure(f"round {r + 1}", c, lambda c=c: run_client(c, url, ns.duration, work, place))
+        measure("end", "wrk", lambda: run_wrk(url, ns.duration, script, place))
     finally:
         proc.terminate()
         proc.wait(10)
-    md = table({c: median_measure(ms) for c, ms in client_runs.items()}, median_measure(wrk_runs))
+    runs_of = {t: [m for tool, m in sequence if tool == t] for t in ["wrk", *clients]}
+    rows = {c: median_measure(runs_of[c]) for c in clients}
+    md = table(rows, median_measure(runs_of["wrk"]), paired_ratios(sequence))
     header = (
         f"{time.strftime('%Y-%m-%d', time.gmtime())}, {os.cpu_count()} CPUs, "
         f"{CONNECTIONS} connections closed loop, {ns.duration} s per tool, {ns.rounds} interleaved round(s), "
-        f"medians; {place.describe()}; wrk script {script.relative_to(ROOT)}"
+        f"medians; ratio = client over the mean of the wrk runs right before and after it; "
+        f"{place.describe()}; wrk script {script.relative_to(ROOT)}"
     )
     print(f"{header}\n\n{md}")
     if ns.output:

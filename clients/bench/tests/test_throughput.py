@@ -11,6 +11,7 @@ from throughput import (  # noqa: E402
     Measure,
     cpu_per_request,
     median_measure,
+    paired_ratios,
     parse_result,
     parse_wrk,
     result_requests,
@@ -73,12 +74,37 @@ def test_median_over_rounds_ignores_failed_rounds():
 def test_table_ratio_and_goal():
     rows = {"python": Measure(15_000, 900, 3000, "", 80.04), "c": Measure(40_000, 500, 900)}
     rows["go"] = Measure(None, None, None)
-    md = table(rows, Measure(60_000, 700, 2000, "", 3.46))
+    ratios = {"python": [0.25], "c": [0.60, 0.70, 0.67], "go": []}
+    md = table(rows, Measure(60_000, 700, 2000, "", 3.46), ratios)
     lines = md.splitlines()
     assert lines[2] == "| wrk | 60,000 | 1.00 | 700 | 2,000 | 3.5 | | |"
     assert "| python | 15,000 | 0.25 | 900 | 3,000 | 80.0 | ≥ 0.25 | ✅ |" in lines
-    assert "| c | 40,000 | 0.67 | 500 | 900 | — | ≥ 0.80 | ❌ |" in lines
+    assert "| c | 40,000 | 0.67 (0.60–0.70) | 500 | 900 | — | ≥ 0.80 | ❌ |" in lines
     assert "| go | — | — | — | — | — | ≥ 0.80 | — |" in lines
+
+
+def test_paired_ratio_divides_by_the_mean_of_the_wrk_runs_around_it():
+    w = lambda rps: ("wrk", Measure(rps, 1, 1))  # noqa: E731
+    seq = [w(100), ("c", Measure(90, 1, 1)), w(80), ("rust", Measure(72, 1, 1)), w(64)]
+    assert paired_ratios(seq) == {"c": [1.0], "rust": [1.0]}
+
+
+def test_paired_ratio_cancels_a_linear_drift():
+    # The machine slows by 10 % per slot; each client always does 0.8 of wrk's rate.
+    speed = [1.0 - 0.1 * i for i in range(7)]
+    seq = [
+        ("wrk" if i % 2 == 0 else "c", Measure((1000 if i % 2 == 0 else 800) * s, 1, 1))
+        for i, s in enumerate(speed)
+    ]
+    assert [round(r, 9) for r in paired_ratios(seq)["c"]] == [0.8, 0.8, 0.8]
+    # Against the first wrk run alone (one per round, as before) the ratio would drift.
+    assert round(seq[5][1].rps / seq[0][1].rps, 9) == 0.4
+
+
+def test_paired_ratio_uses_the_one_wrk_run_there_is_and_skips_failed_runs():
+    seq = [("c", Measure(50, 1, 1)), ("wrk", Measure(100, 1, 1)), ("go", Measure(None, None, None))]
+    seq += [("wrk", Measure(None, None, None)), ("rust", Measure(30, 1, 1))]
+    assert paired_ratios(seq) == {"c": [0.5], "go": [], "rust": []}
 
 
 def test_split_cpus_gives_the_server_the_lower_half_and_the_tool_the_rest():
