@@ -8,7 +8,8 @@
 //!   memory.
 //! - `order`: the order types and their validation (422).
 //! - `order_json`: the one pass over the `POST /order` body: a fast path for plain
-//!   bodies, a serde reader for everything else (400 / 422 naming the field).
+//!   bodies (`order_json/fast.rs`), a serde reader for everything else (400 / 422 naming
+//!   the field).
 //! - `reply`: the order reply JSON, timestamps and `latency_ms`.
 //! - `stats`: counters behind `/stats` (reset by snapshot) and `/metrics`.
 //! - `metrics`: the handler-latency histogram and the Prometheus text format.
