@@ -5,14 +5,13 @@
 
 #include "hb_clock.h"
 
-/* Only counts the answer: the outcome needs the status code alone, so no copy is made. */
+/* Takes the answer body and drops it: the outcome needs the status code alone. (Without a
+ * write function libcurl would print the body to stdout.) */
 static size_t on_data(char *data, size_t size, size_t nmemb, void *userdata)
 {
     (void)data;
-    cc_conn *c = userdata;
-    size_t n = size * nmemb;
-    c->response_len += n;
-    return n;
+    (void)userdata;
+    return size * nmemb;
 }
 
 int cc_conn_init(cc_conn *c, const hb_config *cfg)
@@ -49,7 +48,6 @@ int cc_conn_init(cc_conn *c, const hb_config *cfg)
     bad |= curl_easy_setopt(e, CURLOPT_POSTFIELDS, c->body) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, 0L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK;
-    bad |= curl_easy_setopt(e, CURLOPT_WRITEDATA, c) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_PRIVATE, c) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK; /* threads: no SIGALRM timeouts */
@@ -82,7 +80,6 @@ void cc_conn_prepare(cc_conn *c, const hb_config *cfg, hb_ts_cache *ts, uint64_t
     hb_ts_format(ts, &wall, stamp);
     size_t len = hb_order_format(&order, stamp, c->body, sizeof(c->body));
     (void)curl_easy_setopt(c->easy, CURLOPT_POSTFIELDSIZE, (long)len);
-    c->response_len = 0;
     c->measured = k >= cfg->warmup;
     c->in_flight = true;
     c->sent_ns = now_ns;

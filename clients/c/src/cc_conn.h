@@ -19,7 +19,6 @@ typedef struct cc_conn {
     CURLU *url;                     /* the order URL, parsed once */
     struct curl_slist *headers;     /* Content-Type, and no Expect: / Accept: */
     char body[HB_ORDER_BODY_MAX];   /* the order in flight; CURLOPT_POSTFIELDS points here */
-    size_t response_len;            /* answer body bytes (counted, not kept: only the status matters) */
     uint64_t intended_ns;           /* open loop: its scheduled send time; closed loop: = sent_ns */
     uint64_t sent_ns;               /* when it was handed to libcurl */
     bool measured;                  /* false for warm-up orders: sent, not recorded */

@@ -33,7 +33,6 @@ Connection::Connection(const hb_config &cfg, std::size_t index) : cfg_(cfg), ind
     setopt(e, CURLOPT_POSTFIELDS, body_.data(), "POSTFIELDS");
     setopt(e, CURLOPT_POSTFIELDSIZE, 0L, "POSTFIELDSIZE");
     setopt(e, CURLOPT_WRITEFUNCTION, &Connection::on_data, "WRITEFUNCTION");
-    setopt(e, CURLOPT_WRITEDATA, this, "WRITEDATA");
     setopt(e, CURLOPT_PRIVATE, this, "PRIVATE");
     setopt(e, CURLOPT_TCP_NODELAY, 1L, "TCP_NODELAY");
     setopt(e, CURLOPT_NOSIGNAL, 1L, "NOSIGNAL");  // threads: no SIGALRM timeouts
@@ -41,13 +40,11 @@ Connection::Connection(const hb_config &cfg, std::size_t index) : cfg_(cfg), ind
     setopt(e, CURLOPT_CONNECTTIMEOUT_MS, cfg.timeout_ms, "CONNECTTIMEOUT_MS");
 }
 
-// Only counts the answer: the outcome needs the status code alone, so no copy is made.
-std::size_t Connection::on_data(char * /*data*/, std::size_t size, std::size_t nmemb, void *self)
+// Takes the answer body and drops it: the outcome needs the status code alone. (Without a
+// write function libcurl would print the body to stdout.)
+std::size_t Connection::on_data(char * /*data*/, std::size_t size, std::size_t nmemb, void * /*self*/)
 {
-    auto *c = static_cast<Connection *>(self);
-    std::size_t n = size * nmemb;
-    c->response_len_ += n;
-    return n;
+    return size * nmemb;
 }
 
 void Connection::prepare(hb_ts_cache &ts, std::uint64_t k, std::uint64_t intended_ns)
@@ -60,7 +57,6 @@ void Connection::prepare(hb_ts_cache &ts, std::uint64_t k, std::uint64_t intende
     hb_ts_format(&ts, &wall, stamp);
     std::size_t len = hb_order_format(&order, stamp, body_.data(), body_.size());
     (void)curl_easy_setopt(easy_.get(), CURLOPT_POSTFIELDSIZE, static_cast<long>(len));
-    response_len_ = 0;
     measured_ = k >= cfg_.warmup;
     sent_ns_ = hb_now_ns();
     intended_ns_ = intended_ns == 0 ? sent_ns_ : intended_ns;

@@ -44,7 +44,6 @@ private:
     EasyHandle easy_;                             // reused: libcurl keeps the connection alive
     HeaderList headers_;                          // Content-Type, and no Accept:
     std::array<char, HB_ORDER_BODY_MAX> body_{};  // CURLOPT_POSTFIELDS points here
-    std::size_t response_len_ = 0;                // bytes of the answer read so far
     std::uint64_t intended_ns_ = 0;               // open loop: scheduled send; closed: = sent_ns_
     std::uint64_t sent_ns_ = 0;
     bool measured_ = false;                       // warm-up orders are sent, not recorded

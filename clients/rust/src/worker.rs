@@ -167,7 +167,7 @@ impl OrderRequest {
 
 /// The `Host` value hyper-util would otherwise format per request: the host, plus
 /// `:port` unless it is the scheme's default (which `Url` already leaves out).
-pub fn host_header(url: &Url) -> Option<String> {
+fn host_header(url: &Url) -> Option<String> {
     let host = url.host_str()?;
     Some(match url.port() {
         Some(port) => format!("{host}:{port}"),
@@ -274,26 +274,18 @@ mod tests {
 
     #[test]
     fn host_header_is_what_hyper_would_send() {
-        let host = |url: &str| host_header(&Url::parse(url).unwrap());
-        assert_eq!(
-            host("http://127.0.0.1:8080/order").as_deref(),
-            Some("127.0.0.1:8080")
-        );
-        assert_eq!(host("http://localhost/order").as_deref(), Some("localhost"));
-        assert_eq!(
-            host("http://localhost:80/order").as_deref(),
-            Some("localhost")
-        );
-        assert_eq!(host("https://h.test:443/order").as_deref(), Some("h.test"));
-        assert_eq!(
-            host("https://h.test:80/order").as_deref(),
-            Some("h.test:80")
-        );
-        assert_eq!(host("http://[::1]:9/order").as_deref(), Some("[::1]:9"));
-        assert_eq!(
-            host("http://u:p@127.0.0.1:9/order").as_deref(),
-            Some("127.0.0.1:9")
-        );
+        for (url, host) in [
+            ("http://127.0.0.1:8080/order", "127.0.0.1:8080"),
+            ("http://localhost/order", "localhost"),
+            ("http://localhost:80/order", "localhost"),
+            ("https://h.test:443/order", "h.test"),
+            ("https://h.test:80/order", "h.test:80"),
+            ("http://[::1]:9/order", "[::1]:9"),
+            ("http://u:p@127.0.0.1:9/order", "127.0.0.1:9"),
+        ] {
+            let got = host_header(&Url::parse(url).unwrap());
+            assert_eq!(got.as_deref(), Some(host), "{url}");
+        }
     }
 
     #[test]
