@@ -9,7 +9,8 @@ Ratios are taken within one run, never against figures from another day: wrk run
 every client and once more at the end (wrk, c1, wrk, c2, ..., wrk), and each client run is
 divided by the mean of the two wrk runs around it, which cancels a drift of the machine's
 speed over the run (a shared VM's host load moves over minutes). The table shows the
-median of those paired ratios over the rounds, and their range. A missing bin/client-X is
+median of those paired ratios over the rounds, and their range; "met?" is ✅ when every
+round reached the goal, ❌ when none did, "k of n" otherwise. A missing bin/client-X is
 reported in the table (it does not stop the others).
 
 --layout shared (the default) lets the server and the load tool share every CPU: on a
@@ -147,6 +148,20 @@ def _nearest_wrk(sequence: list, i: int, step: int) -> Measure | None:
     return None
 
 
+def goal_verdict(ratios: list, goal: float) -> str:
+    """Whether a client met its goal over the rounds: ✅ when every round's ratio reached it,
+    ❌ when none did, "k of n" when the rounds disagree (the machine's noise straddles the
+    goal, so neither answer would be honest); "—" without a ratio."""
+    if not ratios:
+        return "—"
+    reached = sum(r >= goal for r in ratios)
+    if reached == len(ratios):
+        return "✅"
+    if reached == 0:
+        return "❌"
+    return f"{reached} of {len(ratios)}"
+
+
 def table(rows: dict, wrk: Measure, ratios: dict) -> str:
     """The markdown table: rows maps client -> Measure (median over rounds), ratios maps
     client -> its paired ratios to wrk (paired_ratios); the ratio shown is their median,
@@ -166,7 +181,7 @@ def table(rows: dict, wrk: Measure, ratios: dict) -> str:
         ratio = statistics.median(own) if own else None
         spread = f" ({min(own):.2f}–{max(own):.2f})" if len(own) > 1 else ""
         goal = GOALS[client]
-        met = "—" if ratio is None else ("✅" if ratio >= goal else "❌")
+        met = goal_verdict(own, goal)
         extra = f" ({m.note})" if m.note else ""
         lines.append(
             f"| {client}{extra} | {num(m.rps, ',.0f')} | {num(ratio, '.2f')}{spread} "

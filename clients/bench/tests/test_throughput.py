@@ -10,6 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from throughput import (  # noqa: E402
     Measure,
     cpu_per_request,
+    goal_verdict,
     median_measure,
     paired_ratios,
     parse_result,
@@ -81,6 +82,20 @@ def test_table_ratio_and_goal():
     assert "| python | 15,000 | 0.25 | 900 | 3,000 | 80.0 | ≥ 0.25 | ✅ |" in lines
     assert "| c | 40,000 | 0.67 (0.60–0.70) | 500 | 900 | — | ≥ 0.80 | ❌ |" in lines
     assert "| go | — | — | — | — | — | ≥ 0.80 | — |" in lines
+
+
+def test_goal_verdict_says_met_only_when_every_round_agrees():
+    assert goal_verdict([0.81, 0.85, 0.80], 0.8) == "✅"
+    assert goal_verdict([0.70, 0.79, 0.75], 0.8) == "❌"
+    assert goal_verdict([0.79, 0.81, 0.87], 0.8) == "2 of 3"
+    assert goal_verdict([0.93, 0.99, 1.04], 1.0) == "1 of 3"
+    assert goal_verdict([0.5], 0.25) == "✅"
+    assert goal_verdict([], 0.8) == "—"
+
+
+def test_table_shows_rounds_that_straddle_the_goal():
+    md = table({"c": Measure(80_000, 500, 900)}, Measure(100_000, 400, 800), {"c": [0.79, 0.81, 0.87]})
+    assert "| c | 80,000 | 0.81 (0.79–0.87) | 500 | 900 | — | ≥ 0.80 | 2 of 3 |" in md.splitlines()
 
 
 def test_paired_ratio_divides_by_the_mean_of_the_wrk_runs_around_it():
