@@ -163,8 +163,8 @@ func Run(p *Phase) Report {
 	// the headers first, two syscalls (and two TCP segments for the server) per order.
 	reader := &bytes.Reader{}
 	body := io.NopCloser(reader)
-	ctx := newTimeoutCtx(p.Timeout)
-	req, err := http.NewRequestWithContext(ctx.ctx, http.MethodPost, p.OrderURL, nil)
+	deadline := newTimeoutCtx(p.Timeout)
+	req, err := http.NewRequestWithContext(deadline.ctx, http.MethodPost, p.OrderURL, nil)
 	if err != nil { // args.URL accepted it, so this is a bug, not a user error
 		panic(fmt.Sprintf("order URL %q: %v", p.OrderURL, err))
 	}
@@ -182,11 +182,11 @@ func Run(p *Phase) Report {
 		reader.Reset(buf)
 		req.Body, req.ContentLength = body, int64(len(buf))
 		start := time.Now()
-		failure := post(p.Transport, req, ctx, answer)
+		failure := post(p.Transport, req, deadline, answer)
 		done := time.Now()
-		if !ctx.disarm() { // the timeout fired: that context is done for good
-			ctx = newTimeoutCtx(p.Timeout)
-			req = req.WithContext(ctx.ctx)
+		if !deadline.disarm() { // the timeout fired: that context is done for good
+			deadline = newTimeoutCtx(p.Timeout)
+			req = req.WithContext(deadline.ctx)
 		}
 		r.Sent++
 		if !p.Record {
@@ -207,13 +207,13 @@ func Run(p *Phase) Report {
 }
 
 // post sends one order and reads the answer to its end into answer (the worker's
-// scratch buffer); ctx's timer (armed here, disarmed by the caller) cancels it at the
-// timeout. http.Client.Timeout would start a goroutine per request (measured: ~3 µs of
-// client CPU per order). An answer that fits in the buffer takes one Read, which also
+// scratch buffer); deadline's timer (armed here, disarmed by the caller) cancels it at
+// the timeout. http.Client.Timeout would start a goroutine per request (measured: ~3 µs
+// of client CPU per order). An answer that fits in the buffer takes one Read, which also
 // returns io.EOF (net/http reports EOF with the last bytes of a Content-Length body);
 // io.Copy(io.Discard) reads the same way but through a pooled 8 KiB buffer.
-func post(rt http.RoundTripper, req *http.Request, ctx *timeoutCtx, answer []byte) Failure {
-	ctx.arm()
+func post(rt http.RoundTripper, req *http.Request, deadline *timeoutCtx, answer []byte) Failure {
+	deadline.arm()
 	resp, err := rt.RoundTrip(req)
 	if err != nil {
 		return Classify(err)
