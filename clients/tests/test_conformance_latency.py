@@ -78,17 +78,25 @@ def test_coordinated_omission_is_corrected(client, own_server, tmp_path):
 # Pacing finer than 50 µs (Contract 2). On an idle server at 1000 orders/s every connection
 # is free long before its next order is due, so an order sent on time has corrected and
 # uncorrected latency alike; the medians differ by the typical lateness of the send. A
-# client pacing with a millisecond timer would be ~500 µs late at the median.
+# client pacing with a millisecond timer would be ~500 µs late at the median, in every run.
+# go and rust hand each due order from a pacer thread to a worker thread, so their lateness
+# also holds the wake-up of that thread's idle vCPU, whose cost is the host's: for go 6 µs
+# on 2026-11-22's host, 37-48 µs on 2026-11-23's, and once 62 µs during a CI run. The test
+# is after the pacing's resolution, so a client gets up to three runs and passes when one
+# of them is on time.
 PACING_ARGS = ("--rate", "1000", "--orders", "1000", "--warmup", "100", "--connections", "4")
 PACING_US = 50
+PACING_RUNS = 3
 
 
 def test_open_loop_sends_within_50us_of_the_intended_time(client, server, tmp_path):
-    run = run_client(client, tmp_path, "--url", server.url, *PACING_ARGS)
-    assert run.returncode == 0, run.stderr
-    doc = run.doc
-    late = doc["latency_us"]["p50"] - doc["uncorrected_latency_us"]["p50"]
-    assert late < PACING_US, (
-        f"median send {late:.1f} us after the intended time "
-        f"(corrected p50 {doc['latency_us']['p50']}, uncorrected {doc['uncorrected_latency_us']['p50']})"
-    )
+    seen = []
+    for attempt in range(PACING_RUNS):
+        run = run_client(client, tmp_path / str(attempt), "--url", server.url, *PACING_ARGS)
+        assert run.returncode == 0, run.stderr
+        corrected, uncorrected = run.doc["latency_us"]["p50"], run.doc["uncorrected_latency_us"]["p50"]
+        late = corrected - uncorrected
+        seen.append(f"{late:.1f} us (corrected p50 {corrected}, uncorrected {uncorrected})")
+        if late < PACING_US:
+            return
+    pytest.fail(f"median send after the intended time, {PACING_RUNS} runs: " + "; ".join(seen))
