@@ -65,7 +65,10 @@ stale() { # stale STAMP INPUT...
 # pyenv build without --enable-optimizations costs client-python ~13% more CPU per request
 # (81 vs 93 us, clients/python/README.md), which would be measured as client latency.
 venv_python() {
-  if [ -n "${HFTBENCH_PYTHON:-}" ]; then echo "$HFTBENCH_PYTHON"
+  if [ -n "${HFTBENCH_PYTHON:-}" ]; then
+    "$HFTBENCH_PYTHON" -c 'import venv' 2>/dev/null ||
+      die "HFTBENCH_PYTHON=$HFTBENCH_PYTHON is not a python3 with the venv module; point it at one, or unset it for /usr/bin/python3"
+    echo "$HFTBENCH_PYTHON"
   elif [ -x /usr/bin/python3 ]; then echo /usr/bin/python3
   else command -v python3 || die "python3 not found: apt-get install python3 python3-venv"; fi
 }
