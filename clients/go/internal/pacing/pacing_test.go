@@ -1,6 +1,7 @@
 package pacing
 
 import (
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -24,12 +25,29 @@ func TestDueTimesAreIOverRate(t *testing.T) {
 	}
 }
 
+func newTimer(t *testing.T) *Timer {
+	t.Helper()
+	timer, err := NewTimer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(timer.Close)
+	return timer
+}
+
+// Both waits: nanosleep on the pacer's own thread, and the single-P timerfd.
+func waits(t *testing.T) map[string]func(time.Time, *atomic.Bool) bool {
+	return map[string]func(time.Time, *atomic.Bool) bool{"nanosleep": SleepUntil, "timerfd": newTimer(t).SleepUntil}
+}
+
 func TestNeverReturnsBeforeTheDueTime(t *testing.T) {
 	var stop atomic.Bool
-	for _, d := range []time.Duration{30 * time.Microsecond, 700 * time.Microsecond, 3 * time.Millisecond} {
-		due := time.Now().Add(d)
-		if !SleepUntil(due, &stop) || time.Now().Before(due) {
-			t.Fatalf("returned before %v", d)
+	for name, wait := range waits(t) {
+		for _, d := range []time.Duration{30 * time.Microsecond, 700 * time.Microsecond, 3 * time.Millisecond, 70 * time.Millisecond} {
+			due := time.Now().Add(d)
+			if !wait(due, &stop) || time.Now().Before(due) {
+				t.Fatalf("%s: returned before %v", name, d)
+			}
 		}
 	}
 }
@@ -37,28 +55,52 @@ func TestNeverReturnsBeforeTheDueTime(t *testing.T) {
 func TestStopEndsTheWait(t *testing.T) {
 	var stop atomic.Bool
 	stop.Store(true)
-	if SleepUntil(time.Now().Add(time.Hour), &stop) {
-		t.Fatal("waited despite stop")
+	for name, wait := range waits(t) {
+		if wait(time.Now().Add(time.Hour), &stop) {
+			t.Fatalf("%s: waited despite stop", name)
+		}
 	}
 }
 
-func TestThePacerReleasesEachOrderOnceInOrderAndHonoursTheDeadline(t *testing.T) {
-	var stop atomic.Bool
-	s := NewSchedule(time.Now(), 10000)
-	due, done := Pace(s, 5, 25, s.Due(20), &stop)
-	var got []uint64
-	for k := range due {
-		if time.Now().Before(s.Due(k)) {
-			t.Fatalf("order %d released early", k)
+// A stop set while the pacer naps ends the wait within one nap (maxNap).
+func TestStopDuringANapEndsTheWait(t *testing.T) {
+	for name, wait := range waits(t) {
+		var stop atomic.Bool
+		go func() {
+			time.Sleep(10 * time.Millisecond)
+			stop.Store(true)
+		}()
+		if wait(time.Now().Add(time.Hour), &stop) {
+			t.Fatalf("%s: returned true despite stop", name)
 		}
-		got = append(got, k)
 	}
-	<-done
-	var want []uint64
-	for k := uint64(5); k < 20; k++ {
-		want = append(want, k)
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("got %v", got)
+}
+
+// With one P (timerfd pacer) and with two (pacer on its own thread).
+func TestThePacerReleasesEachOrderOnceInOrderAndHonoursTheDeadline(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2} {
+		runtime.GOMAXPROCS(procs)
+		var stop atomic.Bool
+		s := NewSchedule(time.Now(), 10000)
+		due, done, err := Pace(s, 5, 25, s.Due(20), &stop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []uint64
+		for k := range due {
+			if time.Now().Before(s.Due(k)) {
+				t.Fatalf("GOMAXPROCS %d: order %d released early", procs, k)
+			}
+			got = append(got, k)
+		}
+		<-done
+		var want []uint64
+		for k := uint64(5); k < 20; k++ {
+			want = append(want, k)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("GOMAXPROCS %d: got %v", procs, got)
+		}
 	}
 }

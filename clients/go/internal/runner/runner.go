@@ -68,15 +68,34 @@ func NewTransport(c args.Config) *http.Transport {
 // threads spinning for work on the core the server needs. On the 2-core dev box one P
 // cut client CPU from 12-16 to a steady ~12 µs per order at the same or better
 // throughput. A client confined to CPUs of its own (affinity mask smaller than the CPUs
-// online, as hftbench --client-cpus does) takes all of them. Open loop keeps every core:
-// its pacer spins on a thread of its own. An explicit GOMAXPROCS in the environment wins.
+// online, as hftbench --client-cpus does) takes all of them. Open loop takes one P per
+// openLoopRatePerProc orders/s (see openLoopProcs). An explicit GOMAXPROCS in the
+// environment wins.
 func SetProcs(c args.Config) int {
-	if c.Rate > 0 || os.Getenv("GOMAXPROCS") != "" {
+	if os.Getenv("GOMAXPROCS") != "" {
 		return runtime.GOMAXPROCS(0)
 	}
 	n := closedLoopProcs(runtime.NumCPU(), onlineCPUs(onlinePath))
+	if c.Rate > 0 {
+		n = openLoopProcs(runtime.NumCPU(), c.Rate)
+	}
 	runtime.GOMAXPROCS(n)
 	return n
+}
+
+// openLoopRatePerProc is the open-loop rate one P carries. Up to it the single-P pacer
+// naps on its timerfd for most of each interval (its spin window is 60 µs of every 200 or
+// more), so the P still polls the network often; one P whose pacer spun most of the time
+// fell behind at 20,000/s, where 2 Ps kept up.
+const openLoopRatePerProc = 5000
+
+// openLoopProcs: one P per openLoopRatePerProc orders/s, at least one, at most the usable
+// CPUs. With one P the pacer hands each due order to its worker on its own thread; with
+// more, a hand-off wakes another thread (package pacing). 2026-11-23, idle server, 50
+// connections: median send 4–8 µs after its due time at 1,000 and 5,000/s with one P,
+// 44–45 µs with two.
+func openLoopProcs(usable int, rate float64) int {
+	return max(1, min(usable, int(math.Ceil(rate/openLoopRatePerProc))))
 }
 
 const onlinePath = "/sys/devices/system/cpu/online"
@@ -117,21 +136,24 @@ func Run(c args.Config, stop *atomic.Bool) (*result.Result, error) {
 	if c.Rate > 0 {
 		schedule = pacing.NewSchedule(time.Now().Add(scheduleLead), c.Rate)
 	}
-	phase := func(start, end uint64, deadline time.Time, record bool) (*worker.Phase, <-chan struct{}) {
+	phase := func(start, end uint64, deadline time.Time, record bool) (*worker.Phase, <-chan struct{}, error) {
 		p := &worker.Phase{
 			Transport: transport, OrderURL: c.OrderURL, Seed: c.Seed, Timeout: c.Timeout, End: end,
 			Deadline: deadline, Schedule: schedule, Record: record, Stop: stop,
 		}
 		p.Next.Store(start)
 		if c.Rate <= 0 {
-			return p, nil
+			return p, nil, nil
 		}
-		due, done := pacing.Pace(schedule, start, end, deadline, stop)
+		due, done, err := pacing.Pace(schedule, start, end, deadline, stop)
 		p.Due = due
-		return p, done
+		return p, done, err
 	}
 	if c.Warmup > 0 {
-		warm, pacer := phase(0, c.Warmup, time.Time{}, false)
+		warm, pacer, err := phase(0, c.Warmup, time.Time{}, false)
+		if err != nil {
+			return nil, err
+		}
 		runPhase(warm, pacer, c.Connections)
 	}
 	started := time.Now()
@@ -139,7 +161,10 @@ func Run(c args.Config, stop *atomic.Bool) (*result.Result, error) {
 	if c.Duration > 0 {
 		end, deadline = math.MaxUint64, started.Add(c.Duration)
 	}
-	measured, pacer := phase(c.Warmup, end, deadline, true)
+	measured, pacer, err := phase(c.Warmup, end, deadline, true)
+	if err != nil {
+		return nil, err
+	}
 	reports := runPhase(measured, pacer, c.Connections)
 	return result.New(c, result.Run{
 		Reports: reports, Started: started, Duration: time.Since(started), Interrupted: stop.Load(),

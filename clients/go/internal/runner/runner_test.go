@@ -71,8 +71,8 @@ func TestRunPostsEveryOrderOnceAndAddsUp(t *testing.T) {
 	}
 }
 
-// Closed loop leaves half the cores to the server; open loop and an explicit
-// GOMAXPROCS keep what the runtime chose.
+// Closed loop leaves half the cores to the server; open loop sizes by the rate; an
+// explicit GOMAXPROCS keeps what the runtime chose.
 func TestSetProcs(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	t.Setenv("GOMAXPROCS", "")
@@ -81,12 +81,29 @@ func TestSetProcs(t *testing.T) {
 		t.Fatalf("closed loop: %d, want %d", runtime.GOMAXPROCS(0), want)
 	}
 	runtime.GOMAXPROCS(3)
-	if got := SetProcs(args.Config{Rate: 1000}); got != 3 {
-		t.Fatalf("open loop: %d, want 3 (unchanged)", got)
+	if got := SetProcs(args.Config{Rate: 1000}); got != 1 || runtime.GOMAXPROCS(0) != 1 {
+		t.Fatalf("open loop at 1,000/s: %d, want 1", runtime.GOMAXPROCS(0))
 	}
 	t.Setenv("GOMAXPROCS", "3")
-	if got := SetProcs(args.Config{}); got != 3 {
+	runtime.GOMAXPROCS(3) // as the runtime would have set it at start-up
+	if got := SetProcs(args.Config{Rate: 1000}); got != 3 {
 		t.Fatalf("GOMAXPROCS=3 in the environment: %d", got)
+	}
+}
+
+// One P per openLoopRatePerProc orders/s, between 1 and the usable CPUs.
+func TestOpenLoopProcs(t *testing.T) {
+	for _, c := range []struct {
+		usable int
+		rate   float64
+		want   int
+	}{
+		{2, 1000, 1}, {2, openLoopRatePerProc, 1}, {2, openLoopRatePerProc + 1, 2}, {2, 1e6, 2},
+		{28, 30000, 6}, {1, 1e6, 1}, {4, 0.5, 1},
+	} {
+		if got := openLoopProcs(c.usable, c.rate); got != c.want {
+			t.Errorf("openLoopProcs(%d usable, %v/s) = %d, want %d", c.usable, c.rate, got, c.want)
+		}
 	}
 }
 
