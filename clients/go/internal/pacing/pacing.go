@@ -100,6 +100,12 @@ func Pace(s Schedule, start, end uint64, deadline time.Time, stop *atomic.Bool) 
 // SleepUntil blocks the calling thread until due: nanosleep, then spin; false if stop
 // was set meanwhile.
 func SleepUntil(due time.Time, stop *atomic.Bool) bool {
+	return waitUntil(due, stop, nanosleep, func() {})
+}
+
+// waitUntil naps until SpinWindow before due, then calls turn until due; it returns at
+// due or just after it (never before), false if stop was set meanwhile.
+func waitUntil(due time.Time, stop *atomic.Bool, nap func(time.Duration), turn func()) bool {
 	for {
 		if stop.Load() {
 			return false
@@ -108,11 +114,17 @@ func SleepUntil(due time.Time, stop *atomic.Bool) bool {
 		switch {
 		case left <= 0:
 			return true
-		case left > SpinWindow:
-			ts := syscall.NsecToTimespec(int64(min(left-SpinWindow, maxNap)))
-			_ = syscall.Nanosleep(&ts, nil) // EINTR just loops
+		case left <= SpinWindow:
+			turn()
+		default:
+			nap(min(left-SpinWindow, maxNap))
 		}
 	}
+}
+
+func nanosleep(d time.Duration) {
+	ts := syscall.NsecToTimespec(int64(d))
+	_ = syscall.Nanosleep(&ts, nil) // EINTR: the caller loops
 }
 
 // Timer is the single-P pacer's wait: a timerfd until SpinWindow before the due time,
@@ -138,24 +150,7 @@ func (t *Timer) Close() { _ = t.file.Close() }
 // SleepUntil returns at due or just after it (never before); false if stop was set
 // meanwhile.
 func (t *Timer) SleepUntil(due time.Time, stop *atomic.Bool) bool {
-	for {
-		if stop.Load() {
-			return false
-		}
-		left := time.Until(due)
-		switch {
-		case left <= 0:
-			return true
-		case left <= SpinWindow:
-			runtime.Gosched()
-		default:
-			if err := t.nap(min(left-SpinWindow, maxNap)); err != nil {
-				// The timerfd failed (it should not): Go's sleep is coarse but never
-				// early, and the spin still ends on time.
-				time.Sleep(min(left-SpinWindow, maxNap))
-			}
-		}
-	}
+	return waitUntil(due, stop, t.nap, runtime.Gosched)
 }
 
 const (
@@ -169,12 +164,17 @@ type itimerspec struct {
 	interval, value syscall.Timespec
 }
 
-// nap arms the timerfd d (> 0) from now and parks this goroutine until it fires.
-func (t *Timer) nap(d time.Duration) error {
+// nap arms the timerfd d (> 0) from now and parks this goroutine until it fires. Should
+// the timerfd fail (it should not), Go's sleep: coarse, but never early, and the spin
+// still ends on time.
+func (t *Timer) nap(d time.Duration) {
 	spec := itimerspec{value: syscall.NsecToTimespec(int64(d))}
-	if _, _, errno := syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, t.fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0); errno != 0 {
-		return errno
+	_, _, errno := syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, t.fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
+	if errno != 0 {
+		time.Sleep(d)
+		return
 	}
-	_, err := t.file.Read(t.buf[:])
-	return err
+	if _, err := t.file.Read(t.buf[:]); err != nil {
+		time.Sleep(d)
+	}
 }
