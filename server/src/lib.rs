@@ -49,6 +49,17 @@ pub struct Config {
     pub max_symbols: usize,
     /// Busy-wait added to every order: a known slowdown for checking the regression gate.
     pub inject_delay: Duration,
+    /// Busy-wait added to one order in `every`: a slowdown only the latency tail sees.
+    pub inject_stall: Option<Stall>,
+}
+
+/// `--inject-stall-us D --inject-stall-every N`: every N-th valid order waits D longer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stall {
+    /// How long a stalled order busy-waits.
+    pub delay: Duration,
+    /// One order in this many is stalled (counted over all connections); at least 1.
+    pub every: u64,
 }
 
 impl Default for Config {
@@ -57,6 +68,7 @@ impl Default for Config {
             max_resting_per_symbol: 100_000,
             max_symbols: 1_024,
             inject_delay: Duration::ZERO,
+            inject_stall: None,
         }
     }
 }

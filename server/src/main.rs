@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use hft_server::{cpus, Config};
+use hft_server::{cpus, Config, Stall};
 use tokio::net::TcpListener;
 
 /// The order-entry server measured by hft-bench (see server/README.md).
@@ -37,6 +37,14 @@ struct Args {
     /// regression gate catches it.
     #[arg(long, default_value_t = 0, value_name = "N")]
     inject_delay_us: u64,
+    /// Busy-wait N microseconds in one order of every --inject-stall-every: a slowdown
+    /// only the latency tail sees (P99 moves, P50 does not), to check the gate sees it.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    inject_stall_us: u64,
+    /// Which orders --inject-stall-us stalls: one in N (counted over all connections).
+    #[arg(long, default_value_t = 50, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    inject_stall_every: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -99,6 +107,10 @@ fn main() -> ExitCode {
         max_resting_per_symbol: args.max_resting_per_symbol as usize,
         max_symbols: args.max_symbols as usize,
         inject_delay: Duration::from_micros(args.inject_delay_us),
+        inject_stall: (args.inject_stall_us > 0).then(|| Stall {
+            delay: Duration::from_micros(args.inject_stall_us),
+            every: args.inject_stall_every,
+        }),
     };
     runtime.block_on(serve(args.addr, config))
 }

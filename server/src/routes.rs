@@ -2,6 +2,7 @@
 
 use std::future::poll_fn;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,6 +31,10 @@ pub struct AppState {
     pub stats: Stats,
     /// `--inject-delay-us`: busy-wait per order, a known slowdown for testing the gate.
     pub inject_delay: Duration,
+    /// `--inject-stall-*`: a busy-wait for one order in N, a slowdown of the tail only.
+    pub inject_stall: Option<crate::Stall>,
+    /// Valid orders seen, for picking every N-th one to stall (only touched with a stall).
+    stall_counter: AtomicU64,
 }
 
 impl AppState {
@@ -38,6 +43,8 @@ impl AppState {
             engine: Engine::new(config.max_resting_per_symbol, config.max_symbols),
             stats: Stats::default(),
             inject_delay: config.inject_delay,
+            inject_stall: config.inject_stall,
+            stall_counter: AtomicU64::new(0),
         }
     }
 
@@ -45,6 +52,11 @@ impl AppState {
     pub fn place_order(&self, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         let order = order::parse(body)?;
         spin(self.inject_delay);
+        if let Some(stall) = self.inject_stall {
+            if self.stall_counter.fetch_add(1, Ordering::Relaxed) % stall.every == stall.every - 1 {
+                spin(stall.delay);
+            }
+        }
         let execution = self.engine.submit(
             order.symbol,
             order.side,

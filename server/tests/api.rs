@@ -348,3 +348,30 @@ async fn shutdown_future_stops_the_server() {
         "the listener must be closed after shutdown"
     );
 }
+
+#[tokio::test]
+async fn the_tail_stall_knob_slows_exactly_one_order_in_n() {
+    // A 300 ms busy-wait dwarfs any scheduling delay of this host, so "slow" is unambiguous.
+    let stall = std::time::Duration::from_millis(300);
+    let config = Config {
+        inject_stall: Some(hft_server::Stall {
+            delay: stall,
+            every: 3,
+        }),
+        ..Config::default()
+    };
+    let server = TestServer::start(config).await;
+    let mut slow = Vec::new();
+    for i in 0..6 {
+        let started = std::time::Instant::now();
+        let (status, _) = server
+            .post_order(order("buy", 7, "10.00", 1, "limit", "ioc"))
+            .await;
+        assert_eq!(status, 200);
+        if started.elapsed() >= stall {
+            slow.push(i);
+        }
+    }
+    assert_eq!(slow, vec![2, 5], "the 3rd and 6th orders are stalled");
+    server.stop().await.unwrap();
+}
