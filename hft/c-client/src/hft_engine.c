@@ -2,6 +2,7 @@
 #include "hft_engine.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,13 @@
 #include "hft_worker.h"
 
 #define STACK_BYTES ((size_t)256 * 1024) /* small stacks: less to lock with mlockall */
+
+/* CPUs this process may run on (its affinity mask); the CPUs online if that cannot be read. */
+static int cpus_allowed(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+    return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
 
 /* ---- barrier: the last thread to arrive runs the phase change, then releases ---- */
 
@@ -119,7 +127,7 @@ int hft_run(const hb_config *cfg, const hft_options *opt, hft_outcome *out, char
     memset(out, 0, sizeof *out);
     engine e = {.cfg = cfg, .opt = opt};
     e.nw = opt->cpus.n < cfg->connections ? opt->cpus.n : cfg->connections;
-    e.busy = hft_busy_poll_resolve(opt->poll, e.nw, (int)sysconf(_SC_NPROCESSORS_ONLN));
+    e.busy = hft_busy_poll_resolve(opt->poll, e.nw, cpus_allowed());
     e.timeout_ticks = hft_ns_to_ticks((double)cfg->timeout_ms * 1e6);
     e.total = cfg->duration_s > 0 ? UINT64_MAX : cfg->warmup + cfg->orders;
     e.w = aligned_alloc(HFT_CACHE_LINE, (size_t)e.nw * sizeof(worker)); /* sizeof is a multiple of 64 */
