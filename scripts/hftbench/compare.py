@@ -2,23 +2,25 @@
 
 BASE and HEAD are run folders, folders of run folders, or (BASE only) a history store.
 For each scenario × client present on both sides and each metric of gates.yaml:
-ratio head/base, bootstrap interval, Mann-Whitney p (Holm-corrected over the gated family),
-verdict (stats.classify). Exit 1 when a gated metric regressed, else 0.
+ratio head/base of the pooled histograms, expanded bootstrap interval over runs,
+permutation p over runs (Holm-corrected over the gated family), the minimum detectable
+effect at this noise, verdict (stats.classify). Exit 1 when a gated metric regressed, else 0.
+Why these statistics: stats.py.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import stats
+from . import paths, stats, verdict_text
 from .compare_gates import Gates, MetricGate, load_gates
 from .compare_sides import Repeat, SeriesKey, Side, is_store, load_side
-from .history_store import write_atomic
+from .fsio import write_atomic
 
 VERDICT_SCHEMA_VERSION = 1
 
@@ -28,18 +30,23 @@ class MetricResult:
     scenario: str
     client: str
     metric: str  # gates.yaml name: "p99_us", "throughput_rps", "errors"
-    gated: bool  # counts for the exit status (gates.yaml gated and enough samples)
+    gated: bool  # counts for the exit status (gates.yaml gated, enough samples, a gated scenario)
     base_runs: int
     head_runs: int
     min_samples: int  # fewest samples in one run, both sides
+    threshold: float | None = None  # gates.yaml's smallest effect that matters, for the text
     verdict: str = stats.INCONCLUSIVE  # REGRESSION | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | NOT_GATED
     ratio: float | None = None  # head / base (errors: head rate / base rate, None when base is 0)
     ci: tuple[float, float] | None = None  # bootstrap interval of the ratio (None: not computed)
-    p_value: float | None = None  # Mann-Whitney two-sided, uncorrected
+    p_value: float | None = None  # permutation test over runs, two-sided, uncorrected
     p_adjusted: float | None = None  # Holm over the family (gated or reported-only)
     base_value: float | None = None  # merged-histogram quantile (us), mean throughput, mean error rate
     head_value: float | None = None
     reason: str | None = None  # why not gated / inconclusive, in words
+    # Smallest worse factor this comparison would flag with 80 % power (1.06 = +6 %);
+    # None when not tested, inf when these runs cannot reach significance at all.
+    mde: float | None = None
+    settle_runs: int | None = None  # inconclusive: runs per side that would likely decide it
 
     @property
     def series(self) -> str:
@@ -89,9 +96,12 @@ class Comparison:
             "schema_version": VERDICT_SCHEMA_VERSION,
             "status": self.status,
             "exit_code": self.exit_code,
-            "gates": self.gates.source,
-            "base": {"label": self.base.label, "runs": self.base.runs, **_plain_meta(self.base.meta)},
-            "head": {"label": self.head.label, "runs": self.head.runs, **_plain_meta(self.head.meta)},
+            "gates": paths.shown(self.gates.source),
+            "confidence": self.gates.confidence,
+            "looks": self.gates.looks,
+            "suite": self.head.meta.get("suite") or self.base.meta.get("suite"),
+            "base": {"runs": len(self.base.runs), "run_ids": self.base.runs, **_plain_meta(self.base.meta)},
+            "head": {"runs": len(self.head.runs), "run_ids": self.head.runs, **_plain_meta(self.head.meta)},
             "flags": [
                 {
                     "scenario": r.scenario,
@@ -108,81 +118,105 @@ class Comparison:
 
 
 def _plain_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    return {k: meta.get(k) for k in ("suite", "commit", "branch", "runner")}
+    return {k: meta.get(k) for k in ("commit", "branch", "runner")}
 
 
 def compare_sides(base: Side, head: Side, gates: Gates) -> Comparison:
     """Test every series present on both sides; series on one side only are reported, not gated."""
     out: list[MetricResult] = []
+    nulls: dict[int, stats.Permutation] = {}  # id(result) -> its permutation test, for the MDE
     keys = [k for k in base.series if k in head.series]
+    gates = _enough_splits(gates, sum(gates.gates_series(*k) for k in keys))
     for i, key in enumerate(keys):
-        out.extend(
-            _series(key, base.series[key], head.series[key], gates, np.random.default_rng([gates.seed, i]))
-        )
+        rng = np.random.default_rng([gates.seed, i])
+        out.extend(_series(key, base.series[key], head.series[key], gates, rng, nulls))
     for key in [*base.series, *head.series]:
         if key in base.series and key in head.series:
             continue
         where = "base" if key in base.series else "head"
         for m in gates.metrics:
             out.append(_missing(key, m, where, base.series.get(key, []), head.series.get(key, [])))
-    _correct(out, gates)
+    _correct(out, gates, nulls)
     order = {m.name: i for i, m in enumerate(gates.metrics)}
     out.sort(key=lambda r: (order[r.metric], r.scenario, r.client))
     return Comparison(base, head, gates, out)
 
 
+def _enough_splits(gates: Gates, gated_series: int) -> Gates:
+    """Gates whose permutation test can resolve the family's strictest level: a p-value is
+    at least 1 / (1 + splits), so the splits must reach well below alpha / family size."""
+    tested = [m for m in gates.metrics if m.gated and m.kind != "errors"]
+    if not tested or not gated_series:
+        return gates
+    level = min(m.alpha for m in tested) / (gated_series * len(tested))
+    return replace(gates, permutations=max(gates.permutations, int(np.ceil(2 / level))))
+
+
 def _missing(key: SeriesKey, m: MetricGate, only: str, b: list[Repeat], h: list[Repeat]) -> MetricResult:
-    return MetricResult(*key, m.name, False, len(b), len(h), 0, stats.NOT_GATED, reason=f"only in {only}")
+    return MetricResult(
+        *key, m.name, False, len(b), len(h), 0, m.threshold, verdict=stats.NOT_GATED, reason=f"only in {only}"
+    )
 
 
-def _series(key: SeriesKey, b: list[Repeat], h: list[Repeat], gates: Gates, rng) -> list[MetricResult]:
+def _series(
+    key: SeriesKey, b: list[Repeat], h: list[Repeat], gates: Gates, rng, nulls: dict[int, stats.Permutation]
+) -> list[MetricResult]:
     with_hist = all(r.histogram and r.ok > 0 for r in (*b, *h))
+    gated_series = gates.gates_series(*key)
     g = stats.grid([r.histogram for r in b], [r.histogram for r in h]) if with_hist else None
     results = []
     for m in gates.metrics:
         # Errors count every measured order; latency metrics only the successful ones.
         n = min(r.ok + r.errors if m.kind == "errors" else r.ok for r in (*b, *h))
-        res = MetricResult(*key, m.name, m.gated, len(b), len(h), n)
+        res = MetricResult(*key, m.name, m.gated and gated_series, len(b), len(h), n, m.threshold)
         enough = n >= m.min_samples
         if m.kind == "quantile":
-            _quantile(res, m, g, gates, rng, test=enough)
+            perm = _quantile(res, m, g, gates, rng, test=enough)
         elif m.kind == "throughput":
-            _scalar(res, [r.throughput_rps for r in b], [r.throughput_rps for r in h], gates, rng)
+            perm = _scalar(res, [r.throughput_rps for r in b], [r.throughput_rps for r in h], gates, rng)
         else:
+            perm = None
             _errors(res, b, h)
+        if perm is not None:
+            nulls[id(res)] = perm
         if res.verdict != stats.NOT_GATED and not enough:
             res.verdict, res.reason = stats.NOT_GATED, f"n too small: {n} samples in a run < {m.min_samples}"
         if res.verdict == stats.NOT_GATED:
             res.gated = False
+        if m.gated and not gated_series and res.reason is None:
+            res.reason = "reported only: the scenario measures the host, not the server (gates.yaml series)"
         results.append(res)
     return results
 
 
-def _quantile(res: MetricResult, m: MetricGate, g: stats.Grid | None, gates: Gates, rng, test: bool) -> None:
+def _quantile(
+    res: MetricResult, m: MetricGate, g: stats.Grid | None, gates: Gates, rng, test: bool
+) -> stats.Permutation | None:
     """Merged quantiles and their ratio; the test and the interval only when `test`."""
     if g is None:
         res.verdict, res.reason = stats.NOT_GATED, "a run recorded no latency (every order failed)"
-        return
+        return None
     qb = stats.merged_quantile(g.values_ns, g.base, m.quantile)
     qh = stats.merged_quantile(g.values_ns, g.head, m.quantile)
     res.base_value, res.head_value, res.ratio = qb / 1000.0, qh / 1000.0, qh / qb
     if not test:
-        return
-    res.p_value = stats.mann_whitney_p(
-        stats.per_run_quantiles(g.values_ns, g.base, m.quantile),
-        stats.per_run_quantiles(g.values_ns, g.head, m.quantile),
-    )
+        return None
+    perm = stats.permutation_quantile_test(g, m.quantile, n_perm=gates.permutations, rng=rng)
+    res.p_value = perm.p_value
     res.ci = stats.bootstrap_quantile_ratio(
         g, m.quantile, n_boot=gates.bootstrap, confidence=gates.confidence, rng=rng
     )
+    return perm
 
 
-def _scalar(res: MetricResult, b: list[float], h: list[float], gates: Gates, rng) -> None:
+def _scalar(res: MetricResult, b: list[float], h: list[float], gates: Gates, rng) -> stats.Permutation:
     mb, mh = float(np.mean(b)), float(np.mean(h))
     res.base_value, res.head_value = mb, mh
     res.ratio = mh / mb if mb > 0 else None
-    res.p_value = stats.mann_whitney_p(b, h)
+    perm = stats.permutation_mean_test(b, h, n_perm=gates.permutations, rng=rng)
+    res.p_value = perm.p_value
     res.ci = stats.bootstrap_mean_ratio(b, h, n_boot=gates.bootstrap, confidence=gates.confidence, rng=rng)
+    return perm
 
 
 def _errors(res: MetricResult, b: list[Repeat], h: list[Repeat]) -> None:
@@ -193,8 +227,9 @@ def _errors(res: MetricResult, b: list[Repeat], h: list[Repeat]) -> None:
     res.p_value = stats.mann_whitney_p(rb, rh)
 
 
-def _correct(results: list[MetricResult], gates: Gates) -> None:
-    """Holm within each family (gated latency/throughput, reported-only), then the verdicts.
+def _correct(results: list[MetricResult], gates: Gates, nulls: dict[int, stats.Permutation]) -> None:
+    """Holm within each family (gated latency/throughput, reported-only), the minimum
+    detectable effect at the family's first Holm level, then the verdicts.
 
     The error rate is a correctness check, not a noisy measurement, so it is tested on its
     own (uncorrected): a head that fails orders in every run must not hide behind the family.
@@ -205,10 +240,15 @@ def _correct(results: list[MetricResult], gates: Gates) -> None:
     for family in families:
         for r, adj in zip(family, stats.holm([r.p_value for r in family]), strict=True):
             r.p_adjusted = adj
+            perm = nulls.get(id(r))
+            if perm is not None:
+                level = gates.metric(r.metric).alpha / len(family)
+                r.mde = stats.detectable_effect(perm, level)
     for r in errors:
         r.p_adjusted = r.p_value
     for r in testable:
-        r.verdict, r.reason = _verdict(r, gates.metric(r.metric))
+        r.verdict, why = _verdict(r, gates.metric(r.metric))
+        r.reason = why or r.reason
 
 
 def _verdict(r: MetricResult, m: MetricGate) -> tuple[str, str | None]:
@@ -226,10 +266,18 @@ def _verdict(r: MetricResult, m: MetricGate) -> tuple[str, str | None]:
     verdict = stats.classify(
         r.ratio, r.ci, r.p_adjusted, threshold=m.threshold, alpha=m.alpha, lower_is_better=m.lower_is_better
     )
-    reason = (
-        "interval reaches the threshold; more repeats can tell" if verdict == stats.INCONCLUSIVE else None
+    if verdict != stats.INCONCLUSIVE:
+        return verdict, None
+    runs = min(r.base_runs, r.head_runs)
+    r.settle_runs = stats.rounds_to_settle(
+        r.ratio, r.ci, m.threshold, runs, lower_is_better=m.lower_is_better
     )
-    return verdict, reason
+    if r.settle_runs is None:
+        return verdict, "the ratio sits on the threshold: no number of runs can settle it"
+    return (
+        verdict,
+        f"the interval straddles ±{m.threshold - 1:.0%}: about {r.settle_runs} runs a side would settle it",
+    )
 
 
 def run_compare(
@@ -276,14 +324,13 @@ def add_parser(subparsers) -> None:
 
 
 def main(args) -> int:
-    from .compare_render import markdown, print_console
-
     comparison = run_compare(
         args.base, args.head, load_gates(args.gates), branch=args.branch, runner=args.runner, last=args.last
     )
+    doc = comparison.to_json()
     if args.json_out:
-        write_atomic(args.json_out, json.dumps(comparison.to_json(), indent=2) + "\n")
+        write_atomic(args.json_out, json.dumps(doc, indent=2) + "\n")
     if args.summary:
-        write_atomic(args.summary, markdown(comparison))
-    print_console(comparison)
+        write_atomic(args.summary, verdict_text.markdown(doc))
+    verdict_text.print_console(doc)
     return comparison.exit_code

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import fnmatch
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from .config import FLOOR
 from .errors import UsageError
 
 GATES_SCHEMA_VERSION = 1
@@ -49,6 +51,32 @@ class Gates:
     bootstrap: int = 2000
     seed: int = 0
     source: str = "<defaults>"
+    permutations: int = 2000  # random splits of the permutation test
+    # fnmatch patterns of "scenario/client" the gate judges; None = every series. The
+    # others are reported only (a scenario that measures the host's run queue, the floor).
+    series: tuple[str, ...] | None = None
+
+    looks: int = 1  # verdicts taken on growing data (ab's sequential rounds); see for_looks
+
+    def for_looks(self, looks: int) -> Gates:
+        """The gates for a comparison looked at `looks` times as runs are added (Bonferroni):
+        every alpha divided by `looks`, the interval widened to 1 - (1 - confidence) / looks.
+        Stopping as soon as a look is conclusive would otherwise raise both error rates."""
+        if looks <= 1:
+            return self
+        return replace(
+            self,
+            metrics=[replace(m, alpha=m.alpha / looks) for m in self.metrics],
+            confidence=1.0 - (1.0 - self.confidence) / looks,
+            looks=looks,
+        )
+
+    def gates_series(self, scenario: str, client: str) -> bool:
+        """Whether a regression of this series fails the gate (the floor never does)."""
+        if scenario == FLOOR:  # a yardstick of the host, never a series of the product
+            return False
+        name = f"{scenario}/{client}"
+        return self.series is None or any(fnmatch.fnmatchcase(name, pat) for pat in self.series)
 
     def metric(self, name: str) -> MetricGate:
         for m in self.metrics:
@@ -85,7 +113,19 @@ def parse_gates(doc: Any, source: str) -> Gates:
     boot = int(_number(doc, "bootstrap", source, 2000))
     if boot < 100:
         raise UsageError(f"{source}: bootstrap must be >= 100 replicates (got {boot}); e.g. 2000")
-    return Gates(metrics, confidence, boot, int(_number(doc, "seed", source, 0)), source)
+    perms = int(_number(doc, "permutations", source, 2000))
+    if perms < 200:
+        raise UsageError(f"{source}: permutations must be >= 200 splits (got {perms}); e.g. 2000")
+    seed = int(_number(doc, "seed", source, 0))
+    series = doc.get("series")
+    if series is not None and (
+        not isinstance(series, list) or not series or not all(isinstance(x, str) and "/" in x for x in series)
+    ):
+        raise UsageError(
+            f"{source}: series must be a list of 'scenario/client' patterns (got {series!r}); "
+            "e.g. [latency-1c/*, paced-5k/hft]"
+        )
+    return Gates(metrics, confidence, boot, seed, source, perms, tuple(series) if series else None)
 
 
 def _metric(name: str, spec: Any, source: str) -> MetricGate:

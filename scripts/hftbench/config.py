@@ -19,6 +19,7 @@ import yaml
 
 from .errors import UsageError
 
+FLOOR = "floor"  # bin/hft-floor: raw TCP ping-pong over loopback, the physical floor (a reference row)
 CLIENTS = ("python", "c", "cpp", "rust", "go", "hft")  # bin/client-<name>, in report order
 _SCHEMA_FILE = Path(__file__).with_name("scenarios.schema.json")
 
@@ -94,6 +95,9 @@ class Suite:
     scenarios: tuple[str, ...]
     clients: tuple[str, ...]
     description: str = ""
+    # The server (one worker) and each client on one CPU: a closed loop of one connection
+    # then measures the server's work per order, not where the scheduler put two threads.
+    colocate: bool = False
 
 
 @dataclass(frozen=True)
@@ -226,5 +230,6 @@ def load(path: Path | str) -> Config:
             scenarios=tuple(spec["scenarios"]),
             clients=tuple(spec["clients"]),
             description=spec.get("description", ""),
+            colocate=bool(spec.get("colocate", False)),
         )
     return Config(path=path, targets=dict(data["targets"]), scenarios=scenarios, suites=suites)

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import results, samples
 from .errors import UsageError
-from .history_store import write_atomic
+from .fsio import write_atomic
 from .stats import decode
 
 PERCENTILES = ((50.0, "P50"), (90.0, "P90"), (99.0, "P99"), (99.9, "P99.9"))

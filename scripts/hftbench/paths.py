@@ -40,3 +40,15 @@ def results_dir(root: Path | None = None) -> Path:
 
 def tuning_script(root: Path | None = None) -> Path:
     return (root or repo_root()) / "hft" / "scripts" / "setup_hft_system.sh"
+
+
+def shown(path: str | Path) -> str:
+    """A path as a report may show it: relative to the repository when inside it, else its name.
+
+    Verdict texts are posted to pull requests; a runner's absolute temp paths mean nothing there.
+    """
+    p = Path(path)
+    try:
+        return str(p.resolve().relative_to(repo_root()))
+    except (ValueError, OSError):
+        return p.name

@@ -108,6 +108,12 @@ class Placement:
             out["client_cpus"] = format_cpu_list(self.clients)
         return out
 
+    def colocated(self) -> Placement:
+        """The server and the clients on one CPU: the last server CPU when the runner pins,
+        else the last CPU this process may use (CPU 0 takes most interrupts)."""
+        cpu = self.server[-1] if self.server else max(os.sched_getaffinity(0))
+        return Placement((cpu,), (cpu,))
+
 
 UNPINNED = Placement()
 

@@ -19,9 +19,9 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator  # noqa: E402
 
 from . import samples  # noqa: E402
+from .config import FLOOR  # noqa: E402
 from .results import Run  # noqa: E402
 from .rows import Row, rows_of  # noqa: E402
-from .runner import FLOOR  # noqa: E402
 
 TICKS = [50.0, 90.0, 99.0, 99.9, 99.99, 99.999]
 

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 from . import samples
+from .config import FLOOR
 from .csvout import write_csv
 from .errors import UsageError
 from .results import Run, load_run, previous_run
 from .rows import OPEN_LOOP_KEEP_UP, Row, fmt_rate, fmt_us, judge, rows_of
-from .runner import FLOOR
 
 COLUMNS = ("p50", "p90", "p99", "p999")
 LABELS = {"p50": "P50", "p90": "P90", "p95": "P95", "p99": "P99", "p999": "P99.9", "p9999": "P99.99"}

@@ -20,10 +20,11 @@ from pathlib import Path
 from . import config as config_mod
 from . import fingerprint, paths
 from . import placement as placement_mod
+from .config import FLOOR
 from .errors import UsageError
 from .progress import Progress
 from .results import Cell, Run, load_run
-from .runner import BUILD_TARGETS, FLOOR, available_clients, client_binary, run_cell
+from .runner import BUILD_TARGETS, available_clients, client_binary, run_cell
 from .server import Server, ServerError
 
 FLOOR_SCENARIO = config_mod.Scenario(
@@ -45,6 +46,7 @@ class Plan:
     repeats: int = 1
     floor: bool = False  # run bin/hft-floor once first as a reference row
     skipped: list[dict[str, str]] = field(default_factory=list)  # suite clients missing from bin/
+    colocate: bool = False  # the suite puts the server and each client on one CPU (config.Suite)
 
     def cells(self) -> list[tuple[config_mod.Scenario, str, int]]:
         """(scenario, client, repeat) in run order: repeats outermost, clients rotated."""
@@ -103,7 +105,7 @@ def make_plan(
     if repeats < 1:
         raise UsageError(f"--repeat must be >= 1 (got {repeats})")
     has_floor = floor and os.access(client_binary(bins_dir, FLOOR), os.X_OK)
-    return Plan(suite or "adhoc", scs, names, repeats, has_floor, skipped)
+    return Plan(suite or "adhoc", scs, names, repeats, has_floor, skipped, bool(chosen and chosen.colocate))
 
 
 def new_run_dir(results_root: Path) -> Path:
@@ -150,6 +152,8 @@ def run_plan(
     started = time.perf_counter()
     if placement is None:
         placement = placement_mod.resolve(None, None)
+    if plan.colocate:
+        placement = placement.colocated()
     placement.check()
     host = fingerprint.host(root)
     if placement.describe():

@@ -18,13 +18,12 @@ import subprocess
 import time
 from pathlib import Path
 
-from .config import CLIENTS, Scenario
+from .config import CLIENTS, FLOOR, Scenario
 from .placement import UNPINNED, Placement
 from .results import Cell, ClientResult
 from .schema import check_result
 from .server import Server, ServerError
 
-FLOOR = "floor"  # bin/hft-floor: raw TCP ping-pong over loopback, the physical floor
 BUILD_TARGETS = {
     "python": "make build-python",
     "c": "make build-c",

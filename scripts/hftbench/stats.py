@@ -1,21 +1,41 @@
 """The gate's statistics: pure functions over per-run HDR histograms and per-run numbers.
 
 A *side* (base or head) of a comparison is a list of repeats of one series
-(scenario × client); each repeat contributes one HdrHistogram and a few scalars. The rules:
+(scenario × client); each repeat contributes one HdrHistogram and a few scalars. The rules,
+and why:
 
 - Runs, not samples, are the unit of replication. Latencies inside one run are correlated
   (same process, same cache state, same neighbours), so a test on pooled samples would
-  call every run-to-run wobble significant. The test is Mann-Whitney U on the per-run
-  quantiles, two-sided; the effect is the ratio of the quantiles of the merged histograms,
-  with a percentile-bootstrap interval that resamples whole runs on each side.
-- Many series are tested at once, so p-values are corrected with Holm's step-down method:
-  it controls the family-wise error rate (the chance of *any* false alarm in a comparison),
-  which is the error a pull-request gate must bound — one false flag fails a pull request.
-  Benjamini-Hochberg controls the false discovery *proportion* instead, which lets false
-  alarms through whenever there are true ones, and is no less strict for a single effect.
-- `classify` turns (ratio, interval, corrected p) into a verdict: a regression needs both
-  significance and a point effect at least the metric's threshold; "no change" needs the
-  interval to exclude the threshold; everything else is "inconclusive".
+  call every run-to-run wobble significant.
+- The statistic is the quantile of the *pooled* histograms, not a summary of per-run
+  quantiles. P99 of one 20,000-order run rests on its top 200 samples; pooling 12 runs puts
+  2,400 behind the number, and it is the number the clients and the report print. A rank
+  test on per-run P99s (Mann-Whitney, what this gate used before) throws that away and is a
+  known weak spot of tail comparisons (openmessaging/benchmark#452): its smallest p-value
+  is fixed by the number of runs, whatever the size of the effect.
+- The test is a permutation test over whole runs: the runs of both sides are pooled and
+  split at random into a "base" and a "head" of the original sizes; the p-value is the
+  share of splits whose |log(P99 ratio)| is at least the observed one. Base and head are
+  measured interleaved, so under "no change" the runs are exchangeable and the test's
+  false-alarm rate is exactly its level, for any distribution, any quantile, and with an
+  outlier run (a split puts it on either side as often as the data do). Many series are
+  tested at once, so p-values are corrected with Holm's step-down method: it bounds the
+  chance of *any* false alarm in one comparison (one false flag fails a pull request);
+  Benjamini-Hochberg would bound only the false share and let false alarms through
+  beside true ones.
+- The interval of the ratio is a bootstrap that resamples whole runs on each side and
+  merges the drawn runs' histograms (a run-level, i.e. hierarchical, bootstrap; drawing
+  samples inside runs as well would count the within-run noise twice, Davison & Hinkley
+  1997, §3.8). With 8 to 12 runs a side the plain percentile interval is too narrow, so it
+  is the *expanded* percentile interval (Hesterberg 2015, "What teachers should know about
+  the bootstrap"): the percentiles are taken at the level whose normal quantile is
+  sqrt(n / (n - 1)) · t(n - 1), n the smaller side.
+- Three answers (`classify`): a regression needs significance *and* a point effect of at
+  least the metric's threshold; "no change" is an equivalence claim: the whole interval
+  lies inside (1 / threshold, threshold); everything else is inconclusive, and
+  `rounds_to_settle` says how many runs would decide it.
+- Every verdict states its minimum detectable effect (`detectable_effect`): the change the
+  permutation test would flag with 80 % power at this comparison's noise and level.
 
 Quantiles follow HdrHistogram's definition exactly (`get_value_at_percentile`: the highest
 equivalent value of the bucket where the cumulative count first reaches
@@ -25,6 +45,7 @@ max(1, int(q * total + 0.5))), so the gate's numbers equal the clients' `latency
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,16 +53,12 @@ import numpy as np
 from hdrh.histogram import HdrHistogram
 from scipy import stats as sps
 
+from .verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION  # noqa: F401 (re-exported)
+
 # The clients' histogram layout (clients/README.md): 1 ns .. 60 s, 3 significant digits.
 LOWEST_NS = 1
 HIGHEST_NS = 60_000_000_000
 SIGNIFICANT_DIGITS = 3
-
-REGRESSION = "regression"
-IMPROVEMENT = "improvement"
-NO_CHANGE = "no_change"
-INCONCLUSIVE = "inconclusive"
-NOT_GATED = "not_gated"
 
 
 @dataclass(frozen=True)
@@ -158,10 +175,11 @@ def _multiplicities(rng: np.random.Generator, runs: int, n_boot: int) -> np.ndar
 def bootstrap_quantile_ratio(
     g: Grid, q: float, *, n_boot: int, confidence: float, rng: np.random.Generator, chunk: int = 250
 ) -> tuple[float, float]:
-    """Percentile-bootstrap interval of merged-quantile(head) / merged-quantile(base).
+    """Expanded percentile-bootstrap interval of merged-quantile(head) / merged-quantile(base).
 
     Each replicate draws whole runs with replacement on each side, merges the drawn runs'
-    histograms and takes the ratio of their q-quantiles.
+    histograms and takes the ratio of their q-quantiles; the percentiles are taken at
+    `expanded_confidence(confidence, fewest runs)`.
     """
     ratios = []
     for start in range(0, n_boot, chunk):
@@ -169,7 +187,22 @@ def bootstrap_quantile_ratio(
         qb = quantile_rows(g.values_ns, _multiplicities(rng, len(g.base), n) @ g.base, q)
         qh = quantile_rows(g.values_ns, _multiplicities(rng, len(g.head), n) @ g.head, q)
         ratios.append(qh / qb)
-    return _interval(np.concatenate(ratios), confidence)
+    level = expanded_confidence(confidence, min(len(g.base), len(g.head)))
+    return _interval(np.concatenate(ratios), level)
+
+
+def bootstrap_quantile(
+    values_ns: np.ndarray,
+    counts: np.ndarray,
+    q: float,
+    *,
+    rng: np.random.Generator,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+) -> tuple[float, float]:
+    """Expanded percentile-bootstrap interval (ns) of one side's merged q-quantile, over runs."""
+    replicates = quantile_rows(values_ns, _multiplicities(rng, len(counts), n_boot) @ counts, q)
+    return _interval(replicates, expanded_confidence(confidence, len(counts)))
 
 
 def bootstrap_mean_ratio(
@@ -181,7 +214,20 @@ def bootstrap_mean_ratio(
     ma = (_multiplicities(rng, len(a), n_boot) @ a) / len(a)
     mb = (_multiplicities(rng, len(b), n_boot) @ b) / len(b)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return _interval(mb / ma, confidence)
+        return _interval(mb / ma, expanded_confidence(confidence, min(len(a), len(b))))
+
+
+def expanded_confidence(confidence: float, runs: int) -> float:
+    """The percentile level of Hesterberg's expanded percentile interval for `runs` runs.
+
+    z(level) = sqrt(n / (n - 1)) * t(n - 1, confidence): widens the plain percentile interval
+    by the factors a small sample costs (the bootstrap's n - 1 vs n variance, and t vs z).
+    """
+    if runs < 2:
+        return 1.0
+    tail = (1.0 - confidence) / 2.0
+    z = float(np.sqrt(runs / (runs - 1)) * sps.t.ppf(1.0 - tail, df=runs - 1))
+    return float(2.0 * sps.norm.cdf(z) - 1.0)
 
 
 def _interval(replicates: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -191,6 +237,107 @@ def _interval(replicates: np.ndarray, confidence: float) -> tuple[float, float]:
     tail = (1.0 - confidence) / 2.0 * 100.0
     lo, hi = np.percentile(finite, [tail, 100.0 - tail])
     return (float(lo), float(hi))
+
+
+@dataclass(frozen=True)
+class Permutation:
+    """A permutation test's answer: the p-value and the null distribution it came from."""
+
+    p_value: float  # two-sided, (1 + #{|null| >= |observed|}) / (1 + splits)
+    null_log_ratios: np.ndarray  # log(head / base) of each random split: the noise of this comparison
+    smallest_p: float  # the least p-value this many runs can give (2 / C(n, k), two-sided)
+
+
+def _splits(rng: np.random.Generator, runs: int, head: int, n_perm: int) -> np.ndarray:
+    """(n_perm, runs) 0/1 rows: which of the pooled runs a random split calls "head"."""
+    order = np.argsort(rng.random((n_perm, runs)), axis=1)
+    mask = np.zeros((n_perm, runs), dtype=np.int64)
+    np.put_along_axis(mask, order[:, :head], 1, axis=1)
+    return mask
+
+
+def _p_from_null(observed: float, null: np.ndarray, runs: int, head: int) -> Permutation:
+    finite = null[np.isfinite(null)]
+    if not np.isfinite(observed) or len(finite) == 0:
+        return Permutation(1.0, finite, 1.0)
+    # A hair of tolerance: splits equal to the observed one must count as "as extreme".
+    extreme = np.count_nonzero(np.abs(finite) >= abs(observed) - 1e-12)
+    smallest = min(1.0, 2.0 / math.comb(runs, head)) if runs > head > 0 else 1.0
+    p = max((1 + extreme) / (1 + len(finite)), smallest)
+    return Permutation(float(p), finite, smallest)
+
+
+def permutation_quantile_test(
+    g: Grid, q: float, *, n_perm: int, rng: np.random.Generator, chunk: int = 250
+) -> Permutation:
+    """Permutation test over whole runs of log(merged-q(head) / merged-q(base)), two-sided."""
+    rows = np.vstack([g.base, g.head])
+    runs, head = len(rows), len(g.head)
+    observed = float(
+        np.log(merged_quantile(g.values_ns, g.head, q) / merged_quantile(g.values_ns, g.base, q))
+    )
+    null = []
+    for start in range(0, n_perm, chunk):
+        mask = _splits(rng, runs, head, min(chunk, n_perm - start))
+        qh = quantile_rows(g.values_ns, mask @ rows, q)
+        qb = quantile_rows(g.values_ns, (1 - mask) @ rows, q)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            null.append(np.log(qh / qb))
+    return _p_from_null(observed, np.concatenate(null), runs, head)
+
+
+def permutation_mean_test(
+    base: Sequence[float], head: Sequence[float], *, n_perm: int, rng: np.random.Generator
+) -> Permutation:
+    """Permutation test over runs of log(mean(head) / mean(base)) for per-run scalars."""
+    values = np.asarray([*base, *head], dtype=float)
+    runs, k = len(values), len(head)
+    if len(base) == 0 or k == 0:
+        return Permutation(1.0, np.array([]), 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        observed = float(np.log(np.mean(head) / np.mean(base)))
+        mask = _splits(rng, runs, k, n_perm)
+        null = np.log((mask @ values / k) / ((1 - mask) @ values / (runs - k)))
+    return _p_from_null(observed, null, runs, k)
+
+
+POWER_Z = 0.8416  # one-sided normal quantile of 80 % power
+
+
+def detectable_effect(perm: Permutation, level: float) -> float:
+    """Smallest worse factor (1.06 = +6 %) the test flags with 80 % power at this noise.
+
+    `level` is the p-value a flag must beat (alpha / family size: Holm's first step). The
+    critical |log ratio| is the (1 - level) quantile of the permutation null; 80 % power adds
+    0.84 of its standard deviation. Infinite when this many runs cannot reach `level` at all.
+    """
+    null = np.abs(perm.null_log_ratios)
+    if len(null) == 0 or perm.smallest_p >= level:
+        return float("inf")
+    critical = float(np.quantile(null, 1.0 - level))
+    return float(np.exp(critical + POWER_Z * float(np.std(perm.null_log_ratios))))
+
+
+def rounds_to_settle(
+    ratio: float, interval: tuple[float, float], threshold: float, runs: int, *, lower_is_better: bool = True
+) -> int | None:
+    """Runs per side that would make an interval like this one clear the threshold.
+
+    The interval's half-width (log scale) shrinks as 1/sqrt(runs); it must fit between the
+    point estimate and the nearer bound (threshold or 1/threshold). None when the point sits
+    on a bound: no number of runs can settle a ratio equal to the threshold.
+    """
+    if not (np.isfinite(ratio) and all(np.isfinite(interval))) or runs < 1:
+        return None
+    w = np.log(worse_factor(ratio, lower_is_better))
+    lo, hi = sorted(np.log(worse_factor(x, lower_is_better)) for x in interval)
+    half = max(hi - w, w - lo)
+    bound = np.log(threshold)
+    margin = min(abs(bound - w), abs(-bound - w))
+    if margin <= 1e-9 or half <= 0:
+        return None
+    needed = int(np.ceil(runs * (half / margin) ** 2))
+    return max(needed, runs + 1)
 
 
 def worse_factor(ratio: float, lower_is_better: bool) -> float:

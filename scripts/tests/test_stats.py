@@ -104,10 +104,9 @@ def _sides(rng, runs=8, n=10_000, base=None, head=None):
 
 def _verdict(g, q, *, threshold=1.05, alpha=0.01, family=1, seed=0):
     qb, qh = (stats.merged_quantile(g.values_ns, x, q) for x in (g.base, g.head))
-    p = stats.mann_whitney_p(
-        stats.per_run_quantiles(g.values_ns, g.base, q), stats.per_run_quantiles(g.values_ns, g.head, q)
-    )
-    ci = stats.bootstrap_quantile_ratio(g, q, n_boot=1000, confidence=0.95, rng=np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    p = stats.permutation_quantile_test(g, q, n_perm=2000, rng=rng).p_value
+    ci = stats.bootstrap_quantile_ratio(g, q, n_boot=1000, confidence=0.95, rng=rng)
     return stats.classify(qh / qb, ci, min(1.0, p * family), threshold=threshold, alpha=alpha), qh / qb, ci
 
 
@@ -156,3 +155,98 @@ def test_few_repeats_cannot_be_significant():
     g = _sides(rng, runs=2, head={"tail_scale": 2.0})
     verdict, ratio, _ = _verdict(g, 0.99)
     assert ratio > 1.3 and verdict == stats.INCONCLUSIVE  # min two-sided p for 2 vs 2 is 1/3
+
+
+def test_one_outlier_run_is_not_a_regression():
+    # Head has one run whose tail is 4x (a hiccup of the host): the pooled P99 moves a lot,
+    # but a split puts that run on either side as often as the data do, so p stays large.
+    rng = np.random.default_rng(16)
+    base = [encode_ns(latency_run(rng, 10_000)) for _ in range(8)]
+    head = [encode_ns(latency_run(rng, 10_000)) for _ in range(7)]
+    head.append(encode_ns(latency_run(rng, 10_000, tail_scale=4.0)))
+    g = stats.grid(base, head)
+    verdict, ratio, ci = _verdict(g, 0.99, threshold=1.10)
+    assert ratio > 1.10, ratio  # the outlier does move the pooled P99 past the threshold
+    assert verdict == stats.INCONCLUSIVE, (ratio, ci)
+    perm = stats.permutation_quantile_test(g, 0.99, n_perm=2000, rng=np.random.default_rng(1))
+    assert perm.p_value > 0.05
+
+
+def test_uniform_shift_is_a_regression_of_p50_and_p99():
+    rng = np.random.default_rng(17)
+    g = _sides(rng, head={"body_scale": 1.20, "tail_scale": 1.20})
+    for q in (0.5, 0.99):
+        verdict, ratio, ci = _verdict(g, q, threshold=1.10, family=4)
+        assert verdict == stats.REGRESSION and 1.15 < ratio < 1.25, (q, ratio, ci)
+
+
+def test_no_change_is_an_equivalence_claim():
+    # A/A with sharp runs: the interval of the ratio lies inside ±10%, so "no change".
+    rng = np.random.default_rng(18)
+    g = _sides(rng, runs=12, base={"run_noise": 0.01}, head={"run_noise": 0.01})
+    for q in (0.5, 0.99):
+        verdict, ratio, ci = _verdict(g, q, threshold=1.10, family=4)
+        assert verdict == stats.NO_CHANGE, (q, ratio, ci)
+        assert 1 / 1.10 < ci[0] < ratio < ci[1] < 1.10
+
+
+# --- the permutation test, the expanded interval, the detectable effect -----------------------
+
+
+def test_permutation_p_of_complete_separation_is_the_smallest_possible():
+    # 4 vs 4 runs, every head run above every base run: p = 2 / C(8, 4) = 2 / 70 for the mean.
+    perm = stats.permutation_mean_test([1, 1, 1, 1], [5, 6, 7, 8], n_perm=5000, rng=np.random.default_rng(0))
+    assert perm.smallest_p == pytest.approx(2 / 70)
+    assert perm.p_value == pytest.approx(2 / 70, rel=0.25)
+
+
+def test_permutation_quantile_test_of_a_clear_shift_is_as_small_as_the_splits_allow():
+    # 8 vs 8 runs, head's distribution 30% slower (runs overlap inside, as real ones do):
+    # no split is as extreme as the real one, so p = 1 / (1 + splits).
+    rng = np.random.default_rng(20)
+    g = _sides(rng, runs=8, head={"body_scale": 1.3, "tail_scale": 1.3})
+    for q in (0.5, 0.99):
+        perm = stats.permutation_quantile_test(g, q, n_perm=2000, rng=np.random.default_rng(0))
+        assert perm.p_value == pytest.approx(1 / 2001), q
+        assert perm.smallest_p == pytest.approx(2 / 12870)
+
+
+def test_permutation_p_of_identical_sides_is_one():
+    values = np.array([10.0, 20.0])
+    rows = np.array([[5, 5]] * 4)
+    perm = stats.permutation_quantile_test(
+        stats.Grid(values, rows, rows), 0.5, n_perm=500, rng=np.random.default_rng(0)
+    )
+    assert perm.p_value == 1.0
+
+
+def test_expanded_confidence_fixed_vector():
+    # Hesterberg (2015): z = sqrt(n / (n - 1)) t(n - 1); n = 8 -> 1.0690 * 2.3646 = 2.5278
+    assert stats.expanded_confidence(0.95, 8) == pytest.approx(0.98852, abs=2e-5)
+    assert stats.expanded_confidence(0.95, 1000) == pytest.approx(0.95, abs=1e-3)
+    assert stats.expanded_confidence(0.95, 1) == 1.0
+
+
+def test_detectable_effect_shrinks_with_sharper_runs_and_is_infinite_with_too_few():
+    rng = np.random.default_rng(19)
+    noisy = _sides(rng, runs=10, base={"run_noise": 0.10}, head={"run_noise": 0.10})
+    sharp = _sides(rng, runs=10, base={"run_noise": 0.01}, head={"run_noise": 0.01})
+    mde = [
+        stats.detectable_effect(
+            stats.permutation_quantile_test(g, 0.5, n_perm=2000, rng=np.random.default_rng(2)), 0.0025
+        )
+        for g in (noisy, sharp)
+    ]
+    assert 1.0 < mde[1] < 1.05 < mde[0] < 2.0, mde
+    few = _sides(rng, runs=3)
+    perm = stats.permutation_quantile_test(few, 0.5, n_perm=500, rng=np.random.default_rng(2))
+    assert stats.detectable_effect(perm, 0.0025) == float("inf")  # 2 / C(6, 3) = 0.1 > 0.0025
+
+
+def test_rounds_to_settle():
+    # half-width 0.05 (log), point at 0: 0.0953 of margin -> 8 * (0.05 / 0.0953)^2 < 8: one more run
+    assert stats.rounds_to_settle(1.0, (np.exp(-0.05), np.exp(0.05)), 1.10, 8) == 9
+    # point at +5%, interval +-10% around it: margin to +10% is 0.0465 -> 8 * (0.0953 / 0.0465)^2 = 33.6
+    r = 1.05
+    assert stats.rounds_to_settle(r, (r * np.exp(-0.0953), r * np.exp(0.0953)), 1.10, 8) == 34
+    assert stats.rounds_to_settle(1.10, (1.0, 1.2), 1.10, 8) is None  # on the threshold: never
