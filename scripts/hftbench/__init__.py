@@ -22,13 +22,14 @@ One module per stage or subcommand; `cli.py` only parses flags and dispatches.
 - `plots.py`        PNG plots from the HDR histograms
 - `csvout.py`       results.csv
 - `check_runner.py` `check-runner` subcommand: is this host tuned for benchmarking
-- `stats.py`        the gate's statistics, pure functions (bootstrap, Mann-Whitney, Holm)
+- `stats.py`        the gate's statistics, pure functions (permutation test, expanded bootstrap, Holm, MDE)
 - `compare_gates.py` bench-config/gates.yaml: gated metrics, thresholds, sample rules
 - `compare_sides.py` one side of a comparison (run folders or the history store)
 - `compare.py`      `compare` subcommand: every series × metric tested, one verdict
-- `compare_render.py` the verdict as markdown (summary, PR comment) and console lines
+- `verdict_text.py` every verdict text (job summary, PR comment, issue body, console) from verdict.json
 - `ab.py`           `ab` subcommand: both refs built in worktrees, interleaved runs, the verdict
 - `calibrate.py`    `calibrate` subcommand: measured false-alarm and detection rates
+- `fsio.py`         atomic file writes
 - `history_store.py` the gh-pages history store: shards, index, runner id, change points
 - `history.py`      `history add | baseline | changepoints` subcommands
 - `changepoints.py` E-divisive means with a permutation test (pure)

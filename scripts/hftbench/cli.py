@@ -26,6 +26,8 @@ SUBCOMMANDS: dict[str, str] = {
     "history": "history",  # the gate
     "export-gab": "gab",  # the gate
     "calibrate": "calibrate",  # the gate
+    "verdict-text": "verdict_text",  # the gate's texts: summary, PR comment, issue body
+    "regression-issue": "regression_issue",  # main's regression issue: open, update, close
 }
 
 

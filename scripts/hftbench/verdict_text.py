@@ -1,0 +1,334 @@
+"""Every verdict text, from verdict.json alone: job summary, PR comment, main summary, issue body,
+and the console lines.
+
+One headline line first, then one row per gated series × metric with its minimum detectable
+effect, then the detail folded away. Refs are named by branch and short sha, never by a
+local path. Text that comes from outside (branch names, commit subjects) has its `@`
+mentions neutralised. A body never exceeds GitHub's comment limit: detail is dropped first,
+then rows, with a line saying how many.
+
+    hftbench verdict-text VERDICT_JSON [--as summary|comment|issue] [--run-url URL] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from . import verdicts
+from .errors import UsageError
+from .fsio import write_atomic
+
+GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
+BODY_BUDGET = GITHUB_BODY_LIMIT - 1_536  # room for what the CI scripts wrap around it
+STICKY_MARKER = "<!-- hft-bench-verdict -->"
+
+ICON = {
+    verdicts.REGRESSION: "🔴",
+    verdicts.INCONCLUSIVE: "🟡",
+    verdicts.IMPROVEMENT: "🟢",
+    verdicts.NO_CHANGE: "⚪",
+    verdicts.NOT_GATED: "▫️",
+}
+HEADLINE = {
+    verdicts.REGRESSION: "❌ Regression",
+    verdicts.INCONCLUSIVE: "🟡 Inconclusive",
+    verdicts.IMPROVEMENT: "✅ Improvement",
+    verdicts.NO_CHANGE: "✅ No change",
+}
+LABEL = {
+    "p50_us": "P50",
+    "p90_us": "P90",
+    "p95_us": "P95",
+    "p99_us": "P99",
+    "p999_us": "P99.9",
+    "p9999_us": "P99.99",
+    "throughput_rps": "throughput",
+    "errors": "error rate",
+}
+RANK = {verdicts.REGRESSION: 0, verdicts.INCONCLUSIVE: 1, verdicts.IMPROVEMENT: 2, verdicts.NO_CHANGE: 3}
+
+
+def neutralise(text: str) -> str:
+    """Outside text made inert in markdown: no @mentions, no table or HTML breaks."""
+    return str(text).replace("@", "@\u200b").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
+
+
+def ref_name(side: dict[str, Any]) -> str:
+    """`main` (1a2b3c4d5e): the branch or ref and the short sha; never a local path."""
+    sha = side.get("commit") or ""
+    name = side.get("ref") or side.get("branch") or ""
+    if name and len(name) >= 7 and sha.startswith(name):
+        name = ""  # a ref given as a sha: the sha says it
+    if name and sha:
+        return f"`{neutralise(name)}` ({sha[:10]})"
+    if sha:
+        return f"`{sha[:10]}`"
+    return f"`{neutralise(name)}`" if name else "(unknown)"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * (x - 1):+.1f}%"
+
+
+def value(metric: str, v: float | None) -> str:
+    if v is None:
+        return "–"
+    if metric == "throughput_rps":
+        return f"{v:,.0f}/s"
+    if metric == "errors":
+        return f"{100 * v:.3g}%"
+    return f"{v:,.1f} µs"
+
+
+def change(r: dict[str, Any]) -> str:
+    if r["metric"] == "errors":
+        if r.get("base_value") is None or r.get("head_value") is None:
+            return "–"
+        d = 100 * (r["head_value"] - r["base_value"])
+        return "=" if d == 0 else f"{'▲' if d > 0 else '▼'} {d:+.3g} pt"
+    if r.get("ratio") is None:
+        return "–"
+    pct = 100 * (r["ratio"] - 1)
+    arrow = "▲" if pct > 0.05 else "▼" if pct < -0.05 else "="
+    return f"{arrow} {pct:+.1f}%"
+
+
+def interval(r: dict[str, Any]) -> str:
+    ci = r.get("ci")
+    if not ci or any(x is None or x != x for x in ci):
+        return "–"
+    return f"{_pct(ci[0])} … {_pct(ci[1])}"
+
+
+def detectable(r: dict[str, Any]) -> str:
+    """'≥ +6.0%': the smallest slowdown this comparison would have flagged (80 % power)."""
+    mde = r.get("mde")
+    if mde is None:
+        return "–"
+    if not math.isfinite(mde):
+        return "none (too few runs)"
+    return f"≥ {_pct(mde)}"
+
+
+def _series(r: dict[str, Any]) -> str:
+    return f"{r['scenario']}/{r['client']}"
+
+
+def _verdict_cell(r: dict[str, Any]) -> str:
+    return r["verdict"].replace("_", " ")
+
+
+def _row(r: dict[str, Any]) -> str:
+    icon = ICON[r["verdict"]] if r["gated"] else ICON[verdicts.NOT_GATED]
+    return (
+        f"| {icon} | {_series(r)} | {LABEL[r['metric']]} | {value(r['metric'], r.get('base_value'))} | "
+        f"{value(r['metric'], r.get('head_value'))} | {change(r)} | {interval(r)} | {detectable(r)} | "
+        f"{_verdict_cell(r)} |"
+    )
+
+
+def _table_head(confidence: float) -> str:
+    return (
+        f"| | series | metric | base | head | change | {round(100 * confidence)}% interval | "
+        "could detect | verdict |\n|---|---|---|---|---|---|---|---|---|"
+    )
+
+
+def gated_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Gated series × metric, most important first (regressions, inconclusive, …)."""
+    rows = [r for r in doc["results"] if r["gated"] and r["metric"] != "errors"]
+    return sorted(rows, key=lambda r: RANK[r["verdict"]])
+
+
+def headline(doc: dict[str, Any]) -> str:
+    """One line: the status and why, in words a reviewer reads first."""
+    status = doc["status"]
+    rows = gated_rows(doc)
+    errors = [r for r in doc["results"] if r["gated"] and r["metric"] == "errors" and r["verdict"] == status]
+    lead = HEADLINE.get(status, status)
+    if doc.get("partial"):
+        lead += " (partial: interrupted)"
+    hit = [r for r in rows if r["verdict"] == status]
+    if status in (verdicts.REGRESSION, verdicts.IMPROVEMENT) and (hit or errors):
+        parts = [f"{_series(r)} {LABEL[r['metric']]} {change(r).split(' ', 1)[-1]}" for r in hit]
+        parts += [f"{_series(r)} error rate {change(r)}" for r in errors]
+        more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
+        return f"{lead}: {', '.join(parts[:3])}{more}"
+    if status == verdicts.NO_CHANGE and rows:
+        worst = max((r.get("mde") or 1.0) for r in rows)
+        within = f"±{rows[0].get('threshold', 1.1) - 1:.0%}"
+        sees = f"; each could have detected {_pct(worst)} or more" if math.isfinite(worst) else ""
+        return f"{lead}: all {len(rows)} gated series × metrics within {within}{sees}"
+    if status == verdicts.INCONCLUSIVE:
+        open_rows = [r for r in rows if r["verdict"] == verdicts.INCONCLUSIVE]
+        settle = [r["settle_runs"] for r in open_rows if r.get("settle_runs")]
+        what = f"; about {max(settle)} runs a side would settle it" if settle else ""
+        return f"{lead}: {len(open_rows)} of {len(rows)} gated series × metrics undecided{what}"
+    return lead
+
+
+def _sides(doc: dict[str, Any]) -> str:
+    base, head = doc.get("base") or {}, doc.get("head") or {}
+    parts = [f"Base {ref_name(base)} vs head {ref_name(head)}"]
+    if doc.get("suite"):
+        parts.append(f"suite `{neutralise(doc['suite'])}`")
+    ab = doc.get("ab") or {}
+    if ab.get("rounds_per_side"):
+        parts.append(
+            f"{ab['rounds_per_side']} interleaved rounds a side, measured in {ab.get('measure_s', 0):.0f} s"
+        )
+    else:
+        parts.append(f"{base.get('runs', '?')} vs {head.get('runs', '?')} runs")
+    return " · ".join(parts) + "."
+
+
+def _method(doc: dict[str, Any]) -> str:
+    conf = round(100 * doc.get("confidence", 0.95))
+    return (
+        "Each value is the percentile of the pooled HDR histograms of a side's runs. The interval "
+        f"is a {conf}% bootstrap over whole runs (expanded for few runs); significance is a "
+        "permutation test over runs, Holm-corrected over the gated family. A regression needs "
+        "significance and at least the threshold; *no change* means the whole interval lies "
+        "within ±threshold; *could detect* is the slowdown this comparison flags with 80% power. "
+        f"Gates: `{neutralise(doc.get('gates', 'gates.yaml'))}`."
+    )
+
+
+def _details(doc: dict[str, Any]) -> list[str]:
+    out = []
+    conf = doc.get("confidence", 0.95)
+    undecided = [r for r in gated_rows(doc) if r["verdict"] == verdicts.INCONCLUSIVE and r.get("reason")]
+    if undecided:
+        out += ["**Undecided:**", ""]
+        out += [f"- {_series(r)} {LABEL[r['metric']]}: {r['reason']}" for r in undecided]
+        out.append("")
+    quiet_errors = [r for r in doc["results"] if r["gated"] and r["metric"] == "errors"]
+    if quiet_errors:
+        same = [_series(r) for r in quiet_errors if r["verdict"] == verdicts.NO_CHANGE]
+        if same:
+            out += [f"Error rate unchanged: {', '.join(same)}.", ""]
+    too_small = [r for r in doc["results"] if r["verdict"] == verdicts.NOT_GATED and r.get("reason")]
+    if too_small:
+        groups: dict[tuple[str, str], list[str]] = {}
+        for r in too_small:
+            groups.setdefault((LABEL[r["metric"]], r["reason"]), []).append(_series(r))
+        items = "; ".join(f"{m} of {', '.join(s)} ({why})" for (m, why), s in groups.items())
+        out += [f"**Not gated:** {items}.", ""]
+    info = [r for r in doc["results"] if not r["gated"] and r["verdict"] != verdicts.NOT_GATED]
+    if info:
+        out += ["<details><summary>Reported only (not gated)</summary>", "", _table_head(conf)]
+        out += [_row(r) for r in info] + ["", "</details>", ""]
+    out += ["<details><summary>How this was decided</summary>", "", _method(doc), "", "</details>", ""]
+    return out
+
+
+def markdown(doc: dict[str, Any], *, run_url: str | None = None, budget: int = BODY_BUDGET) -> str:
+    """The verdict as markdown: headline, refs, gated table, folded detail; within `budget`."""
+    rows = gated_rows(doc)
+    head = [f"## {headline(doc)}", "", _sides(doc), ""]
+    extra = [f"[Run folders and logs]({run_url})", ""] if run_url else []
+    for a in doc.get("attachments") or []:
+        extra += [f"- {neutralise(a['title'])}: `{neutralise(a['path'])}`"]
+    table = (
+        [_table_head(doc.get("confidence", 0.95)), *(_row(r) for r in rows), ""]
+        if rows
+        else [
+            "No gated metric could be tested (see below).",
+            "",
+        ]
+    )
+    details = _details(doc)
+    text = "\n".join(head + table + details + extra)
+    if len(text) <= budget:
+        return text
+    text = "\n".join(
+        head + table + extra + ["<sub>Detail left out: the body would exceed GitHub's limit.</sub>"]
+    )
+    if len(text) <= budget:
+        return text
+    keep = list(table)  # [table head, rows…, ""]: drop rows from the end (the least important)
+    while len(keep) > 2 and len("\n".join(head + keep + extra)) > budget - 200:
+        keep.pop(-2)
+    dropped = len(rows) - (len(keep) - 2)
+    return "\n".join(
+        head
+        + keep
+        + [f"<sub>{dropped} more rows left out (GitHub's size limit); see verdict.json.</sub>"]
+        + extra
+    )
+
+
+def comment(doc: dict[str, Any], *, run_url: str | None = None) -> str:
+    """The sticky pull-request comment: the marker that finds it again, then the verdict."""
+    return (
+        f"{STICKY_MARKER}\n"
+        + markdown(doc, run_url=run_url)
+        + ("\nUpdated for every push to this pull request.\n")
+    )
+
+
+def issue(doc: dict[str, Any], *, run_url: str | None = None) -> str:
+    """A regression issue's body (regression_issue.py puts its marker in front)."""
+    head = doc.get("head") or {}
+    intro = (
+        f"Main at {ref_name(head)} is slower than {ref_name(doc.get('base') or {})}, measured "
+        "interleaved in one job. Later pushes update this issue; the push that recovers closes it."
+    )
+    return f"{intro}\n\n" + markdown(doc, run_url=run_url)
+
+
+def console_lines(doc: dict[str, Any]) -> list[str]:
+    lines = [f"compare: {doc['status'].replace('_', ' ')} (exit {doc['exit_code']})"]
+    for r in doc["results"]:
+        if r["gated"] or r["verdict"] == verdicts.NOT_GATED:
+            lines.append(
+                f"  {r['verdict']:<12} {_series(r):<24} {LABEL[r['metric']]:<10} {change(r):>10}  "
+                f"CI {interval(r):<22} detect {detectable(r):<10} {r.get('reason') or ''}"
+            )
+    return lines
+
+
+def print_console(doc: dict[str, Any]) -> None:
+    print("\n".join(console_lines(doc)))
+
+
+RENDERERS = {"summary": markdown, "comment": comment, "issue": issue}
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "verdict-text",
+        help="render verdict.json as a job summary, PR comment or issue body",
+        description=__doc__,
+    )
+    p.add_argument("verdict", type=Path, help="verdict.json written by compare / ab / main-bench")
+    p.add_argument("--as", dest="kind", choices=sorted(RENDERERS), default="summary")
+    p.add_argument("--run-url", help="link to the workflow run (built by the caller from the run id)")
+    p.add_argument("--out", type=Path, help="write here (default: stdout)")
+    p.set_defaults(func=main)
+
+
+def load(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise UsageError(
+            f"{path}: no such verdict file; pass the verdict.json that compare or ab wrote"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}: not JSON ({exc}); pass the verdict.json that compare or ab wrote") from exc
+    if not isinstance(doc, dict) or "status" not in doc or "results" not in doc:
+        raise UsageError(f"{path}: not a verdict (no status / results); pass what compare or ab wrote")
+    return doc
+
+
+def main(args) -> int:
+    text = RENDERERS[args.kind](load(args.verdict), run_url=args.run_url)
+    if args.out:
+        write_atomic(args.out, text)
+    else:
+        print(text)
+    return 0

@@ -1,0 +1,157 @@
+"""verdict_text (every verdict text from verdict.json) and regression_issue's decisions."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from hftbench import cli, regression_issue, verdict_text
+
+SHA_BASE, SHA_HEAD = "1" * 40, "2" * 40
+
+
+def _row(metric, verdict, ratio, ci, mde=1.06, gated=True, client="hft", **extra):
+    return {
+        "scenario": "latency-1c", "client": client, "metric": metric, "gated": gated, "base_runs": 16,
+        "head_runs": 16, "min_samples": 50000, "threshold": 1.10, "verdict": verdict, "ratio": ratio,
+        "ci": ci, "p_value": 0.0005, "p_adjusted": 0.001, "base_value": 20.0, "head_value": 20.0 * ratio,
+        "reason": None, "mde": mde, "settle_runs": None, **extra,
+    }  # fmt: skip
+
+
+def _doc(status, rows, **extra):
+    return {
+        "schema_version": 1, "status": status, "exit_code": int(status == "regression"),
+        "gates": "bench-config/gates.yaml", "confidence": 0.95, "looks": 3, "suite": "pr",
+        "base": {"commit": SHA_BASE, "ref": "main", "runs": 16},
+        "head": {"commit": SHA_HEAD, "ref": "feature/@everyone <b>", "runs": 16},
+        "ab": {"rounds_per_side": 16, "measure_s": 98.0}, "partial": False, "results": rows, **extra,
+    }  # fmt: skip
+
+
+REGRESSION = _doc(
+    "regression",
+    [
+        _row("p99_us", "regression", 1.23, [1.15, 1.31]),
+        _row("p50_us", "no_change", 1.01, [0.99, 1.03], mde=1.02),
+        _row("p50_us", "no_change", 1.0, [0.98, 1.02], gated=False, client="rust", reason="reported only"),
+    ],
+)
+NO_CHANGE = _doc(
+    "no_change",
+    [_row("p99_us", "no_change", 0.98, [0.93, 1.04]), _row("p50_us", "no_change", 1.0, [0.99, 1.01])],
+)
+
+
+def test_headline_first_then_refs_never_paths():
+    md = verdict_text.markdown(REGRESSION)
+    first, _, refs = md.splitlines()[:3]
+    assert first == "## ❌ Regression: latency-1c/hft P99 +23.0%"
+    assert f"`main` ({SHA_BASE[:10]})" in refs and SHA_HEAD[:10] in refs and "16 interleaved rounds" in refs
+    assert "/tmp" not in md and "/work" not in md
+
+
+def test_each_gated_row_states_its_minimum_detectable_effect():
+    md = verdict_text.markdown(REGRESSION)
+    rows = [line for line in md.splitlines() if line.startswith("| 🔴") or line.startswith("| ⚪")]
+    assert rows[0].startswith("| 🔴 | latency-1c/hft | P99 |") and "≥ +6.0%" in rows[0]
+    assert "≥ +2.0%" in rows[1] and "no change" in rows[1]
+    assert "Reported only" in md  # the rust row is folded away
+
+
+def test_no_change_headline_says_what_it_could_have_seen():
+    assert verdict_text.headline(NO_CHANGE) == (
+        "✅ No change: all 2 gated series × metrics within ±10%; each could have detected +6.0% or more"
+    )
+
+
+def test_inconclusive_says_what_would_settle_it():
+    why = "the interval straddles ±10%: about 40 runs a side would settle it"
+    doc = _doc(
+        "inconclusive", [_row("p99_us", "inconclusive", 1.06, [0.97, 1.16], settle_runs=40, reason=why)]
+    )
+    md = verdict_text.markdown(doc)
+    assert md.startswith("## 🟡 Inconclusive: 1 of 1 gated series × metrics undecided; about 40 runs a side")
+    assert "about 40 runs a side would settle it" in md
+
+
+def test_outside_text_cannot_mention_or_inject():
+    md = verdict_text.markdown(REGRESSION)
+    assert "@everyone" not in md and "@\u200beveryone" in md and "<b>" not in md
+
+
+def test_a_huge_verdict_is_folded_under_the_comment_limit():
+    doc = copy.deepcopy(REGRESSION)
+    doc["results"] += [
+        _row("p99_us", "no_change", 1.0, [0.99, 1.01], gated=False, client=f"c{i}") for i in range(3000)
+    ]
+    doc["results"] += [_row("p50_us", "no_change", 1.0, [0.99, 1.01], client=f"g{i}") for i in range(2000)]
+    body = verdict_text.comment(doc, run_url="https://github.com/acme/hft-bench/actions/runs/1")
+    assert len(body) <= verdict_text.GITHUB_BODY_LIMIT
+    assert body.startswith(verdict_text.STICKY_MARKER + "\n## ❌ Regression: latency-1c/hft P99")
+    assert "left out" in body and "actions/runs/1" in body
+
+
+def test_partial_verdict_says_so():
+    doc = dict(NO_CHANGE, partial=True)
+    assert verdict_text.headline(doc).startswith("✅ No change (partial: interrupted)")
+
+
+def test_cli_renders_each_kind(tmp_path, capsys):
+    path = tmp_path / "verdict.json"
+    path.write_text(json.dumps(REGRESSION))
+    assert cli.main(["verdict-text", str(path), "--as", "comment"]) == 0
+    assert capsys.readouterr().out.startswith(verdict_text.STICKY_MARKER)
+    assert cli.main(["verdict-text", str(path), "--as", "issue", "--out", str(tmp_path / "i.md")]) == 0
+    assert (tmp_path / "i.md").read_text().startswith("Main at `feature/@\u200beveryone &lt;b>`")
+    assert cli.main(["verdict-text", str(tmp_path / "missing.json")]) == 2
+
+
+# --- regression_issue.decide: the issue's life cycle, without a network ------------------------
+
+OPEN = {
+    "number": 7,
+    "body": regression_issue.marker("pr", ["latency-1c/hft:p99_us"]) + "\nold text",
+    "user": {"login": "github-actions[bot]"},
+}
+
+
+def test_a_regression_opens_one_issue_with_its_marker():
+    action = regression_issue.decide(REGRESSION, None)
+    assert action.kind == "open" and action.title.startswith(f"Latency regression on main at {SHA_HEAD[:10]}")
+    assert regression_issue.parse_marker(action.body) == ("pr", ["latency-1c/hft:p99_us"])
+
+
+def test_a_regression_while_one_is_open_updates_it():
+    doc = copy.deepcopy(REGRESSION)
+    doc["results"][1] = _row("p50_us", "regression", 1.3, [1.2, 1.4])
+    action = regression_issue.decide(doc, OPEN)
+    assert action.kind == "update" and "regression again" in action.comment
+    assert regression_issue.parse_marker(action.body)[1] == ["latency-1c/hft:p50_us", "latency-1c/hft:p99_us"]
+
+
+def test_recovery_closes_only_when_every_listed_series_improved():
+    improved = _doc("improvement", [_row("p99_us", "improvement", 0.8, [0.75, 0.85])])
+    action = regression_issue.decide(improved, OPEN)
+    assert action.kind == "close" and action.comment.startswith(f"Recovered at {SHA_HEAD[:10]}")
+    assert regression_issue.decide(NO_CHANGE, OPEN).kind == "none"  # not slower, not recovered either
+    assert regression_issue.decide(NO_CHANGE, None).kind == "none"
+
+
+def test_a_partial_verdict_changes_no_issue():
+    assert regression_issue.decide(dict(REGRESSION, partial=True), None).kind == "none"
+
+
+@pytest.mark.parametrize("login", ["someone-else", None])
+def test_a_marker_planted_by_someone_else_is_not_our_issue(tmp_path, login):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent / "fakes"))
+    from github_api import FakeGitHub
+
+    planted = dict(OPEN, state="open", labels=[{"name": "performance"}], title="x", user={"login": login})
+    with FakeGitHub(tmp_path / "api", token="t", seed={"issues": [planted]}) as api:
+        gh = regression_issue.GitHub(api.url, "acme/hft-bench", "t")
+        assert gh.open_issue("pr", regression_issue.DEFAULT_BOT) is None
