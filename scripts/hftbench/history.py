@@ -1,6 +1,6 @@
 """`hftbench history add | baseline | changepoints`: the store on the gh-pages layout.
 
-    hftbench history add RUN --store DIR [--verdict verdict.json]
+    hftbench history add RUN|RUNS --store DIR [--verdict verdict.json]
     hftbench history baseline --store DIR --suite S [--branch main] [--runner ID] [--last N] [--out DIR]
     hftbench history changepoints --store DIR [--branch main]
 
@@ -60,6 +60,20 @@ def compute_changepoints(
     return {"schema_version": hs.STORE_SCHEMA_VERSION, "updated_at": hs.now_rfc3339(), "series": out}
 
 
+def this_runner(suite: str) -> str:
+    """This machine's runner id as a run of `suite` here records it (its placement included)."""
+    from . import config, fingerprint, paths, placement
+
+    host = fingerprint.host()
+    where = placement.resolve(None, None)
+    suites = config.load(paths.config_file()).suites
+    if suite in suites and suites[suite].colocate:
+        where = where.colocated()
+    if where.describe():
+        host["placement"] = where.describe()
+    return hs.runner_id(host)
+
+
 def write_changepoints(store: Path, **kwargs) -> dict[str, Any]:
     path = store / "changepoints.json"
     if path.exists():
@@ -74,7 +88,11 @@ def add_parser(subparsers) -> None:
     sub = p.add_subparsers(dest="history_command", metavar="ACTION", required=True)
 
     add = sub.add_parser("add", help="append a run folder to the store (shard by suite and month)")
-    add.add_argument("run", type=Path, help="run folder written by `hftbench run`")
+    add.add_argument(
+        "run",
+        type=Path,
+        help="run folder written by `hftbench run`, or a folder of one commit's runs (ab's head/): one entry",
+    )
     add.add_argument("--store", type=Path, required=True, help="store folder (gh-pages data/)")
     add.add_argument("--verdict", type=Path, help="verdict.json of `hftbench compare` to attach")
     add.set_defaults(func=main)
@@ -83,9 +101,12 @@ def add_parser(subparsers) -> None:
     base.add_argument("--store", type=Path, required=True)
     base.add_argument("--suite", required=True)
     base.add_argument("--branch", default="main", help="runs of this branch (default main)")
-    base.add_argument("--runner", help="runner fingerprint id (default: any)")
+    base.add_argument("--runner", help="runner fingerprint id, or 'here' for this machine's (default: any)")
     base.add_argument("--last", type=int, default=10, help="how many runs (default 10)")
     base.add_argument("--out", type=Path, help="write them as run folders here (for `hftbench compare`)")
+    base.add_argument(
+        "--commit", action="store_true", help="print only the newest matching run's commit (main's baseline)"
+    )
     base.set_defaults(func=main)
 
     cp = sub.add_parser("changepoints", help="recompute changepoints.json (E-divisive + permutation test)")
@@ -107,9 +128,14 @@ def _dispatch(args) -> int:
     store: Path = args.store
     if args.history_command == "add":
         try:
-            run = results.load_run(args.run)
+            if (args.run / "results.json").is_file():
+                runs = [results.load_run(args.run)]
+            else:
+                runs = [results.load_run(p) for p in results.list_runs(args.run)]
         except (OSError, ValueError) as exc:
             raise UsageError(str(exc)) from exc
+        if not runs:
+            raise UsageError(f"{args.run}: no results.json in it or in its run_* folders; pass a run folder")
         verdict = None
         if args.verdict:
             try:
@@ -118,20 +144,28 @@ def _dispatch(args) -> int:
                 raise UsageError(
                     f"{args.verdict}: cannot read verdict ({exc}); pass compare's --json file"
                 ) from exc
-        entry = hs.add_run(store, run, verdict)
-        print(f"history: added {entry['run_id']} ({run.suite}, {len(entry['results'])} series) to {store}")
+        entry = hs.add_run(store, runs, verdict)
+        print(
+            f"history: added {entry['run_id']} ({runs[-1].suite}, {len(entry['results'])} series, "
+            f"{len(runs)} round(s)) to {store}"
+        )
         return 0
     if not (store / "index.json").is_file():
         raise UsageError(
             f"{store}: no index.json; create the store with `hftbench history add RUN --store {store}`"
         )
     if args.history_command == "baseline":
-        entries = hs.baseline_runs(
-            store, suite=args.suite, branch=args.branch, runner=args.runner, last=args.last
-        )
+        runner = this_runner(args.suite) if args.runner == "here" else args.runner
+        entries = hs.baseline_runs(store, suite=args.suite, branch=args.branch, runner=runner, last=args.last)
         if not entries:
-            why = hs.why_no_baseline(store, suite=args.suite, branch=args.branch, runner=args.runner)
+            why = hs.why_no_baseline(store, suite=args.suite, branch=args.branch, runner=runner)
             raise UsageError(f"{store}: no baseline: {why}")
+        if args.commit:
+            commit = entries[-1].get("commit")
+            if not commit:
+                raise UsageError(f"{store}: the newest baseline run {entries[-1]['run_id']} names no commit")
+            print(commit)
+            return 0
         if args.out:
             for path in hs.materialize(entries, args.out, args.suite):
                 print(path)

@@ -15,15 +15,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from . import results
+from .fsio import write_atomic
 
 STORE_SCHEMA_VERSION = 1
-METRIC_KEYS = ("p50_us", "p90_us", "p99_us", "p999_us", "max_us", "throughput_rps", "errors")
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # a suite name that is safe as a path
 
 
 class StoreError(Exception):
@@ -102,21 +105,6 @@ def read_doc(path: Path) -> dict[str, Any]:
     return doc
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file so a reader never sees half of it (temp file in the same folder, fsync, rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_doc(path: Path, doc: dict[str, Any]) -> None:
     write_atomic(path, json.dumps(doc, indent=1, sort_keys=False) + "\n")
 
@@ -158,58 +146,106 @@ def iter_runs(store: Path, suite: str) -> list[dict[str, Any]]:
 # --- adding a run ------------------------------------------------------------------------------
 
 
-def run_entry(run: results.Run, verdict: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A run folder as one store entry (one result per scenario × client; repeats merged)."""
-    from .stats import decode
+SPREAD_METRICS = {"p50_us": 0.50, "p99_us": 0.99}  # the dashboard's noise bands
 
-    cells: dict[tuple[str, str], list[results.ClientResult]] = {}
-    for cell in run.cells:
-        if cell.ok and cell.result is not None:
-            cells.setdefault((cell.scenario, cell.client), []).append(cell.result)
-    out = []
-    for (scenario, client), res in cells.items():
-        hist = None
-        for r in res:  # repeats of one run are one sample of the series: merge their histograms
-            if r.histogram_data:
-                h = decode(r.histogram_data)
-                hist = h if hist is None else (hist.add(h) or hist)
 
-        def q(pct: float, hist=hist) -> float | None:
-            return round(hist.get_value_at_percentile(pct) / 1000.0, 3) if hist else None
+def run_entry(run: results.Run | list[results.Run], verdict: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One commit's runs as one store entry: one result per scenario × client.
 
-        ok, errors = sum(r.ok for r in res), sum(r.errors for r in res)
-        duration = sum(r.duration_s for r in res)
-        out.append(
-            {
-                "scenario": scenario,
-                "client": client,
-                "orders": sum(r.orders for r in res),
-                "ok": ok,
-                "errors": errors,
-                "p50_us": q(50),
-                "p90_us": q(90),
-                "p99_us": q(99),
-                "p999_us": q(99.9),
-                "max_us": round(hist.get_max_value() / 1000.0, 3) if hist else None,
-                "throughput_rps": round(ok / duration, 1) if duration > 0 else 0.0,
-                "histogram": hist.encode().decode() if hist else None,
-            }
-        )
-    git = run.git or {}
+    Several runs (the rounds `hftbench ab` measured of one commit) are one trend point: their
+    histograms are merged, and `spread` holds the run-level interval of P50 and P99 (the
+    same expanded bootstrap the gate uses), so the chart can draw the noise around the point.
+    A run's own --repeat cells are merged into that run first.
+    """
+    from . import stats
+
+    runs = run if isinstance(run, list) else [run]
+    if not runs:
+        raise ValueError("run_entry: no run")
+    per_series: dict[tuple[str, str], list[list[results.ClientResult]]] = {}
+    for one in runs:
+        cells: dict[tuple[str, str], list[results.ClientResult]] = {}
+        for cell in one.cells:
+            if cell.ok and cell.result is not None:
+                cells.setdefault((cell.scenario, cell.client), []).append(cell.result)
+        for key, res in cells.items():
+            per_series.setdefault(key, []).append(res)
+    out = [
+        _series_entry(scenario, client, rounds, stats) for (scenario, client), rounds in per_series.items()
+    ]
+    first, last = runs[0], runs[-1]
+    git = last.git or {}
     sha = git.get("commit")
     return {
-        "run_id": run.run_id,
-        "date": run.started_at,
+        "run_id": first.run_id,
+        "date": first.started_at,
         "commit": sha,
         "branch": git.get("branch"),
         "message": (git.get("message") or "").splitlines()[0] if git.get("message") else "",
         "author": git.get("author"),
-        "url": git.get("url") or _commit_url(sha),
-        "runner": runner_id(run.fingerprint),
-        "dirty": bool(git.get("dirty")),
+        "url": _commit_url(sha),
+        "runner": runner_id(last.fingerprint),
+        "dirty": any(bool((r.git or {}).get("dirty")) for r in runs),
+        "rounds": len(runs),
         "results": out,
         "verdict": store_verdict(verdict) if verdict else None,
     }
+
+
+def _series_entry(
+    scenario: str, client: str, rounds: list[list[results.ClientResult]], stats
+) -> dict[str, Any]:
+    encoded = []
+    for res in rounds:  # one round = one run's repeats of this series, merged
+        hist = None
+        for r in res:
+            if r.histogram_data:
+                h = stats.decode(r.histogram_data)
+                hist = h if hist is None else (hist.add(h) or hist)
+        if hist is not None:
+            encoded.append(hist.encode().decode())
+    flat = [r for res in rounds for r in res]
+    ok, errors = sum(r.ok for r in flat), sum(r.errors for r in flat)
+    duration = sum(r.duration_s for r in flat)
+    entry: dict[str, Any] = {
+        "scenario": scenario,
+        "client": client,
+        "orders": sum(r.orders for r in flat),
+        "ok": ok,
+        "errors": errors,
+        "rounds": len(rounds),
+    }
+    if encoded:
+        g = stats.grid(encoded, [])
+        merged = g.base.sum(axis=0)
+
+        def q(quantile: float) -> float:
+            return round(float(stats.quantile_rows(g.values_ns, merged, quantile)[0]) / 1000.0, 3)
+
+        entry.update(p50_us=q(0.5), p90_us=q(0.9), p99_us=q(0.99), p999_us=q(0.999))
+        entry["max_us"] = round(float(g.values_ns[np.flatnonzero(merged)[-1]]) / 1000.0, 3)
+        if len(encoded) >= 2:
+            rng = np.random.default_rng(len(encoded))
+            entry["spread"] = {
+                name: [
+                    round(x / 1000.0, 3)
+                    for x in stats.bootstrap_quantile(g.values_ns, g.base, quantile, rng=rng)
+                ]
+                for name, quantile in SPREAD_METRICS.items()
+            }
+        entry["histogram"] = encode_counts(g.values_ns, merged, stats)
+    else:
+        entry.update(p50_us=None, p90_us=None, p99_us=None, p999_us=None, max_us=None, histogram=None)
+    entry["throughput_rps"] = round(ok / duration, 1) if duration > 0 else 0.0
+    return entry
+
+
+def encode_counts(values_ns: np.ndarray, counts: np.ndarray, stats) -> str:
+    """A merged count row back into the clients' histogram encoding."""
+    hist = stats.HdrHistogram(stats.LOWEST_NS, stats.HIGHEST_NS, stats.SIGNIFICANT_DIGITS)
+    for v, c in zip(values_ns[counts > 0].tolist(), counts[counts > 0].tolist(), strict=True):
+        hist.record_value(int(v), int(c))
+    return hist.encode().decode()
 
 
 def _commit_url(sha: str | None) -> str | None:
@@ -218,24 +254,39 @@ def _commit_url(sha: str | None) -> str | None:
 
 
 def store_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
-    """verdict.json (compare) reduced to the store's verdict object."""
+    """verdict.json (compare, ab, main-bench) reduced to the store's verdict object."""
     base = verdict.get("base") or {}
     return {
         "status": verdict["status"],
-        "base": base.get("commit") or (base.get("runs") or [base.get("label")])[-1],
+        "base": base.get("commit") or (base.get("run_ids") or [None])[-1],
+        "partial": bool(verdict.get("partial")),
         "flags": [
             {k: f.get(k) for k in ("scenario", "client", "metric", "ratio", "verdict")}
             for f in verdict.get("flags", [])
         ],
+        # Every gated series × metric: its change, interval and minimum detectable effect.
+        "gated": [
+            {k: r.get(k) for k in ("scenario", "client", "metric", "ratio", "ci", "mde", "verdict")}
+            for r in verdict.get("results", [])
+            if r.get("gated")
+        ],
     }
 
 
-def add_run(store: Path, run: results.Run, verdict: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Append (or replace, by run_id) a run; shard first, then the index. Returns the entry."""
+def add_run(
+    store: Path, run: results.Run | list[results.Run], verdict: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Append (or replace, by run_id) a run, or one commit's rounds as one entry; shard first,
+    then the index. Returns the entry."""
     store.mkdir(parents=True, exist_ok=True)
     index = load_index(store)  # refuses a corrupt / newer store before anything is written
     entry = run_entry(run, verdict)
+    run = run[-1] if isinstance(run, list) else run
     suite = run.suite or "adhoc"
+    if not SAFE_NAME.match(suite):
+        raise StoreError(
+            f"suite name {suite!r} is not a plain name ([A-Za-z0-9._-]); refusing to use it as a path"
+        )
     month = (entry["date"] or now_rfc3339())[:7]
     shard = load_shard(store, suite, month)
     runs = [r for r in shard["runs"] if r["run_id"] != entry["run_id"]]

@@ -19,10 +19,11 @@ RUNNER_B = {"cpu_model": "Other CPU", "cores": 8, "kernel": "6.1.0-test", "gover
 
 
 def _run(
-    tmp_path, rng, run_id, *, date, branch="main", commit="a" * 40, scale=1.0, fingerprint=None, repeats=1
-):
-    docs = [result_doc("large", "rust", latency_run(rng, 10_000, tail_scale=scale)) for _ in range(repeats)]
-    return write_run(tmp_path / "runs", run_id, {("large", "rust"): docs}, suite="pr", commit=commit,
+    tmp_path, rng, run_id, *, date, branch="main", commit="a" * 40, scale=1.0, fingerprint=None, repeats=1,
+    series=("large", "rust"), suite="pr", folder="runs",
+):  # fmt: skip
+    docs = [result_doc(*series, latency_run(rng, 10_000, tail_scale=scale)) for _ in range(repeats)]
+    return write_run(tmp_path / folder, run_id, {series: docs}, suite=suite, commit=commit,
                      branch=branch, date=date, fingerprint=fingerprint)  # fmt: skip
 
 
@@ -61,8 +62,33 @@ def test_add_writes_the_documented_format(tmp_path):
     (res,) = entry["results"]
     assert res["ok"] == 20_000  # two repeats merged into one stored sample of the series
     assert res["histogram"].startswith("HISTF") and res["p99_us"] > res["p50_us"] > 0
-    assert entry["verdict"] == {"status": "regression", "base": "b" * 40, "flags": verdict["flags"]}
+    assert entry["verdict"] == {
+        "status": "regression", "base": "b" * 40, "partial": False, "flags": verdict["flags"], "gated": []
+    }  # fmt: skip
+    assert entry["rounds"] == 1 and "spread" not in res  # one run: no spread to draw
     assert not list(store.rglob(".*"))  # no temp file left behind
+
+
+def test_a_commits_rounds_are_one_entry_with_their_spread(tmp_path):
+    rng = np.random.default_rng(11)
+    store = tmp_path / "store"
+    for i in range(6):
+        _run(tmp_path, rng, f"run_2026112{i}_head{i:02d}", date=f"2026-11-22T03:0{i}:00Z", folder="rounds")
+    assert cli.main(["history", "add", str(tmp_path / "rounds"), "--store", str(store)]) == 0
+    (entry,) = json.loads((store / "shards" / "pr" / "2026-11.json").read_text())["runs"]
+    assert entry["rounds"] == 6 and entry["run_id"] == "run_20261120_head00"
+    (res,) = entry["results"]
+    assert res["ok"] == 60_000 and res["rounds"] == 6
+    for metric in ("p50_us", "p99_us"):
+        lo, hi = res["spread"][metric]
+        assert lo < res[metric] < hi < 1.3 * lo, (metric, lo, res[metric], hi)
+
+
+def test_a_suite_name_that_is_a_path_is_refused(tmp_path):
+    rng = np.random.default_rng(12)
+    run = _run(tmp_path, rng, "run_x", date="2026-11-22T03:00:00Z", suite="../../outside")
+    assert cli.main(["history", "add", str(run), "--store", str(tmp_path / "store")]) == 2
+    assert not (tmp_path / "outside").exists() and not list(tmp_path.rglob("outside*"))
 
 
 def test_runs_in_a_shard_stay_in_date_order_and_readd_replaces(tmp_path):
@@ -119,12 +145,14 @@ def test_baseline_same_branch_same_runner_not_dirty(tmp_path):
 def test_compare_against_the_store(tmp_path):
     rng = np.random.default_rng(5)
     store = tmp_path / "store"
+    gated = ("latency-1c", "hft")
     for i in range(8):
-        hs.add_run(store, load_run(_run(tmp_path, rng, f"run_0{i}", date=f"2026-11-22T0{i}:00:00Z")))
+        run = _run(tmp_path, rng, f"run_0{i}", date=f"2026-11-22T0{i}:00:00Z", series=gated)
+        hs.add_run(store, load_run(run))
     head = tmp_path / "head"
     for i in range(8):
-        docs = [result_doc("large", "rust", latency_run(rng, 10_000, tail_scale=1.8))]
-        write_run(head, f"run_1{i}", {("large", "rust"): docs}, suite="pr", branch="feature")
+        docs = [result_doc(*gated, latency_run(rng, 10_000, tail_scale=1.8))]
+        write_run(head, f"run_1{i}", {gated: docs}, suite="pr", branch="feature")
     c = run_compare(store, head, load_gates())
     p99 = next(r for r in c.results if r.metric == "p99_us")
     assert c.base.runs == [f"run_0{i}" for i in range(8)]
