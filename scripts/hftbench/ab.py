@@ -8,12 +8,17 @@
    server changes, which is what a pull request on the order API changes.
 3. Rounds run interleaved base, head, head, base, base, head, … (one fresh server per side
    per round, same flags), so drift on the machine hits both sides alike.
-4. After `--repeats` rounds per side, compare; while a gated metric is inconclusive, add a
-   pair of rounds, up to `--max-repeats` and within `--time-budget` (the pull request waits).
-   Then write verdict.json + summary.md into --out.
+4. After `--repeats` rounds per side, compare; while a gated metric is inconclusive, add
+   `--step` rounds a side, up to `--max-repeats` and within `--time-budget` (the pull
+   request waits). Each look is a test, so every look uses alpha / looks and a
+   1 - (1 - confidence) / looks interval (compare_gates.Gates.for_looks).
+   Then write verdict.json + summary.md into --out (verdict_text.py writes every text).
+5. Interrupted (Ctrl-C, a cancelled job's SIGTERM): the rounds measured so far stay on disk,
+   the worktrees are removed, and with two rounds a side or more a verdict marked
+   "partial" is written.
 
 Exit 0 no regression (or still inconclusive at --max-repeats), 1 a gated metric regressed,
-2 it could not run (bad ref, build failed, server did not start).
+2 it could not run (bad ref, build failed, server did not start), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -21,23 +26,24 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import config as config_mod
-from . import paths
+from . import paths, verdict_text
 from .compare import Comparison, compare_sides
-from .compare_gates import load_gates
-from .compare_render import markdown, print_console
+from .compare_gates import Gates, load_gates
 from .compare_sides import load_side
 from .errors import UsageError
-from .history_store import write_atomic
-from .run import make_plan, run_plan
+from .fsio import write_atomic
+from .run import Plan, make_plan, run_plan
 from .runner import client_binary
 from .server import ServerError
 
@@ -117,18 +123,27 @@ def add_parser(subparsers) -> None:
         help="build two refs, run them interleaved until conclusive, compare (the PR gate)",
         description=__doc__,
     )
+    add_arguments(p)
+    p.set_defaults(func=main)
+
+
+def add_arguments(p) -> None:
+    """ab's flags (bisect and the main path take the same)."""
     p.add_argument("--base", required=True, help="base ref (branch, tag, sha)")
     p.add_argument("--head", required=True, help="head ref")
+    p.add_argument("--base-label", help="name shown for the base (default: --base unless a sha), e.g. main")
+    p.add_argument("--head-label", help="name shown for the head, e.g. the pull request's branch")
     p.add_argument("--suite", default="pr", help="suite of bench-config/scenarios.yaml (default pr)")
     p.add_argument("--scenarios", help="comma-separated scenarios instead of the suite's")
     p.add_argument("--clients", help="comma-separated clients instead of the suite's")
     p.add_argument("--orders", type=int, help="override measured orders per cell")
     p.add_argument(
-        "--repeats", type=int, default=8, help="rounds per side before the first verdict (default 8)"
+        "--repeats", type=int, default=16, help="rounds per side before the first verdict (default 16)"
     )
     p.add_argument(
-        "--max-repeats", type=int, default=12, help="most rounds per side while inconclusive (default 12)"
+        "--max-repeats", type=int, default=48, help="most rounds per side while inconclusive (default 48)"
     )
+    p.add_argument("--step", type=int, default=16, help="rounds a side added per look (default 16)")
     p.add_argument(
         "--time-budget", type=float, default=270.0,
         help="no further pair once measuring would pass this many seconds (default 270; builds excluded)",
@@ -146,17 +161,59 @@ def add_parser(subparsers) -> None:
     p.add_argument("--head-server-flags", default="", help="extra flags for head only (calibration)")
     p.add_argument("--keep-worktrees", action="store_true", help="leave the worktrees for inspection")
     p.add_argument("--quiet", action="store_true", help="plain progress lines")
-    p.set_defaults(func=main)
 
 
-def main(args) -> int:
+SHA = re.compile(r"^[0-9a-f]{7,40}$")
+
+
+@dataclass
+class Job:
+    """Everything one A/B needs, resolved from the flags."""
+
+    repo: Path  # the repository holding both commits
+    root: Path  # this checkout: config, clients, the shared cargo target dir
+    out: Path  # ab's folder: base/, head/, verdict.json, summary.md
+    cfg: config_mod.Config
+    gates: Gates
+    plan: Plan
+    clients_bin: Path
+    sha: dict[str, str]  # side -> commit
+    label: dict[str, str | None]  # side -> branch or ref name shown in texts (None: the sha says it)
+    flags: dict[str, list[str]]  # side -> hft-server flags
+    build_cmd: str
+    repeats: int
+    max_repeats: int
+    step: int  # rounds a side added per look while inconclusive
+    time_budget: float
+    builds: dict[str, float] = field(default_factory=dict)  # side -> build wall time (s)
+
+    def side_bin(self, side: str) -> Path:
+        return self.out / side / "bin"
+
+    def worktree(self, side: str) -> Path:
+        tree = self.out / side / "worktree"
+        return tree if tree.exists() else self.out / "base" / "worktree"  # A/A: one worktree
+
+
+def _label(ref: str, given: str | None) -> str | None:
+    if given:
+        return given
+    return None if SHA.match(ref) else ref
+
+
+def looks(repeats: int, max_repeats: int, step: int) -> int:
+    """How many verdicts ab may take: at `repeats`, then every `step` rounds up to the max."""
+    return 1 + -(-(max_repeats - repeats) // step)
+
+
+def make_job(args) -> Job:
     if not 1 <= args.repeats <= args.max_repeats:
         raise UsageError(f"need 1 <= --repeats ({args.repeats}) <= --max-repeats ({args.max_repeats})")
+    if args.step < 1:
+        raise UsageError(f"--step must be >= 1 (got {args.step})")
     root = paths.repo_root()
     repo = (args.repo or root).resolve()
     cfg = config_mod.load(paths.config_file(root))
-    gates = load_gates(args.gates)
-    base_sha, head_sha = resolve(repo, args.base), resolve(repo, args.head)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     out = (args.out or paths.results_dir(root) / f"ab_{stamp}").resolve()
     if out.exists() and any(out.iterdir()):
@@ -173,89 +230,134 @@ def main(args) -> int:
     )
     if args.scenarios and args.suite:
         plan.suite = args.suite
+        plan.colocate = cfg.suite(args.suite).colocate
     flags = {"base": shlex.split(args.server_flags), "head": shlex.split(args.server_flags)}
     flags["head"] += shlex.split(args.head_server_flags)
-    # SIGTERM (a cancelled CI job) must still remove the worktrees: turn it into SystemExit.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    return Job(
+        repo=repo,
+        root=root,
+        out=out,
+        cfg=cfg,
+        gates=load_gates(args.gates).for_looks(looks(args.repeats, args.max_repeats, args.step)),
+        plan=plan,
+        clients_bin=clients_bin,
+        sha={"base": resolve(repo, args.base), "head": resolve(repo, args.head)},
+        label={"base": _label(args.base, args.base_label), "head": _label(args.head, args.head_label)},
+        flags=flags,
+        build_cmd=args.build_cmd,
+        repeats=args.repeats,
+        max_repeats=args.max_repeats,
+        step=args.step,
+        time_budget=args.time_budget,
+    )
+
+
+def main(args) -> int:
+    job = make_job(args)
+    # SIGTERM (a cancelled CI job) must still remove the worktrees and keep the rounds.
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        return _run(args, repo, root, out, cfg, gates, plan, clients_bin, base_sha, head_sha, flags)
+        build(job)
+        return measure(job, quiet=args.quiet)
     finally:
+        signal.signal(signal.SIGTERM, previous)
         if not args.keep_worktrees:
-            remove_worktrees(repo, out)
+            remove_worktrees(job.repo, job.out)
 
 
-def _run(args, repo, root, out, cfg, gates, plan, clients_bin, base_sha, head_sha, flags) -> int:
-    say = lambda msg: print(f"hftbench ab: {msg}", file=sys.stderr, flush=True)  # noqa: E731
-    target = root / "target" / "ab"
-    builds = {}
-    for side, sha in (("base", base_sha), ("head", head_sha)):
-        (out / side).mkdir(parents=True, exist_ok=True)
-        if side == "head" and sha == base_sha:
-            (out / "head" / "bin").mkdir(exist_ok=True)
-            shutil.copy2(out / "base" / "bin" / "hft-server", out / "head" / "bin" / "hft-server")
-            builds["head"] = 0.0
+def _raise_interrupt(*_):
+    raise KeyboardInterrupt
+
+
+def say(msg: str) -> None:
+    print(f"hftbench ab: {msg}", file=sys.stderr, flush=True)
+
+
+def build(job: Job) -> None:
+    """Build each side's server in its worktree (an A/A builds once and copies)."""
+    target = job.root / "target" / "ab"
+    for side in ("base", "head"):
+        (job.out / side).mkdir(parents=True, exist_ok=True)
+        if side == "head" and job.sha["head"] == job.sha["base"]:
+            job.side_bin("head").mkdir(exist_ok=True)
+            shutil.copy2(job.side_bin("base") / "hft-server", job.side_bin("head") / "hft-server")
+            job.builds["head"] = 0.0
         else:
-            say(f"building {side} {sha[:10]} …")
-            builds[side] = build_server(repo, sha, out / side, args.build_cmd, target)
-        link_clients(clients_bin, out / side / "bin", plan.clients)
-    say(f"built in {sum(builds.values()):.0f} s; measuring {', '.join(s.name for s in plan.scenarios)} × "
-        f"{', '.join(plan.clients)}")  # fmt: skip
+            say(f"building {side} {job.sha[side][:10]} …")
+            job.builds[side] = build_server(job.repo, job.sha[side], job.out / side, job.build_cmd, target)
+        link_clients(job.clients_bin, job.side_bin(side), job.plan.clients)
+    say(f"built in {sum(job.builds.values()):.0f} s; measuring "
+        f"{', '.join(s.name for s in job.plan.scenarios)} × {', '.join(job.plan.clients)}")  # fmt: skip
+
+
+def run_round(job: Job, side: str, pair: int) -> None:
+    """One run of the plan against a fresh server of `side`, into <out>/<side>/run_…"""
+    # Unique run ids (the history store keys runs by id): time, side, round.
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    run_dir = job.out / side / f"run_{stamp}_{side}{pair + 1:02d}"
+    run_dir.mkdir(parents=True)
+    tree = job.worktree(side)
+    try:
+        run = run_plan(job.plan, job.side_bin(side), run_dir, job.cfg.targets, job.flags[side], quiet=True,
+                       root=tree if tree.exists() else job.root)  # fmt: skip
+    except ServerError as exc:
+        raise UsageError(f"{side} server: {exc}") from exc
+    say(f"round {pair + 1} {side}: {len(run.cells) - len(run.failed)}/{len(run.cells)} cells ok")
+
+
+def compare_job(job: Job) -> Comparison:
+    return compare_sides(load_side(job.out / "base"), load_side(job.out / "head"), job.gates)
+
+
+def measure(job: Job, quiet: bool = False) -> int:
+    """Interleaved rounds until conclusive (or out of rounds / time); write the verdict."""
     started = time.perf_counter()
-    pair, comparison = 0, None
-    while True:
-        for side in order(pair):
-            # Unique run ids (the history store keys runs by id): time, side, round.
-            stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-            run_dir = out / side / f"run_{stamp}_{side}{pair + 1:02d}"
-            run_dir.mkdir(parents=True)
-            tree = out / side / "worktree"
-            tree = tree if tree.exists() else out / "base" / "worktree"  # A/A: one worktree
-            try:
-                run = run_plan(plan, out / side / "bin", run_dir, cfg.targets, flags[side], quiet=True,
-                               root=tree if tree.exists() else root)  # fmt: skip
-            except ServerError as exc:
-                raise UsageError(f"{side} server: {exc}") from exc
-            say(f"round {pair + 1} {side}: {len(run.cells) - len(run.failed)}/{len(run.cells)} cells ok")
-        pair += 1
-        if pair >= args.repeats:
-            comparison = compare_sides(load_side(out / "base"), load_side(out / "head"), gates)
-            if not comparison.needs_more_repeats() or pair >= args.max_repeats:
-                break
-            # One more pair costs what an average pair (and this comparison) cost so far.
-            elapsed = time.perf_counter() - started
-            if elapsed + elapsed / pair > args.time_budget:
-                say(
-                    f"inconclusive after {pair} rounds per side; time budget {args.time_budget:.0f} s reached"
-                )
-                break
-            say(f"inconclusive after {pair} rounds per side; one more pair")
+    pair, comparison, partial = 0, None, False
+    next_look = job.repeats
+    try:
+        while True:
+            for side in order(pair):
+                run_round(job, side, pair)
+            pair += 1
+            if pair == min(next_look, job.max_repeats):
+                comparison = compare_job(job)
+                if not comparison.needs_more_repeats() or pair >= job.max_repeats:
+                    break
+                # The next look costs what the rounds so far cost per round.
+                next_look = min(pair + job.step, job.max_repeats)
+                elapsed = time.perf_counter() - started
+                if elapsed * next_look / pair > job.time_budget:
+                    say(f"inconclusive after {pair} rounds a side; time budget {job.time_budget:.0f} s spent")
+                    break
+                say(f"inconclusive after {pair} rounds a side; measuring up to {next_look}")
+    except KeyboardInterrupt:
+        partial = True
+        say(f"interrupted after {pair} complete rounds per side; the run folders in {job.out} are kept")
+        if pair < 2:
+            say("fewer than 2 rounds a side: no verdict written")
+            return 130
+        comparison = compare_job(job)
     measured = time.perf_counter() - started
-    _write(out, comparison, base_sha, head_sha, pair, measured, builds, args)
-    print_console(comparison)
-    say(f"{comparison.status} after {pair} rounds per side; measuring took {measured:.0f} s "
-        f"(builds {sum(builds.values()):.0f} s); {out / 'summary.md'}")  # fmt: skip
-    return comparison.exit_code
+    doc = write_verdict(job, comparison, pair, measured, partial=partial)
+    if not quiet:
+        verdict_text.print_console(doc)
+    say(f"{comparison.status}{' (partial)' if partial else ''} after {pair} rounds per side; measuring took "
+        f"{measured:.0f} s (builds {sum(job.builds.values()):.0f} s); {job.out / 'summary.md'}")  # fmt: skip
+    return 130 if partial else comparison.exit_code
 
 
-def _write(out: Path, c: Comparison, base_sha, head_sha, rounds, measured, builds, args) -> None:
+def write_verdict(job: Job, c: Comparison, rounds: int, measured: float, *, partial: bool) -> dict:
     doc = c.to_json()
-    doc["base"]["commit"], doc["head"]["commit"] = base_sha, head_sha
+    for side in ("base", "head"):
+        doc[side].update(commit=job.sha[side], ref=job.label[side])
+    doc["partial"] = partial
     doc["ab"] = {
-        "base_ref": args.base,
-        "head_ref": args.head,
         "rounds_per_side": rounds,
         "order": "interleaved B,H,H,B,…",
         "measure_s": round(measured, 1),
-        "build_s": {k: round(v, 1) for k, v in builds.items()},
-        "server_flags": {
-            "base": args.server_flags,
-            "head": f"{args.server_flags} {args.head_server_flags}".strip(),
-        },
+        "build_s": {k: round(v, 1) for k, v in job.builds.items()},
+        "server_flags": {side: shlex.join(flags) for side, flags in job.flags.items()},
     }
-    write_atomic(out / "verdict.json", json.dumps(doc, indent=2) + "\n")
-    md = markdown(c) + (
-        f"\n<sub>hftbench ab: {args.base} ({base_sha[:10]}) vs {args.head} ({head_sha[:10]}), "
-        f"{rounds} interleaved rounds per side, measured in {measured:.0f} s (builds excluded); "
-        "clients from this checkout.</sub>\n"
-    )
-    write_atomic(out / "summary.md", md)
+    write_atomic(job.out / "verdict.json", json.dumps(doc, indent=2) + "\n")
+    write_atomic(job.out / "summary.md", verdict_text.markdown(doc))
+    return doc

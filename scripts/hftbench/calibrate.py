@@ -1,16 +1,19 @@
-"""`hftbench calibrate`: how often the gate cries wolf, and how often it catches a real slowdown.
+"""`hftbench calibrate`: how often the gate cries wolf, how often it says "no change", and how
+often it catches a real slowdown, uniform or in the tail only.
 
-Measure (unless --from): `--runs` runs of this checkout's build and `--slow-runs` runs of the
-same build with `hft-server --inject-delay-us D`, interleaved (normal, slow, normal, …), into
-<out>/aa/ and <out>/slow/.
+Measure (unless --from): `--runs` runs of this checkout's build, `--slow-runs` runs with
+`hft-server --inject-delay-us D` (every order slower) and `--stall-runs` runs with
+`--inject-stall-us S --inject-stall-every N` (one order in N slower: the tail only),
+interleaved (normal, slow, stall, normal, …), into <out>/aa/, <out>/slow/, <out>/stall/.
 
 Analyse: `--comparisons` times, draw 2k distinct normal runs, split them k / k and compare
-(A/A: every gated regression is a false alarm); as often, compare k normal runs with k slow
-runs (detection). Writes <out>/calibration.json and calibration.md: the false-alarm and
-detection rates per gated metric and overall, and the effect the injected delay had.
+(A/A: every regression is a false alarm, and "no change" is the answer we want); as often,
+k normal runs against k slow runs and against k stalled runs (detection). Writes
+<out>/calibration.json and calibration.md: per kind, how many comparisons ended in each
+status, per gated metric how many flagged, and each series' median minimum detectable effect.
 
-The A/A comparisons are drawn from one pool, so they overlap and are not independent: the
-rate is an estimate from `--runs` real runs, which the report says next to the figure.
+The comparisons are drawn from one pool of runs, so they overlap and are not independent:
+a rate is an estimate from the real runs behind it, which the report says next to it.
 """
 
 from __future__ import annotations
@@ -27,16 +30,29 @@ import numpy as np
 
 from . import config as config_mod
 from . import paths, stats
-from .compare import compare_sides
+from .compare import Comparison, compare_sides
 from .compare_gates import Gates, load_gates
 from .compare_sides import load_runs, side_from_runs
 from .errors import UsageError
-from .history_store import write_atomic
+from .fsio import write_atomic
 from .results import Run
 from .run import make_plan, run_plan
 
+KINDS = ("aa", "slow", "stall")
+TITLE = {"aa": "A/A (same build)", "slow": "uniform slowdown", "stall": "tail-only stall"}
 
-def measure(out: Path, runs: int, slow_runs: int, delay_us: int, args) -> None:
+
+def kind_flags(args) -> dict[str, list[str]]:
+    base = shlex.split(args.server_flags)
+    return {
+        "aa": base,
+        "slow": [*base, "--inject-delay-us", str(args.inject_delay_us)],
+        "stall": [*base, "--inject-stall-us", str(args.inject_stall_us),
+                  "--inject-stall-every", str(args.inject_stall_every)],
+    }  # fmt: skip
+
+
+def measure(out: Path, counts: dict[str, int], args) -> None:
     root = paths.repo_root()
     cfg = config_mod.load(paths.config_file(root))
     bins = paths.bin_dir(root)
@@ -45,72 +61,90 @@ def measure(out: Path, runs: int, slow_runs: int, delay_us: int, args) -> None:
     plan = make_plan(cfg, bins, None if scenarios else args.suite, scenarios, clients,
                      overrides={"orders": args.orders}, floor=False)  # fmt: skip
     plan.suite = args.suite
-    base_flags = shlex.split(args.server_flags)
-    for i in range(max(runs, slow_runs)):
-        for kind, count, flags in (
-            ("aa", runs, base_flags),
-            ("slow", slow_runs, [*base_flags, "--inject-delay-us", str(delay_us)]),
-        ):
-            if i >= count:
+    plan.colocate = cfg.suite(args.suite).colocate
+    flags = kind_flags(args)
+    for i in range(max(counts.values())):
+        for kind in KINDS:
+            if i >= counts[kind]:
                 continue
             run_dir = out / kind / f"run_{i + 1:03d}"
             run_dir.mkdir(parents=True)
-            run = run_plan(plan, bins, run_dir, cfg.targets, flags, quiet=True, root=root)
+            run = run_plan(plan, bins, run_dir, cfg.targets, flags[kind], quiet=True, root=root)
             print(f"calibrate: {kind} run {i + 1}: {len(run.cells) - len(run.failed)}/{len(run.cells)} ok",
                   file=sys.stderr, flush=True)  # fmt: skip
 
 
 def _tally(gates: Gates) -> dict[str, Any]:
-    return {"comparisons": 0, "flagged": 0, "metrics": {m.name: 0 for m in gates.metrics if m.gated},
-            "statuses": {}}  # fmt: skip
+    gated = [m.name for m in gates.metrics if m.gated]
+    return {
+        "comparisons": 0,
+        "flagged": 0,
+        "statuses": {},
+        "regression": {m: 0 for m in gated},  # comparisons where this metric regressed somewhere
+        "no_change": {m: 0 for m in gated},  # ... where every gated series said no change for it
+        "mde": {},  # "series metric" -> list of minimum detectable effects
+        "tested": {m: 0 for m in gated},  # comparisons where the metric was gated somewhere
+    }
 
 
-def _count(t: dict[str, Any], c) -> None:
+def _count(t: dict[str, Any], c: Comparison) -> None:
     t["comparisons"] += 1
     t["flagged"] += c.exit_code
     t["statuses"][c.status] = t["statuses"].get(c.status, 0) + 1
-    for name in {r.metric for r in c.results if r.gated and r.verdict == stats.REGRESSION}:
-        t["metrics"][name] += 1
+    gated = [r for r in c.results if r.gated]
+    for name in t["regression"]:
+        rows = [r for r in gated if r.metric == name]
+        t["tested"][name] += bool(rows)
+        t["regression"][name] += any(r.verdict == stats.REGRESSION for r in rows)
+        t["no_change"][name] += bool(rows) and all(r.verdict == stats.NO_CHANGE for r in rows)
+    for r in gated:
+        if r.mde is not None and np.isfinite(r.mde):
+            t["mde"].setdefault(f"{r.series} {r.metric}", []).append(r.mde)
 
 
-def analyse(
-    aa: list[Run], slow: list[Run], gates: Gates, comparisons: int, k: int, seed: int
-) -> dict[str, Any]:
-    """False-alarm and detection tallies over random k-vs-k splits of the measured runs."""
+def _finish(t: dict[str, Any]) -> dict[str, Any]:
+    t["mde"] = {k: round(float(np.median(v)), 4) for k, v in sorted(t["mde"].items())}
+    return t
+
+
+def analyse(pools: dict[str, list[Run]], gates: Gates, comparisons: int, k: int, seed: int) -> dict[str, Any]:
+    """Tallies over random k-vs-k splits of the measured runs, per kind."""
+    aa = pools["aa"]
     if len(aa) < 2 * k:
         raise UsageError(
             f"A/A needs >= 2k = {2 * k} normal runs, have {len(aa)}; pass --runs or a smaller --k"
         )
     rng = np.random.default_rng(seed)
-    false_alarms, detection = _tally(gates), _tally(gates)
+    tallies = {kind: _tally(gates) for kind in KINDS if kind == "aa" or len(pools.get(kind, [])) >= k}
     for _ in range(comparisons):
         pick = rng.choice(len(aa), size=2 * k, replace=False)
         base = side_from_runs("aa-base", [aa[i] for i in pick[:k]])
         head = side_from_runs("aa-head", [aa[i] for i in pick[k:]])
-        _count(false_alarms, compare_sides(base, head, gates))
-        if len(slow) >= k:
+        _count(tallies["aa"], compare_sides(base, head, gates))
+        for kind in tallies:
+            if kind == "aa":
+                continue
+            runs = pools[kind]
             base = side_from_runs("base", [aa[i] for i in rng.choice(len(aa), size=k, replace=False)])
-            head = side_from_runs("slow", [slow[i] for i in rng.choice(len(slow), size=k, replace=False)])
-            _count(detection, compare_sides(base, head, gates))
-    effect = {}
-    if slow:
-        c = compare_sides(side_from_runs("aa", aa), side_from_runs("slow", slow), gates)
-        effect = {f"{r.series} {r.metric}": round(r.ratio, 3) for r in c.results
-                  if r.ratio is not None and r.metric in ("p50_us", "p99_us", "p999_us")}  # fmt: skip
-    return {
-        "false_alarms": false_alarms,
-        "detection": detection if slow else None,
-        "effect_slow_vs_aa": effect,
-    }
+            head = side_from_runs(kind, [runs[i] for i in rng.choice(len(runs), size=k, replace=False)])
+            _count(tallies[kind], compare_sides(base, head, gates))
+    effects = {}
+    for kind, runs in pools.items():
+        if kind == "aa" or not runs:
+            continue
+        c = compare_sides(side_from_runs("aa", aa), side_from_runs(kind, runs), gates)
+        effects[kind] = {f"{r.series} {r.metric}": round(r.ratio, 3) for r in c.results
+                         if r.ratio is not None and r.metric in ("p50_us", "p99_us", "p999_us")}  # fmt: skip
+    return {"tallies": {kind: _finish(t) for kind, t in tallies.items()}, "effects": effects}
 
 
-def _delay_of(runs: list[Run]) -> int | None:
-    """The --inject-delay-us the slow runs' server was started with (from results.json)."""
-    flags = [str(f) for f in (runs[0].server.get("flags") or [])]
+def _flag_value(runs: list[Run], name: str) -> int | None:
+    """A numeric hft-server flag the runs' server was started with (from results.json)."""
+    flags = [str(f) for f in (runs[0].server.get("flags") or [])] if runs else []
     for i, flag in enumerate(flags):
-        if flag.startswith("--inject-delay-us="):
+        if flag.startswith(f"{name}="):
             return int(flag.split("=", 1)[1])
-        if flag == "--inject-delay-us" and i + 1 < len(flags):
+        if flag == name and i + 1 < len(flags):
             return int(flags[i + 1])
     return None
 
@@ -119,36 +153,44 @@ def _pct(n: int, d: int) -> str:
     return f"{100 * n / d:.1f}% ({n}/{d})" if d else "–"
 
 
-def _row(label: str, t: dict[str, Any]) -> str:
-    cells = [_pct(t["flagged"], t["comparisons"])]
-    cells += [_pct(v, t["comparisons"]) for v in t["metrics"].values()]
-    return f"| {label} | " + " | ".join(cells) + " |"
-
-
 def render(doc: dict[str, Any]) -> str:
-    fa, det = doc["false_alarms"], doc["detection"]
+    t = doc["tallies"]
+    metrics = [m for m in t["aa"]["regression"] if t["aa"]["tested"].get(m)]
+    runs = doc["runs"]
     lines = [
         "# Gate calibration",
         "",
-        f"{doc['runs']['aa']} normal runs and {doc['runs']['slow']} runs with `--inject-delay-us "
-        f"{doc['inject_delay_us']}` of suite `{doc['suite']}` ({doc['date']}); {fa['comparisons']} random "
-        f"{doc['k']}-vs-{doc['k']} comparisons each; gates `{doc['gates']}`.",
+        f"Suite `{doc['suite']}` ({doc['date']}): {runs['aa']} normal runs, {runs.get('slow', 0)} with "
+        f"`--inject-delay-us {doc.get('inject_delay_us')}`, {runs.get('stall', 0)} with `--inject-stall-us "
+        f"{doc.get('inject_stall_us')} --inject-stall-every {doc.get('inject_stall_every')}`; "
+        f"{t['aa']['comparisons']} random {doc['k']}-vs-{doc['k']} comparisons of each kind, judged "
+        f"as one of {doc.get('looks', 1)} looks (alpha / looks); gates `{doc['gates']}`.",
         "",
-        "| | comparisons flagged | " + " | ".join(fa["metrics"]) + " |",
-        "|---|---|" + "---|" * len(fa["metrics"]),
-        _row("A/A false alarms", fa),
+        "| comparison | flagged (suite) | no change (suite) | "
+        + " | ".join(f"{m} regressed" for m in metrics)
+        + " | "
+        + " | ".join(f"{m} no change" for m in metrics)
+        + " |",
+        "|---|---|---|" + "---|" * (2 * len(metrics)),
     ]
-    if det:
-        lines.append(_row("injected slowdown detected", det))
+    for kind, tally in t.items():
+        n = tally["comparisons"]
+        cells = [_pct(tally["flagged"], n), _pct(tally["statuses"].get(stats.NO_CHANGE, 0), n)]
+        cells += [_pct(tally["regression"][m], n) for m in metrics]
+        cells += [_pct(tally["no_change"][m], n) for m in metrics]
+        lines.append(f"| {TITLE[kind]} | " + " | ".join(cells) + " |")
     lines += [
         "",
-        "A/A comparisons overlap (drawn from one pool of runs): the rate is an estimate from "
-        f"{doc['runs']['aa']} real runs, not from {fa['comparisons']} independent experiments.",
+        "Comparisons overlap (drawn from one pool of runs): each rate is an estimate from the real "
+        "runs above, not from independent experiments.",
+        "",
+        "Minimum detectable effect (median over the A/A comparisons; 80% power at the gate's level):",
         "",
     ]
-    if doc["effect_slow_vs_aa"]:
-        lines += ["Effect of the injected delay (slow / normal, all runs merged):", ""]
-        lines += [f"- {name}: ×{ratio}" for name, ratio in doc["effect_slow_vs_aa"].items()]
+    lines += [f"- {name}: {100 * (v - 1):+.1f}%" for name, v in t["aa"]["mde"].items()]
+    for kind, eff in doc["effects"].items():
+        lines += ["", f"Effect of the {TITLE[kind]} (all its runs / all normal runs, merged):", ""]
+        lines += [f"- {name}: ×{ratio}" for name, ratio in eff.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -159,31 +201,40 @@ def add_parser(subparsers) -> None:
     p.add_argument("--scenarios", help="comma-separated scenarios instead of the suite's")
     p.add_argument("--clients", help="comma-separated clients instead of the suite's")
     p.add_argument("--orders", type=int, help="override measured orders per cell")
-    p.add_argument("--runs", type=int, default=24, help="normal runs (default 24)")
-    p.add_argument("--slow-runs", type=int, default=12, help="runs with the injected delay (default 12)")
+    p.add_argument("--runs", type=int, default=48, help="normal runs (default 48)")
+    p.add_argument("--slow-runs", type=int, default=16, help="runs with the injected delay (default 16)")
+    p.add_argument("--stall-runs", type=int, default=16, help="runs with the tail stall (default 16)")
     p.add_argument("--inject-delay-us", type=int, default=5, help="hft-server --inject-delay-us (default 5)")
+    p.add_argument(
+        "--inject-stall-us", type=int, default=40, help="hft-server --inject-stall-us (default 40)"
+    )
+    p.add_argument(
+        "--inject-stall-every", type=int, default=50, help="hft-server --inject-stall-every (default 50)"
+    )
     p.add_argument("--server-flags", default="", help="hft-server flags for every run")
     p.add_argument(
         "--comparisons", type=int, default=200, help="random comparisons of each kind (default 200)"
     )
-    p.add_argument("--k", type=int, default=8, help="runs per side in a comparison (default 8, as ab)")
-    p.add_argument("--gates", type=Path, help="gates file (default bench-config/gates.yaml)")
+    p.add_argument("--k", type=int, default=32, help="runs per side in a comparison (default 32)")
     p.add_argument(
-        "--bootstrap",
+        "--looks",
         type=int,
-        default=500,
-        help="bootstrap replicates (default 500: a regression verdict does not use the interval)",
+        default=3,
+        help="verdicts taken at this many looks, as ab does (16, 32, 48 rounds: 3; the default)",
     )
+    p.add_argument("--gates", type=Path, help="gates file (default bench-config/gates.yaml)")
+    p.add_argument("--bootstrap", type=int, default=500, help="bootstrap replicates (default 500)")
+    p.add_argument("--permutations", type=int, default=1000, help="permutation splits (default 1000)")
     p.add_argument(
-        "--from", dest="source", type=Path, help="analyse runs measured before (<dir>/aa, <dir>/slow)"
+        "--from", dest="source", type=Path, help="analyse runs measured before (<dir>/aa, slow, stall)"
     )
     p.add_argument("--out", type=Path, help="output folder (default results/calibrate_<UTC>)")
     p.set_defaults(func=main)
 
 
 def main(args) -> int:
-    gates = load_gates(args.gates)
-    gates = replace(gates, bootstrap=args.bootstrap)
+    gates = replace(load_gates(args.gates), bootstrap=args.bootstrap, permutations=args.permutations)
+    gates = gates.for_looks(args.looks)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     out = (args.out or args.source or paths.results_dir() / f"calibrate_{stamp}").resolve()
     if args.source is None:
@@ -191,19 +242,21 @@ def main(args) -> int:
             raise UsageError(
                 f"--out {out} exists and is not empty; pass a new folder, or --from it to re-analyse"
             )
-        measure(out, args.runs, args.slow_runs, args.inject_delay_us, args)
+        measure(out, {"aa": args.runs, "slow": args.slow_runs, "stall": args.stall_runs}, args)
     source = args.source or out
-    aa = load_runs(source / "aa")
-    slow = load_runs(source / "slow") if (source / "slow").is_dir() else []
+    pools = {kind: load_runs(source / kind) if (source / kind).is_dir() else [] for kind in KINDS}
     doc = {
-        "schema_version": 1,
+        "schema_version": 2,
         "date": stamp,
         "suite": args.suite,
-        "inject_delay_us": _delay_of(slow) if slow else args.inject_delay_us,
-        "runs": {"aa": len(aa), "slow": len(slow)},
+        "inject_delay_us": _flag_value(pools["slow"], "--inject-delay-us"),
+        "inject_stall_us": _flag_value(pools["stall"], "--inject-stall-us"),
+        "inject_stall_every": _flag_value(pools["stall"], "--inject-stall-every"),
+        "runs": {kind: len(runs) for kind, runs in pools.items()},
         "k": args.k,
-        "gates": gates.source,
-        **analyse(aa, slow, gates, args.comparisons, args.k, gates.seed),
+        "looks": args.looks,
+        "gates": paths.shown(gates.source),
+        **analyse(pools, gates, args.comparisons, args.k, gates.seed),
     }
     write_atomic(out / "calibration.json", json.dumps(doc, indent=2) + "\n")
     write_atomic(out / "calibration.md", render(doc))

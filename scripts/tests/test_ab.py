@@ -15,12 +15,12 @@ from hftbench.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "bin" / "hft-server"
-CLIENT = ROOT / "bin" / "client-c"
+CLIENT = ROOT / "bin" / "client-hft"  # latency-1c/hft: the series gates.yaml judges
 BUILD = "mkdir -p bin && install -m 755 server.sh bin/hft-server"
 
 needs_binaries = pytest.mark.skipif(
     not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)),
-    reason="needs bin/hft-server and bin/client-c (make build)",
+    reason="needs bin/hft-server and bin/client-hft (make build)",
 )
 
 
@@ -37,7 +37,8 @@ def test_rounds_are_interleaved_b_h_h_b():
 
 @pytest.fixture
 def repo(tmp_path):
-    """fast (the real server) -> slow (the real server spinning 300 µs per order)."""
+    """fast (the real server) -> slow (spinning 300 µs per order) -> stall (the real server
+    spinning 50 µs in one order of 50: only the tail is slower)."""
     path = tmp_path / "repo"
     path.mkdir()
 
@@ -47,24 +48,28 @@ def repo(tmp_path):
     git("init", "-q")
     git("config", "user.email", "t@example.com")
     git("config", "user.name", "t")
-    for name, extra in (("fast", ""), ("slow", "--inject-delay-us 300 ")):
+    for name, extra in (
+        ("fast", ""),
+        ("slow", "--inject-delay-us 300 "),
+        ("stall", "--inject-stall-us 50 --inject-stall-every 50 "),
+    ):
         (path / "server.sh").write_text(f'#!/bin/sh\nexec {SERVER} {extra}"$@"\n')
         git("add", "server.sh")
         git("commit", "-qm", name)
     return path
 
 
-def _ab(repo, out, base, head, *extra):
+def _ab(repo, out, base, head, *extra, orders="2000"):
     return cli.main([
         "ab", "--repo", str(repo), "--base", base, "--head", head, "--scenarios", "latency-1c",
-        "--clients", "c", "--orders", "2000", "--repeats", "8", "--max-repeats", "8",
+        "--clients", "hft", "--orders", orders, "--repeats", "8", "--max-repeats", "8",
         "--out", str(out), "--build-cmd", BUILD, "--quiet", *extra,
     ])  # fmt: skip
 
 
 @needs_binaries
 def test_slowed_commit_fails_the_gate(repo, tmp_path):
-    assert _ab(repo, tmp_path / "out", "HEAD~1", "HEAD") == 1
+    assert _ab(repo, tmp_path / "out", "HEAD~2", "HEAD~1") == 1
     verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
     assert verdict["status"] == "regression" and verdict["ab"]["rounds_per_side"] == 8
     assert any(f["metric"] == "p50_us" and f["verdict"] == "regression" for f in verdict["flags"])
@@ -78,7 +83,7 @@ def test_slowed_commit_fails_the_gate(repo, tmp_path):
 
 @needs_binaries
 def test_same_commit_passes(repo, tmp_path):
-    assert _ab(repo, tmp_path / "out", "HEAD~1", "HEAD~1") == 0
+    assert _ab(repo, tmp_path / "out", "HEAD~2", "HEAD~2") == 0
     verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
     assert verdict["status"] != "regression" and verdict["ab"]["build_s"]["head"] == 0.0
 
@@ -86,16 +91,29 @@ def test_same_commit_passes(repo, tmp_path):
 @needs_binaries
 def test_time_budget_stops_adding_rounds(repo, tmp_path):
     # 1 round a side is inconclusive (min_repeats); a zero budget allows no further pair
-    assert _ab(repo, tmp_path / "out", "HEAD~1", "HEAD", "--repeats", "1", "--max-repeats", "5",
+    assert _ab(repo, tmp_path / "out", "HEAD~2", "HEAD~1", "--repeats", "1", "--max-repeats", "5",
                "--time-budget", "0") == 0  # fmt: skip
     verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
     assert verdict["status"] == "inconclusive" and verdict["ab"]["rounds_per_side"] == 1
+
+
+@needs_binaries
+def test_a_tail_only_stall_is_a_p99_regression_with_p50_unchanged(repo, tmp_path):
+    # 10,000 orders a round: enough samples for the gate to judge P99 (gates.yaml min_samples)
+    assert _ab(repo, tmp_path / "out", "HEAD~2", "HEAD", orders="10000") == 1
+    verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
+    rows = {
+        r["metric"]: r for r in verdict["results"] if (r["scenario"], r["client"]) == ("latency-1c", "hft")
+    }
+    assert rows["p99_us"]["verdict"] == "regression" and rows["p99_us"]["ratio"] > 1.5
+    assert rows["p50_us"]["verdict"] != "regression" and rows["p50_us"]["ratio"] < 1.10
+    assert (tmp_path / "out" / "summary.md").read_text().startswith("## ❌ Regression: latency-1c/hft P99 +")
 
 
 def test_bad_ref_and_bad_build_are_usage_errors(repo, tmp_path):
     with pytest.raises(UsageError, match="is not a commit"):
         resolve(repo, "no-such-branch")
     args = ["ab", "--repo", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--out", str(tmp_path / "o"),
-            "--scenarios", "small", "--clients", "c", "--build-cmd", "exit 3"]  # fmt: skip
+            "--scenarios", "small", "--clients", "hft", "--build-cmd", "exit 3"]  # fmt: skip
     code = cli.main(args)
     assert code == 2
