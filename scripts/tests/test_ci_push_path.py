@@ -1,0 +1,169 @@
+"""The push-to-main path end to end, through the real scripts/ci steps of bench.yml:
+main-bench (A/B against the stored baseline), publish (history on a local bare origin's
+gh-pages) and report-regression (issues on a fake GitHub API).
+
+push 1 seeds the history (no baseline); push 2 slows the server for real (it busy-waits
+30 µs per order) and must be a regression with exactly one issue; push 3 restores the
+server and must close that issue with a recovery comment. Tiny sizes: a couple of minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "fakes"))
+from github_api import FakeGitHub  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+CI = ROOT / "scripts" / "ci"
+TOKEN = "push-path-token"
+GATES = """\
+schema_version: 1
+confidence: 0.95
+bootstrap: 500
+permutations: 2000
+seed: 1
+series: [latency-1c/hft]
+metrics:
+  p99_us: {quantile: 0.99, threshold: 1.10, alpha: 0.01, gated: true, min_samples: 1000, min_repeats: 4}
+  p50_us: {quantile: 0.50, threshold: 1.10, alpha: 0.01, gated: true, min_samples: 1000, min_repeats: 4}
+  errors: {threshold: 0.001, alpha: 0.01, gated: true, min_samples: 1, min_repeats: 4}
+"""
+
+needs = pytest.mark.skipif(
+    not all(os.access(ROOT / "bin" / b, os.X_OK) for b in ("hft-server", "client-hft"))
+    or not (ROOT / "gh-pages" / "node_modules" / "uplot").is_dir()
+    or shutil.which("node") is None,
+    reason="needs bin/hft-server, bin/client-hft (make build) and gh-pages/node_modules (make deps)",
+)
+
+
+def git(repo: Path, *args: str) -> str:
+    out = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+@pytest.fixture
+def clone(tmp_path):
+    """A clone of this checkout on branch main whose origin is a local bare repository; the
+    server is server.sh (the real bin/hft-server, optionally slowed), built by ab per commit."""
+    origin, repo = tmp_path / "origin.git", tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    subprocess.run(["git", "clone", "-q", "--no-local", str(ROOT), str(repo)], check=True)
+    git(repo, "checkout", "-q", "-B", "main")
+    git(repo, "remote", "set-url", "origin", str(origin))
+    for name in ("bin", ".venv", "gh-pages/node_modules"):  # built and installed, not in git
+        (repo / name).symlink_to(ROOT / name)
+    (tmp_path / "gates.yaml").write_text(GATES)
+    build = tmp_path / "build-server"  # ab runs it in each commit's worktree
+    build.write_text("#!/bin/sh\ninstall -D -m 755 server.sh bin/hft-server\n")
+    build.chmod(0o755)
+    return repo
+
+
+def push(repo: Path, message: str, delay_us: int) -> str:
+    """Commit server.sh with this per-order delay and push it to origin's main."""
+    extra = f"--inject-delay-us {delay_us} " if delay_us else ""
+    (repo / "server.sh").write_text(f'#!/bin/sh\nexec {ROOT / "bin" / "hft-server"} {extra}"$@"\n')
+    git(repo, "add", "server.sh")
+    git(repo, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-qm", message)
+    git(repo, "push", "-q", "origin", "HEAD:refs/heads/main")
+    return git(repo, "rev-parse", "HEAD")
+
+
+def job(repo: Path, tmp: Path, n: int, sha: str, api_url: str) -> dict:
+    """main-bench, publish and report-regression of push n, as bench.yml chains them."""
+    out, summary, output = tmp / f"push{n}", tmp / f"push{n}.summary.md", tmp / f"push{n}.output"
+    summary.write_text("")
+    output.write_text("")
+    env = {
+        **os.environ,
+        "OUT": str(out),
+        "SUITE": "pr",
+        "REPORT_SUITE": "",
+        "ROUNDS": "3",
+        "GITHUB_SHA": sha,
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_OUTPUT": str(output),
+        "GITHUB_REPOSITORY": "acme/hft-bench",
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_RUN_ID": str(4240 + n),
+        "GITHUB_API_URL": api_url,
+        "GITHUB_TOKEN": TOKEN,
+        "RUN_ARGS": "--scenarios latency-1c --clients hft --orders 3000 --warmup 300",
+        "AB_ARGS": (
+            f"--scenarios latency-1c --clients hft --orders 3000 --repeats 8 --max-repeats 8 "
+            f"--gates {tmp / 'gates.yaml'} --build-cmd {tmp / 'build-server'}"
+        ),
+    }
+    ci = repo / "scripts" / "ci"
+    bench = subprocess.run([str(ci / "main-bench")], env=env, capture_output=True, text=True)
+    assert bench.returncode == 0, bench.stderr[-3000:]
+    verdict = out / "verdict.json"
+    published = subprocess.run(
+        [str(ci / "publish"), str(out), str(verdict)], env=env, capture_output=True, text=True
+    )
+    assert published.returncode == 0, published.stderr[-3000:]
+    issue = subprocess.run(
+        [str(ci / "report-regression"), str(verdict)], env=env, capture_output=True, text=True
+    )
+    assert issue.returncode == 0, issue.stderr[-3000:]
+    outputs = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
+    return {
+        "outputs": outputs,
+        "summary": summary.read_text(),
+        "verdict": json.loads(verdict.read_text()) if verdict.exists() else None,
+        "issue_log": issue.stderr,
+    }
+
+
+def store_runs(origin: Path) -> list[dict]:
+    files = git(origin, "ls-tree", "-r", "--name-only", "gh-pages", "data/shards/pr").split()
+    return [run for f in files for run in json.loads(git(origin, "show", f"gh-pages:{f}"))["runs"]]
+
+
+@needs
+def test_push_path_flags_a_slowdown_opens_one_issue_and_closes_it_on_recovery(clone, tmp_path):
+    origin = tmp_path / "origin.git"
+    with FakeGitHub(tmp_path / "api", token=TOKEN) as api:
+        sha1 = push(clone, "push 1: the server", 0)
+        one = job(clone, tmp_path, 1, sha1, api.url)
+        assert one["outputs"]["regression"] == "false"
+        assert "first run" in one["summary"] and one["verdict"] is None
+        assert api.state()["issues"] == []
+
+        sha2 = push(clone, "push 2: slower order path @acme/perf-team", 30)
+        two = job(clone, tmp_path, 2, sha2, api.url)
+        assert two["outputs"] == {"regression": "true", "baseline": sha1}
+        assert two["verdict"]["status"] == "regression"
+        assert (two["verdict"]["base"]["commit"], two["verdict"]["head"]["commit"]) == (sha1, sha2)
+        assert two["summary"].startswith("## ❌ Regression: latency-1c/hft P")
+        (issue,) = api.state()["issues"]
+        assert issue["state"] == "open" and issue["labels"] == [{"name": "performance"}]
+        assert "hft-bench-regression suite=pr" in issue["body"] and "latency-1c/hft" in issue["body"]
+        assert f"`main` ({sha2[:10]})" in issue["body"] and str(tmp_path) not in issue["body"]
+
+        sha3 = push(clone, "push 3: the order path restored", 0)
+        three = job(clone, tmp_path, 3, sha3, api.url)
+        assert three["outputs"] == {"regression": "false", "baseline": sha2}
+        assert three["verdict"]["status"] == "improvement"
+        state = api.state()
+        (issue,) = state["issues"]  # still exactly one: closed, not a second one opened
+        assert issue["state"] == "closed"
+        (comment,) = [c for c in state["comments"] if c["issue_number"] == issue["number"]]
+        assert comment["body"].startswith(f"Recovered at {sha3[:10]}")
+
+    runs = store_runs(origin)
+    assert [r["commit"] for r in runs] == [sha1, sha2, sha3]
+    assert [r["rounds"] for r in runs] == [3, 8, 8]  # each push's own rounds are its history point
+    assert [(r["verdict"] or {}).get("status") for r in runs] == [None, "regression", "improvement"]
+    spread = runs[1]["results"][0]["spread"]["p50_us"]
+    assert spread[0] < runs[1]["results"][0]["p50_us"] < spread[1]
+    assert git(origin, "rev-list", "--count", "gh-pages") == "3"
