@@ -299,7 +299,7 @@ def run_round(job: Job, side: str, pair: int) -> None:
     tree = job.worktree(side)
     try:
         run = run_plan(job.plan, job.side_bin(side), run_dir, job.cfg.targets, job.flags[side], quiet=True,
-                       root=tree if tree.exists() else job.root)  # fmt: skip
+                       root=tree if tree.exists() else job.root, branch=job.label[side])  # fmt: skip
     except ServerError as exc:
         raise UsageError(f"{side} server: {exc}") from exc
     say(f"round {pair + 1} {side}: {len(run.cells) - len(run.failed)}/{len(run.cells)} cells ok")

@@ -142,13 +142,15 @@ def run_plan(
     schema_path: Path | None = None,
     on_cell: Callable[[Cell], None] | None = None,
     placement: placement_mod.Placement | None = None,
+    branch: str | None = None,
 ) -> Run:
     """Run every cell of `plan` against one fresh server from `bins_dir`; write `run_dir`.
 
     The library entry point (`hftbench ab` calls it with another bins_dir). Returns the Run;
     failures are cells with status "failed", not exceptions. A server that dies mid-run is
     restarted once per cell (the cell it died in fails). `placement` None: the runner's
-    HFTBENCH_SERVER_CPUS / HFTBENCH_CLIENT_CPUS, if set (placement.py)."""
+    HFTBENCH_SERVER_CPUS / HFTBENCH_CLIENT_CPUS, if set (placement.py). `branch` names the
+    branch the run stands for when `root` is a detached worktree (ab's sides)."""
     started = time.perf_counter()
     if placement is None:
         placement = placement_mod.resolve(None, None)
@@ -166,7 +168,7 @@ def run_plan(
         finished_at=None,
         complete=False,
         fingerprint=host,
-        git=fingerprint.git_info(root),
+        git={**fingerprint.git_info(root), **({"branch": branch} if branch else {})},
         tools=fingerprint.tools(),
         server={},
         targets=dict(cfg_targets),

@@ -162,6 +162,7 @@ def test_push_path_flags_a_slowdown_opens_one_issue_and_closes_it_on_recovery(cl
 
     runs = store_runs(origin)
     assert [r["commit"] for r in runs] == [sha1, sha2, sha3]
+    assert {r["branch"] for r in runs} == {"main"}  # ab's detached worktrees record the branch they stand for
     assert [r["rounds"] for r in runs] == [3, 8, 8]  # each push's own rounds are its history point
     assert [(r["verdict"] or {}).get("status") for r in runs] == [None, "regression", "improvement"]
     spread = runs[1]["results"][0]["spread"]["p50_us"]
