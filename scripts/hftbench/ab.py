@@ -341,6 +341,8 @@ def measure(job: Job, quiet: bool = False) -> int:
     doc = write_verdict(job, comparison, pair, measured, partial=partial)
     if not quiet:
         verdict_text.print_console(doc)
+    for message in comparison.failures():
+        say(message)
     say(f"{comparison.status}{' (partial)' if partial else ''} after {pair} rounds per side; measuring took "
         f"{measured:.0f} s (builds {sum(job.builds.values()):.0f} s); {job.out / 'summary.md'}")  # fmt: skip
     return 130 if partial else comparison.exit_code

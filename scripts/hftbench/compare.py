@@ -11,6 +11,7 @@ Why these statistics: stats.py.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,10 @@ class Comparison:
             for r in self.results
             if r.gated and r.ratio is not None and r.ci is not None and r.p_adjusted is not None
         ]
+
+    def failures(self) -> list[str]:
+        """One message per gated metric that regressed (RegressionCheck.fails)."""
+        return [msg for msg in (check.fails() for check in self.checks()) if msg]
 
     def needs_more_repeats(self) -> bool:
         return any(r.gated and r.verdict == stats.INCONCLUSIVE for r in self.results)
@@ -274,10 +279,8 @@ def _verdict(r: MetricResult, m: MetricGate) -> tuple[str, str | None]:
     )
     if r.settle_runs is None:
         return verdict, "the ratio sits on the threshold: no number of runs can settle it"
-    return (
-        verdict,
-        f"the interval straddles ±{m.threshold - 1:.0%}: about {r.settle_runs} runs a side would settle it",
-    )
+    band = f"{100 * (1 / m.threshold - 1):+.1f}% … {100 * (m.threshold - 1):+.1f}%"
+    return verdict, f"the interval is not inside {band}: about {r.settle_runs} runs a side would settle it"
 
 
 def run_compare(
@@ -333,4 +336,6 @@ def main(args) -> int:
     if args.summary:
         write_atomic(args.summary, verdict_text.markdown(doc))
     verdict_text.print_console(doc)
+    for message in comparison.failures():
+        print(f"hftbench compare: {message}", file=sys.stderr)
     return comparison.exit_code

@@ -7,6 +7,8 @@ read directly from /sys and /proc, so a fingerprint always says governor, THP an
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import os
 import platform
@@ -91,7 +93,16 @@ def direct_tuning() -> dict[str, Any]:
 
 
 def tuning(root: Path | None = None) -> dict[str, Any]:
-    """The tuning check: the script's JSON (+ "source") or the direct reading as a fallback."""
+    """The tuning check: the script's JSON (+ "source") or the direct reading as a fallback.
+
+    Read once per process and root: `hftbench ab` and `calibrate` start a run every few
+    seconds on the same host, and the check (a bash script reading /sys) cost each one more
+    than its measuring did."""
+    return copy.deepcopy(_tuning(root))
+
+
+@functools.lru_cache(maxsize=8)
+def _tuning(root: Path | None) -> dict[str, Any]:
     script = paths.tuning_script(root)
     if script.is_file():
         out = _run(["bash", str(script), "--check", "--json"], timeout=30)
@@ -146,10 +157,16 @@ def git_info(root: Path | None = None) -> dict[str, Any]:
     }
 
 
-def tools() -> dict[str, str | None]:
-    """Versions of the toolchains that built bin/ (first line of `<tool> --version`)."""
-    versions: dict[str, str | None] = {"hftbench": __version__}
+@functools.lru_cache(maxsize=1)
+def _tool_versions() -> tuple[tuple[str, str | None], ...]:
+    versions = []
     for name, cmd in TOOL_COMMANDS.items():
         out = _run(cmd, timeout=10)
-        versions[name] = out.splitlines()[0] if out else None
-    return versions
+        versions.append((name, out.splitlines()[0] if out else None))
+    return tuple(versions)
+
+
+def tools() -> dict[str, str | None]:
+    """Versions of the toolchains that built bin/ (first line of `<tool> --version`), asked
+    once per process (a run every few seconds in ab would pay ~10 subprocesses each)."""
+    return {"hftbench": __version__, **dict(_tool_versions())}

@@ -187,10 +187,17 @@ def _sides(doc: dict[str, Any]) -> str:
 
 def _method(doc: dict[str, Any]) -> str:
     conf = round(100 * doc.get("confidence", 0.95))
+    looks = doc.get("looks", 1)
+    sequential = (
+        f" Rounds were added while undecided, so each of the {looks} possible looks uses alpha / {looks} "
+        f"and a {conf}% interval."
+        if looks > 1
+        else ""
+    )
     return (
         "Each value is the percentile of the pooled HDR histograms of a side's runs. The interval "
         f"is a {conf}% bootstrap over whole runs (expanded for few runs); significance is a "
-        "permutation test over runs, Holm-corrected over the gated family. A regression needs "
+        f"permutation test over runs, Holm-corrected over the gated family.{sequential} A regression needs "
         "significance and at least the threshold; *no change* means the whole interval lies "
         "within ±threshold; *could detect* is the slowdown this comparison flags with 80% power. "
         f"Gates: `{neutralise(doc.get('gates', 'gates.yaml'))}`."

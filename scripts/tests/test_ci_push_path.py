@@ -63,16 +63,25 @@ def clone(tmp_path):
         (repo / name).symlink_to(ROOT / name)
     (tmp_path / "gates.yaml").write_text(GATES)
     build = tmp_path / "build-server"  # ab runs it in each commit's worktree
-    build.write_text("#!/bin/sh\ninstall -D -m 755 server.sh bin/hft-server\n")
+    build.write_text(
+        "#!/bin/sh\n[ ! -e BROKEN ] || { echo 'BROKEN: does not build' >&2; exit 1; }\n"
+        "install -D -m 755 server.sh bin/hft-server\n"
+    )
     build.chmod(0o755)
     return repo
 
 
-def push(repo: Path, message: str, delay_us: int) -> str:
-    """Commit server.sh with this per-order delay and push it to origin's main."""
+def push(repo: Path, message: str, delay_us: int, broken: bool = False) -> str:
+    """Commit server.sh with this per-order delay (and a BROKEN marker the build refuses)
+    and push it to origin's main."""
     extra = f"--inject-delay-us {delay_us} " if delay_us else ""
     (repo / "server.sh").write_text(f'#!/bin/sh\nexec {ROOT / "bin" / "hft-server"} {extra}"$@"\n')
     git(repo, "add", "server.sh")
+    if broken:
+        (repo / "BROKEN").write_text("this commit does not build\n")
+        git(repo, "add", "BROKEN")
+    else:
+        git(repo, "rm", "-q", "--ignore-unmatch", "BROKEN")
     git(repo, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-qm", message)
     git(repo, "push", "-q", "origin", "HEAD:refs/heads/main")
     return git(repo, "rev-parse", "HEAD")
@@ -168,3 +177,17 @@ def test_push_path_flags_a_slowdown_opens_one_issue_and_closes_it_on_recovery(cl
     spread = runs[1]["results"][0]["spread"]["p50_us"]
     assert spread[0] < runs[1]["results"][0]["p50_us"] < spread[1]
     assert git(origin, "rev-list", "--count", "gh-pages") == "3"
+
+
+@needs
+def test_a_baseline_that_no_longer_builds_is_said_and_the_push_still_recorded(clone, tmp_path):
+    origin = tmp_path / "origin.git"
+    with FakeGitHub(tmp_path / "api", token=TOKEN) as api:
+        sha1 = push(clone, "push 1: recorded, but its tree does not build any more", 0, broken=True)
+        job(clone, tmp_path, 1, sha1, api.url)
+        sha2 = push(clone, "push 2: builds again", 0)
+        two = job(clone, tmp_path, 2, sha2, api.url)
+        assert two["outputs"] == {"regression": "false", "baseline": sha1}
+        assert f"The baseline {sha1[:10]} no longer builds" in two["summary"] and two["verdict"] is None
+        assert api.state()["issues"] == []
+    assert [(r["commit"], r["rounds"]) for r in store_runs(origin)] == [(sha1, 3), (sha2, 3)]

@@ -67,7 +67,7 @@ def test_no_change_headline_says_what_it_could_have_seen():
 
 
 def test_inconclusive_says_what_would_settle_it():
-    why = "the interval straddles ±10%: about 40 runs a side would settle it"
+    why = "the interval is not inside -9.1% … +10.0%: about 40 runs a side would settle it"
     doc = _doc(
         "inconclusive", [_row("p99_us", "inconclusive", 1.06, [0.97, 1.16], settle_runs=40, reason=why)]
     )
