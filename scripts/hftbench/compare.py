@@ -129,19 +129,19 @@ def _plain_meta(meta: dict[str, Any]) -> dict[str, Any]:
 def compare_sides(base: Side, head: Side, gates: Gates) -> Comparison:
     """Test every series present on both sides; series on one side only are reported, not gated."""
     out: list[MetricResult] = []
-    nulls: dict[int, stats.Permutation] = {}  # id(result) -> its permutation test, for the MDE
+    noise: dict[int, tuple[float, float]] = {}  # id(result) -> (bootstrap log sd, smallest p): the MDE
     keys = [k for k in base.series if k in head.series]
     gates = _enough_splits(gates, sum(gates.gates_series(*k) for k in keys))
     for i, key in enumerate(keys):
         rng = np.random.default_rng([gates.seed, i])
-        out.extend(_series(key, base.series[key], head.series[key], gates, rng, nulls))
+        out.extend(_series(key, base.series[key], head.series[key], gates, rng, noise))
     for key in [*base.series, *head.series]:
         if key in base.series and key in head.series:
             continue
         where = "base" if key in base.series else "head"
         for m in gates.metrics:
             out.append(_missing(key, m, where, base.series.get(key, []), head.series.get(key, [])))
-    _correct(out, gates, nulls)
+    _correct(out, gates, noise)
     order = {m.name: i for i, m in enumerate(gates.metrics)}
     out.sort(key=lambda r: (order[r.metric], r.scenario, r.client))
     return Comparison(base, head, gates, out)
@@ -164,7 +164,7 @@ def _missing(key: SeriesKey, m: MetricGate, only: str, b: list[Repeat], h: list[
 
 
 def _series(
-    key: SeriesKey, b: list[Repeat], h: list[Repeat], gates: Gates, rng, nulls: dict[int, stats.Permutation]
+    key: SeriesKey, b: list[Repeat], h: list[Repeat], gates: Gates, rng, noise: dict[int, tuple[float, float]]
 ) -> list[MetricResult]:
     with_hist = all(r.histogram and r.ok > 0 for r in (*b, *h))
     gated_series = gates.gates_series(*key)
@@ -176,14 +176,14 @@ def _series(
         res = MetricResult(*key, m.name, m.gated and gated_series, len(b), len(h), n, m.threshold)
         enough = n >= m.min_samples
         if m.kind == "quantile":
-            perm = _quantile(res, m, g, gates, rng, test=enough)
+            spread = _quantile(res, m, g, gates, rng, test=enough)
         elif m.kind == "throughput":
-            perm = _scalar(res, [r.throughput_rps for r in b], [r.throughput_rps for r in h], gates, rng)
+            spread = _scalar(res, [r.throughput_rps for r in b], [r.throughput_rps for r in h], gates, rng)
         else:
-            perm = None
+            spread = None
             _errors(res, b, h)
-        if perm is not None:
-            nulls[id(res)] = perm
+        if spread is not None:
+            noise[id(res)] = spread
         if res.verdict != stats.NOT_GATED and not enough:
             res.verdict, res.reason = stats.NOT_GATED, f"n too small: {n} samples in a run < {m.min_samples}"
         if res.verdict == stats.NOT_GATED:
@@ -196,8 +196,9 @@ def _series(
 
 def _quantile(
     res: MetricResult, m: MetricGate, g: stats.Grid | None, gates: Gates, rng, test: bool
-) -> stats.Permutation | None:
-    """Merged quantiles and their ratio; the test and the interval only when `test`."""
+) -> tuple[float, float] | None:
+    """Merged quantiles and their ratio; the test and the interval only when `test`.
+    Returns the noise for the MDE: (bootstrap sd of log ratio, the test's smallest p)."""
     if g is None:
         res.verdict, res.reason = stats.NOT_GATED, "a run recorded no latency (every order failed)"
         return None
@@ -208,20 +209,20 @@ def _quantile(
         return None
     perm = stats.permutation_quantile_test(g, m.quantile, n_perm=gates.permutations, rng=rng)
     res.p_value = perm.p_value
-    res.ci = stats.bootstrap_quantile_ratio(
-        g, m.quantile, n_boot=gates.bootstrap, confidence=gates.confidence, rng=rng
-    )
-    return perm
+    reps = stats.bootstrap_ratio_replicates(g, m.quantile, n_boot=gates.bootstrap, rng=rng)
+    res.ci = stats.ratio_interval(reps, gates.confidence, min(len(g.base), len(g.head)))
+    return stats.log_sd(reps), perm.smallest_p
 
 
-def _scalar(res: MetricResult, b: list[float], h: list[float], gates: Gates, rng) -> stats.Permutation:
+def _scalar(res: MetricResult, b: list[float], h: list[float], gates: Gates, rng) -> tuple[float, float]:
     mb, mh = float(np.mean(b)), float(np.mean(h))
     res.base_value, res.head_value = mb, mh
     res.ratio = mh / mb if mb > 0 else None
     perm = stats.permutation_mean_test(b, h, n_perm=gates.permutations, rng=rng)
     res.p_value = perm.p_value
-    res.ci = stats.bootstrap_mean_ratio(b, h, n_boot=gates.bootstrap, confidence=gates.confidence, rng=rng)
-    return perm
+    reps = stats.bootstrap_mean_replicates(b, h, n_boot=gates.bootstrap, rng=rng)
+    res.ci = stats.ratio_interval(reps, gates.confidence, min(len(b), len(h)))
+    return stats.log_sd(reps), perm.smallest_p
 
 
 def _errors(res: MetricResult, b: list[Repeat], h: list[Repeat]) -> None:
@@ -232,7 +233,7 @@ def _errors(res: MetricResult, b: list[Repeat], h: list[Repeat]) -> None:
     res.p_value = stats.mann_whitney_p(rb, rh)
 
 
-def _correct(results: list[MetricResult], gates: Gates, nulls: dict[int, stats.Permutation]) -> None:
+def _correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple[float, float]]) -> None:
     """Holm within each family (gated latency/throughput, reported-only), the minimum
     detectable effect at the family's first Holm level, then the verdicts.
 
@@ -245,10 +246,10 @@ def _correct(results: list[MetricResult], gates: Gates, nulls: dict[int, stats.P
     for family in families:
         for r, adj in zip(family, stats.holm([r.p_value for r in family]), strict=True):
             r.p_adjusted = adj
-            perm = nulls.get(id(r))
-            if perm is not None:
+            if id(r) in noise:
+                sd, smallest_p = noise[id(r)]
                 level = gates.metric(r.metric).alpha / len(family)
-                r.mde = stats.detectable_effect(perm, level)
+                r.mde = stats.detectable_effect(sd, level, smallest_p=smallest_p)
     for r in errors:
         r.p_adjusted = r.p_value
     for r in testable:

@@ -172,23 +172,38 @@ def _multiplicities(rng: np.random.Generator, runs: int, n_boot: int) -> np.ndar
     return mult
 
 
-def bootstrap_quantile_ratio(
-    g: Grid, q: float, *, n_boot: int, confidence: float, rng: np.random.Generator, chunk: int = 250
-) -> tuple[float, float]:
-    """Expanded percentile-bootstrap interval of merged-quantile(head) / merged-quantile(base).
-
-    Each replicate draws whole runs with replacement on each side, merges the drawn runs'
-    histograms and takes the ratio of their q-quantiles; the percentiles are taken at
-    `expanded_confidence(confidence, fewest runs)`.
-    """
+def bootstrap_ratio_replicates(
+    g: Grid, q: float, *, n_boot: int, rng: np.random.Generator, chunk: int = 250
+) -> np.ndarray:
+    """Replicates of merged-quantile(head) / merged-quantile(base): each draws whole runs with
+    replacement on each side, merges the drawn runs' histograms and takes the ratio."""
     ratios = []
     for start in range(0, n_boot, chunk):
         n = min(chunk, n_boot - start)
         qb = quantile_rows(g.values_ns, _multiplicities(rng, len(g.base), n) @ g.base, q)
         qh = quantile_rows(g.values_ns, _multiplicities(rng, len(g.head), n) @ g.head, q)
         ratios.append(qh / qb)
-    level = expanded_confidence(confidence, min(len(g.base), len(g.head)))
-    return _interval(np.concatenate(ratios), level)
+    return np.concatenate(ratios)
+
+
+def ratio_interval(replicates: np.ndarray, confidence: float, runs: int) -> tuple[float, float]:
+    """The expanded percentile interval of bootstrap replicates (`runs`: the smaller side)."""
+    return _interval(replicates, expanded_confidence(confidence, runs))
+
+
+def log_sd(replicates: np.ndarray) -> float:
+    """Standard deviation of log(ratio) over the finite, positive replicates: the noise."""
+    finite = replicates[np.isfinite(replicates) & (replicates > 0)]
+    return float(np.std(np.log(finite))) if len(finite) > 1 else float("nan")
+
+
+def bootstrap_quantile_ratio(
+    g: Grid, q: float, *, n_boot: int, confidence: float, rng: np.random.Generator
+) -> tuple[float, float]:
+    """Expanded percentile-bootstrap interval of merged-quantile(head) / merged-quantile(base):
+    the percentiles are taken at `expanded_confidence(confidence, fewest runs)`."""
+    reps = bootstrap_ratio_replicates(g, q, n_boot=n_boot, rng=rng)
+    return ratio_interval(reps, confidence, min(len(g.base), len(g.head)))
 
 
 def bootstrap_quantile(
@@ -205,16 +220,24 @@ def bootstrap_quantile(
     return _interval(replicates, expanded_confidence(confidence, len(counts)))
 
 
-def bootstrap_mean_ratio(
-    base: Sequence[float], head: Sequence[float], *, n_boot: int, confidence: float, rng: np.random.Generator
-) -> tuple[float, float]:
-    """Percentile-bootstrap interval of mean(head) / mean(base), resampling runs."""
+def bootstrap_mean_replicates(
+    base: Sequence[float], head: Sequence[float], *, n_boot: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Replicates of mean(head) / mean(base), resampling runs on each side."""
     a = np.asarray(base, dtype=float)
     b = np.asarray(head, dtype=float)
     ma = (_multiplicities(rng, len(a), n_boot) @ a) / len(a)
     mb = (_multiplicities(rng, len(b), n_boot) @ b) / len(b)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return _interval(mb / ma, expanded_confidence(confidence, min(len(a), len(b))))
+        return mb / ma
+
+
+def bootstrap_mean_ratio(
+    base: Sequence[float], head: Sequence[float], *, n_boot: int, confidence: float, rng: np.random.Generator
+) -> tuple[float, float]:
+    """Expanded percentile-bootstrap interval of mean(head) / mean(base), resampling runs."""
+    reps = bootstrap_mean_replicates(base, head, n_boot=n_boot, rng=rng)
+    return ratio_interval(reps, confidence, min(len(base), len(head)))
 
 
 def expanded_confidence(confidence: float, runs: int) -> float:
@@ -304,18 +327,20 @@ def permutation_mean_test(
 POWER_Z = 0.8416  # one-sided normal quantile of 80 % power
 
 
-def detectable_effect(perm: Permutation, level: float) -> float:
-    """Smallest worse factor (1.06 = +6 %) the test flags with 80 % power at this noise.
+def detectable_effect(noise_log_sd: float, level: float, smallest_p: float = 0.0) -> float:
+    """Smallest worse factor (1.06 = +6 %) a comparison with this noise flags with 80 % power.
 
-    `level` is the p-value a flag must beat (alpha / family size: Holm's first step). The
-    critical |log ratio| is the (1 - level) quantile of the permutation null; 80 % power adds
-    0.84 of its standard deviation. Infinite when this many runs cannot reach `level` at all.
+    `noise_log_sd` is the bootstrap's standard deviation of log(ratio): each side resampled on
+    its own, so it measures the noise whether or not there is an effect (a permutation null
+    mixes the sides and would inflate it under a real effect). `level` is the p-value a flag
+    must beat (alpha / family size: Holm's first step); the effect must clear the two-sided
+    critical value plus 0.84 standard deviations. Infinite when these runs cannot reach
+    `level` at all (`smallest_p`, the permutation test's floor).
     """
-    null = np.abs(perm.null_log_ratios)
-    if len(null) == 0 or perm.smallest_p >= level:
+    if smallest_p >= level or not np.isfinite(noise_log_sd):
         return float("inf")
-    critical = float(np.quantile(null, 1.0 - level))
-    return float(np.exp(critical + POWER_Z * float(np.std(perm.null_log_ratios))))
+    critical = float(sps.norm.ppf(1.0 - level / 2.0))
+    return float(np.exp((critical + POWER_Z) * noise_log_sd))
 
 
 def rounds_to_settle(

@@ -231,16 +231,27 @@ def test_detectable_effect_shrinks_with_sharper_runs_and_is_infinite_with_too_fe
     rng = np.random.default_rng(19)
     noisy = _sides(rng, runs=10, base={"run_noise": 0.10}, head={"run_noise": 0.10})
     sharp = _sides(rng, runs=10, base={"run_noise": 0.01}, head={"run_noise": 0.01})
-    mde = [
-        stats.detectable_effect(
-            stats.permutation_quantile_test(g, 0.5, n_perm=2000, rng=np.random.default_rng(2)), 0.0025
-        )
-        for g in (noisy, sharp)
-    ]
+    mde = []
+    for g in (noisy, sharp):
+        reps = stats.bootstrap_ratio_replicates(g, 0.5, n_boot=2000, rng=np.random.default_rng(2))
+        mde.append(stats.detectable_effect(stats.log_sd(reps), 0.0025))
     assert 1.0 < mde[1] < 1.05 < mde[0] < 2.0, mde
-    few = _sides(rng, runs=3)
-    perm = stats.permutation_quantile_test(few, 0.5, n_perm=500, rng=np.random.default_rng(2))
-    assert stats.detectable_effect(perm, 0.0025) == float("inf")  # 2 / C(6, 3) = 0.1 > 0.0025
+    # a fixed vector: sd 0.02 of log ratio at level 0.0025 -> exp((3.0233 + 0.8416) * 0.02)
+    assert stats.detectable_effect(0.02, 0.0025) == pytest.approx(np.exp(3.8649 * 0.02), rel=1e-4)
+    # 3 vs 3 runs: the permutation test's smallest p is 2 / C(6, 3) = 0.1 > 0.0025
+    assert stats.detectable_effect(0.02, 0.0025, smallest_p=0.1) == float("inf")
+
+
+def test_the_detectable_effect_is_the_noise_not_the_effect():
+    # A +30 % shift must not make the comparison look noisier than its A/A twin.
+    rng = np.random.default_rng(21)
+    aa = _sides(rng, runs=12)
+    shifted = _sides(rng, runs=12, head={"body_scale": 1.3, "tail_scale": 1.3})
+    sds = [log_sd for log_sd in (
+        stats.log_sd(stats.bootstrap_ratio_replicates(g, 0.5, n_boot=2000, rng=np.random.default_rng(3)))
+        for g in (aa, shifted)
+    )]  # fmt: skip
+    assert sds[1] < 1.5 * sds[0], sds
 
 
 def test_rounds_to_settle():
