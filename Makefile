@@ -22,7 +22,7 @@ HAVE_HFT_CLIENT  := $(wildcard hft/c-client/Makefile)
 HAVE_HFTBENCH    := $(wildcard scripts/pyproject.toml)
 HAVE_DASHBOARD   := $(wildcard gh-pages/package.json)
 
-.PHONY: help deps build test lint bench clean \
+.PHONY: help deps build test lint bench clean fuzz \
         build-rust build-go build-c build-cpp build-python build-hft \
         test-rust test-python test-go test-c test-hft test-dashboard test-ci
 
@@ -32,6 +32,7 @@ help:
 	@echo "make deps    install system packages, .venv, cargo/go/npm dependencies (idempotent)"
 	@echo "make build   fill bin/ with the server and every client"
 	@echo "make lint    rustfmt, clippy, ruff, go vet, gofmt, C warnings, shellcheck"
+	@echo "make fuzz    fuzz the server's order parser and HTTP layer for about 5 minutes"
 
 deps:
 	@scripts/deps.sh
@@ -96,6 +97,18 @@ lint: deps
 	$(if $(HAVE_C_CLIENT),$(MAKE) --no-print-directory -C clients/c lint)
 	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C hft/c-client lint)
 	shellcheck scripts/*.sh .ci/run $(wildcard hft/scripts/*.sh hft/runner/*.sh scripts/ci/*)
+
+# Fuzzing on stable Rust with proptest (server/README.md, "Fuzzing"): hft-server's four
+# fuzz tests, one at a time, each for FUZZ_SECONDS_EACH seconds (4 x 75 s = 5 minutes).
+# Each prints its executions per second; the total comes last. `cargo test` runs the same
+# tests for a second or two each.
+FUZZ_SECONDS_EACH ?= 75
+fuzz:
+	@mkdir -p target
+	HFT_FUZZ_SECONDS=$(FUZZ_SECONDS_EACH) cargo test -p hft-server --quiet -- fuzz_ --nocapture --test-threads=1 2>&1 | tee target/fuzz.log
+	@awk 'match($$0, /fuzz [a-z_]+: [0-9]+ executions in [0-9.]+ s/) { \
+	         split(substr($$0, RSTART, RLENGTH), f, " "); n += f[3]; s += f[6] } \
+	     END { if (s == 0) exit 1; printf "fuzz total: %d executions in %.0f s, %.0f/s\n", n, s, n / s }' target/fuzz.log
 
 bench: build
 	$(if $(HAVE_HFTBENCH),$(VENV)/bin/hftbench run --suite $(SUITE),@echo "hftbench is not built yet (scripts/pyproject.toml missing)"; exit 1)

@@ -7,7 +7,7 @@ use serde::Serialize;
 /// A request the server refuses; turned into a JSON answer, never a panic.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApiError {
-    /// HTTP status: 400, 404, 405, 413 or 422 (see server/README.md).
+    /// HTTP status: 400, 404, 405, 413, 422 or 431 (see server/README.md).
     pub status: StatusCode,
     /// What was wrong and what would be accepted.
     pub message: String,

@@ -16,7 +16,9 @@
 //! - `error`: the `{"error", "field"}` answer shared by every 4xx.
 //! - `cpus`: `--cpus LIST`, the CPU list syntax and pinning a thread to CPUs.
 //! - `routes`: the axum router and handlers.
-//! - `run` (here): serves a router on a listener until a shutdown future completes;
+//! - `serve`: the accept loop, hyper's HTTP/1 server per connection (half-closed
+//!   connections answered, the header limits, graceful shutdown).
+//! - `run` (here): serves the API on a listener until a shutdown future completes;
 //!   `main.rs` only parses flags, binds, prints the startup line and calls it.
 
 use std::future::Future;
@@ -36,6 +38,7 @@ pub mod order;
 mod order_json;
 pub mod reply;
 pub mod routes;
+pub mod serve;
 pub mod stats;
 
 pub use routes::{router, AppState};
@@ -80,7 +83,8 @@ pub async fn run(
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
-    let app = router(Arc::new(AppState::new(&config)));
+    let state = Arc::new(AppState::new(&config));
+    let app = router(Arc::clone(&state));
     // Replies are small and latency matters: no Nagle delay.
     let listener = listener.tap_io(|tcp| {
         if let Err(err) = tcp.set_nodelay(true) {
@@ -88,7 +92,6 @@ pub async fn run(
         }
     });
     tracing::info!(?config, "serving");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    serve::connections(listener, app, state, shutdown).await;
+    Ok(())
 }

@@ -24,7 +24,7 @@ pub const STATUSES: [Status; 6] = [
 ];
 
 /// The 4xx statuses the server answers, in counter order.
-pub const ERROR_CODES: [u16; 5] = [400, 404, 405, 413, 422];
+pub const ERROR_CODES: [u16; 6] = [400, 404, 405, 413, 422, 431];
 
 fn status_index(status: Status) -> usize {
     match status {
@@ -43,7 +43,7 @@ pub struct Totals {
     /// Valid orders by final status, indexed like `STATUSES`.
     pub orders: [u64; 6],
     /// Error answers by HTTP status, indexed like `ERROR_CODES`.
-    pub errors: [u64; 5],
+    pub errors: [u64; 6],
     /// Executions (one per fill in the replies).
     pub fills: u64,
     /// Shares executed, counted once per fill (on the incoming order's side).
@@ -86,7 +86,7 @@ struct Shard {
     /// Valid orders by final status.
     orders: [AtomicU64; 6],
     /// Error answers by HTTP status.
-    errors: [AtomicU64; 5],
+    errors: [AtomicU64; 6],
     /// Executions.
     fills: AtomicU64,
     /// Shares executed.
@@ -274,7 +274,7 @@ mod tests {
         let (since, _) = stats.since_reset();
         assert_eq!(since.total_orders(), 1);
         assert_eq!(since.count(Status::New), 1);
-        assert_eq!(since.errors, [0; 5]);
+        assert_eq!(since.errors, [0; 6]);
         // Prometheus counters keep growing.
         assert_eq!(stats.totals().total_orders(), 3);
         assert_eq!(stats.totals().errors[4], 1);
@@ -309,14 +309,14 @@ mod tests {
     fn unknown_error_codes_are_ignored() {
         let stats = Stats::default();
         stats.record_error(418);
-        assert_eq!(stats.totals().errors, [0; 5]);
+        assert_eq!(stats.totals().errors, [0; 6]);
     }
 
     #[test]
     fn report_derives_rates_and_accepted() {
         let totals = Totals {
             orders: [1, 2, 3, 4, 5, 6],
-            errors: [1, 0, 0, 1, 2],
+            errors: [1, 0, 0, 1, 2, 0],
             fills: 9,
             ..Totals::default()
         };

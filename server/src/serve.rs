@@ -1,0 +1,186 @@
+//! The accept loop: hyper's HTTP/1 server on every connection, set up by hand because
+//! `axum::serve` exposes none of hyper's settings and two of them matter here:
+//!
+//! - `half_close`: a client may send its request and then shut down its write side
+//!   (`nc -N`, `shutdown(SHUT_WR)`). hyper's default treats that EOF as the end of the
+//!   connection and drops the answer; with `half_close` the answer is written, then the
+//!   connection closes.
+//! - `max_header_size`: the most of a request head hyper buffers. Below it, a head whose
+//!   header fields add up to more than `MAX_HEADER_BYTES` is answered here with the JSON 431.
+//!
+//! Otherwise it does what `axum::serve(..).with_graceful_shutdown(..)` did: one task per
+//! connection; on shutdown, stop accepting, let each connection finish the request in
+//! flight (hyper's graceful shutdown), and return when the last one has closed.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::serve::Listener;
+use axum::Router;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tokio::sync::watch;
+use tower_service::Service;
+
+use crate::error::ApiError;
+use crate::routes::AppState;
+use crate::stats::Stats;
+
+/// Most bytes of header fields a request may carry, counted as the name, the value and 4
+/// bytes (`: ` and CRLF) per field; more is a 431 with the JSON error body. Generous for
+/// cookies and proxies (nginx refuses one line over 8 KiB, Node.js a head over 16 KiB),
+/// tiny next to what a client could make the server hold.
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+
+/// Most bytes of a request head (request line and headers) hyper reads at all: it answers
+/// a longer head itself with a 431 without a body, and closes the connection. Bounds the
+/// memory one connection can make the server buffer (hyper's default is about 400 KiB),
+/// while heads between `MAX_HEADER_BYTES` and this still get the JSON answer.
+pub const MAX_HEAD_BYTES: usize = 128 * 1024;
+
+/// Serves `app` on every connection `listener` accepts until `shutdown` completes, then
+/// finishes the requests in flight and returns once every connection has closed.
+pub(crate) async fn connections<L: Listener>(
+    mut listener: L,
+    app: Router,
+    state: Arc<AppState>,
+    shutdown: impl Future<Output = ()>,
+) {
+    let mut http = http1::Builder::new();
+    http.half_close(true)
+        .max_header_size(MAX_HEAD_BYTES)
+        // As with axum::serve there is no timer, so no timeout: say so instead of leaving
+        // hyper's 30 s default configured but inert.
+        .header_read_timeout(None);
+    // Each connection task holds a receiver: `send` asks them to finish, and `closed()` on
+    // the sender completes when the last one has dropped its receiver.
+    let (stop_tx, stop_rx) = watch::channel(());
+    let mut shutdown = pin!(shutdown);
+    loop {
+        // The listener retries failed accepts itself (axum's `Listener`): this loop only
+        // ends on shutdown, so the listener is never closed by a bad client. `biased`:
+        // `shutdown` is polled first, so it is armed (main.rs's signal handlers are
+        // installed on its first poll) before the first connection is served.
+        let (io, _remote) = tokio::select! {
+            biased;
+            () = &mut shutdown => break,
+            accepted = listener.accept() => accepted,
+        };
+        let app = app.clone();
+        let state = Arc::clone(&state);
+        let service =
+            service_fn(move |request: Request<Incoming>| answer(&app, &state.stats, request));
+        let connection = http.serve_connection(TokioIo::new(io), service);
+        let mut stop = stop_rx.clone();
+        tokio::spawn(async move {
+            let mut connection = pin!(connection);
+            let mut stopping = false;
+            loop {
+                tokio::select! {
+                    result = connection.as_mut() => {
+                        if let Err(err) = result {
+                            tracing::debug!("connection ended: {err}");
+                        }
+                        break;
+                    }
+                    // Fires once: on `send`, or at once if the sender is gone.
+                    _ = stop.changed(), if !stopping => {
+                        stopping = true;
+                        connection.as_mut().graceful_shutdown();
+                    }
+                }
+            }
+            drop(stop);
+        });
+    }
+    drop(listener);
+    let _ = stop_tx.send(());
+    drop(stop_rx);
+    stop_tx.closed().await;
+}
+
+/// One request: the header limit, then the router. Everything the future needs is taken
+/// before it starts, so it borrows nothing from the connection.
+fn answer(
+    app: &Router,
+    stats: &Stats,
+    request: Request<Incoming>,
+) -> impl Future<Output = Result<Response, Infallible>> + Send + 'static {
+    let routed = match header_limit(request.headers()) {
+        Some(error) => {
+            stats.record_error(error.status.as_u16());
+            Err(error.into_response())
+        }
+        // tower's `call` takes `&mut self` and hyper hands the service out as `&self`, so
+        // the router is cloned per request, as axum::serve does (a reference count).
+        // `poll_ready` is skipped: a Router is always ready.
+        None => Ok(app.clone().call(request)),
+    };
+    async move {
+        match routed {
+            Ok(route) => route.await,
+            Err(response) => Ok(response),
+        }
+    }
+}
+
+/// Bytes one header field takes on the wire: name, `: `, value, CRLF.
+fn field_bytes(name: &HeaderName, value: &HeaderValue) -> usize {
+    name.as_str().len() + value.len() + 4
+}
+
+/// The 431 for header fields over `MAX_HEADER_BYTES`, naming the largest field. On the
+/// common path this is a few additions per header: no allocation, no lock.
+fn header_limit(headers: &HeaderMap) -> Option<ApiError> {
+    let total: usize = headers.iter().map(|(n, v)| field_bytes(n, v)).sum();
+    if total <= MAX_HEADER_BYTES {
+        return None;
+    }
+    let largest = headers
+        .iter()
+        .max_by_key(|(n, v)| field_bytes(n, v))
+        .map_or_else(String::new, |(name, value)| {
+            format!(
+                "; the largest is {name} ({} bytes)",
+                field_bytes(name, value)
+            )
+        });
+    Some(ApiError::new(
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+        format!(
+            "request header fields are {total} bytes, over the limit of {MAX_HEADER_BYTES}{largest}; send fewer or shorter headers"
+        ),
+        None,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_limit_counts_names_values_and_separators() {
+        let mut headers = HeaderMap::new();
+        headers.insert("host", HeaderValue::from_static("x"));
+        // "host: x\r\n" is 9 bytes; fill the rest of the limit with one field exactly.
+        let fill = MAX_HEADER_BYTES - 9 - "x-fill".len() - 4;
+        headers.insert("x-fill", HeaderValue::from_str(&"a".repeat(fill)).unwrap());
+        assert_eq!(header_limit(&headers), None);
+        headers.insert("x-one-more", HeaderValue::from_static(""));
+        let error = header_limit(&headers).expect("one byte over the limit");
+        assert_eq!(error.status, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
+        assert_eq!(error.field, None);
+        assert!(
+            error.message.contains("the largest is x-fill"),
+            "{}",
+            error.message
+        );
+    }
+}
