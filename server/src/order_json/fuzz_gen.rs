@@ -237,18 +237,7 @@ pub(super) fn value() -> impl Strategy<Value = String> {
 
 /// Key text: a known key (as written, escaped, or in another case) or another key.
 fn key() -> impl Strategy<Value = String> {
-    let names = &[
-        "buy_sell",
-        "symbol",
-        "price",
-        "quantity",
-        "market_type",
-        "price_type",
-        "time_in_force",
-        "order_type",
-        "user_def",
-        "client_timestamp",
-    ][..];
+    let names = &super::reference::FIELDS[..];
     prop_oneof![
         3 => select(names).prop_map(json_str),
         1 => select(names).prop_map(escaped_str),
