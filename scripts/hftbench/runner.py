@@ -11,6 +11,7 @@ Otherwise the cell is "failed" with the reason; a valid result is kept either wa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -79,6 +80,13 @@ def _last_line(log: Path) -> str:
     return lines[-1][:300] if lines else ""
 
 
+def _kill_session(pid: int) -> None:
+    """SIGKILL a client's whole session; one that has just exited is no error (an interrupt
+    racing the client's exit must still reach the caller as the interrupt)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
 def run_cell(
     server: Server | None,
     bins_dir: Path,
@@ -131,13 +139,13 @@ def run_cell(
         try:
             code = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # its own session: takes any children with it
+            _kill_session(proc.pid)  # its own session: takes any children with it
             proc.wait()
             return failed(
                 f"timeout: no exit within {timeout_s:.0f} s (killed)", wall=time.perf_counter() - start
             )
         except BaseException:  # Ctrl-C reaches only us (the client has its own session): stop it too
-            os.killpg(proc.pid, signal.SIGKILL)
+            _kill_session(proc.pid)
             proc.wait()
             raise
     wall = time.perf_counter() - start

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -119,3 +122,34 @@ def test_bad_ref_and_bad_build_are_usage_errors(repo, tmp_path):
             "--scenarios", "small", "--clients", "hft", "--build-cmd", "exit 3"]  # fmt: skip
     code = cli.main(args)
     assert code == 2
+
+
+@needs_binaries
+def test_an_interrupted_ab_keeps_its_rounds_and_writes_a_partial_verdict(repo, tmp_path):
+    # SIGTERM is what a cancelled CI job sends; Ctrl-C (SIGINT) takes the same path.
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "hftbench", "ab", "--repo", str(repo), "--base", "HEAD~2",
+           "--head", "HEAD~2", "--scenarios", "latency-1c", "--clients", "hft", "--orders", "2000",
+           "--repeats", "40", "--max-repeats", "40", "--out", str(out), "--build-cmd", BUILD,
+           "--quiet"]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(out.glob("head/run_*/results.json"))) < 4 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    verdict = json.loads((out / "verdict.json").read_text())
+    assert verdict["partial"] is True and 3 <= verdict["ab"]["rounds_per_side"] < 40, err
+    assert (out / "summary.md").read_text().startswith("## ") and "(partial: interrupted)" in (
+        out / "summary.md"
+    ).read_text()
+    assert len(list(out.glob("base/run_*"))) >= 3  # the rounds measured so far stay on disk
+    listed = subprocess.run(
+        ["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True
+    ).stdout
+    assert str(out) not in listed  # worktrees removed
