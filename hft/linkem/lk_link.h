@@ -39,6 +39,7 @@ typedef struct lk_direction {
 typedef struct lk_link {
     lk_direction dir[2]; /* [0] a -> b, [1] b -> a */
     int busy;            /* spin instead of sleeping in ppoll */
+    int64_t spin_ns;     /* sleep until this long before a release, then spin: timer wake-ups are late */
 } lk_link;
 
 /**
@@ -47,7 +48,7 @@ typedef struct lk_link {
  * @return 0, or -1 with err = "<problem>; <fix>".
  */
 int lk_link_open(lk_link *l, const char *if_a, const char *if_b, int64_t delay_ns, int64_t jitter_ns,
-                 double loss_ratio, uint64_t seed, int busy, char *err, size_t errlen);
+                 double loss_ratio, uint64_t seed, int busy, int64_t spin_ns, char *err, size_t errlen);
 
 /**
  * Forward until *stop is set (by a SIGINT/SIGTERM handler; both are blocked outside

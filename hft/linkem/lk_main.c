@@ -5,7 +5,7 @@
  * distribution) as JSON to --stats. README.md says why it is built this way.
  *
  *   hft-linkem --a IF --b IF [--delay-us D] [--jitter-us J] [--loss-pct P] [--seed N]
- *              [--stats PATH] [--busy]
+ *              [--stats PATH] [--spin-us S] [--busy]
  */
 #include <errno.h>
 #include <signal.h>
@@ -25,7 +25,7 @@ static void on_signal(int sig) {
 
 typedef struct lk_args {
     const char *if_a, *if_b, *stats;
-    double delay_us, jitter_us, loss_pct;
+    double delay_us, jitter_us, loss_pct, spin_us;
     unsigned long long seed;
     int busy;
 } lk_args;
@@ -39,7 +39,9 @@ static void usage(FILE *out) {
             "  --loss-pct P      each frame lost with probability P %% (default 0)\n"
             "  --seed N          seed of the jitter and loss stream (default 1)\n"
             "  --stats PATH      write the JSON stats there at exit (default stdout)\n"
-            "  --busy            spin instead of sleeping until the next frame is due\n");
+            "  --spin-us S       sleep until S us before a frame is due, then spin (default 0):\n"
+            "                    timer wake-ups come late, on a VM tens of us\n"
+            "  --busy            always spin, never sleep\n");
 }
 
 static int number(const char *flag, const char *v, double lo, double hi, double *out) {
@@ -79,6 +81,7 @@ static int parse(lk_args *a, int argc, char **argv) {
         else if (strcmp(f, "--delay-us") == 0) { if (number(f, v, 0, 1e7, &a->delay_us)) return -1; }
         else if (strcmp(f, "--jitter-us") == 0) { if (number(f, v, 0, 1e7, &a->jitter_us)) return -1; }
         else if (strcmp(f, "--loss-pct") == 0) { if (number(f, v, 0, 100, &a->loss_pct)) return -1; }
+        else if (strcmp(f, "--spin-us") == 0) { if (number(f, v, 0, 1e6, &a->spin_us)) return -1; }
         else if (strcmp(f, "--seed") == 0) {
             if (number(f, v, 0, 9007199254740992.0, &seed)) return -1;
             a->seed = (unsigned long long)seed;
@@ -115,8 +118,9 @@ static void write_stats(FILE *out, const lk_args *a, const lk_link *l) {
     fprintf(out,
             "{\"tool\": \"hft-linkem\", \"version\": \"%s\", \"unit\": \"us\",\n"
             " \"config\": {\"a\": \"%s\", \"b\": \"%s\", \"delay_us\": %g, \"jitter_us\": %g, \"loss_pct\": %g, "
-            "\"seed\": %llu, \"wait\": \"%s\"}",
-            LK_VERSION, a->if_a, a->if_b, a->delay_us, a->jitter_us, a->loss_pct, a->seed, a->busy ? "busy" : "ppoll");
+            "\"seed\": %llu, \"wait\": \"%s\", \"spin_us\": %g}",
+            LK_VERSION, a->if_a, a->if_b, a->delay_us, a->jitter_us, a->loss_pct, a->seed, a->busy ? "busy" : "ppoll",
+            a->spin_us);
     for (int i = 0; i < 2; i++) {
         const lk_direction *d = &l->dir[i];
         fprintf(out,
@@ -148,7 +152,7 @@ int main(int argc, char **argv) {
     lk_link link;
     char err[512];
     if (lk_link_open(&link, a.if_a, a.if_b, (int64_t)(a.delay_us * 1e3), (int64_t)(a.jitter_us * 1e3),
-                     a.loss_pct / 100.0, a.seed, a.busy, err, sizeof err) != 0) {
+                     a.loss_pct / 100.0, a.seed, a.busy, (int64_t)(a.spin_us * 1e3), err, sizeof err) != 0) {
         fprintf(stderr, "hft-linkem: %s\n", err);
         lk_link_close(&link);
         return 2;

@@ -101,6 +101,7 @@ class LinkProfile:
     jitter_us: float = 0.0  # uniform ± around delay_us
     loss_pct: float = 0.0  # each frame lost with this probability (%)
     seed: int = 1  # of the emulator's jitter and loss stream
+    spin_us: float = 0.0  # the emulator sleeps until this long before a release, then spins
     description: str = ""
 
     def to_dict(self) -> dict[str, Any]:

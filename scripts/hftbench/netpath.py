@@ -222,7 +222,7 @@ class NetPath:
         cmd = [
             self.ip, "netns", "exec", self.ns_link, str(self.linkem), "--a", "lc", "--b", "ls",
             "--delay-us", f"{delay:g}", "--jitter-us", f"{jitter:g}", "--loss-pct", f"{loss:g}",
-            "--seed", str(p.seed), "--stats", str(stats_path),
+            "--seed", str(p.seed), "--spin-us", f"{p.spin_us:g}", "--stats", str(stats_path),
         ]  # fmt: skip
         stats_path.parent.mkdir(parents=True, exist_ok=True)
         offset = log_path.stat().st_size if log_path.exists() else 0
