@@ -102,16 +102,18 @@ static int parse(lk_args *a, int argc, char **argv) {
     return 0;
 }
 
+static double us(int64_t ns) { return (double)ns / 1e3; }
+
 static void write_hist(FILE *out, const char *name, const struct hdr_histogram *h, int with_min) {
     if (h->total_count == 0) {
         fprintf(out, "\"%s\": null", name);
         return;
     }
     fprintf(out, "\"%s\": {", name);
-    if (with_min) fprintf(out, "\"min\": %.3f, \"mean\": %.3f, ", hdr_min(h) / 1e3, hdr_mean(h) / 1e3);
+    if (with_min) fprintf(out, "\"min\": %.3f, \"mean\": %.3f, ", us(hdr_min(h)), hdr_mean(h) / 1e3);
     fprintf(out, "\"p50\": %.3f, \"p90\": %.3f, \"p99\": %.3f, \"p999\": %.3f, \"max\": %.3f}",
-            hdr_value_at_percentile(h, 50) / 1e3, hdr_value_at_percentile(h, 90) / 1e3,
-            hdr_value_at_percentile(h, 99) / 1e3, hdr_value_at_percentile(h, 99.9) / 1e3, hdr_max(h) / 1e3);
+            us(hdr_value_at_percentile(h, 50)), us(hdr_value_at_percentile(h, 90)),
+            us(hdr_value_at_percentile(h, 99)), us(hdr_value_at_percentile(h, 99.9)), us(hdr_max(h)));
 }
 
 static void write_stats(FILE *out, const lk_args *a, const lk_link *l) {

@@ -137,6 +137,14 @@ def _orders(sc: config_mod.Scenario) -> float:
     return sc.warmup + measured
 
 
+def _scenario_record(sc: config_mod.Scenario, links: dict[str, config_mod.LinkProfile]) -> dict:
+    """The scenario in results.json; a network scenario carries its link profile."""
+    record = sc.to_dict()
+    if sc.link and sc.link in links:
+        record["link_profile"] = links[sc.link].to_dict()
+    return record
+
+
 def run_plan(
     plan: Plan,
     bins_dir: Path,
@@ -179,7 +187,10 @@ def run_plan(
         tools=fingerprint.tools(),
         server={},
         targets=dict(cfg_targets),
-        scenarios={sc.name: sc.to_dict() for sc in ([FLOOR_SCENARIO] if plan.floor else []) + plan.scenarios},
+        scenarios={
+            sc.name: _scenario_record(sc, plan.links)
+            for sc in ([FLOOR_SCENARIO] if plan.floor else []) + plan.scenarios
+        },
         repeats=plan.repeats,
         cells=[],
         skipped=plan.skipped,

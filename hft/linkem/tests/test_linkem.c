@@ -77,7 +77,7 @@ static void test_model_is_deterministic(void) {
     lk_model a, b;
     lk_model_init(&a, 100000, 30000, 0.1, 42);
     lk_model_init(&b, 100000, 30000, 0.1, 42);
-    for (int i = 0; i < 10000; i++) CHECK(lk_model_release(&a, i * 5000) == lk_model_release(&b, i * 5000));
+    for (int i = 0; i < 10000; i++) CHECK(lk_model_release(&a, (int64_t)i * 5000) == lk_model_release(&b, (int64_t)i * 5000));
 }
 
 /* Frames of varying sizes through a small ring, many times around: FIFO, intact. */
