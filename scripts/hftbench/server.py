@@ -2,7 +2,9 @@
 
 The server binds `127.0.0.1:0` (the kernel picks a free port, so a port in use never stops a
 run) and prints `hft-server listening on http://127.0.0.1:PORT`; its stdout and stderr go
-to the run folder's server.log, which is also where that line is read from.
+to the run folder's server.log, which is also where that line is read from. A network
+scenario starts it inside its namespace (`wrapper` = `ip netns exec NS`) on that namespace's
+address instead (netcells.py).
 """
 
 from __future__ import annotations
