@@ -49,6 +49,10 @@ def leftovers(pid: int) -> list[str]:
     return names + ([f"{netpath.PREFIX}{pid}c"] if f" {netpath.PREFIX}{pid}c@" in links else [])
 
 
+def netns_pids(ns: str) -> list[str]:
+    return subprocess.run([IP, "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+
+
 def processes_mentioning(text: str) -> list[int]:
     found = []
     for proc in Path("/proc").iterdir():
@@ -213,6 +217,8 @@ def test_a_killed_run_leaves_a_path_the_next_run_removes(tmp_path):
         assert stale, "SIGKILL leaves the namespaces behind"
         # ... but not the processes in them: they die with hftbench (PR_SET_PDEATHSIG).
         wait_for(lambda: processes_mentioning(str(first)) == [], 10, "hft-linkem to die with hftbench")
+        for ns in (n for n in stale if n.startswith(f"{netpath.PREFIX}-")):  # hft-server too
+            wait_for(lambda ns=ns: not netns_pids(ns), 10, f"the processes in {ns} to die")
 
         second = hftbench(
             "--scenarios", "net-none", "--clients", "hft", "--orders", "100", "--warmup", "10",
