@@ -19,11 +19,12 @@ HAVE_C_CLIENT    := $(wildcard clients/c/Makefile)
 HAVE_CPP_CLIENT  := $(wildcard clients/cpp/CMakeLists.txt)
 HAVE_PY_CLIENT   := $(wildcard clients/python/hft_client/__main__.py)
 HAVE_HFT_CLIENT  := $(wildcard hft/c-client/Makefile)
+HAVE_LINKEM      := $(wildcard hft/linkem/Makefile)
 HAVE_HFTBENCH    := $(wildcard scripts/pyproject.toml)
 HAVE_DASHBOARD   := $(wildcard gh-pages/package.json)
 
 .PHONY: help deps build test lint bench clean fuzz \
-        build-rust build-go build-c build-cpp build-python build-hft \
+        build-rust build-go build-c build-cpp build-python build-hft build-linkem \
         test-rust test-python test-go test-c test-hft test-dashboard test-ci
 
 help:
@@ -39,7 +40,7 @@ deps:
 
 build: deps
 	@mkdir -p $(BIN)
-	@$(MAKE) --no-print-directory build-rust build-go build-c build-cpp build-python build-hft
+	@$(MAKE) --no-print-directory build-rust build-go build-c build-cpp build-python build-hft build-linkem
 
 build-rust:
 	cargo build --release --quiet -p hft-server $(if $(HAVE_RUST_CLIENT),-p hft-client-rust)
@@ -70,11 +71,16 @@ test-rust:
 test-go:
 	$(if $(HAVE_GO_CLIENT),cd clients/go && go test ./...)
 
+# bin/hft-linkem: the link emulator of the network scenarios (hft/linkem/README.md).
+build-linkem:
+	$(if $(HAVE_LINKEM),$(MAKE) --no-print-directory -C hft/linkem BIN=$(abspath $(BIN)))
+
 test-c:
 	$(if $(HAVE_C_CLIENT),$(MAKE) --no-print-directory -C clients/c test)
 
 test-hft:
 	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C hft/c-client test)
+	$(if $(HAVE_LINKEM),$(MAKE) --no-print-directory -C hft/linkem test)
 
 # One pytest run: schema, clients' conformance, hftbench; see pytest.ini for the paths.
 test-python:
@@ -96,6 +102,7 @@ lint: deps
 	$(if $(HAVE_GO_CLIENT),cd clients/go && test -z "$$(gofmt -l .)" && go vet ./...)
 	$(if $(HAVE_C_CLIENT),$(MAKE) --no-print-directory -C clients/c lint)
 	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C hft/c-client lint)
+	$(if $(HAVE_LINKEM),$(MAKE) --no-print-directory -C hft/linkem lint)
 	shellcheck scripts/*.sh .ci/run $(wildcard hft/scripts/*.sh hft/runner/*.sh scripts/ci/*)
 
 # Fuzzing on stable Rust with proptest (server/README.md, "Fuzzing"): hft-server's four

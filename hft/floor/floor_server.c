@@ -1,6 +1,7 @@
 /* floor_server.c - the floor's echo server (see floor_server.h). */
 #include "floor_server.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -85,7 +86,8 @@ static void *accept_loop(void *arg) {
     }
 }
 
-int floor_server_start(floor_server *s, size_t response_bytes, char *err, size_t errlen) {
+int floor_server_start(floor_server *s, const struct sockaddr_in *bind_addr, size_t response_bytes, char *err,
+                       size_t errlen) {
     memset(s, 0, sizeof *s);
     s->lfd = -1;
     s->response = malloc(FLOOR_RESPONSE_MAX);
@@ -100,13 +102,17 @@ int floor_server_start(floor_server *s, size_t response_bytes, char *err, size_t
         free(s->response);
         return -1;
     }
-    s->addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    s->addr = bind_addr ? *bind_addr
+                        : (struct sockaddr_in){.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof s->addr;
     s->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&s->addr, sizeof s->addr) != 0 ||
         listen(s->lfd, FLOOR_MAX_CONNS) != 0 || getsockname(s->lfd, (struct sockaddr *)&s->addr, &len) != 0 ||
         pthread_create(&s->acceptor, NULL, accept_loop, s) != 0) {
-        snprintf(err, errlen, "cannot listen on 127.0.0.1 (%s); check that loopback is up", strerror(errno));
+        char ip[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, &s->addr.sin_addr, ip, sizeof ip);
+        snprintf(err, errlen, "cannot listen on %s:%u (%s); check that the address is up on this host", ip,
+                 (unsigned)ntohs(s->addr.sin_port), strerror(errno));
         if (s->lfd >= 0) close(s->lfd);
         free(s->response);
         return -1;

@@ -27,10 +27,11 @@ typedef struct floor_server {
 } floor_server;
 
 /**
- * Listen on 127.0.0.1 (free port) and start accepting.
+ * Listen on bind_addr (NULL: 127.0.0.1 on a free port) and start accepting.
  * @return 0, or -1 with err = "<problem>; <fix>".
  */
-int floor_server_start(floor_server *s, size_t response_bytes, char *err, size_t errlen);
+int floor_server_start(floor_server *s, const struct sockaddr_in *bind_addr, size_t response_bytes, char *err,
+                       size_t errlen);
 
 /** Stop accepting, wait for every connection to close (the client closes them), free. */
 void floor_server_stop(floor_server *s);

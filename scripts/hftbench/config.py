@@ -41,6 +41,7 @@ class Scenario:
     timeout_ms: int | None = None  # per-request timeout; None = the client's default
     seed: int | None = None  # order-stream seed; None = the client's default
     description: str = ""
+    link: str | None = None  # a `links` profile: run over the network path (netpath.py), not loopback
 
     @property
     def mode(self) -> str:
@@ -90,6 +91,26 @@ class Scenario:
 
 
 @dataclass(frozen=True)
+class LinkProfile:
+    """A network path for the network scenarios: veth only, or hft-linkem adding one-way
+    delay ± uniform jitter and loss in each direction (hft/linkem/README.md)."""
+
+    name: str
+    emulate: bool = True  # False: veth only, no emulator (profile `none`)
+    delay_us: float = 0.0  # one-way, each direction
+    jitter_us: float = 0.0  # uniform ± around delay_us
+    loss_pct: float = 0.0  # each frame lost with this probability (%)
+    seed: int = 1  # of the emulator's jitter and loss stream
+    spin_us: float = 0.0  # the emulator sleeps until this long before a release, then spins
+    description: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d.pop("name")
+        return d
+
+
+@dataclass(frozen=True)
 class Suite:
     name: str
     scenarios: tuple[str, ...]
@@ -106,6 +127,7 @@ class Config:
     targets: dict[str, float]  # p50_us / p99_us (upper bounds), throughput_rps (lower bound)
     scenarios: dict[str, Scenario]
     suites: dict[str, Suite]
+    links: dict[str, LinkProfile] = dataclasses.field(default_factory=dict)
 
     def suite(self, name: str) -> Suite:
         if name not in self.suites:
@@ -215,7 +237,22 @@ def load(path: Path | str) -> Config:
         more = f" (+{len(errors) - 1} more problems)" if len(errors) > 1 else ""
         raise ConfigError(_schema_error_message(path, root, err) + more)
 
+    links = {name: LinkProfile(name=name, **spec) for name, spec in data.get("links", {}).items()}
+    for name, link in links.items():
+        if link.jitter_us > link.delay_us:
+            node = _node_at(root, ["links", name, "jitter_us"])
+            raise ConfigError(
+                f"{_where(path, node)}: link {name!r} has jitter_us {link.jitter_us:g} > delay_us "
+                f"{link.delay_us:g}; the jitter is ± around the delay, so keep it at most the delay"
+            )
     scenarios = {name: Scenario(name=name, **spec) for name, spec in data["scenarios"].items()}
+    for name, sc in scenarios.items():
+        if sc.link is not None and sc.link not in links:
+            node = _node_at(root, ["scenarios", name, "link"])
+            raise ConfigError(
+                f"{_where(path, node)}: scenario {name!r} names unknown link {sc.link!r}; "
+                f"defined: {', '.join(links) or 'none (add a `links:` section)'}"
+            )
     suites = {}
     for name, spec in data["suites"].items():
         for i, sc in enumerate(spec["scenarios"]):
@@ -232,4 +269,4 @@ def load(path: Path | str) -> Config:
             description=spec.get("description", ""),
             colocate=bool(spec.get("colocate", False)),
         )
-    return Config(path=path, targets=dict(data["targets"]), scenarios=scenarios, suites=suites)
+    return Config(path=path, targets=dict(data["targets"]), scenarios=scenarios, suites=suites, links=links)

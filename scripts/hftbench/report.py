@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import samples
+from . import report_net, samples
 from .config import FLOOR
 from .csvout import write_csv
 from .errors import UsageError
@@ -63,13 +63,16 @@ def _target_row(targets: dict[str, float], open_loop: bool, floor: bool) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def scenario_table(run: Run, rows: list[Row], floor: Row | None, reference: bool = False) -> list[str]:
+def scenario_table(
+    run: Run, rows: list[Row], floor: Row | None, reference: bool = False, targets_apply: bool = True
+) -> list[str]:
+    """targets_apply False: a network scenario, where seed 000's loopback targets do not apply."""
     open_loop = any(r.mode == "open" for r in rows)
     show_floor = floor is not None and floor.percentile("p50") is not None
     head = ["client", "orders/s", *(LABELS[k] for k in COLUMNS), "max", "jitter (σ)"]
     head += ["P99 uncorrected"] * open_loop + ["P50 ÷ floor"] * show_floor + ["status"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    targets = {} if reference else run.targets
+    targets = {} if reference or not targets_apply else run.targets
     if targets:
         lines.append(_target_row(targets, open_loop, show_floor))
     for row in rows:
@@ -213,10 +216,18 @@ def render(run: Run, previous: Run | None = None, plots: list[Path] | None = Non
         "Latency = request start to response fully read, from the merged HdrHistogram; jitter = standard "
         "deviation. Open loop: corrected for coordinated omission (the uncorrected P99 beside it).",
     ]
+    none_floor = next((r for r in by_scenario.get("net-none", []) if r.client == FLOOR), None)
     for scenario, rows in by_scenario.items():
         if scenario == FLOOR:
             continue
         out += ["", f"### {scenario}", "", _scenario_line(run, scenario), ""]
+        if report_net.is_network(run, scenario):  # judged against its own path's floor, shown apart
+            path_floor = next((r for r in rows if r.client == FLOOR), None)
+            out += scenario_table(
+                run, [r for r in rows if r.client != FLOOR], path_floor, targets_apply=False
+            )
+            out += report_net.network_table(run, scenario, rows, floor, none_floor)
+            continue
         out += scenario_table(run, rows, floor)
     if floor is not None:
         out += ["", "### floor (reference)", "", _scenario_line(run, FLOOR), ""]

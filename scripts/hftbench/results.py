@@ -164,6 +164,7 @@ class Cell:
     file: str | None = None  # result path relative to the run folder
     exit_code: int | None = None
     server_orders: int | None = None
+    link: dict[str, Any] | None = None  # network scenarios: hft-linkem's stats for this cell
 
     @property
     def ok(self) -> bool:
@@ -183,6 +184,7 @@ class Cell:
             file=d.get("file"),
             exit_code=d.get("exit_code"),
             server_orders=d.get("server_orders"),
+            link=d.get("link"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -197,6 +199,7 @@ class Cell:
             "wall_s": self.wall_s,
             "exit_code": self.exit_code,
             "server_orders": self.server_orders,
+            **({"link": self.link} if self.link is not None else {}),
         }
 
 

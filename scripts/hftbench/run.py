@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from . import fingerprint, paths
 from . import placement as placement_mod
 from .config import FLOOR
 from .errors import UsageError
+from .netcells import NetworkCells
 from .progress import Progress
 from .results import Cell, Run, load_run
 from .runner import BUILD_TARGETS, available_clients, client_binary, run_cell
@@ -47,14 +49,18 @@ class Plan:
     floor: bool = False  # run bin/hft-floor once first as a reference row
     skipped: list[dict[str, str]] = field(default_factory=list)  # suite clients missing from bin/
     colocate: bool = False  # the suite puts the server and each client on one CPU (config.Suite)
+    links: dict[str, config_mod.LinkProfile] = field(default_factory=dict)  # network scenarios' paths
 
     def cells(self) -> list[tuple[config_mod.Scenario, str, int]]:
-        """(scenario, client, repeat) in run order: repeats outermost, clients rotated."""
+        """(scenario, client, repeat) in run order: repeats outermost, clients rotated; a
+        network scenario starts with the floor of its own path (once, in the first repeat)."""
         order = [(FLOOR_SCENARIO, FLOOR, 1)] if self.floor else []
         for r in range(1, self.repeats + 1):
             shift = (r - 1) % max(len(self.clients), 1)
             rotated = self.clients[shift:] + self.clients[:shift]
-            order += [(sc, client, r) for sc in self.scenarios for client in rotated]
+            for sc in self.scenarios:
+                path_floor = [FLOOR] if self.floor and sc.link and r == 1 else []
+                order += [(sc, client, r) for client in path_floor + rotated]
         return order
 
 
@@ -105,7 +111,8 @@ def make_plan(
     if repeats < 1:
         raise UsageError(f"--repeat must be >= 1 (got {repeats})")
     has_floor = floor and os.access(client_binary(bins_dir, FLOOR), os.X_OK)
-    return Plan(suite or "adhoc", scs, names, repeats, has_floor, skipped, bool(chosen and chosen.colocate))
+    colocate = bool(chosen and chosen.colocate)
+    return Plan(suite or "adhoc", scs, names, repeats, has_floor, skipped, colocate, dict(cfg.links))
 
 
 def new_run_dir(results_root: Path) -> Path:
@@ -128,6 +135,14 @@ def _orders(sc: config_mod.Scenario) -> float:
     """Orders a cell sends (warm-up included); for --duration, estimated from the rate or 5,000/s."""
     measured = sc.orders if sc.orders is not None else (sc.duration_s or 0) * (sc.rate or 5000)
     return sc.warmup + measured
+
+
+def _scenario_record(sc: config_mod.Scenario, links: dict[str, config_mod.LinkProfile]) -> dict:
+    """The scenario in results.json; a network scenario carries its link profile."""
+    record = sc.to_dict()
+    if sc.link and sc.link in links:
+        record["link_profile"] = links[sc.link].to_dict()
+    return record
 
 
 def run_plan(
@@ -172,7 +187,10 @@ def run_plan(
         tools=fingerprint.tools(),
         server={},
         targets=dict(cfg_targets),
-        scenarios={sc.name: sc.to_dict() for sc in ([FLOOR_SCENARIO] if plan.floor else []) + plan.scenarios},
+        scenarios={
+            sc.name: _scenario_record(sc, plan.links)
+            for sc in ([FLOOR_SCENARIO] if plan.floor else []) + plan.scenarios
+        },
         repeats=plan.repeats,
         cells=[],
         skipped=plan.skipped,
@@ -184,12 +202,21 @@ def run_plan(
     progress = Progress([_orders(sc) for sc, _, _ in cells], quiet)
     for skip in plan.skipped:
         progress.note(f"skipped {skip['client']}: {skip['reason']}")
+    network = NetworkCells(plan.links, bins_dir, run_dir, server_flags, placement, progress.note)
     try:
         server.start()
         run.server = server.describe()
         run.write()
         for scenario, client, repeat in cells:
             progress.start(scenario.name, client, repeat)
+            if scenario.link:
+                cell = network.run(scenario, client, repeat, plan.repeats, timeout_s, schema_path)
+                run.cells.append(cell)
+                run.write()
+                progress.finish(cell)
+                if on_cell:
+                    on_cell(cell)
+                continue
             if client != FLOOR and not server.alive():
                 progress.note(f"hft-server exited (status {server.proc.returncode}); restarting it")
                 server.start()
@@ -214,10 +241,15 @@ def run_plan(
     finally:
         progress.close()
         server.stop()
+        network.close()
         run.finished_at = _now()
         run.wall_s = round(time.perf_counter() - started, 3)
         run.write()
     return run
+
+
+def _raise_interrupt(*_) -> None:
+    raise KeyboardInterrupt
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -304,6 +336,8 @@ def main(args: argparse.Namespace) -> int:
     else:
         run_dir = new_run_dir(paths.results_dir(root))
     print(f"hftbench run: {run_dir}", file=sys.stderr)
+    # SIGTERM (a cancelled CI job) unwinds like Ctrl-C: results kept, namespaces removed.
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         run = run_plan(
             plan,
@@ -330,6 +364,8 @@ def main(args: argparse.Namespace) -> int:
             f"hftbench run: interrupted after {len(partial.cells)} cells; kept in {run_dir}", file=sys.stderr
         )
         return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     client_s = sum(c.wall_s or 0.0 for c in run.cells)
     overhead = (run.wall_s or 0.0) - client_s
     print(

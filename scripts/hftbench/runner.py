@@ -98,11 +98,14 @@ def run_cell(
     timeout_s: float | None = None,
     schema_path: Path | None = None,
     placement: Placement = UNPINNED,
+    floor_url: str | None = None,
 ) -> Cell:
     """Run `client` for `scenario` once, write its result under `run_dir`, return the cell.
 
-    `server` None is for the floor, which needs no server. Never raises for a client's
-    failure: that is the returned cell's status and reason.
+    `server` None is for the floor, which needs no server; `floor_url` points the floor at
+    an echo server elsewhere (`hft-floor --listen`: a network scenario's path) instead of
+    its own on loopback. Never raises for a client's failure: that is the returned cell's
+    status and reason.
     """
     rel = result_name(scenario.name, client, repeat, repeats)
     out = Path(run_dir) / rel
@@ -119,6 +122,8 @@ def run_cell(
         return failed(f"{binary} not found; build it with `{BUILD_TARGETS.get(client, 'make build')}`")
 
     cmd = [str(binary), *placement.client_flags(client)]
+    if floor_url is not None:
+        cmd += ["--remote", "--url", floor_url]
     if server is not None:
         cmd += ["--url", server.url]
         try:

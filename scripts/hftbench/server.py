@@ -2,7 +2,9 @@
 
 The server binds `127.0.0.1:0` (the kernel picks a free port, so a port in use never stops a
 run) and prints `hft-server listening on http://127.0.0.1:PORT`; its stdout and stderr go
-to the run folder's server.log, which is also where that line is read from.
+to the run folder's server.log, which is also where that line is read from. A network
+scenario starts it inside its namespace (`wrapper` = `ip netns exec NS`) on that namespace's
+address instead (netcells.py).
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
 from .placement import format_cpu_list
 
-LISTENING = re.compile(rb"hft-server listening on (http://127\.0\.0\.1:\d+)")
+LISTENING = re.compile(rb"hft-server listening on (http://\d+\.\d+\.\d+\.\d+:\d+)")
 
 
 class ServerError(RuntimeError):
@@ -47,11 +50,17 @@ class Server:
         flags: list[str] | None = None,
         start_timeout_s: float = 20.0,
         cpus: tuple[int, ...] = (),
+        host: str = "127.0.0.1",
+        wrapper: list[str] | None = None,
+        preexec: Callable[[], None] | None = None,
     ) -> None:
         self.binary = Path(binary)
         self.log_path = Path(log_path)
         self.flags = list(flags or [])  # extra server flags (--workers N, --inject-delay-us N)
         self.cpus = tuple(cpus)  # placement: run the server on these CPUs
+        self.host = host  # the address it binds (a network scenario: its namespace's veth)
+        self.wrapper = list(wrapper or [])  # e.g. `ip netns exec NS`: where it runs
+        self.preexec = preexec  # run in the child before exec (netpath.die_with_parent)
         self.start_timeout_s = start_timeout_s
         self.url: str = ""  # http://127.0.0.1:PORT once started
         self.version: str | None = None  # from /health when the server reports one
@@ -98,7 +107,14 @@ class Server:
         offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [str(self.binary), "--addr", "127.0.0.1:0", *self.flags, *self._pin_flags()],
+                [
+                    *self.wrapper,
+                    str(self.binary),
+                    "--addr",
+                    f"{self.host}:0",
+                    *self.flags,
+                    *self._pin_flags(),
+                ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -140,9 +156,15 @@ class Server:
     def _pin_mask(self):
         """For a build without --cpus: confine the whole process to the CPUs instead."""
         if not self.cpus or self._has_cpus_flag():
-            return None
-        cpus = set(self.cpus)
-        return lambda: os.sched_setaffinity(0, cpus)
+            return self.preexec
+        cpus, preexec = set(self.cpus), self.preexec
+
+        def confine() -> None:
+            os.sched_setaffinity(0, cpus)
+            if preexec:
+                preexec()
+
+        return confine
 
     def wait_healthy(self, deadline: float) -> None:
         last = ""
