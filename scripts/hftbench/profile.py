@@ -58,7 +58,7 @@ def unavailable(root: Path | None = None) -> str | None:
     """Why no profile can be taken here (a missing tool, perf refused), or None."""
     missing = [t for t in TOOLS if tool(t, root) is None]
     if missing:
-        return f"{', '.join(missing)} not found: run `make deps` (linux-perf from apt, inferno from crates.io)"
+        return f"{', '.join(missing)} not found: run `make deps` (perf from apt, inferno from crates.io)"
     probe = subprocess.run(
         [tool("perf", root), "record", "-e", event(), "-q", "-o", "/dev/null", "--", "true"],
         capture_output=True,
@@ -88,16 +88,14 @@ def wrap_server(real: Path, wrapper: Path, data: Path, root: Path | None = None)
 
 def fold(data: Path, folded: Path, root: Path | None = None) -> None:
     """perf.data -> folded stacks ("frame;frame;leaf count" lines)."""
-    script = subprocess.run(
-        [tool("perf", root), "script", "-i", str(data)], capture_output=True, check=False
-    )
+    script = subprocess.run([tool("perf", root), "script", "-i", str(data)], capture_output=True, check=False)
     if script.returncode != 0:
-        raise ProfileError(f"perf script -i {data} failed: {script.stderr.decode(errors='replace')[-300:]}")
+        raise ProfileError(f"perf script -i {data} failed: {_tail(script.stderr)}")
     collapsed = subprocess.run(
         [tool("inferno-collapse-perf", root)], input=script.stdout, capture_output=True, check=False
     )
     if collapsed.returncode != 0:
-        raise ProfileError(f"inferno-collapse-perf failed: {collapsed.stderr.decode(errors='replace')[-300:]}")
+        raise ProfileError(f"inferno-collapse-perf failed: {_tail(collapsed.stderr)}")
     folded.write_bytes(collapsed.stdout)
 
 
@@ -107,7 +105,7 @@ def diff_svg(base: Path, head: Path, svg: Path, title: str, root: Path | None = 
         [tool("inferno-diff-folded", root), str(base), str(head)], capture_output=True, check=False
     )
     if diff.returncode != 0:
-        raise ProfileError(f"inferno-diff-folded failed: {diff.stderr.decode(errors='replace')[-300:]}")
+        raise ProfileError(f"inferno-diff-folded failed: {_tail(diff.stderr)}")
     graph = subprocess.run(
         [tool("inferno-flamegraph", root), "--title", title, "--subtitle", SUBTITLE],
         input=diff.stdout,
@@ -115,11 +113,15 @@ def diff_svg(base: Path, head: Path, svg: Path, title: str, root: Path | None = 
         check=False,
     )
     if graph.returncode != 0 or not graph.stdout:
-        raise ProfileError(f"inferno-flamegraph failed: {graph.stderr.decode(errors='replace')[-300:]}")
+        raise ProfileError(f"inferno-flamegraph failed: {_tail(graph.stderr)}")
     svg.write_bytes(graph.stdout)
 
 
 SUBTITLE = "head's stacks; red: more samples than base, blue: fewer (perf cpu-clock, one round a side)"
+
+
+def _tail(stderr: bytes) -> str:
+    return stderr.decode(errors="replace").strip()[-300:] or "no message"
 
 
 class ProfileError(RuntimeError):
@@ -215,10 +217,11 @@ def profile_sides(job, counted_p50_us: dict[str, list[float]]) -> dict[str, Any]
             link_clients(job.clients_bin, bins, job.plan.clients)
             tree = job.worktree(side)
             say(f"profiled round {side} (not counted) …")
-            run = run_plan(job.plan, bins, folder / side / "run", job.cfg.targets, job.flags[side], quiet=True,
+            run_dir = folder / side / "run"
+            run = run_plan(job.plan, bins, run_dir, job.cfg.targets, job.flags[side], quiet=True,
                            root=tree if tree.exists() else job.root, branch=job.label[side])  # fmt: skip
             if not data.is_file():
-                raise ProfileError(f"perf wrote no {data}; see {folder / side / 'run' / 'server.log'}")
+                raise ProfileError(f"perf wrote no {data}; see {run_dir / 'server.log'}")
             folded = folder / f"{side}.folded"
             fold(data, folded, job.root)
             data.unlink()  # tens of MB of raw stacks: the folded file keeps what the graph needs
