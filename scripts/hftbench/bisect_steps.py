@@ -7,11 +7,13 @@ compares it on one series × metric:
     vs bad:  candidate -> bad    (is the bad end slower than the candidate?)
 
 The candidate is bad when it is a regression against good (at least the threshold slower,
-significantly): the first such commit is the culprit. It is good when it is "no change"
-(or faster) against good *and* bad is a regression against it: both are needed, because
-"no change" alone only says the candidate is within ±threshold of good, and a slowdown
-made of several small steps would otherwise be pinned on the wrong commit. Anything else
-is undecided: measured more, and if still undecided the answer is the range, not a guess.
+significantly): the first such commit is the culprit. It is good when it is not, and bad is
+a regression against it: a slowdown of at least the threshold, shown in the same rounds,
+lies after it. (Requiring "no change" against good instead would need an interval inside
+±threshold, which a shared host's bimodal rounds rarely give, while the slowdown still
+sits plainly after the candidate.) Neither shown: undecided, measured more, and if still
+undecided the answer is the range, not a guess. A slowdown in several parts each below the
+threshold is such a case: no commit is the culprit.
 
 The record (bisect.json, verdict.json's `bisect`):
     {"status": "culprit"|"between", "good": sha, "bad": sha,
@@ -43,7 +45,7 @@ def decide(vs_good: str, vs_bad: str) -> str:
     """The side a candidate falls on, from its two verdicts (verdicts.* names)."""
     if vs_good == verdicts.REGRESSION:
         return BAD
-    if vs_good in (verdicts.NO_CHANGE, verdicts.IMPROVEMENT) and vs_bad == verdicts.REGRESSION:
+    if vs_bad == verdicts.REGRESSION:
         return GOOD
     return UNDECIDED
 
