@@ -91,7 +91,9 @@ def _bisect(repo: Path, out: Path, max_repeats: int) -> int:
 
 
 def _sha(repo: Path, ref: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), "rev-parse", ref], capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", ref], capture_output=True, text=True
+    ).stdout.strip()
 
 
 @needs_binaries
@@ -107,7 +109,9 @@ def test_the_commit_that_slows_the_server_is_found(tmp_path, capsys):
     assert doc["effect"]["ratio"] > 1.5 and doc["effect"]["ci"][0] > 1.1
     printed = capsys.readouterr()
     assert "First bad commit: " in printed.out and "| 3 | `" in printed.err  # the step table as it went
-    listed = subprocess.run(["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True).stdout
+    listed = subprocess.run(
+        ["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True
+    ).stdout
     assert str(tmp_path / "out") not in listed
 
 
