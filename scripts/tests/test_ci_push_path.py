@@ -81,7 +81,8 @@ def push(repo: Path, message: str, delay_us: int, broken: bool = False) -> str:
 
 def commit(repo: Path, message: str, delay_us: int, broken: bool = False) -> str:
     extra = f"--inject-delay-us {delay_us} " if delay_us else ""
-    (repo / "server.sh").write_text(f'#!/bin/sh\n# {message}\nexec {ROOT / "bin" / "hft-server"} {extra}"$@"\n')
+    server = ROOT / "bin" / "hft-server"
+    (repo / "server.sh").write_text(f'#!/bin/sh\n# {message}\nexec {server} {extra}"$@"\n')
     git(repo, "add", "server.sh")
     if broken:
         (repo / "BROKEN").write_text("this commit does not build\n")
