@@ -15,6 +15,7 @@ APT_PACKAGES=(
   valgrind                                      # HFT client memory checks
   clang-tidy shellcheck jq                      # linters, scripts
   iproute2 procps util-linux curl               # tuning checks, tests
+  linux-perf                                    # ab's differential profile (perf record -e cpu-clock)
   chromium fonts-dejavu-core                    # dashboard browser tests
 )
 
@@ -129,6 +130,16 @@ actionlint_step() {
   GOBIN=$ROOT/.deps/bin go install "github.com/rhysd/actionlint/cmd/actionlint@$version"
 }
 
+# inferno (ab's differential flame graph: collapse-perf, diff-folded, flamegraph), a crate at
+# a pinned version in .deps/bin.
+inferno_step() {
+  local version=0.12.8
+  [ -x .deps/bin/inferno-flamegraph ] && [ "$(cat .deps/inferno.version 2>/dev/null)" = "$version" ] && return 0
+  log "cargo install inferno $version"
+  cargo install --quiet --locked --root "$ROOT/.deps" inferno --version "$version"
+  echo "$version" >.deps/inferno.version
+}
+
 apt_step
 toolchain_step
 python_step
@@ -136,4 +147,5 @@ rust_step
 go_step
 npm_step
 actionlint_step
+inferno_step
 log "ok"

@@ -16,6 +16,9 @@
 5. Interrupted (Ctrl-C, a cancelled job's SIGTERM): the rounds measured so far stay on disk,
    the worktrees are removed, and with two rounds a side or more a verdict marked
    "partial" is written.
+6. A regression (or any verdict with --profile): one more round of each side with its server
+   under perf, never counted, gives a differential flame graph <out>/profile/diff.svg and the
+   top 5 functions by added self time in the verdict (profile.py).
 
 Exit 0 no regression (or still inconclusive at --max-repeats), 1 a gated metric regressed,
 2 it could not run (bad ref, build failed, server did not start), 130 interrupted.
@@ -23,6 +26,7 @@ Exit 0 no regression (or still inconclusive at --max-repeats), 1 a gated metric 
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import os
@@ -37,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import config as config_mod
-from . import paths, verdict_text
+from . import paths, profile, verdict_text, verdicts
 from .compare import Comparison, compare_sides
 from .compare_gates import Gates, load_gates
 from .compare_sides import load_side
@@ -161,6 +165,10 @@ def add_arguments(p) -> None:
     p.add_argument("--head-server-flags", default="", help="extra flags for head only (calibration)")
     p.add_argument("--keep-worktrees", action="store_true", help="leave the worktrees for inspection")
     p.add_argument("--quiet", action="store_true", help="plain progress lines")
+    p.add_argument(
+        "--profile", action=argparse.BooleanOptionalAction, default=None,
+        help="profile one extra, uncounted round a side (default: only on a regression)",
+    )  # fmt: skip
 
 
 SHA = re.compile(r"^[0-9a-f]{7,40}$")
@@ -185,7 +193,9 @@ class Job:
     max_repeats: int
     step: int  # rounds a side added per look while inconclusive
     time_budget: float
+    profile: bool | None = None  # True: always, False: never, None: on a regression
     builds: dict[str, float] = field(default_factory=dict)  # side -> build wall time (s)
+    p50_us: dict[str, list[float]] = field(default_factory=dict)  # side -> each counted round's P50
 
     def side_bin(self, side: str) -> Path:
         return self.out / side / "bin"
@@ -249,6 +259,7 @@ def make_job(args) -> Job:
         max_repeats=args.max_repeats,
         step=args.step,
         time_budget=args.time_budget,
+        profile=getattr(args, "profile", None),
     )
 
 
@@ -303,6 +314,9 @@ def run_round(job: Job, side: str, pair: int) -> None:
     except ServerError as exc:
         raise UsageError(f"{side} server: {exc}") from exc
     say(f"round {pair + 1} {side}: {len(run.cells) - len(run.failed)}/{len(run.cells)} cells ok")
+    p50 = profile.round_p50(run)
+    if p50 is not None:
+        job.p50_us.setdefault(side, []).append(p50)
 
 
 def compare_job(job: Job) -> Comparison:
@@ -338,7 +352,11 @@ def measure(job: Job, quiet: bool = False) -> int:
             return 130
         comparison = compare_job(job)
     measured = time.perf_counter() - started
-    doc = write_verdict(job, comparison, pair, measured, partial=partial)
+    extra = {}
+    wanted = job.profile if job.profile is not None else comparison.status == verdicts.REGRESSION
+    if wanted and not partial:
+        extra["profile"] = profile.profile_sides(job, job.p50_us)
+    doc = write_verdict(job, comparison, pair, measured, partial=partial, extra=extra)
     if not quiet:
         verdict_text.print_console(doc)
     for message in comparison.failures():
@@ -348,7 +366,9 @@ def measure(job: Job, quiet: bool = False) -> int:
     return 130 if partial else comparison.exit_code
 
 
-def write_verdict(job: Job, c: Comparison, rounds: int, measured: float, *, partial: bool) -> dict:
+def write_verdict(
+    job: Job, c: Comparison, rounds: int, measured: float, *, partial: bool, extra: dict | None = None
+) -> dict:
     doc = c.to_json()
     for side in ("base", "head"):
         doc[side].update(commit=job.sha[side], ref=job.label[side])
@@ -360,6 +380,7 @@ def write_verdict(job: Job, c: Comparison, rounds: int, measured: float, *, part
         "build_s": {k: round(v, 1) for k, v in job.builds.items()},
         "server_flags": {side: shlex.join(flags) for side, flags in job.flags.items()},
     }
+    doc.update(extra or {})
     write_atomic(job.out / "verdict.json", json.dumps(doc, indent=2) + "\n")
     write_atomic(job.out / "summary.md", verdict_text.markdown(doc))
     return doc

@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, str] = {
     "check-runner": "check_runner",
     "compare": "compare",  # the gate
     "ab": "ab",  # the gate
+    "bisect": "bisect",  # the commit that made a series slower
     "history": "history",  # the gate
     "export-gab": "gab",  # the gate
     "calibrate": "calibrate",  # the gate

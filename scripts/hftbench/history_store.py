@@ -270,6 +270,12 @@ def store_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
             for r in verdict.get("results", [])
             if r.get("gated")
         ],
+        # Which commit (verdict.json's bisect, without its steps); absent when none was run.
+        **(
+            {"bisect": {k: v for k, v in verdict["bisect"].items() if k != "steps"}}
+            if verdict.get("bisect")
+            else {}
+        ),
     }
 
 

@@ -9,6 +9,11 @@ from .results import Cell
 from .rows import fmt_us
 
 
+def interactive() -> bool:
+    """A person watches stderr: a terminal, and not under CI."""
+    return sys.stderr.isatty() and os.environ.get("CI", "").lower() not in ("true", "1")
+
+
 class Progress:
     """tqdm bar with ETA on a terminal; one plain line per cell with --quiet, under CI or in a pipe.
 
@@ -20,8 +25,7 @@ class Progress:
         self.done = 0
         self.total = len(weights)
         self.weights = list(weights)
-        interactive = sys.stderr.isatty() and os.environ.get("CI", "").lower() not in ("true", "1")
-        if interactive and not quiet:
+        if interactive() and not quiet:
             from tqdm import tqdm
 
             self.bar = tqdm(

@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from . import verdicts
+from . import verdict_extras, verdicts
 from .errors import UsageError
 from .fsio import write_atomic
 
@@ -236,9 +236,9 @@ def markdown(doc: dict[str, Any], *, run_url: str | None = None, budget: int = B
     """The verdict as markdown: headline, refs, gated table, folded detail; within `budget`."""
     rows = gated_rows(doc)
     head = [f"## {headline(doc)}", "", _sides(doc), ""]
-    extra = [f"[Run folders and logs]({run_url})", ""] if run_url else []
+    links = [f"[Run folders and logs]({run_url})", ""] if run_url else []
     for a in doc.get("attachments") or []:
-        extra += [f"- {neutralise(a['title'])}: `{neutralise(a['path'])}`"]
+        links += [f"- {neutralise(a['title'])}: `{neutralise(a['path'])}`"]
     table = (
         [_table_head(doc.get("confidence", 0.95)), *(_row(r) for r in rows), ""]
         if rows
@@ -247,25 +247,22 @@ def markdown(doc: dict[str, Any], *, run_url: str | None = None, budget: int = B
             "",
         ]
     )
-    details = _details(doc)
-    text = "\n".join(head + table + details + extra)
+    # Where the time went and which commit: right under the table, kept when detail is cut.
+    sections = verdict_extras.profile_markdown(doc.get("profile"), run_url)
+    sections += verdict_extras.bisect_markdown(doc.get("bisect"))
+    text = "\n".join(head + table + sections + _details(doc) + links)
     if len(text) <= budget:
         return text
-    text = "\n".join(
-        head + table + extra + ["<sub>Detail left out: the body would exceed GitHub's limit.</sub>"]
-    )
+    note = ["<sub>Detail left out: the body would exceed GitHub's limit.</sub>"]
+    text = "\n".join(head + table + sections + links + note)
     if len(text) <= budget:
         return text
     keep = list(table)  # [table head, rows…, ""]: drop rows from the end (the least important)
-    while len(keep) > 2 and len("\n".join(head + keep + extra)) > budget - 200:
+    while len(keep) > 2 and len("\n".join(head + keep + sections + links)) > budget - 200:
         keep.pop(-2)
     dropped = len(rows) - (len(keep) - 2)
-    return "\n".join(
-        head
-        + keep
-        + [f"<sub>{dropped} more rows left out (GitHub's size limit); see verdict.json.</sub>"]
-        + extra
-    )
+    note = [f"<sub>{dropped} more rows left out (GitHub's size limit); see verdict.json.</sub>"]
+    return "\n".join(head + keep + note + sections + links)
 
 
 def comment(doc: dict[str, Any], *, run_url: str | None = None) -> str:

@@ -74,8 +74,15 @@ def clone(tmp_path):
 def push(repo: Path, message: str, delay_us: int, broken: bool = False) -> str:
     """Commit server.sh with this per-order delay (and a BROKEN marker the build refuses)
     and push it to origin's main."""
+    commit(repo, message, delay_us, broken)
+    git(repo, "push", "-q", "origin", "HEAD:refs/heads/main")
+    return git(repo, "rev-parse", "HEAD")
+
+
+def commit(repo: Path, message: str, delay_us: int, broken: bool = False) -> str:
     extra = f"--inject-delay-us {delay_us} " if delay_us else ""
-    (repo / "server.sh").write_text(f'#!/bin/sh\nexec {ROOT / "bin" / "hft-server"} {extra}"$@"\n')
+    server = ROOT / "bin" / "hft-server"
+    (repo / "server.sh").write_text(f'#!/bin/sh\n# {message}\nexec {server} {extra}"$@"\n')
     git(repo, "add", "server.sh")
     if broken:
         (repo / "BROKEN").write_text("this commit does not build\n")
@@ -83,7 +90,6 @@ def push(repo: Path, message: str, delay_us: int, broken: bool = False) -> str:
     else:
         git(repo, "rm", "-q", "--ignore-unmatch", "BROKEN")
     git(repo, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-qm", message)
-    git(repo, "push", "-q", "origin", "HEAD:refs/heads/main")
     return git(repo, "rev-parse", "HEAD")
 
 
@@ -109,7 +115,11 @@ def job(repo: Path, tmp: Path, n: int, sha: str, api_url: str) -> dict:
         "RUN_ARGS": "--scenarios latency-1c --clients hft --orders 3000 --warmup 300",
         "AB_ARGS": (
             f"--scenarios latency-1c --clients hft --orders 3000 --repeats 8 --max-repeats 8 "
-            f"--gates {tmp / 'gates.yaml'} --build-cmd {tmp / 'build-server'}"
+            f"--gates {tmp / 'gates.yaml'} --build-cmd {tmp / 'build-server'} --no-profile"
+        ),
+        "BISECT_ARGS": (
+            f"--orders 3000 --repeats 8 --max-repeats 8 --gates {tmp / 'gates.yaml'} "
+            f"--build-cmd {tmp / 'build-server'}"
         ),
     }
     ci = repo / "scripts" / "ci"
@@ -148,16 +158,24 @@ def test_push_path_flags_a_slowdown_opens_one_issue_and_closes_it_on_recovery(cl
         assert "first run" in one["summary"] and one["verdict"] is None
         assert api.state()["issues"] == []
 
-        sha2 = push(clone, "push 2: slower order path @acme/perf-team", 30)
+        # push 2 brings three commits; the middle one slows the server: bisected on main
+        commit(clone, "push 2a: a comment", 0)
+        culprit = commit(clone, "push 2b: slower order path @acme/perf-team", 30)
+        sha2 = push(clone, "push 2c: another comment", 30)
         two = job(clone, tmp_path, 2, sha2, api.url)
         assert two["outputs"] == {"regression": "true", "baseline": sha1}
         assert two["verdict"]["status"] == "regression"
+        bisect = two["verdict"]["bisect"]
+        assert bisect["status"] == "culprit", bisect["reason"]
+        assert bisect["culprit"]["sha"] == culprit and len(bisect["steps"]) == 2
         assert (two["verdict"]["base"]["commit"], two["verdict"]["head"]["commit"]) == (sha1, sha2)
         assert two["summary"].startswith("## ❌ Regression: latency-1c/hft P")
         (issue,) = api.state()["issues"]
         assert issue["state"] == "open" and issue["labels"] == [{"name": "performance"}]
         assert "hft-bench-regression suite=pr" in issue["body"] and "latency-1c/hft" in issue["body"]
         assert f"`main` ({sha2[:10]})" in issue["body"] and str(tmp_path) not in issue["body"]
+        assert f"First bad commit: `{culprit[:10]}` “push 2b: slower order path @\u200bacme" in issue["body"]
+        assert "| 2 | `" in issue["body"]  # the bisect's steps
 
         sha3 = push(clone, "push 3: the order path restored", 0)
         three = job(clone, tmp_path, 3, sha3, api.url)
@@ -174,6 +192,8 @@ def test_push_path_flags_a_slowdown_opens_one_issue_and_closes_it_on_recovery(cl
     assert {r["branch"] for r in runs} == {"main"}  # ab's detached worktrees record the branch they stand for
     assert [r["rounds"] for r in runs] == [3, 8, 8]  # each push's own rounds are its history point
     assert [(r["verdict"] or {}).get("status") for r in runs] == [None, "regression", "improvement"]
+    stored = runs[1]["verdict"]["bisect"]  # the dashboard's copy: the answer without the steps
+    assert stored["culprit"]["sha"] == culprit and "steps" not in stored
     spread = runs[1]["results"][0]["spread"]["p50_us"]
     assert spread[0] < runs[1]["results"][0]["p50_us"] < spread[1]
     assert git(origin, "rev-list", "--count", "gh-pages") == "3"

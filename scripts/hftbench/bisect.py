@@ -1,0 +1,397 @@
+"""`hftbench bisect --good SHA --bad SHA`: the first commit that made a series slower.
+
+1. The commits good..bad (first parent) are the candidates. Each one measured is built
+   once: only the server, in a worktree, with one cargo target dir shared by all of them
+   (ab's build), so a commit costs an incremental build of hft-server.
+2. A step measures the middle candidate interleaved with both ends (rounds of good,
+   candidate, bad in rotating order, a fresh server each) and compares it, with ab's
+   statistics, against good and against bad on one series × metric; bisect_steps.decide
+   says which side it falls on. An undecided step gets `--step` more rounds a side, up to
+   `--max-repeats` (each look a test: Gates.for_looks); still undecided, the answer is
+   "between A and B" with the reason, never a guessed commit.
+3. The step table is printed as it goes (a progress bar over the steps on a terminal);
+   <out>/bisect.json is rewritten after every step, so Ctrl-C (or a cancelled job's SIGTERM)
+   keeps the steps done and answers with the range narrowed so far.
+4. `--time-budget` bounds the whole bisect, builds included: no step starts (and no look is
+   added) that would likely end past it; the answer is then the range so far.
+5. `--from-verdict VERDICT` takes good, bad, series and metric from an ab verdict (its base,
+   head and first regression) and writes the result into it as `bisect` (main-bench).
+
+Exit 0 a culprit found, 1 the answer is a range, 2 it could not run, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from . import bisect_steps as bs
+from . import config as config_mod
+from . import paths, verdicts
+from .ab import DEFAULT_BUILD, _git, build_server, link_clients, resolve
+from .compare import compare_sides
+from .compare_gates import Gates, load_gates
+from .compare_sides import load_side
+from .errors import UsageError
+from .fsio import write_atomic
+from .run import Plan, make_plan, run_plan
+from .server import ServerError
+
+SIDES = ("good", "cand", "bad")
+# Six orders of three sides, cycled: each side takes each position equally often.
+ORDERS = [(0, 1, 2), (2, 1, 0), (1, 2, 0), (0, 2, 1), (2, 0, 1), (1, 0, 2)]
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "bisect",
+        help="find the commit that made a series slower (interleaved A/B at each step)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--good", help="a commit without the slowdown")
+    p.add_argument("--bad", help="a later commit with it")
+    p.add_argument(
+        "--from-verdict",
+        type=Path,
+        help="an ab verdict.json: good, bad, series, metric from it; "
+        "the result is written into it as `bisect`",
+    )
+    p.add_argument("--suite", default="pr", help="suite whose scenario settings are used (default pr)")
+    p.add_argument("--series", help="scenario/client to judge (default latency-1c/hft)")
+    p.add_argument("--metric", help="gates.yaml metric to judge (default p99_us)")
+    p.add_argument("--orders", type=int, help="override measured orders per round")
+    p.add_argument("--repeats", type=int, default=16, help="rounds a side before a step's first look (16)")
+    p.add_argument("--max-repeats", type=int, default=48, help="most rounds a side in one step (48)")
+    p.add_argument("--step", type=int, default=16, help="rounds a side added per look (16)")
+    p.add_argument(
+        "--time-budget",
+        type=float,
+        default=3600.0,
+        help="seconds for the whole bisect, builds included (default 3600)",
+    )
+    p.add_argument("--gates", type=Path, help="gates file (default bench-config/gates.yaml)")
+    p.add_argument("--out", type=Path, help="output folder (default results/bisect_<UTC>)")
+    p.add_argument("--repo", type=Path, help="repository holding the commits (default: this checkout)")
+    p.add_argument("--clients-bin", type=Path, help="client binaries (default: this checkout's bin/)")
+    p.add_argument(
+        "--build-cmd", default=DEFAULT_BUILD, help="run in each worktree; must leave bin/hft-server"
+    )
+    p.add_argument("--server-flags", default="", help="hft-server flags for every commit")
+    p.add_argument("--quiet", action="store_true", help="plain lines, no progress bar")
+    p.set_defaults(func=main)
+
+
+@dataclass
+class Bisect:
+    repo: Path
+    root: Path
+    out: Path
+    cfg: config_mod.Config
+    plan: Plan
+    gates: Gates  # one metric, one series, alpha / looks
+    metric: str
+    series: str
+    commits: list[bs.Commit]  # [good, …, bad]
+    clients_bin: Path
+    build_cmd: str
+    server_flags: list[str]
+    repeats: int
+    max_repeats: int
+    step: int
+    budget_s: float
+    started: float = field(default_factory=time.perf_counter)
+    built: dict[str, Path] = field(default_factory=dict)  # sha -> folder whose bin/ holds its server
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
+
+
+def _from_verdict(args) -> None:
+    """Fill good, bad, series and metric from an ab verdict's base, head and first regression."""
+    try:
+        doc = json.loads(args.from_verdict.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"--from-verdict {args.from_verdict}: {exc}; pass ab's verdict.json") from exc
+    args.good = args.good or (doc.get("base") or {}).get("commit")
+    args.bad = args.bad or (doc.get("head") or {}).get("commit")
+    flag = next((f for f in doc.get("flags", []) if f.get("verdict") == verdicts.REGRESSION), None)
+    if flag:
+        args.series = args.series or f"{flag['scenario']}/{flag['client']}"
+        args.metric = args.metric or flag["metric"]
+    args.suite = doc.get("suite") or args.suite
+
+
+def make_bisect(args) -> Bisect:
+    if args.from_verdict:
+        _from_verdict(args)
+    if not args.good or not args.bad:
+        raise UsageError("pass --good SHA and --bad SHA (or --from-verdict VERDICT with a base and a head)")
+    if not 2 <= args.repeats <= args.max_repeats or args.step < 1:
+        raise UsageError(
+            f"need 2 <= --repeats ({args.repeats}) <= --max-repeats ({args.max_repeats}) and --step >= 1"
+        )
+    series, metric = args.series or "latency-1c/hft", args.metric or "p99_us"
+    if series.count("/") != 1:
+        raise UsageError(f"--series {series!r}: expected scenario/client, e.g. latency-1c/hft")
+    root = paths.repo_root()
+    repo = (args.repo or root).resolve()
+    cfg = config_mod.load(paths.config_file(root))
+    gates = load_gates(args.gates)
+    try:
+        gate = gates.metric(metric)
+    except KeyError:
+        raise UsageError(
+            f"--metric {metric!r} is not in {gates.source}; one of {', '.join(m.name for m in gates.metrics)}"
+        ) from None
+    looks = 1 + -(-(args.max_repeats - args.repeats) // args.step)
+    gates = replace(gates, metrics=[replace(gate, gated=True)], series=(series,)).for_looks(looks)
+    scenario, client = series.split("/")
+    clients_bin = (args.clients_bin or paths.bin_dir(root)).resolve()
+    plan = make_plan(
+        cfg, clients_bin, None, [scenario], [client], overrides={"orders": args.orders}, floor=False
+    )
+    plan.suite, plan.colocate = args.suite, cfg.suite(args.suite).colocate
+    good, bad = resolve(repo, args.good), resolve(repo, args.bad)
+    shas = _git(repo, "rev-list", "--first-parent", "--reverse", f"{good}..{bad}").split()
+    if not shas or shas[-1] != bad:
+        raise UsageError(
+            f"{args.bad} is not a descendant of {args.good} on its first-parent line; pass an older --good"
+        )
+    commits = [bs.Commit(s, _git(repo, "log", "-1", "--format=%s", s)) for s in [good, *shas]]
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    out = (args.out or paths.results_dir(root) / f"bisect_{stamp}").resolve()
+    if out.exists() and any(out.iterdir()):
+        raise UsageError(f"--out {out} exists and is not empty; pass a new folder")
+    return Bisect(
+        repo,
+        root,
+        out,
+        cfg,
+        plan,
+        gates,
+        metric,
+        series,
+        commits,
+        clients_bin,
+        args.build_cmd,
+        shlex.split(args.server_flags),
+        args.repeats,
+        args.max_repeats,
+        args.step,
+        args.time_budget,
+    )
+
+
+def say(msg: str) -> None:
+    print(f"hftbench bisect: {msg}", file=sys.stderr, flush=True)
+
+
+def built(b: Bisect, commit: bs.Commit) -> Path:
+    """The folder whose bin/ holds this commit's server (built once)."""
+    if commit.sha not in b.built:
+        folder = b.out / "builds" / commit.sha[:12]
+        say(f"building {commit.sha[:10]} {commit.subject[:50]} …")
+        build_server(b.repo, commit.sha, folder, b.build_cmd, b.root / "target" / "ab")
+        link_clients(b.clients_bin, folder / "bin", b.plan.clients)
+        b.built[commit.sha] = folder
+    return b.built[commit.sha]
+
+
+def run_round(b: Bisect, step_dir: Path, side: str, commit: bs.Commit, n: int) -> None:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    run_dir = step_dir / side / f"run_{stamp}_{side}{n:02d}"
+    tree = built(b, commit) / "worktree"
+    try:
+        run_plan(
+            b.plan,
+            built(b, commit) / "bin",
+            run_dir,
+            b.cfg.targets,
+            b.server_flags,
+            quiet=True,
+            root=tree if tree.exists() else b.root,
+        )
+    except ServerError as exc:
+        raise UsageError(f"{commit.sha[:10]} server: {exc}") from exc
+
+
+def _metric(b: Bisect, base: Path, head: Path) -> dict[str, Any]:
+    c = compare_sides(load_side(base), load_side(head), b.gates)
+    scenario, client = b.series.split("/")
+    r = next(
+        (
+            r
+            for r in c.to_json()["results"]
+            if (r["scenario"], r["client"], r["metric"]) == (scenario, client, b.metric)
+        ),
+        None,
+    )
+    return bs.comparison(r)
+
+
+def measure_step(b: Bisect, index: int, lo: int, hi: int) -> dict[str, Any]:
+    """Rounds of good, candidate, bad until the candidate is placed (or out of looks / time)."""
+    step_dir = b.out / f"step_{len(b.steps) + 1:02d}"
+    commit = b.commits[index]
+    ends = (b.commits[0], commit, b.commits[-1])
+    for c in ends:
+        built(b, c)
+    t0, rounds, look = time.perf_counter(), 0, b.repeats
+    record: dict[str, Any] = {
+        "commit": commit.sha,
+        "subject": commit.subject,
+        "good": ends[0].sha,
+        "bad": ends[2].sha,
+        "range": [b.commits[lo].sha, b.commits[hi].sha],
+    }
+    while True:
+        while rounds < look:
+            for i in ORDERS[rounds % len(ORDERS)]:
+                run_round(b, step_dir, SIDES[i], ends[i], rounds + 1)
+            rounds += 1
+        vs_good = _metric(b, step_dir / "good", step_dir / "cand")
+        vs_bad = _metric(b, step_dir / "cand", step_dir / "bad")
+        ends_cmp = _metric(b, step_dir / "good", step_dir / "bad")
+        decision = bs.decide(vs_good["verdict"], vs_bad["verdict"])
+        record.update(
+            rounds=rounds,
+            vs_good=vs_good,
+            vs_bad=vs_bad,
+            ends=ends_cmp,
+            decision=decision,
+            seconds=round(time.perf_counter() - t0, 1),
+        )
+        if decision != bs.UNDECIDED or rounds >= b.max_repeats:
+            break
+        nxt = min(rounds + b.step, b.max_repeats)
+        per_round = (time.perf_counter() - t0) / rounds
+        if b.elapsed() + per_round * (nxt - rounds) > b.budget_s:
+            record["stopped"] = "time budget"
+            break
+        say(f"{commit.sha[:10]} undecided after {rounds} rounds a side; measuring up to {nxt}")
+        look = nxt
+    if decision == bs.UNDECIDED:
+        record["reason"] = bs.why_undecided(vs_good, vs_bad, ends_cmp)
+    return record
+
+
+def run_bisect(b: Bisect, quiet: bool) -> dict[str, Any]:
+    lo, hi = 0, len(b.commits) - 1
+    reason: str | None = None
+    bar = _bar(bs.steps_left(lo, hi), quiet)
+    _note(bar, bs.TABLE_HEAD)
+    save(b, lo, hi, "bisecting: no step finished yet")
+    try:
+        while (mid := bs.midpoint(lo, hi)) is not None:
+            if b.steps and b.elapsed() + b.steps[-1]["seconds"] > b.budget_s:
+                reason = f"time budget of {b.budget_s:.0f} s spent after {len(b.steps)} steps"
+                break
+            step = measure_step(b, mid, lo, hi)
+            b.steps.append(step)
+            _note(bar, bs.table_row(len(b.steps), step))
+            if bar is not None:
+                bar.total = len(b.steps) + bs.steps_left(*_narrow(step, mid, lo, hi))
+                bar.update(1)
+            if step["decision"] == bs.UNDECIDED:
+                stop = " (time budget)" if step.get("stopped") else ""
+                reason = f"step {len(b.steps)}{stop}: {b.commits[mid].sha[:10]} {step['reason']}"
+                break
+            lo, hi = _narrow(step, mid, lo, hi)
+            save(b, lo, hi, "bisecting")
+    except KeyboardInterrupt:
+        reason = f"interrupted after {len(b.steps)} steps"
+        save(b, lo, hi, reason)
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    return save(b, lo, hi, reason)
+
+
+def _narrow(step: dict[str, Any], mid: int, lo: int, hi: int) -> tuple[int, int]:
+    if step["decision"] == bs.BAD:
+        return lo, mid
+    if step["decision"] == bs.GOOD:
+        return mid, hi
+    return lo, hi
+
+
+def save(b: Bisect, lo: int, hi: int, reason: str | None) -> dict[str, Any]:
+    doc = bs.result(b.commits, lo, hi, b.steps, reason, b.series, b.metric)
+    write_atomic(b.out / "bisect.json", json.dumps(doc, indent=2) + "\n")
+    return doc
+
+
+def _bar(total: int, quiet: bool):
+    from .progress import interactive
+
+    if quiet or not interactive():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="step", desc="bisect", file=sys.stderr, dynamic_ncols=True)
+
+
+def _note(bar, text: str) -> None:
+    if bar is not None:
+        bar.write(text, file=sys.stderr)
+    else:
+        print(text, file=sys.stderr, flush=True)
+
+
+def remove_worktrees(b: Bisect) -> None:
+    for folder in b.built.values():
+        if (folder / "worktree").exists():
+            subprocess.run(
+                ["git", "-C", str(b.repo), "worktree", "remove", "--force", str(folder / "worktree")],
+                capture_output=True,
+            )
+    subprocess.run(["git", "-C", str(b.repo), "worktree", "prune"], capture_output=True)
+
+
+def _raise_interrupt(*_):
+    raise KeyboardInterrupt
+
+
+def main(args) -> int:
+    b = make_bisect(args)
+    b.out.mkdir(parents=True, exist_ok=True)
+    say(
+        f"{len(b.commits) - 1} commits after {b.commits[0].sha[:10]}; judging {b.series} {b.metric}; "
+        f"at most {bs.steps_left(0, len(b.commits) - 1)} steps"
+    )
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    code = 130
+    try:
+        doc = run_bisect(b, args.quiet)
+        code = 0 if doc["status"] == bs.CULPRIT else 1
+    except KeyboardInterrupt:
+        doc = json.loads((b.out / "bisect.json").read_text())
+        say(f"interrupted: the {len(b.steps)} steps done are in {b.out / 'bisect.json'}")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        remove_worktrees(b)
+    from .verdict_extras import bisect_lines
+
+    print("\n".join(bisect_lines(doc)))
+    if args.from_verdict:
+        merge_into_verdict(args.from_verdict, doc)
+    say(f"{doc['status']} after {len(b.steps)} steps in {b.elapsed():.0f} s; {b.out / 'bisect.json'}")
+    return code
+
+
+def merge_into_verdict(path: Path, doc: dict[str, Any]) -> None:
+    """Add the result to an ab verdict as `bisect` (additive: nothing else changes)."""
+    verdict = json.loads(path.read_text())
+    verdict["bisect"] = doc
+    write_atomic(path, json.dumps(verdict, indent=2) + "\n")

@@ -1,0 +1,92 @@
+"""The differential profile: self time from folded stacks (pure, exact), and `hftbench ab` on
+two commits whose head busy-waits in every order: the SVG is written and the functions the
+wait runs in lead the added self time, from rounds that never enter the statistics."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hftbench import cli, profile, verdict_text
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER = ROOT / "bin" / "hft-server"
+CLIENT = ROOT / "bin" / "client-hft"
+BUILD = "mkdir -p bin && install -m 755 server.sh bin/hft-server"
+
+FOLDED_BASE = "main;serve;parse 30\nmain;serve;match 60\nmain;idle 10\n"
+FOLDED_HEAD = "main;serve;parse 30\nmain;serve;match 60\nmain;serve;checksum 100\nmain;idle 10\n"
+
+
+def test_self_time_is_the_leaf_frame():
+    assert profile.self_samples(FOLDED_HEAD) == Counter(
+        {"checksum": 100, "match": 60, "parse": 30, "idle": 10}
+    )
+    assert profile.self_samples("garbage line\n\nmain;x notanumber\n") == Counter()
+
+
+def test_top_added_ranks_by_the_growth_of_each_sides_share():
+    top = profile.top_added(profile.self_samples(FOLDED_BASE), profile.self_samples(FOLDED_HEAD))
+    # base: parse 30 %, match 60 %, idle 10 %; head (200 samples): checksum 50 %, shares of the rest halve
+    assert top == [
+        {"function": "checksum", "base_self_pct": 0.0, "head_self_pct": 50.0, "added_self_pct": 50.0}
+    ]
+
+
+def test_the_verdict_text_shows_the_graph_and_the_table():
+    doc = {"svg": "profile/diff.svg", "top": [
+        {"function": "hft_server::routes::order_checksum", "base_self_pct": 0.0, "head_self_pct": 41.5,
+         "added_self_pct": 41.5}]}  # fmt: skip
+    text = "\n".join(verdict_text.verdict_extras.profile_markdown(doc, "https://ci/run/1"))
+    assert "`profile/diff.svg` in [the run's artifact](https://ci/run/1)" in text
+    assert "| `hft_server::routes::order_checksum` | 0.0% | 41.5% | +41.5 pt |" in text
+
+
+needs = pytest.mark.skipif(
+    not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)) or profile.unavailable(ROOT) is not None,
+    reason=f"needs bin/ (make build) and perf + inferno (make deps): {profile.unavailable(ROOT)}",
+)
+
+
+@needs
+def test_a_regression_comes_with_a_differential_flame_graph(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "-C", str(repo), "init", "-q"], check=True)
+    for name, extra in (("base", ""), ("head: 40 µs more work in every order", "--inject-delay-us 40 ")):
+        (repo / "server.sh").write_text(f'#!/bin/sh\nexec {SERVER} {extra}"$@"\n')
+        subprocess.run(["git", "-C", str(repo), "add", "server.sh"], check=True)
+        who = ["-c", "user.name=t", "-c", "user.email=t@example.com"]
+        subprocess.run(["git", "-C", str(repo), *who, "commit", "-qm", name], check=True)
+    out = tmp_path / "out"
+    code = cli.main([
+        "ab", "--repo", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--scenarios", "latency-1c",
+        "--clients", "hft", "--orders", "3000", "--repeats", "8", "--max-repeats", "8", "--out", str(out),
+        "--build-cmd", BUILD, "--quiet",
+    ])  # fmt: skip
+    assert code == 1
+    verdict = json.loads((out / "verdict.json").read_text())
+    prof = verdict["profile"]
+    assert "skipped" not in prof, prof
+    svg = (out / prof["svg"]).read_text()
+    assert svg.startswith("<?xml") and "<svg" in svg and "flame" in svg.lower()
+    # The busy-wait is inlined into the order handler and reads the clock: those two frames
+    # gain the added work's self time, far ahead of anything else.
+    spin_frames = {"__vdso_clock_gettime", "<F as axum::handler::Handler<(M,T1,T2),S>>::call::{{closure}}"}
+    top = prof["top"]
+    assert top[0]["function"] in spin_frames, top
+    assert sum(r["added_self_pct"] for r in top if r["function"] in spin_frames) > 30, top
+    # The profiled rounds are not among the counted ones.
+    assert verdict["base"]["runs"] == verdict["head"]["runs"] == 8
+    counted = [json.loads(p.read_text()) for p in out.glob("*/run_*/results.json")]
+    profiled = [json.loads(p.read_text()) for p in out.glob("profile/*/run/results.json")]
+    assert len(counted) == 16 and len(profiled) == 2
+    assert all("/profile/" not in r["server"]["binary"] for r in counted)  # the plain binary, no perf
+    assert all("/profile/" in r["server"]["binary"] for r in profiled)
+    assert prof["round_p50_us"]["base"]["counted_median"] is not None
+    summary = (out / "summary.md").read_text()
+    assert "Where the time went" in summary and "profile/diff.svg" in summary
