@@ -49,9 +49,9 @@ def start_run(tmp: Path, out: Path, scenarios: str, clients: str = "hft", *extra
     config.write_text(CONFIG)
     cmd = [str(HFTBENCH), "run", "--config", str(config), "--bin", str(bins), "--scenarios", scenarios,
            "--clients", clients, "--no-floor", "--quiet", "--out", str(out), *extra]  # fmt: skip
-    return subprocess.Popen(
-        cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "CI": "true"}
-    )
+    env = {**os.environ, "CI": "true"}
+    pipes = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
+    return subprocess.Popen(cmd, cwd=REPO, env=env, text=True, **pipes)
 
 
 def children(pid: int) -> dict[str, int]:
@@ -132,11 +132,12 @@ def test_the_server_killed_mid_run_fails_its_cell_and_is_started_again(tmp_path)
     assert proc.returncode == 1, err
     (long, short) = cells(out)
     assert long[:3] == ("long", "hft", "failed")
-    assert long[3].startswith("hft-server was killed by SIGKILL during the cell (see server.log); the client: ")
+    died = "hft-server was killed by SIGKILL during the cell"
+    assert long[3].startswith(f"{died} (see server.log); the client: ")
     assert short == ("short", "hft", "ok", None)  # on a server started again
     assert (out / "server.log").read_text().count("hft-server listening on") == 2
     assert "hft-server was killed by SIGKILL; restarting it" in err
-    assert "- ❌ long/hft: hft-server was killed by SIGKILL during the cell" in (out / "report.md").read_text()
+    assert f"- ❌ long/hft: {died}" in (out / "report.md").read_text()
 
 
 def test_a_server_that_does_not_start_again_fails_every_later_cell_that_needs_it(tmp_path):
@@ -158,7 +159,8 @@ def test_a_server_that_does_not_start_again_fails_every_later_cell_that_needs_it
     err = finish(proc)
     assert proc.returncode == 1, err
     got = cells(out)
-    assert got[0][:3] == ("long", "hft", "failed") and got[0][3].startswith("hft-server was killed by SIGKILL")
+    assert got[0][:3] == ("long", "hft", "failed")
+    assert got[0][3].startswith("hft-server was killed by SIGKILL during the cell")
     not_run = (
         "not run: hft-server was killed by SIGKILL before this cell and did not start again "
         f"({bins / 'hft-server'} exited with status 3 before listening; see {out / 'server.log'})"
@@ -218,8 +220,9 @@ def test_a_full_disk_stops_the_run_with_the_file_and_the_fix_and_keeps_what_was_
         before = (out / "results.json").read_text()
         err = finish(proc)
         assert proc.returncode == 2, err
-        assert re.search(rf"cannot write {re.escape(str(out))}/\S+: No space left on device; free space on its "
-                         rf"file system \(`df -h {re.escape(str(out))}\S*`\)", err), err  # fmt: skip
+        where = re.escape(str(out))
+        message = rf"cannot write {where}/\S+: No space left on device; free space on its file system \(`df"
+        assert re.search(message, err), err
         assert f"{out / 'results.json'} keeps the 1 cell written before" in err, err
         # Nothing written before is lost: results.json is the last whole one, the first cell's
         # result and histogram log are intact, and no temp file is left behind.
@@ -233,13 +236,14 @@ def test_a_full_disk_stops_the_run_with_the_file_and_the_fix_and_keeps_what_was_
         # The fix works: with space again the report is written from what was kept...
         filler.unlink()
         (disk / "filler-tail").unlink(missing_ok=True)
-        report = subprocess.run([str(HFTBENCH), "report", str(out), "--no-compare"], capture_output=True, text=True)
+        report_cmd = [str(HFTBENCH), "report", str(out), "--no-compare"]
+        report = subprocess.run(report_cmd, capture_output=True, text=True)
         assert report.returncode == 0, report.stderr
         kept = (out / "report.md").read_text()
         assert "### mid" in kept
         # ...and rewriting it on a full disk fails by name and leaves the old report whole.
         fill(disk)
-        again = subprocess.run([str(HFTBENCH), "report", str(out), "--no-compare"], capture_output=True, text=True)
+        again = subprocess.run(report_cmd, capture_output=True, text=True)
         assert again.returncode == 2 and "No space left on device; free space" in again.stderr, again.stderr
         assert (out / "report.md").read_text() == kept
         assert not [p.name for p in out.rglob(".*")]
