@@ -102,7 +102,9 @@ def read_doc(path: Path) -> dict[str, Any]:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        cut = " (cut short: truncated?)" if exc.pos >= len(text.rstrip()) else ""
+        cut = (
+            "" if text.rstrip().endswith("}") else " (cut short: truncated?)"
+        )  # every store file is an object
         raise StoreError(
             f"{path}: corrupt store file (line {exc.lineno}: {exc.msg}{cut}); {RESTORE}"
         ) from exc
