@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from hftbench_fakes import REPO
+from hftbench_fakes import REPO, children
 
 BIN = REPO / "bin"
 HFTBENCH = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin" / "hftbench"
@@ -52,17 +52,6 @@ def start_run(tmp: Path, out: Path, scenarios: str, clients: str = "hft", *extra
     env = {**os.environ, "CI": "true"}
     pipes = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
     return subprocess.Popen(cmd, cwd=REPO, env=env, text=True, **pipes)
-
-
-def children(pid: int) -> dict[str, int]:
-    """{command name: pid} of the processes whose parent is `pid` (the server and the client)."""
-    found = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError):
-            head, tail = stat.read_text().rsplit(")", 1)
-            if int(tail.split()[1]) == pid:
-                found[head.split("(", 1)[1]] = int(stat.parent.name)
-    return found
 
 
 def wait_mid_cell(proc: subprocess.Popen, out: Path, client: str) -> dict[str, int]:
