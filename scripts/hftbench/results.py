@@ -30,7 +30,7 @@ results.json (schema_version 1; fields are only ever added, never renamed or rem
       "cells": [
         {"scenario": "small", "client": "rust", "repeat": 1,
          "status": "ok" | "failed",
-         "reason": null | "exit 2: cannot connect …" | "timeout after 60 s" | …,
+         "reason": null | "exit 2: cannot connect …" | "timeout: no exit within 61 s (…)" | …,
          "result": {<the client's result JSON>} | null,
          "file": "small/rust.json" | null,  path of the result, relative to the run folder
          "wall_s": 1.234,                   wall time of the client process
