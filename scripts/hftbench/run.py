@@ -152,9 +152,9 @@ def run_plan(
     started again for the next cell (the cell it died in fails, naming its exit); if it does
     not start, every later cell that needs it fails with that reason. An OSError writing
     results.json (a full disk) ends the run; the file on disk keeps the cells before it.
-    `placement` None: the runner's
-    HFTBENCH_SERVER_CPUS / HFTBENCH_CLIENT_CPUS, if set (placement.py). `branch` names the
-    branch the run stands for when `root` is a detached worktree (ab's sides)."""
+    `placement` None: the runner's HFTBENCH_SERVER_CPUS / HFTBENCH_CLIENT_CPUS, if set
+    (placement.py). `branch` names the branch the run stands for when `root` is a detached
+    worktree (ab's sides)."""
     started = time.perf_counter()
     if placement is None:
         placement = placement_mod.resolve(None, None)
