@@ -14,6 +14,7 @@ import sys
 
 from . import __version__
 from .errors import UsageError
+from .fsio import NO_SPACE, write_error
 
 # Subcommand name -> module (hftbench.<module>); order = order in `hftbench --help`.
 # Only the module of the subcommand being run is imported (scipy & co. cost seconds).
@@ -65,6 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"hftbench {args.command}: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:
+        if exc.errno not in NO_SPACE:
+            raise
+        # Every writer is atomic (fsio.py): the files written before this one are whole.
+        print(f"hftbench {args.command}: {write_error(exc)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

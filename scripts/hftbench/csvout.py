@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
+from .fsio import write_atomic
 from .results import Run
 
 COLUMNS = [
@@ -49,9 +51,10 @@ def cell_rows(run: Run) -> list[dict[str, object]]:
 
 def write_csv(run: Run, path: Path | None = None) -> Path:
     path = path or run.path / "results.csv"
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS, restval="")
-        writer.writeheader()
-        for row in cell_rows(run):
-            writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=COLUMNS, restval="")
+    writer.writeheader()
+    for row in cell_rows(run):
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    write_atomic(path, text.getvalue())
     return path

@@ -76,10 +76,11 @@ def this_runner(suite: str) -> str:
 
 def write_changepoints(store: Path, **kwargs) -> dict[str, Any]:
     path = store / "changepoints.json"
-    if path.exists():
-        hs.read_doc(path)  # a corrupt or newer file is refused, not overwritten
-    doc = compute_changepoints(store, **kwargs)
-    hs.write_doc(path, doc)
+    with hs.locked(store):  # the runs it reads are the runs the index counts
+        if path.exists():
+            hs.read_doc(path)  # a corrupt or newer file is refused, not overwritten
+        doc = compute_changepoints(store, **kwargs)
+        hs.write_doc(path, doc)
     return doc
 
 

@@ -12,10 +12,13 @@ than STORE_SCHEMA_VERSION, is refused with StoreError and never written.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -83,14 +86,27 @@ def _tuned(fingerprint: dict[str, Any]) -> bool | None:
 # --- reading and writing, refusing what we do not understand ---------------------------------
 
 
+RESTORE = "restore it from the gh-pages history (git) — hftbench never overwrites a store it cannot read"
+
+
 def read_doc(path: Path) -> dict[str, Any]:
     """A store JSON file, or StoreError when it does not parse or is from a newer hftbench."""
     try:
-        doc = json.loads(path.read_text())
+        text = path.read_text()
+    except UnicodeDecodeError as exc:
+        raise StoreError(f"{path}: corrupt store file (not UTF-8 at byte {exc.start}); {RESTORE}") from exc
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read it ({exc.strerror}); check its permissions") from exc
+    if not text.strip():
+        raise StoreError(f"{path}: corrupt store file (empty); {RESTORE}")
+    try:
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
+        cut = (
+            "" if text.rstrip().endswith("}") else " (cut short: truncated?)"
+        )  # every store file is an object
         raise StoreError(
-            f"{path}: corrupt store file (line {exc.lineno}: {exc.msg}); restore it from the gh-pages "
-            "history (git) — hftbench never overwrites a store it cannot read"
+            f"{path}: corrupt store file (line {exc.lineno}: {exc.msg}{cut}); {RESTORE}"
         ) from exc
     if not isinstance(doc, dict):
         raise StoreError(f"{path}: corrupt store file (not a JSON object); restore it from git")
@@ -117,7 +133,10 @@ def load_index(store: Path) -> dict[str, Any]:
     """index.json, a fresh one for an empty or new folder; refuses shards without an index."""
     path = store / "index.json"
     if path.exists():
-        return read_doc(path)
+        doc = read_doc(path)
+        if not isinstance(doc.get("suites", {}), dict):
+            raise StoreError(f"{path}: corrupt store file (suites is not an object); {RESTORE}")
+        return doc
     if (store / "shards").exists():
         raise StoreError(f"{store}: shards/ but no index.json; restore index.json from git")
     return {
@@ -132,7 +151,11 @@ def load_index(store: Path) -> dict[str, Any]:
 def load_shard(store: Path, suite: str, month: str) -> dict[str, Any]:
     path = shard_path(store, suite, month)
     if path.exists():
-        return read_doc(path)
+        doc = read_doc(path)
+        runs = doc.get("runs")
+        if not isinstance(runs, list) or not all(isinstance(r, dict) and "run_id" in r for r in runs):
+            raise StoreError(f"{path}: corrupt store file (runs is not a list of runs); {RESTORE}")
+        return doc
     return {"schema_version": STORE_SCHEMA_VERSION, "suite": suite, "month": month, "runs": []}
 
 
@@ -283,32 +306,56 @@ def add_run(
     store: Path, run: results.Run | list[results.Run], verdict: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """Append (or replace, by run_id) a run, or one commit's rounds as one entry; shard first,
-    then the index. Returns the entry."""
-    store.mkdir(parents=True, exist_ok=True)
-    index = load_index(store)  # refuses a corrupt / newer store before anything is written
-    entry = run_entry(run, verdict)
-    run = run[-1] if isinstance(run, list) else run
-    suite = run.suite or "adhoc"
+    then the index, under the store's lock. Returns the entry."""
+    last = run[-1] if isinstance(run, list) else run
+    suite = last.suite or "adhoc"
     if not SAFE_NAME.match(suite):
         raise StoreError(
             f"suite name {suite!r} is not a plain name ([A-Za-z0-9._-]); refusing to use it as a path"
         )
+    entry = run_entry(run, verdict)
     month = (entry["date"] or now_rfc3339())[:7]
-    shard = load_shard(store, suite, month)
-    runs = [r for r in shard["runs"] if r["run_id"] != entry["run_id"]]
-    runs.append(entry)
-    runs.sort(key=lambda r: (r.get("date") or "", r["run_id"]))
-    shard["runs"] = runs
-    write_doc(shard_path(store, suite, month), shard)
-    _update_index(store, index, suite, month, run)
+    with locked(store):
+        # Every file this add reads must parse before any is written: a corrupt one is refused.
+        index = load_index(store)
+        listed = (index.get("suites", {}).get(suite) or {}).get("shards", [])
+        on_disk = [p.stem for p in (store / "shards" / suite).glob("*.json") if MONTH.match(p.stem)]
+        shards = {m: load_shard(store, suite, m) for m in sorted({*listed, *on_disk, month})}
+        shard = shards[month]
+        runs = [r for r in shard["runs"] if r["run_id"] != entry["run_id"]]
+        runs.append(entry)
+        runs.sort(key=lambda r: (r.get("date") or "", r["run_id"]))
+        shard["runs"] = runs
+        write_doc(shard_path(store, suite, month), shard)
+        _update_index(store, index, suite, shards, last)
     return entry
 
 
-def _update_index(store: Path, index: dict[str, Any], suite: str, month: str, run: results.Run) -> None:
+MONTH = re.compile(r"^\d{4}-\d{2}$")
+
+
+@contextlib.contextmanager
+def locked(store: Path) -> Iterator[None]:
+    """Hold the store's exclusive lock: flock(2) on the store folder itself, so no lock file
+    lands in the published data. Two `history add` at once would otherwise both read the same
+    shard and index and the later write would drop the other's run. Closing releases it."""
+    store.mkdir(parents=True, exist_ok=True)
+    fd = os.open(store, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _update_index(
+    store: Path, index: dict[str, Any], suite: str, shards: dict[str, dict[str, Any]], run: results.Run
+) -> None:
+    """Recount the suite from its shards (a crash between shard and index heals here)."""
     suites = index.setdefault("suites", {})
     info = suites.setdefault(suite, {"shards": [], "runs": 0, "series": [], "latest_run": None})
-    info["shards"] = sorted(set(info["shards"]) | {month})
-    all_runs = [r for m in info["shards"] for r in load_shard(store, suite, m)["runs"]]
+    info["shards"] = sorted(m for m, shard in shards.items() if shard["runs"])
+    all_runs = [r for m in info["shards"] for r in shards[m]["runs"]]
     info["runs"] = len(all_runs)
     series = {(s["scenario"], s["client"]) for s in info.get("series", [])}
     series |= {(res["scenario"], res["client"]) for r in all_runs for res in r["results"]}

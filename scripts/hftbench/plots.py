@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import matplotlib
@@ -20,6 +21,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullForma
 
 from . import samples  # noqa: E402
 from .config import FLOOR  # noqa: E402
+from .fsio import write_atomic  # noqa: E402
 from .results import Run  # noqa: E402
 from .rows import Row, rows_of  # noqa: E402
 
@@ -93,8 +95,7 @@ def plot_percentiles(scenario: str, rows: list[Row], path: Path, floor: Row | No
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _save(fig, path)
     return path
 
 
@@ -129,8 +130,7 @@ def plot_clients(by_scenario: dict[str, list[Row]], path: Path) -> Path | None:
     axes[0, 0].legend(fontsize=8)
     fig.suptitle("Client comparison: P50 and P99 latency (log scale; n/a = too few samples)")
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _save(fig, path)
     return path
 
 
@@ -155,9 +155,16 @@ def plot_throughput(by_scenario: dict[str, list[Row]], path: Path) -> Path | Non
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8, ncol=min(len(clients), 7), loc="upper center", bbox_to_anchor=(0.5, -0.07))
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _save(fig, path)
     return path
+
+
+def _save(fig, path: Path) -> None:
+    """PNG into memory, then an atomic write: a full disk never leaves half a plot."""
+    png = io.BytesIO()
+    fig.savefig(png, format="png")
+    plt.close(fig)
+    write_atomic(path, png.getvalue())
 
 
 def write_plots(run: Run, out_dir: Path | None = None) -> list[Path]:

@@ -11,6 +11,7 @@ from . import report_net, samples
 from .config import FLOOR
 from .csvout import write_csv
 from .errors import UsageError
+from .fsio import write_atomic
 from .results import Run, load_run, previous_run
 from .rows import OPEN_LOOP_KEEP_UP, Row, fmt_rate, fmt_us, judge, rows_of
 
@@ -309,7 +310,7 @@ def write_all(run: Run, previous: Path | None | bool = True) -> Path:
                 file=sys.stderr,
             )
     path = run.path / "report.md"
-    path.write_text(render(run, prev_run, plots))
+    write_atomic(path, render(run, prev_run, plots))
     return path
 
 

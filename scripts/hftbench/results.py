@@ -30,7 +30,7 @@ results.json (schema_version 1; fields are only ever added, never renamed or rem
       "cells": [
         {"scenario": "small", "client": "rust", "repeat": 1,
          "status": "ok" | "failed",
-         "reason": null | "exit 2: cannot connect …" | "timeout after 60 s" | …,
+         "reason": null | "exit 2: cannot connect …" | "timeout: no exit within 61 s (…)" | …,
          "result": {<the client's result JSON>} | null,
          "file": "small/rust.json" | null,  path of the result, relative to the run folder
          "wall_s": 1.234,                   wall time of the client process
@@ -47,11 +47,12 @@ and the server counted every order the client says succeeded. The client "floor"
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .fsio import write_atomic
 
 RESULTS_SCHEMA_VERSION = 1
 PERCENTILE_KEYS = ("p50", "p90", "p95", "p99", "p999", "p9999")
@@ -270,9 +271,7 @@ class Run:
     def write(self) -> Path:
         """Write results.json atomically (a crash mid-write never leaves half a file)."""
         target = self.path / "results.json"
-        tmp = target.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
-        os.replace(tmp, target)
+        write_atomic(target, json.dumps(self.to_dict(), indent=2) + "\n")
         return target
 
     def scenario_names(self) -> list[str]:

@@ -23,10 +23,11 @@ from . import fingerprint, paths
 from . import placement as placement_mod
 from .config import FLOOR
 from .errors import UsageError
+from .fsio import write_error
 from .netcells import NetworkCells
 from .progress import Progress
 from .results import Cell, Run, load_run
-from .runner import BUILD_TARGETS, available_clients, client_binary, run_cell
+from .runner import BUILD_TARGETS, available_clients, client_binary, describe_server_exit, run_cell
 from .server import Server, ServerError
 
 FLOOR_SCENARIO = config_mod.Scenario(
@@ -163,9 +164,12 @@ def run_plan(
 
     The library entry point (`hftbench ab` calls it with another bins_dir). Returns the Run;
     failures are cells with status "failed", not exceptions. A server that dies mid-run is
-    restarted once per cell (the cell it died in fails). `placement` None: the runner's
-    HFTBENCH_SERVER_CPUS / HFTBENCH_CLIENT_CPUS, if set (placement.py). `branch` names the
-    branch the run stands for when `root` is a detached worktree (ab's sides)."""
+    started again for the next cell (the cell it died in fails, naming its exit); if it does
+    not start, every later cell that needs it fails with that reason. An OSError writing
+    results.json (a full disk) ends the run; the file on disk keeps the cells before it.
+    `placement` None: the runner's HFTBENCH_SERVER_CPUS / HFTBENCH_CLIENT_CPUS, if set
+    (placement.py). `branch` names the branch the run stands for when `root` is a detached
+    worktree (ab's sides)."""
     started = time.perf_counter()
     if placement is None:
         placement = placement_mod.resolve(None, None)
@@ -207,6 +211,7 @@ def run_plan(
         server.start()
         run.server = server.describe()
         run.write()
+        down: str | None = None  # set once the server is dead and will not start again
         for scenario, client, repeat in cells:
             progress.start(scenario.name, client, repeat)
             if scenario.link:
@@ -217,35 +222,69 @@ def run_plan(
                 if on_cell:
                     on_cell(cell)
                 continue
-            if client != FLOOR and not server.alive():
-                progress.note(f"hft-server exited (status {server.proc.returncode}); restarting it")
-                server.start()
-            cell = run_cell(
-                None if client == FLOOR else server,
-                bins_dir,
-                run_dir,
-                scenario,
-                client,
-                repeat,
-                plan.repeats,
-                timeout_s,
-                schema_path,
-                placement,
-            )
+            if client != FLOOR and down is None and not server.alive():
+                down = _restart(server, progress)
+            if client != FLOOR and down:
+                cell = Cell(scenario.name, client, "failed", down, None, None, repeat)
+            else:
+                cell = run_cell(
+                    None if client == FLOOR else server,
+                    bins_dir,
+                    run_dir,
+                    scenario,
+                    client,
+                    repeat,
+                    plan.repeats,
+                    timeout_s,
+                    schema_path,
+                    placement,
+                )
             run.cells.append(cell)
             run.write()
             progress.finish(cell)
             if on_cell:
                 on_cell(cell)
         run.complete = True
-    finally:
-        progress.close()
-        server.stop()
-        network.close()
-        run.finished_at = _now()
-        run.wall_s = round(time.perf_counter() - started, 3)
-        run.write()
+    except BaseException:
+        _finish(run, started, progress, server, network, raising=True)
+        raise
+    _finish(run, started, progress, server, network)
     return run
+
+
+def _finish(
+    run: Run,
+    started: float,
+    progress: Progress,
+    server: Server,
+    network: NetworkCells,
+    raising: bool = False,
+) -> None:
+    """Stop the server and write results.json a last time. When the run is already ending on an
+    error (a full disk, Ctrl-C), a failure of this write must not hide that first error."""
+    progress.close()
+    server.stop()
+    network.close()
+    run.finished_at = _now()
+    run.wall_s = round(time.perf_counter() - started, 3)
+    try:
+        run.write()
+    except OSError:
+        if not raising:
+            raise
+
+
+def _restart(server: Server, progress: Progress) -> str | None:
+    """Start a server that died for the next cell: None when it serves again, else the reason
+    every remaining cell that needs it fails with (one failed start is not retried per cell)."""
+    died = describe_server_exit(server.proc.returncode)
+    progress.note(f"{died}; restarting it")
+    try:
+        server.start()
+    except (ServerError, UsageError) as exc:
+        progress.note(f"{died} and did not start again: {exc}")
+        return f"not run: {died} before this cell and did not start again ({exc})"
+    return None
 
 
 def _raise_interrupt(*_) -> None:
@@ -353,6 +392,8 @@ def main(args: argparse.Namespace) -> int:
     except ServerError as exc:
         print(f"hftbench run: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:
+        return _write_failed(exc, run_dir)
     except KeyboardInterrupt:
         # run_plan wrote results.json (complete: false) on the way out: report what was measured.
         partial = load_run(run_dir)
@@ -377,10 +418,30 @@ def main(args: argparse.Namespace) -> int:
     if not args.no_report:
         from . import report
 
-        md = report.write_all(run)
+        try:
+            md = report.write_all(run)
+        except OSError as exc:
+            return _write_failed(exc, run_dir)
         total = time.perf_counter() - started
         print(f"hftbench run: report {md} (command wall time {total:.1f} s)", file=sys.stderr)
     for cell in run.failed:
         rep = f" r{cell.repeat}" if run.repeats > 1 else ""
         print(f"hftbench run: ❌ {cell.scenario}/{cell.client}{rep}: {cell.reason}", file=sys.stderr)
     return 1 if run.failed else 0
+
+
+def _write_failed(exc: OSError, run_dir: Path) -> int:
+    """A write into the run folder failed (a full disk): name the file and the fix, say what is
+    kept. Every file there is written atomically, so what was written before is whole."""
+    try:
+        cells = len(load_run(run_dir).cells)
+        kept = f"{cells} cell{'' if cells == 1 else 's'}"
+    except (OSError, ValueError):
+        kept = "no cell"
+    print(f"hftbench run: {write_error(exc, run_dir)}", file=sys.stderr)
+    print(
+        f"hftbench run: stopped; {run_dir / 'results.json'} keeps the {kept} written before "
+        f"(then `hftbench report {run_dir}` writes the report)",
+        file=sys.stderr,
+    )
+    return 2

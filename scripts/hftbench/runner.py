@@ -87,6 +87,35 @@ def _kill_session(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+def _stopped(pid: int) -> bool:
+    """Whether a process is stopped (SIGSTOP, a debugger): a hang worth naming as such."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state in ("T", "t")
+
+
+def _deadline(scenario: Scenario, timeout_s: float | None) -> str:
+    """Where a cell's deadline comes from, for the timeout's reason."""
+    if timeout_s:
+        return "--timeout"
+    expected = default_timeout_s(scenario) - TIMEOUT_SLACK_S
+    return f"the scenario's expected {expected:.0f} s + {TIMEOUT_SLACK_S:.0f} s"
+
+
+def _server_exit(server: Server | None) -> str | None:
+    """None while the server runs; else what its exit was, for the cell's reason."""
+    if server is None or server.proc is None or server.proc.poll() is None:
+        return None
+    return f"{describe_server_exit(server.proc.returncode)} during the cell (see server.log)"
+
+
+def describe_server_exit(code: int) -> str:
+    """'hft-server was killed by SIGKILL', 'hft-server exited with status 101'."""
+    return f"hft-server was {_describe_exit(code)}" if code < 0 else f"hft-server exited with status {code}"
+
+
 def run_cell(
     server: Server | None,
     bins_dir: Path,
@@ -111,12 +140,16 @@ def run_cell(
     out = Path(run_dir) / rel
     out.parent.mkdir(parents=True, exist_ok=True)
     log = out.with_suffix(".log")  # the client's stdout + stderr
+    deadline = _deadline(scenario, timeout_s)
     timeout_s = timeout_s or default_timeout_s(scenario)
 
     def failed(reason: str, result: ClientResult | None = None, code: int | None = None, wall=None) -> Cell:
+        if server_exit:  # the cause comes first: what the client saw follows from it
+            reason = f"{server_exit}; the client: {reason}"
         return Cell(scenario.name, client, "failed", reason, result, wall, repeat, rel, code, server_orders)
 
     server_orders: int | None = None
+    server_exit: str | None = None  # set when the server died during the cell
     binary = client_binary(bins_dir, client)
     if not os.access(binary, os.X_OK):
         return failed(f"{binary} not found; build it with `{BUILD_TARGETS.get(client, 'make build')}`")
@@ -144,16 +177,21 @@ def run_cell(
         try:
             code = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
+            stopped = _stopped(proc.pid)
             _kill_session(proc.pid)  # its own session: takes any children with it
             proc.wait()
+            server_exit = _server_exit(server)
             return failed(
-                f"timeout: no exit within {timeout_s:.0f} s (killed)", wall=time.perf_counter() - start
+                f"timeout: no exit within {timeout_s:.0f} s ({deadline}); "
+                f"{'the client was stopped (SIGSTOP), ' if stopped else ''}killed",
+                wall=time.perf_counter() - start,
             )
         except BaseException:  # Ctrl-C reaches only us (the client has its own session): stop it too
             _kill_session(proc.pid)
             proc.wait()
             raise
     wall = time.perf_counter() - start
+    server_exit = _server_exit(server)
 
     if code not in (0, 1):
         detail = _last_line(log)
@@ -178,6 +216,8 @@ def run_cell(
             wall,
         )
 
+    if server_exit:
+        return failed(judge(result, scenario, None) or "no order failed", result, code, wall)
     if server is not None:
         try:
             server_orders = int(server.stats()["total_orders"])

@@ -3,6 +3,7 @@ fakes/fake_client.py, one behaviour per client (ok, crash, hang, invalid, exit2,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import sys
@@ -50,3 +51,14 @@ suites:
 
 def valid_result(name: str = "result-valid-closed.json") -> dict:
     return json.loads((REPO / "bench-config" / "testdata" / name).read_text())
+
+
+def children(pid: int) -> dict[str, int]:
+    """{command name: pid} of the processes whose parent is `pid` (a run's server and client)."""
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            head, tail = stat.read_text().rsplit(")", 1)
+            if int(tail.split()[1]) == pid:
+                found[head.split("(", 1)[1]] = int(stat.parent.name)
+    return found

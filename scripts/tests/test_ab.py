@@ -15,6 +15,7 @@ import pytest
 from hftbench import cli
 from hftbench.ab import order, resolve
 from hftbench.errors import UsageError
+from hftbench_fakes import children
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "bin" / "hft-server"
@@ -124,25 +125,37 @@ def test_bad_ref_and_bad_build_are_usage_errors(repo, tmp_path):
     assert code == 2
 
 
+def _default_sigint() -> None:
+    """A process started from a background job inherits SIGINT ignored, and Python then installs
+    no KeyboardInterrupt handler: give ab the disposition an interactive terminal gives it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @needs_binaries
-def test_an_interrupted_ab_keeps_its_rounds_and_writes_a_partial_verdict(repo, tmp_path):
-    # SIGTERM is what a cancelled CI job sends; Ctrl-C (SIGINT) takes the same path.
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_an_interrupted_ab_keeps_its_rounds_and_writes_a_partial_verdict(repo, tmp_path, sig):
+    # SIGTERM is what a cancelled CI job sends, SIGINT what Ctrl-C sends. The signal goes to ab
+    # itself, in a session of its own, mid-round (a client measuring).
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "hftbench", "ab", "--repo", str(repo), "--base", "HEAD~2",
            "--head", "HEAD~2", "--scenarios", "latency-1c", "--clients", "hft", "--orders", "2000",
            "--repeats", "40", "--max-repeats", "40", "--out", str(out), "--build-cmd", BUILD,
            "--quiet"]  # fmt: skip
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=_default_sigint)  # fmt: skip
     try:
         deadline = time.monotonic() + 120
         while len(list(out.glob("head/run_*/results.json"))) < 4 and time.monotonic() < deadline:
             time.sleep(0.2)
-        proc.send_signal(signal.SIGTERM)
+        while "client-hft" not in (kids := children(proc.pid)) and time.monotonic() < deadline:
+            time.sleep(0.002)  # a cell is ~0.1 s: catch one measuring
+        proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, err
+    assert "client-hft" in kids and not Path(f"/proc/{kids['client-hft']}").exists()  # stopped with ab
     verdict = json.loads((out / "verdict.json").read_text())
     assert verdict["partial"] is True and 3 <= verdict["ab"]["rounds_per_side"] < 40, err
     assert (out / "summary.md").read_text().startswith("## ") and "(partial: interrupted)" in (

@@ -50,7 +50,7 @@ def test_failures_carry_the_reason(setup, client, reason):
 def test_a_hung_client_is_killed_at_its_timeout(setup):
     server, bins, run_dir, cfg = setup
     cell = run_cell(server, bins, run_dir, cfg.scenarios["tiny"], "c", timeout_s=1)
-    assert cell.status == "failed" and cell.reason == "timeout: no exit within 1 s (killed)"
+    assert cell.status == "failed" and cell.reason == "timeout: no exit within 1 s (--timeout); killed"
 
 
 def test_a_missing_binary_names_its_make_target(setup, tmp_path):
