@@ -17,12 +17,14 @@ const runs = [
   run('r5', '2026-11-05T00:00:00Z', { status: 'improvement', gated: [gated('improvement', 0.8, 'p50_us'), gated('inconclusive', 1.04)] }, 'main', 50),
 ];
 
-test('open regressions: flagged on main, closed only by a later "no change" or improvement', () => {
+test('open regressions: flagged on main, closed only by a later improvement (as regression-issue closes its issue)', () => {
   const open = openRegressions(runs);
   assert.deepEqual(open.map((o) => o.key), ['latency-1c/hft/p99_us'], 'P50 recovered in r5; the partial r4 changes nothing; r3 is not main');
   assert.equal(open[0].run.run_id, 'r2');
   assert.equal(open[0].bisect.culprit.subject, 'order book: copy the level');
-  assert.deepEqual(openRegressions(runs.concat(run('r6', '2026-11-06T00:00:00Z', { status: 'no_change', gated: [gated('no_change', 1.01)] }))), []);
+  const later = (v, d) => run(`r${d}`, `2026-11-0${d}T00:00:00Z`, { status: v, gated: [gated(v, v === 'improvement' ? 0.85 : 1.01)] });
+  assert.equal(openRegressions(runs.concat(later('no_change', 6))).length, 1, '"no change" against the slow commit: still slow');
+  assert.deepEqual(openRegressions(runs.concat(later('no_change', 6), later('improvement', 7))), []);
 });
 
 test('a store with flags only (no gated rows) still opens and closes', () => {

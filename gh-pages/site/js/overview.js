@@ -19,8 +19,9 @@ function verdictRows(verdict) {
 
 /**
  * Regressions of main not yet recovered: a gated series × metric judged a regression, and no
- * later verdict of main judging it "no change" or an improvement. Newest first. `bisect` is the
- * optional range or culprit the verdict carries.
+ * later verdict of main judging it an improvement. The rule of `hftbench regression-issue`: each
+ * push is compared with the previous commit, so a later "no change" means still slow. Newest
+ * first; `bisect` is the optional range or culprit the verdict carries.
  */
 export function openRegressions(runs) {
   const open = new Map();
@@ -30,7 +31,7 @@ export function openRegressions(runs) {
       const key = `${row.scenario}/${row.client}/${row.metric}`;
       if (row.verdict === 'regression') {
         if (!open.has(key)) open.set(key, { ...row, key, run, bisect: run.verdict.bisect ?? null });
-      } else if (row.verdict === 'no_change' || row.verdict === 'improvement') {
+      } else if (row.verdict === 'improvement') {
         open.delete(key);
       }
     }
