@@ -8,7 +8,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, 
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { deriveLatest, runCurves, slimShard } from './derive.mjs';
+import { deriveLatest, deriveOpen, runCurves, slimShard } from './derive.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
@@ -55,17 +55,20 @@ export function build({ store, out }) {
   const warnings = [];
   const curveCache = new Map();
   for (const [suite, entry] of Object.entries(index.suites ?? {})) {
+    const allRuns = [];
     for (const month of entry.shards ?? []) {
       const shard = readJson(join(store, 'shards', suite, `${month}.json`));
       if (!Number.isInteger(shard.schema_version) || shard.schema_version > SCHEMA_VERSION) {
         fail(`${store}/shards/${suite}/${month}.json has schema_version ${shard.schema_version}; this build reads ${SCHEMA_VERSION}`);
       }
       writeJsonAtomic(join(out, 'derived', 'trend', suite, `${month}.json`), slimShard(shard));
+      allRuns.push(...(shard.runs ?? []));
       for (const run of shard.runs ?? []) {
         const curves = runCurves(run, curveCache, (w) => warnings.push(`suite ${suite}, ${w}`));
         if (curves) writeJsonAtomic(join(out, 'derived', 'curves', suite, `${run.run_id}.json`), curves);
       }
     }
+    writeJsonAtomic(join(out, 'derived', `open-${suite}.json`), deriveOpen(suite, allRuns));
     const latest = deriveLatest(suite, entry, (month) => readJson(join(store, 'shards', suite, `${month}.json`)).runs ?? [], (w) => warnings.push(w));
     if (latest) writeJsonAtomic(join(out, 'derived', `latest-${suite}.json`), latest);
   }

@@ -1,6 +1,8 @@
 // Precomputed data for the latest run of each suite: the percentile curve of every
 // stored histogram, so the browser never decodes HdrHistogram itself.
 import { decode, percentileLevels, valuesAtPercentiles } from '../lib/hdr.mjs';
+import { openRegressions, slimOpen } from '../site/js/overview.js';
+import { filterRuns } from '../site/js/series.js';
 
 /** [[percentile, value_us], ...] of one base64 histogram (values in ns, as stored). */
 export function percentileCurve(histogram) {
@@ -77,4 +79,13 @@ export function runCurves(run, cache = new Map(), warn = () => {}) {
     if (curve?.length) percentiles[`${r.scenario}/${r.client}`] = curve;
   }
   return { schema_version: 1, run_id: run.run_id, percentiles };
+}
+
+/**
+ * The open regressions of main over the whole store (the page loads only a few months): the
+ * header's list, by the page's own rule (overview.js openRegressions).
+ */
+export function deriveOpen(suite, runs) {
+  const main = filterRuns(runs, { branch: 'main', runner: 'all' });
+  return { schema_version: 1, suite, open: openRegressions(main).map(slimOpen) };
 }

@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deriveLatest, percentileCurve, runCurves, slimShard } from '../build/derive.mjs';
+import { deriveLatest, deriveOpen, percentileCurve, runCurves, slimShard } from '../build/derive.mjs';
 import { synthStore } from '../tools/synth-store.mjs';
 
 const golden = JSON.parse(readFileSync(new URL('./fixtures/hdr-golden.json', import.meta.url)));
@@ -74,4 +74,16 @@ test('run curves: coarse percentiles of every series, cached by histogram, unsaf
   for (let i = 1; i < a.length; i += 1) assert.ok(a[i][1] >= a[i - 1][1]);
   assert.ok(a.every(([p]) => p === 100 || (1 - p / 100) * golden.total >= 1), 'no level beyond the samples');
   assert.equal(runCurves({ run_id: '../etc', results: [] }), null);
+});
+
+test('open regressions are derived over the whole store, by the rule of the page', () => {
+  const v = (status, verdict, extra = {}) => ({ status, gated: [{ scenario: 's', client: 'c', metric: 'p99_us', ratio: 1.2, verdict }], ...extra });
+  const runs = [
+    { run_id: 'a', date: '2025-01-01T00:00:00Z', branch: 'main', commit: 'a'.repeat(40), results: [{ histogram: 'big' }], verdict: v('regression', 'regression', { bisect: { status: 'between', good: 'g', bad: 'b', culprit: null, reason: 'r' } }) },
+    { run_id: 'b', date: '2025-06-01T00:00:00Z', branch: 'main', commit: 'b'.repeat(40), results: [], verdict: v('no_change', 'no_change') },
+  ];
+  const open = deriveOpen('standard', runs);
+  assert.equal(open.open.length, 1);
+  assert.deepEqual(open.open[0].run, { run_id: 'a', date: '2025-01-01T00:00:00Z', commit: 'a'.repeat(40) }, 'the run without its results');
+  assert.equal(open.open[0].bisect.status, 'between');
 });

@@ -75,7 +75,7 @@ test('series rows: latest values, change against the baseline verdict or the pre
   const rows = [{ scenario: 's', client: 'a', ratio: 1.0, status: 'no_change' }, { scenario: 's', client: 'b', ratio: 1.3, status: 'regression' }, { scenario: 's', client: 'c', ratio: null, status: 'unjudged' }];
   assert.deepEqual(sortRows(rows, 'change').map((r) => r.client), ['b', 'a', 'c']);
   assert.deepEqual(sortRows(rows, '-change').map((r) => r.client), ['c', 'a', 'b']);
-  assert.deepEqual(sortRows(rows, 'status').map((r) => r.client), ['b', 'c', 'a']);
+  assert.deepEqual(sortRows(rows, 'status').map((r) => r.client), ['b', 'a', 'c'], 'regressions first, unjudged last');
 });
 
 test('date labels fit the range: times within a day, dates within months, months beyond', () => {

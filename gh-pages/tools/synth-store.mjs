@@ -6,6 +6,7 @@
 // run-level spread of P50 and P99) and a job link; the first `gated` series are judged in every
 // verdict (gated rows), and the first regression among them carries a bisect culprit.
 //   node tools/synth-store.mjs --out DIR [--commits 5000] [--scenarios 10] [--clients 5]
+import { createHash } from 'node:crypto';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -62,7 +63,7 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
     const date = new Date(start + c * step);
     const iso = date.toISOString().replace(/\.\d{3}Z$/, 'Z');
     const runId = `run_${iso.replace(/[-:]/g, '')}_${String(c).padStart(5, '0')}`;
-    const commit = (BigInt(seed) * 1000003n + BigInt(c)).toString(16).padStart(40, '0');
+    const commit = createHash('sha1').update(`${seed}/${c}`).digest('hex');
     const flags = [];
     const gatedRows = [];
     let bisect;

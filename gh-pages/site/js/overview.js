@@ -39,6 +39,13 @@ export function openRegressions(runs) {
   return [...open.values()].sort((a, b) => (a.run.date < b.run.date ? 1 : a.run.date > b.run.date ? -1 : 0));
 }
 
+/** An open regression without its whole run: what the header shows, small enough to publish. */
+export function slimOpen(o) {
+  const { run, ...rest } = o;
+  const keep = ['run_id', 'date', 'commit', 'url', 'job_url', 'message'];
+  return { ...rest, run: Object.fromEntries(keep.filter((k) => k in run).map((k) => [k, run[k]])) };
+}
+
 /** The bisect result in words: the culprit commit, else the good..bad range. */
 export function bisectText(bisect) {
   if (!bisect || typeof bisect !== 'object') return null;
@@ -92,7 +99,7 @@ export function seriesRows(trendList, open, spark = 60) {
   });
 }
 
-const STATUS_RANK = { regression: 0, inconclusive: 1, unjudged: 2, improvement: 3, no_change: 4, not_gated: 5 };
+const STATUS_RANK = { regression: 0, inconclusive: 1, improvement: 2, no_change: 3, unjudged: 4, not_gated: 5 };
 
 /** Sorted copy: by change (largest slowdown first, or last), by status, or by name. */
 export function sortRows(rows, key) {
