@@ -42,7 +42,7 @@ function histogram(random, p50Us, samples) {
   return encode({ lowest: 1, highest: 60e9, digits: 3, counts });
 }
 
-export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, seed = 1, suite = 'standard', xss = false, gated = 4 }) {
+export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, seed = 1, suite = 'standard', xss = false, gated = 4, spread = 0.03 }) {
   const random = rng(seed);
   const scenarioNames = Array.from({ length: scenarios }, (_, i) => ['small', 'medium', 'large', 'latency-1c', 'open-5k'][i] ?? `scenario-${i}`);
   const clientNames = Array.from({ length: clients }, (_, i) => ['python', 'c', 'cpp', 'rust', 'go', 'hft'][i] ?? `client-${i}`);
@@ -84,7 +84,7 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
       }
       return {
         scenario: s.scenario, client: s.client, orders: 10000, ok: 10000, errors: 0, rounds: 16,
-        spread: { p50_us: [+(level * 0.985).toFixed(2), +(level * 1.015).toFixed(2)], p99_us: [+(level * 2.5 * 0.96).toFixed(2), +(level * 2.5 * 1.04).toFixed(2)] },
+        spread: { p50_us: [+(level * (1 - spread / 2)).toFixed(2), +(level * (1 + spread / 2)).toFixed(2)], p99_us: [+(level * 2.5 * (1 - spread)).toFixed(2), +(level * 2.5 * (1 + spread)).toFixed(2)] },
         p50_us: +level.toFixed(2), p90_us: +(level * 1.6).toFixed(2), p99_us: +(level * 2.5).toFixed(2),
         p999_us: +(level * 4 * (1 + 0.2 * random())).toFixed(2), max_us: +(level * 9).toFixed(2),
         throughput_rps: +(1e6 / level * 20).toFixed(1),
