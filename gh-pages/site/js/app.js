@@ -217,6 +217,7 @@ async function drawCompare() {
   section.dataset.state = 'ready';
   performance.mark('hft:compare-ready');
   await dist;
+  performance.mark('hft:compare-dist');
   section.dataset.dist = 'ready';
 }
 
