@@ -183,14 +183,19 @@ function runCurves(run) {
     .then((d) => d?.percentiles ?? null).catch(() => null);
 }
 
+/** The two run lists (newest first); rebuilt only when the loaded runs changed, else re-selected. */
 function fillPickers() {
-  const runs = [...page.runs].sort((x, y) => (x.date < y.date ? 1 : -1));
   for (const which of ['a', 'b']) {
     const select = $(`pick-${which}`);
-    const options = [el('option', { value: '' }, which === 'a' ? 'A (base): choose a run' : 'B (head): choose a run'),
-      ...runs.map((r) => el('option', { value: r.run_id, selected: r.run_id === page.view[which] }, runLabel(r)))];
-    if (page.view[which] && !runs.some((r) => r.run_id === page.view[which])) options.push(el('option', { value: page.view[which], selected: true }, page.view[which]));
-    select.replaceChildren(...options);
+    if (select.runs !== page.runs) {
+      const runs = [...page.runs].reverse();
+      select.replaceChildren(el('option', { value: '' }, which === 'a' ? 'A (base): choose a run' : 'B (head): choose a run'),
+        ...runs.map((r) => el('option', { value: r.run_id }, runLabel(r))));
+      select.runs = page.runs;
+    }
+    const id = page.view[which];
+    if (id && ![...select.options].some((o) => o.value === id)) select.append(el('option', { value: id }, id));
+    select.value = id;
   }
 }
 
