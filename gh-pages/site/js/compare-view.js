@@ -55,7 +55,7 @@ export function renderCompare(box, base, head, { width, curves, charts }) {
     el('h3', { class: 'compare-headline' }, judged ? headline(doc) : 'No series could be judged: these runs store no run-level spread'),
     el('p', { class: 'note' }, 'Stored runs, not measured interleaved: each ratio is judged by the gate\'s rules (thresholds of gates.yaml, ',
       'interval and detectable effect from each run\'s stored spread of its rounds). An indication, not a gate verdict.'),
-    judged ? verdictTable(doc) : [],
+    judged ? el('div', { class: 'table-wrap' }, verdictTable(doc)) : [],
     skipped.length ? el('p', { class: 'not-judged' }, `Not judged: ${notJudgedText(skipped)}.`) : [],
     oneSided.length ? el('p', { class: 'not-judged' }, `In one run only: ${oneSided.map((n) => n.series).join(', ')}.`) : [],
     series.length ? el('div', { class: 'compare-dist-head' }, el('h3', {}, 'Percentile distribution, both sides'), pick) : [],
