@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // Assemble the publishable site: the static page, uPlot from node_modules, the history
-// store as data/, and derived/latest-<suite>.json. Usage:
+// store as data/, derived/trend/ (shards without histograms), derived/latest-<suite>.json and
+// derived/curves/<suite>/<run_id>.json (the compare view's distributions). Usage:
 //   node build/build.mjs --store <history store dir> --out <folder to publish>
 // --out may be the gh-pages worktree whose data/ already is the store.
 import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { deriveLatest, slimShard } from './derive.mjs';
+import { deriveLatest, deriveOpen, runCurves, slimShard } from './derive.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
@@ -52,14 +53,22 @@ export function build({ store, out }) {
     cpSync(store, dataDir, { recursive: true });
   }
   const warnings = [];
+  const curveCache = new Map();
   for (const [suite, entry] of Object.entries(index.suites ?? {})) {
+    const allRuns = [];
     for (const month of entry.shards ?? []) {
       const shard = readJson(join(store, 'shards', suite, `${month}.json`));
       if (!Number.isInteger(shard.schema_version) || shard.schema_version > SCHEMA_VERSION) {
         fail(`${store}/shards/${suite}/${month}.json has schema_version ${shard.schema_version}; this build reads ${SCHEMA_VERSION}`);
       }
       writeJsonAtomic(join(out, 'derived', 'trend', suite, `${month}.json`), slimShard(shard));
+      allRuns.push(...(shard.runs ?? []));
+      for (const run of shard.runs ?? []) {
+        const curves = runCurves(run, curveCache, (w) => warnings.push(`suite ${suite}, ${w}`));
+        if (curves) writeJsonAtomic(join(out, 'derived', 'curves', suite, `${run.run_id}.json`), curves);
+      }
     }
+    writeJsonAtomic(join(out, 'derived', `open-${suite}.json`), deriveOpen(suite, allRuns));
     const latest = deriveLatest(suite, entry, (month) => readJson(join(store, 'shards', suite, `${month}.json`)).runs ?? [], (w) => warnings.push(w));
     if (latest) writeJsonAtomic(join(out, 'derived', `latest-${suite}.json`), latest);
   }

@@ -1,6 +1,8 @@
 // Precomputed data for the latest run of each suite: the percentile curve of every
 // stored histogram, so the browser never decodes HdrHistogram itself.
 import { decode, percentileLevels, valuesAtPercentiles } from '../lib/hdr.mjs';
+import { openRegressions, slimOpen } from '../site/js/overview.js';
+import { filterRuns } from '../site/js/series.js';
 
 /** [[percentile, value_us], ...] of one base64 histogram (values in ns, as stored). */
 export function percentileCurve(histogram) {
@@ -44,4 +46,46 @@ export function slimShard(shard) {
       results: (run.results ?? []).map(({ histogram, ...rest }) => rest),
     })),
   };
+}
+
+/** Percentile levels of the compare view's distribution: coarse, a few per decade of the tail. */
+export const COMPARE_LEVELS = [0, 25, 50, 75, 90, 95, 98, 99, 99.5, 99.8, 99.9, 99.95, 99.99, 99.995, 99.999, 100];
+const SAFE_FILE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * Per run, the coarse percentile curve of every stored histogram, for the compare view's
+ * distribution (one small file per run, fetched only when that run is compared). Runs whose id
+ * is not a plain file name are skipped. `cache` maps a histogram string to its curve: stores
+ * repeat histograms rarely, the synthetic one often.
+ */
+export function runCurves(run, cache = new Map(), warn = () => {}) {
+  if (!SAFE_FILE.test(run.run_id ?? '')) return null;
+  const percentiles = {};
+  for (const r of run.results ?? []) {
+    if (!r.histogram) continue;
+    let curve = cache.get(r.histogram);
+    if (curve === undefined) {
+      try {
+        const h = decode(r.histogram);
+        const levels = COMPARE_LEVELS.filter((p) => p === 100 || (1 - p / 100) * h.total >= 1);
+        const values = h.total ? valuesAtPercentiles(h, levels) : [];
+        curve = levels.map((p, i) => [p, Number((values[i] / 1000).toPrecision(4))]).filter((pt) => Number.isFinite(pt[1]));
+      } catch (err) {
+        warn(`run ${run.run_id}, ${r.scenario}/${r.client}: ${err.message}; curve left out`);
+        curve = null;
+      }
+      cache.set(r.histogram, curve);
+    }
+    if (curve?.length) percentiles[`${r.scenario}/${r.client}`] = curve;
+  }
+  return { schema_version: 1, run_id: run.run_id, percentiles };
+}
+
+/**
+ * The open regressions of main over the whole store (the page loads only a few months): the
+ * header's list, by the page's own rule (overview.js openRegressions).
+ */
+export function deriveOpen(suite, runs) {
+  const main = filterRuns(runs, { branch: 'main', runner: 'all' });
+  return { schema_version: 1, suite, open: openRegressions(main).map(slimOpen) };
 }

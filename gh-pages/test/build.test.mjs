@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deriveLatest, percentileCurve, slimShard } from '../build/derive.mjs';
+import { deriveLatest, deriveOpen, percentileCurve, runCurves, slimShard } from '../build/derive.mjs';
 import { synthStore } from '../tools/synth-store.mjs';
 
 const golden = JSON.parse(readFileSync(new URL('./fixtures/hdr-golden.json', import.meta.url)));
@@ -40,7 +40,7 @@ test('build assembles site, uPlot, data and derived files', () => {
   try {
     synthStore({ out: join(tmp, 'store'), commits: 40, scenarios: 2, clients: 2 });
     execFileSync('node', [BUILD, '--store', join(tmp, 'store'), '--out', join(tmp, 'site')]);
-    for (const f of ['index.html', 'js/app.js', 'vendor/uPlot.esm.js', 'vendor/LICENSE', 'data/index.json', 'derived/latest-standard.json', '.nojekyll']) {
+    for (const f of ['index.html', 'js/app.js', 'vendor/uPlot.esm.js', 'vendor/LICENSE', 'data/index.json', 'derived/latest-standard.json', '.nojekyll', 'derived/curves/standard/run_20241101T000000Z_00000.json']) {
       assert.ok(existsSync(join(tmp, 'site', f)), f);
     }
   } finally {
@@ -60,4 +60,30 @@ test('build refuses a store newer than it, naming the file and the fix', () => {
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
+});
+
+test('run curves: coarse percentiles of every series, cached by histogram, unsafe ids skipped', () => {
+  const cache = new Map();
+  const run = { run_id: 'run_20261101T000000Z', results: [{ scenario: 's', client: 'a', histogram: golden.data }, { scenario: 's', client: 'b', histogram: golden.data }] };
+  const curves = runCurves(run, cache);
+  assert.equal(cache.size, 1);
+  const a = curves.percentiles['s/a'];
+  assert.deepEqual(a, curves.percentiles['s/b']);
+  assert.deepEqual(a.map(([p]) => p).slice(0, 3), [0, 25, 50]);
+  assert.equal(a.at(-1)[0], 100);
+  for (let i = 1; i < a.length; i += 1) assert.ok(a[i][1] >= a[i - 1][1]);
+  assert.ok(a.every(([p]) => p === 100 || (1 - p / 100) * golden.total >= 1), 'no level beyond the samples');
+  assert.equal(runCurves({ run_id: '../etc', results: [] }), null);
+});
+
+test('open regressions are derived over the whole store, by the rule of the page', () => {
+  const v = (status, verdict, extra = {}) => ({ status, gated: [{ scenario: 's', client: 'c', metric: 'p99_us', ratio: 1.2, verdict }], ...extra });
+  const runs = [
+    { run_id: 'a', date: '2025-01-01T00:00:00Z', branch: 'main', commit: 'a'.repeat(40), results: [{ histogram: 'big' }], verdict: v('regression', 'regression', { bisect: { status: 'between', good: 'g', bad: 'b', culprit: null, reason: 'r' } }) },
+    { run_id: 'b', date: '2025-06-01T00:00:00Z', branch: 'main', commit: 'b'.repeat(40), results: [], verdict: v('no_change', 'no_change') },
+  ];
+  const open = deriveOpen('standard', runs);
+  assert.equal(open.open.length, 1);
+  assert.deepEqual(open.open[0].run, { run_id: 'a', date: '2025-01-01T00:00:00Z', commit: 'a'.repeat(40) }, 'the run without its results');
+  assert.equal(open.open[0].bisect.status, 'between');
 });

@@ -7,17 +7,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from '../build/build.mjs';
 import { launch, watchedPage } from './helpers/browser.mjs';
-import { realStore, XSS } from './helpers/real-store.mjs';
+import { CULPRIT_SUBJECT, realStore, XSS } from './helpers/real-store.mjs';
+import { inkOf, open as openPage } from './helpers/page.mjs';
 import { serve } from './helpers/serve.mjs';
 
 const SHOTS = new URL('../test-output/', import.meta.url).pathname;
-let tmp; let site; let server; let chromium; let clients;
+let tmp; let site; let server; let chromium; let clients; let scenario;
 
 before(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'hft-dashboard-'));
   mkdirSync(SHOTS, { recursive: true });
   const made = realStore(tmp);
-  clients = made.clients;
+  ({ clients, scenario } = made);
   site = join(tmp, 'site');
   build({ store: made.store, out: site });
   server = await serve(site);
@@ -30,22 +31,7 @@ after(async () => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
-async function open(query = '') {
-  const { page, problems } = await watchedPage(chromium.browser);
-  await page.goto(server.url + query);
-  await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state), null, { timeout: 30_000 });
-  return { page, problems };
-}
-
-/** Painted pixels of a canvas: an empty chart has (almost) none. */
-function inkOf(page, selector) {
-  return page.$eval(selector, (c) => {
-    const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
-    let ink = 0;
-    for (let i = 3; i < data.length; i += 4) if (data[i] > 0) ink += 1;
-    return ink;
-  });
-}
+const open = (query = '', options = {}) => openPage(chromium.browser, server.url, query, options);
 
 test('trend and latest-run charts are drawn, without console errors', async () => {
   const { page, problems } = await open();
@@ -61,32 +47,67 @@ test('trend and latest-run charts are drawn, without console errors', async () =
   await page.close();
 });
 
-test('a filter changes the view and the URL, and the URL brings the view back', async () => {
+test('the header: the open regression with its culprit as text, the latest main run, the runner', async () => {
   const { page, problems } = await open();
-  const client = clients.at(-1);
-  await page.selectOption('#f-client', client);
-  await page.waitForFunction(() => document.body.dataset.state === 'ready');
-  assert.match(page.url(), new RegExp(`[?&]client=${client}(&|$)`));
-  assert.deepEqual(await page.locator('#trends .card').evaluateAll((cs) => cs.map((c) => c.dataset.series)), [`small/${client}`]);
-  await page.selectOption('#f-metric', 'throughput_rps');
-  await page.waitForFunction(() => document.body.dataset.state === 'ready');
-  assert.match(page.url(), /metric=throughput_rps/);
-  const link = page.url();
-  await page.screenshot({ path: join(SHOTS, 'filtered.png'), fullPage: true });
+  const header = page.locator('#overview');
+  assert.equal(await header.locator('.health').getAttribute('data-open'), '1');
+  assert.match(await header.locator('.health').textContent(), /main \(quick\): 1 open regression/);
+  const item = header.locator(`li[data-regression="${scenario}/${clients[0]}/p99_us"]`);
+  assert.match(await item.textContent(), new RegExp(`${scenario}/${clients[0]} P99 \\+30\\.0%`));
+  assert.match(await item.locator('.bisect').textContent(), /^culprit cccccccccc order book: <b>copy<\/b> the level$/);
+  assert.ok((await item.textContent()).includes(CULPRIT_SUBJECT), 'the subject is text, markup and all');
+  assert.equal(await header.locator('b').count(), 0, 'no element made from the subject');
+  assert.match(await header.locator('.latest').textContent(), /Latest main run: [0-9a-f]{10} · \d{4}-\d\d-\d\d \d\d:\d\d UTC · no gate verdict stored/);
+  assert.match(await header.locator('.runner-line').textContent(), /^Runner [0-9a-f]{12}: .+ cores · kernel /);
+  assert.deepEqual(problems, []);
   await page.close();
+});
 
-  const again = await open(link.slice(server.url.length));
-  assert.equal(await again.page.inputValue('#f-client'), client);
-  assert.equal(await again.page.inputValue('#f-metric'), 'throughput_rps');
-  assert.equal(await again.page.locator('#trends .card').count(), 1);
-  assert.deepEqual([...problems, ...again.problems], []);
-  await again.page.close();
+test('the table: one row per series, the regressed one first and red; a click opens its chart', async () => {
+  const { page, problems } = await open();
+  const rows = page.locator('#series-table tbody tr');
+  assert.equal(await rows.count(), clients.length);
+  assert.equal(await rows.first().getAttribute('data-series'), `${scenario}/${clients[0]}`);
+  assert.equal(await rows.first().getAttribute('data-status'), 'regression');
+  assert.equal(await rows.first().locator('.dot.s-regression').count(), 1);
+  await page.locator('#series-table button[data-sort="name"]').click();
+  assert.match(page.url(), /sort=name/);
+  const last = rows.last();
+  const series = await last.getAttribute('data-series');
+  await last.click();
+  const card = page.locator(`#trends .card[data-series="${series}"]`);
+  await page.waitForFunction((s) => document.querySelector(`#trends .card.focus[data-series="${s}"]`), series);
+  assert.equal(await card.getAttribute('data-drawn'), 'true');
+  assert.ok(await card.isVisible());
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a one-round run against the two-round one: not judged, says why; the link keeps the pair', async () => {
+  const { page, problems } = await open();
+  await page.locator('#compare summary').click();
+  const ids = await page.$$eval('#pick-a option', (os) => os.map((o) => o.value).filter(Boolean)); // newest first
+  assert.equal(ids.length, 3);
+  const [single, rounds] = [ids[2], ids[1]];
+  await page.selectOption('#pick-a', single);
+  await page.selectOption('#pick-b', rounds);
+  await page.waitForFunction(() => document.querySelector('#compare')?.dataset.state === 'ready');
+  assert.equal(await page.locator('.compare-headline').textContent(), 'No series could be judged: these runs store no run-level spread');
+  assert.match(await page.locator('#compare-body .not-judged').first().textContent(), /^Not judged: P99 of .+ \(no run-level spread stored \(one round\)\)/);
+  assert.match(page.url(), new RegExp(`[?&]a=${single}&b=${rounds}(&|$)`));
+  await page.reload();
+  await page.waitForFunction(() => document.querySelector('#compare')?.dataset.state === 'ready');
+  assert.equal(await page.inputValue('#pick-a'), single);
+  assert.equal(await page.inputValue('#pick-b'), rounds);
+  assert.ok(await page.locator('#compare').evaluate((d) => d.open), 'a link with a pair opens the compare view');
+  assert.deepEqual(problems, []);
+  await page.close();
 });
 
 test('a commit message with markup shows as text and runs nothing', async () => {
   const { page, problems } = await open();
   assert.equal(await page.locator('#latest .runline .message').textContent(), XSS);
-  // Hover the last point of a trend: the tooltip line shows the same message as text.
+  // Hover the last point of a trend: the detail line shows the same message as text.
   const box = await page.locator('#trends .card .u-over').first().boundingBox();
   await page.mouse.move(box.x + box.width - 2, box.y + box.height / 2);
   await page.waitForFunction((x) => document.querySelector('#trends .card .hover')?.textContent.includes(x), XSS);
@@ -95,6 +116,38 @@ test('a commit message with markup shows as text and runs nothing', async () => 
   await page.screenshot({ path: join(SHOTS, 'xss-as-text.png'), fullPage: true });
   assert.deepEqual(problems, [], 'no alert dialog, no error');
   await page.close();
+});
+
+test('?suite=constructor and other prototype names fall back to a real suite, without errors', async () => {
+  for (const query of ['?suite=constructor', '?suite=__proto__&client=constructor&a=constructor&b=toString', '?suite=hasOwnProperty&runner=constructor']) {
+    const { page, problems } = await open(query);
+    assert.equal(await page.evaluate(() => document.body.dataset.state), 'ready', query);
+    assert.equal(await page.inputValue('#f-suite'), 'quick', query);
+    assert.equal(await page.locator('#trends .card').count(), clients.length, query);
+    assert.deepEqual(problems, [], query);
+    await page.close();
+  }
+});
+
+test('a filter changes the view and the URL, and the URL brings the view back', async () => {
+  const { page, problems } = await open();
+  const client = clients.at(-1);
+  await page.selectOption('#f-client', client);
+  await page.waitForFunction(() => document.body.dataset.state === 'ready');
+  assert.match(page.url(), new RegExp(`[?&]client=${client}(&|$)`));
+  assert.deepEqual(await page.locator('#trends .card').evaluateAll((cs) => cs.map((c) => c.dataset.series)), [`${scenario}/${client}`]);
+  await page.selectOption('#f-metric', 'throughput_rps');
+  await page.waitForFunction(() => document.body.dataset.state === 'ready');
+  assert.match(page.url(), /metric=throughput_rps/);
+  const link = page.url();
+  await page.close();
+
+  const again = await open(link.slice(server.url.length));
+  assert.equal(await again.page.inputValue('#f-client'), client);
+  assert.equal(await again.page.inputValue('#f-metric'), 'throughput_rps');
+  assert.equal(await again.page.locator('#trends .card').count(), 1);
+  assert.deepEqual([...problems, ...again.problems], []);
+  await again.page.close();
 });
 
 test('a store newer than the dashboard is refused with a clear message', async () => {

@@ -4,8 +4,8 @@ import { filterRuns, visibleSeries, trends, changeMarkers, regressionFlags, late
 
 const res = (client, p99) => ({ scenario: 'large', client, p50_us: p99 / 2, p99_us: p99 });
 const runs = [
-  { run_id: 'r2', date: '2026-11-02T00:00:00Z', branch: 'main', runner: 'a', results: [res('rust', 200), res('c', 300)] },
-  { run_id: 'r1', date: '2026-11-01T00:00:00Z', branch: 'main', runner: 'a', results: [res('rust', 100)] },
+  { run_id: 'r2', commit: 'bbbbbbbb22', date: '2026-11-02T00:00:00Z', branch: 'main', runner: 'a', results: [{ ...res('rust', 200), spread: { p99_us: [190, 210], p50_us: 'junk' } }, res('c', 300)] },
+  { run_id: 'r1', commit: 'aaaaaaaa11', date: '2026-11-01T00:00:00Z', branch: 'main', runner: 'a', results: [res('rust', 100)] },
   { run_id: 'r3', date: '2026-11-03T00:00:00Z', branch: 'dev', runner: 'b', results: [res('rust', 900)],
     verdict: { status: 'regression', flags: [{ scenario: 'large', client: 'rust', metric: 'p99_us', verdict: 'regression' }] } },
 ];
@@ -29,10 +29,16 @@ test('trends: one x per run that measured the series', () => {
   assert.deepEqual(c.runs.map((r) => r.run_id), ['r2']);
 });
 
+test('trends carry the stored spread per run (null where none or malformed): the noise band', () => {
+  const [rust] = trends(filterRuns(runs, view), [{ scenario: 'large', client: 'rust' }], ['p50_us', 'p99_us']);
+  assert.deepEqual(rust.spreads.p99_us, [null, [190, 210]]);
+  assert.deepEqual(rust.spreads.p50_us, [null, null]);
+});
+
 test('change points map to the x of their run; others are dropped', () => {
   const [rust] = trends(filterRuns(runs, view), [{ scenario: 'large', client: 'rust' }], ['p99_us']);
   const cps = { series: { 'standard/large/rust/p99_us': [{ run_id: 'r2', change_pct: 100 }, { run_id: 'gone', change_pct: 5 }] } };
-  assert.deepEqual(changeMarkers(cps, 'standard', rust, 'p99_us'), [{ x: 1, changePct: 100, before: undefined, after: undefined }]);
+  assert.deepEqual(changeMarkers(cps, 'standard', rust, 'p99_us'), [{ x: 1, changePct: 100, before: undefined, after: undefined, range: 'aaaaaaa..bbbbbbb' }]);
   assert.deepEqual(changeMarkers(null, 'standard', rust, 'p99_us'), []);
 });
 

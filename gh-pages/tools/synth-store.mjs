@@ -2,8 +2,11 @@
 // A synthetic history store in the contract format (index.json, shards/<suite>/<YYYY-MM>.json,
 // changepoints.json), for developing the dashboard and for the first-paint benchmark.
 // Deterministic for a seed; every series gets one step change, recorded as a change point,
-// and the run after each step carries a gate verdict flagging it.
+// and the run after each step carries a gate verdict flagging it. Every run has 16 rounds (a
+// run-level spread of P50 and P99) and a job link; the first `gated` series are judged in every
+// verdict (gated rows), and the first regression among them carries a bisect culprit.
 //   node tools/synth-store.mjs --out DIR [--commits 5000] [--scenarios 10] [--clients 5]
+import { createHash } from 'node:crypto';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -39,7 +42,7 @@ function histogram(random, p50Us, samples) {
   return encode({ lowest: 1, highest: 60e9, digits: 3, counts });
 }
 
-export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, seed = 1, suite = 'standard', xss = false }) {
+export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, seed = 1, suite = 'standard', xss = false, gated = 4, spread = 0.03 }) {
   const random = rng(seed);
   const scenarioNames = Array.from({ length: scenarios }, (_, i) => ['small', 'medium', 'large', 'latency-1c', 'open-5k'][i] ?? `scenario-${i}`);
   const clientNames = Array.from({ length: clients }, (_, i) => ['python', 'c', 'cpp', 'rust', 'go', 'hft'][i] ?? `client-${i}`);
@@ -54,17 +57,34 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
   const shards = new Map();
   const changepoints = {};
   let lastRunId = null;
+  let prevCommit = null;
+  let firstBisect = false;
   for (let c = 0; c < commits; c += 1) {
     const date = new Date(start + c * step);
     const iso = date.toISOString().replace(/\.\d{3}Z$/, 'Z');
     const runId = `run_${iso.replace(/[-:]/g, '')}_${String(c).padStart(5, '0')}`;
-    const commit = (BigInt(seed) * 1000003n + BigInt(c)).toString(16).padStart(40, '0');
+    const commit = createHash('sha1').update(`${seed}/${c}`).digest('hex');
     const flags = [];
+    const gatedRows = [];
+    let bisect;
     const results = series.map((s, i) => {
       const level = base[i] * (c >= stepAt[i] ? stepSize[i] : 1) * (1 + 0.03 * (random() - 0.5));
       if (c === stepAt[i] && stepSize[i] > 1) flags.push({ scenario: s.scenario, client: s.client, metric: 'p99_us', ratio: stepSize[i], verdict: 'regression' });
+      if (i < gated) {
+        const ratio = c === stepAt[i] ? stepSize[i] : 1 + 0.02 * (random() - 0.5);
+        const verdict = c !== stepAt[i] ? 'no_change' : stepSize[i] > 1 ? 'regression' : 'improvement';
+        for (const metric of ['p99_us', 'p50_us']) {
+          gatedRows.push({ scenario: s.scenario, client: s.client, metric, ratio: +ratio.toFixed(4),
+            ci: [+(ratio * 0.97).toFixed(4), +(ratio * 1.03).toFixed(4)], mde: 1.05, verdict });
+        }
+        if (verdict === 'regression' && !firstBisect) {
+          firstBisect = true;
+          bisect = { status: 'culprit', good: prevCommit, bad: null, culprit: { sha: null, subject: null }, reason: 'bisected 1 commit' };
+        }
+      }
       return {
-        scenario: s.scenario, client: s.client, orders: 10000, ok: 10000, errors: 0,
+        scenario: s.scenario, client: s.client, orders: 10000, ok: 10000, errors: 0, rounds: 16,
+        spread: { p50_us: [+(level * (1 - spread / 2)).toFixed(2), +(level * (1 + spread / 2)).toFixed(2)], p99_us: [+(level * 2.5 * (1 - spread)).toFixed(2), +(level * 2.5 * (1 + spread)).toFixed(2)] },
         p50_us: +level.toFixed(2), p90_us: +(level * 1.6).toFixed(2), p99_us: +(level * 2.5).toFixed(2),
         p999_us: +(level * 4 * (1 + 0.2 * random())).toFixed(2), max_us: +(level * 9).toFixed(2),
         throughput_rps: +(1e6 / level * 20).toFixed(1),
@@ -72,12 +92,16 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
       };
     });
     const message = xss && c === commits - 1 ? '<img src=x onerror=alert(1)>' : `commit ${c}: tune the order path`;
+    if (bisect) Object.assign(bisect, { bad: commit, culprit: { sha: commit, subject: message } });
+    const status = flags.length ? 'regression' : gatedRows.some((g) => g.verdict === 'improvement') ? 'improvement' : 'no_change';
     const run = {
       run_id: runId, date: iso, commit, branch: 'main', message, author: `dev${c % 7}`,
-      url: `https://github.com/example/hft-bench/commit/${commit}`, runner: runner.id, dirty: false,
-      results,
-      verdict: flags.length ? { status: 'regression', base: 'synthetic', flags } : { status: 'no_change', base: 'synthetic', flags: [] },
+      url: `https://github.com/example/hft-bench/commit/${commit}`,
+      job_url: `https://github.com/example/hft-bench/actions/runs/${1000000 + c}`, runner: runner.id, dirty: false,
+      rounds: 16, results,
+      verdict: { status, base: prevCommit, partial: false, flags, gated: gatedRows, ...(bisect ? { bisect } : {}) },
     };
+    prevCommit = commit;
     const month = iso.slice(0, 7);
     if (!shards.has(month)) shards.set(month, []);
     shards.get(month).push(run);

@@ -207,6 +207,7 @@ def run_entry(run: results.Run | list[results.Run], verdict: dict[str, Any] | No
         "message": (git.get("message") or "").splitlines()[0] if git.get("message") else "",
         "author": git.get("author"),
         "url": _commit_url(sha),
+        "job_url": _job_url(),
         "runner": runner_id(last.fingerprint),
         "dirty": any(bool((r.git or {}).get("dirty")) for r in runs),
         "rounds": len(runs),
@@ -274,6 +275,14 @@ def encode_counts(values_ns: np.ndarray, counts: np.ndarray, stats) -> str:
 def _commit_url(sha: str | None) -> str | None:
     server, repo = os.environ.get("GITHUB_SERVER_URL"), os.environ.get("GITHUB_REPOSITORY")
     return f"{server}/{repo}/commit/{sha}" if sha and server and repo else None
+
+
+def _job_url() -> str | None:
+    """The workflow run that measured this entry (in CI), for the dashboard's job link."""
+    server, repo, run_id = (
+        os.environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+    )
+    return f"{server}/{repo}/actions/runs/{run_id}" if server and repo and run_id else None
 
 
 def store_verdict(verdict: dict[str, Any]) -> dict[str, Any]:

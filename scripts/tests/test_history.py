@@ -173,3 +173,18 @@ def test_changepoints_over_the_store(tmp_path):
     assert cp["index"] == 14 and cp["run_id"] == "run_14" and cp["commit"] == f"{14:040x}"
     assert cp["change_pct"] > 10 and cp["after"] > cp["before"] and cp["p_value"] <= 0.01
     assert "pr/large/rust/p50_us" not in doc["series"]
+
+
+def test_commit_and_job_links_come_from_the_ci_environment_only(tmp_path, monkeypatch):
+    rng = np.random.default_rng(3)
+    run = load_run(_run(tmp_path, rng, "run_20261122T030000Z", date="2026-11-22T03:00:00Z"))
+    for key in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"):
+        monkeypatch.delenv(key, raising=False)
+    local = hs.run_entry(run)
+    assert local["url"] is None and local["job_url"] is None
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "acme/hft-bench")
+    monkeypatch.setenv("GITHUB_RUN_ID", "4242")
+    ci = hs.run_entry(run)
+    assert ci["url"] == "https://github.com/acme/hft-bench/commit/" + "a" * 40
+    assert ci["job_url"] == "https://github.com/acme/hft-bench/actions/runs/4242"

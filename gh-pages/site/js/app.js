@@ -1,13 +1,20 @@
-// The dashboard: index first, then the shards of the chosen range (newest first, so the
-// first paint needs one shard), then trend charts and the latest run.
+// The dashboard: index first, then the shards of the chosen range (newest first, so the first
+// paint needs one shard): the status header, the series table, the trend charts, the compare
+// view and the latest run. Lookups keyed by the URL or the store use Maps or Object.hasOwn.
 import { el, clear } from './dom.js';
-import { KEYS, METRICS, choices, parseView, serializeView, shardsFor, storeProblem, SCHEMA_VERSION } from './state.js';
+import { KEYS, METRICS, choices, monthOfRun, parseView, serializeView, shardsFor, storeProblem, SCHEMA_VERSION } from './state.js';
 import { filterRuns, visibleSeries, trends, changeMarkers, regressionFlags, latestRun, safeUrl, formatValue } from './series.js';
-import { trendChart, barChart, percentileChart } from './charts.js';
+import { latestMainRun, openRegressions, own, seriesRows } from './overview.js';
+import { trendChart, barChart, percentileChart, COLORS, LABELS } from './charts.js';
+import { renderHeader } from './header.js';
+import { renderTable } from './table.js';
+import { renderCompare, runLabel } from './compare-view.js';
+import { HEADLINE } from './verdict-rows.js';
 
 const $ = (id) => document.getElementById(id);
 const cache = new Map();
-const page = { index: null, changepoints: null, view: null, charts: [], token: 0 };
+const page = { index: null, changepoints: null, view: null, charts: [], compareCharts: [], token: 0, runs: [] };
+const TABLE_FIELDS = ['p50_us', 'p99_us', 'p999_us'];
 
 function fetchJson(path, { optional = false } = {}) {
   if (!cache.has(path)) {
@@ -37,9 +44,14 @@ async function loadShard(suite, month) {
   return shard.runs ?? [];
 }
 
+function setView(change, { push = true } = {}) {
+  page.view = parseView(serializeView({ ...page.view, ...change }), page.index);
+  if (push) history.pushState(null, '', serializeView(page.view));
+}
+
 function optionLabel(key, value) {
   if (key === 'runner' && value !== 'all') {
-    const r = page.index.runners?.[value] ?? {};
+    const r = own(page.index.runners, value) ?? {};
     return `${r.cpu_model ?? 'runner'}${r.tuned === false ? ' (untuned)' : ''} · ${value}`;
   }
   if (key === 'metric') return METRICS[value].label;
@@ -53,10 +65,8 @@ function renderFilters() {
     const select = el('select', { id: `f-${key}`, name: key },
       allowed[key].map((v) => el('option', { value: v, selected: v === page.view[key] }, optionLabel(key, v))));
     select.addEventListener('change', () => {
-      page.view[key] = select.value;
-      // A new suite has other scenarios and clients: re-validate the whole view.
-      page.view = parseView(serializeView(page.view), page.index);
-      history.pushState(null, '', serializeView(page.view));
+      // A new suite has other scenarios and clients: parseView re-validates the whole view.
+      setView({ [key]: select.value });
       renderFilters();
       render();
     });
@@ -66,19 +76,22 @@ function renderFilters() {
 
 function runLine(run) {
   if (!run) return [];
-  const url = safeUrl(run.url);
   const sha = String(run.commit ?? '').slice(0, 10);
+  const v = run.verdict;
+  const link = (url, text) => (safeUrl(url) ? el('a', { href: safeUrl(url), rel: 'noopener noreferrer' }, text) : el('code', {}, text));
   return [
-    url ? el('a', { href: url, rel: 'noopener noreferrer' }, sha) : el('code', {}, sha),
+    link(run.url, sha),
     ` · ${run.date ?? ''} · ${run.branch ?? ''} · ${run.author ?? ''}${run.dirty ? ' · dirty' : ''}`,
+    v ? ` · verdict: ${HEADLINE[v.status] ?? v.status}` : ' · no verdict',
+    run.job_url ? [' · ', link(run.job_url, 'job ↗')] : [],
     el('div', { class: 'message' }, run.message ?? ''),
   ];
 }
 
-function chartWidth(container, min = 380) {
+function chartWidth(container, min = 560) {
   const w = container.clientWidth || 1000;
-  const cols = Math.max(1, Math.floor(w / (min + 24)));
-  return Math.floor(w / cols) - 24;
+  const cols = Math.max(1, Math.floor(w / (min + 14)));
+  return Math.floor((w - 14 * (cols - 1)) / cols) - 14;
 }
 
 // Charts below the fold are drawn when scrolled to: 50 series must not delay the first screen.
@@ -90,45 +103,141 @@ const lazy = new IntersectionObserver((entries) => {
   }
 }, { rootMargin: '400px' });
 
+function pickButtons(run) {
+  return ['a', 'b'].map((which) => {
+    const b = el('button', { type: 'button', class: 'pick', 'data-pick': which }, which === 'a' ? 'compare: set as A (base)' : 'set as B (head)');
+    b.addEventListener('click', (e) => { e.stopPropagation(); pickRun(which, run.run_id); });
+    return b;
+  });
+}
+
 function drawTrends(runs) {
   const { view, index, changepoints } = page;
   lazy.disconnect();
   const box = clear($('trends'));
   const fields = METRICS[view.metric].fields;
-  const shown = filterRuns(runs, view);
-  const pairs = visibleSeries(index.suites[view.suite]?.series ?? [], view);
-  const width = chartWidth(box);
+  const pairs = visibleSeries(own(index.suites, view.suite)?.series ?? [], view);
   let drawn = 0;
-  for (const trend of trends(shown, pairs, fields)) {
+  for (const trend of trends(runs, pairs, fields)) {
     if (trend.runs.length === 0) continue;
-    const hover = el('div', { class: 'hover' }, 'hover a point: commit, date, message');
+    const hover = el('div', { class: 'hover' }, 'hover a point for its commit; click it to keep it and compare');
     const plot = el('div', { class: 'plot' });
+    const key = el('p', { class: 'key' }, fields.map((f, k) => el('span', { class: `k k${k}` }, `— ${LABELS[f] ?? f}`)),
+      fields.some((f) => f === 'p50_us' || f === 'p99_us') ? ' · shaded: 95% run-level spread' : '');
     const card = el('section', { class: 'card', 'data-series': `${trend.scenario}/${trend.client}` },
-      el('h3', {}, `${trend.scenario} × ${trend.client}`), plot, hover);
+      el('h3', {}, `${trend.scenario} × ${trend.client}`), key, plot, hover);
     box.append(card);
+    let pinned = null;
+    const show = (i) => hover.replaceChildren(...runLine(trend.runs[i]),
+      el('div', {}, fields.map((f) => `${LABELS[f] ?? f} ${formatValue(trend.values[f][i])}`).join(' · ')), el('div', {}, pickButtons(trend.runs[i])));
     card.drawChart = () => {
       card.drawChart = null;
       const markers = Object.fromEntries(fields.map((f) => [f, changeMarkers(changepoints, view.suite, trend, f)]));
       const flags = Object.fromEntries(fields.map((f) => [f, regressionFlags(trend, f)]));
-      const onHover = (i) => {
-        if (i === null || !trend.runs[i]) return;
-        const values = fields.map((f) => `${f} ${formatValue(trend.values[f][i])}`).join(' · ');
-        hover.replaceChildren(...runLine(trend.runs[i]), el('div', {}, values));
-      };
-      page.charts.push(trendChart(plot, trend, fields, { markers, flags, width, onHover }));
+      const onHover = (i) => { if (pinned === null && i !== null && trend.runs[i]) show(i); };
+      const onClick = (i) => { pinned = pinned === i ? null : i; card.classList.toggle('pinned', pinned !== null); show(i); };
+      card.dataset.drawn = 'true';
+      // The grid sizes the cards (two columns at 1400 px, one on a phone); the chart fills its card.
+      const width = Math.max(240, (plot.clientWidth || chartWidth(box)) - 2);
+      page.charts.push(trendChart(plot, trend, fields, { markers, flags, width, onHover, onClick }));
     };
     if (card.getBoundingClientRect().top < window.innerHeight) card.drawChart();
     else lazy.observe(card);
     drawn += 1;
   }
   if (drawn === 0) box.append(el('p', {}, 'No runs match these filters.'));
-  return { drawn, runs: shown.length };
+  return drawn;
+}
+
+/** Clicking a table row opens its chart: drawn now, scrolled to, outlined. */
+function openChart(row) {
+  const card = [...document.querySelectorAll('#trends .card')].find((c) => c.dataset.series === `${row.scenario}/${row.client}`);
+  if (!card) return;
+  document.querySelectorAll('#trends .card.focus').forEach((c) => c.classList.remove('focus'));
+  if (card.drawChart) { lazy.unobserve(card); card.drawChart(); }
+  card.classList.add('focus');
+  card.scrollIntoView({ block: 'center' });
+}
+
+function drawTable(runs) {
+  const { view, index } = page;
+  const pairs = visibleSeries(own(index.suites, view.suite)?.series ?? [], view);
+  const rows = seriesRows(trends(runs, pairs, TABLE_FIELDS), page.open ?? []);
+  renderTable($('series'), rows, {
+    sort: view.sort,
+    onSort: (sort) => { setView({ sort }); drawTable(runs); },
+    onOpen: openChart,
+  });
+}
+
+async function findRun(id) {
+  const loaded = page.runs.find((r) => r.run_id === id);
+  if (loaded) return loaded;
+  const month = monthOfRun(id);
+  if (!month || !(own(page.index.suites, page.view.suite)?.shards ?? []).includes(month)) return null;
+  return (await loadShard(page.view.suite, month)).find((r) => r.run_id === id) ?? null;
+}
+
+function runCurves(run) {
+  return fetchJson(`derived/curves/${encodeURIComponent(page.view.suite)}/${encodeURIComponent(run.run_id)}.json`, { optional: true })
+    .then((d) => d?.percentiles ?? null).catch(() => null);
+}
+
+/** The two run lists (newest first); rebuilt only when the loaded runs changed, else re-selected. */
+function fillPickers() {
+  for (const which of ['a', 'b']) {
+    const select = $(`pick-${which}`);
+    if (select.runs !== page.runs) {
+      const runs = [...page.runs].reverse();
+      select.replaceChildren(el('option', { value: '' }, which === 'a' ? 'A (base): choose a run' : 'B (head): choose a run'),
+        ...runs.map((r) => el('option', { value: r.run_id }, runLabel(r))));
+      select.runs = page.runs;
+    }
+    const id = page.view[which];
+    if (id && ![...select.options].some((o) => o.value === id)) select.append(el('option', { value: id }, id));
+    select.value = id;
+  }
+}
+
+async function drawCompare() {
+  const box = $('compare-body');
+  const section = $('compare');
+  for (const c of page.compareCharts) c.destroy();
+  page.compareCharts = [];
+  const { a, b } = page.view;
+  section.dataset.state = 'loading';
+  if (!a || !b) {
+    box.replaceChildren(el('p', {}, 'Pick two runs: click a point in a trend chart and "set as A" / "set as B", or choose two commits above.'));
+    section.dataset.state = 'empty';
+    return;
+  }
+  section.open = true;
+  const [base, head] = await Promise.all([findRun(a), findRun(b)]);
+  if (!base || !head) {
+    box.replaceChildren(el('p', { class: 'error' }, `Run ${!base ? a : b} is not in the store of suite ${page.view.suite}.`));
+    section.dataset.state = 'error';
+    return;
+  }
+  const dist = renderCompare(box, base, head, { width: Math.min(900, box.clientWidth || 900), curves: runCurves, charts: page.compareCharts });
+  section.dataset.state = 'ready';
+  performance.mark('hft:compare-ready');
+  await dist;
+  performance.mark('hft:compare-dist');
+  section.dataset.dist = 'ready';
+}
+
+function pickRun(which, id) {
+  performance.mark('hft:compare-click');
+  setView({ [which]: id });
+  fillPickers();
+  drawCompare();
+  if (page.view.a && page.view.b) $('compare').scrollIntoView({ block: 'start' });
 }
 
 async function drawLatest(runs) {
   const { view, index } = page;
   const box = clear($('latest'));
-  const run = latestRun(runs, index.suites[view.suite]?.latest_run);
+  const run = latestRun(runs, own(index.suites, view.suite)?.latest_run);
   if (!run) return;
   const derived = await fetchJson(`derived/latest-${encodeURIComponent(view.suite)}.json`, { optional: true });
   box.append(el('h2', {}, `Latest run: ${run.run_id}`), el('div', { class: 'runline' }, runLine(run)));
@@ -150,13 +259,13 @@ async function drawLatest(runs) {
       el('h3', {}, `${scenario}: client comparison`), bars, table,
       el('h3', {}, `${scenario}: percentile distribution`), dist));
     page.charts.push(barChart(bars, clients, results.map((r) => r.throughput_rps), { width, label: 'orders/s' }));
-    const curves = derived?.run_id === run.run_id
-      ? clients.map((client) => ({ client, points: derived.percentiles?.[`${scenario}/${client}`] ?? [] })).filter((c) => c.points.length)
+    const curves = derived?.run_id === run.run_id && derived.percentiles
+      ? clients.map((client, k) => ({ label: client, color: COLORS[k % COLORS.length], points: own(derived.percentiles, `${scenario}/${client}`) ?? [] })).filter((c) => c.points.length)
       : [];
     if (curves.length) page.charts.push(percentileChart(dist, curves, { width }));
     else dist.append(el('p', {}, 'No stored histograms for this run.'));
   }
-  const fp = index.runners?.[run.runner];
+  const fp = own(index.runners, run.runner);
   box.append(el('h2', {}, 'Runner'),
     el('table', { class: 'runner' }, Object.entries(fp ?? { id: run.runner }).map(([k, v]) =>
       el('tr', {}, el('th', {}, k), el('td', {}, typeof v === 'object' ? JSON.stringify(v) : String(v))))));
@@ -168,20 +277,33 @@ async function render() {
   const { view, index } = page;
   const months = shardsFor(index, view.suite, view.range);
   const runs = [];
+  // Open regressions over the whole store (derived at publish time), else over the loaded months.
+  const openFile = fetchJson(`derived/open-${encodeURIComponent(view.suite)}.json`, { optional: true }).catch(() => null);
+  let derivedOpen = null;
   const paint = async (final, first) => {
     for (const c of page.charts) c.destroy();
     page.charts = [];
-    const { drawn, runs: shown } = drawTrends(runs);
-    status(`${view.suite}: ${shown} runs shown from ${months.length} month(s)${final ? '' : ', loading older months…'}; ${drawn} trend charts`);
-    // First paint = the trend charts on screen; the latest run is below them.
+    page.runs = filterRuns(runs, { branch: 'all', runner: 'all' });
+    const mainRuns = filterRuns(runs, { branch: 'main', runner: 'all' });
+    page.open = Array.isArray(derivedOpen?.open) ? derivedOpen.open : openRegressions(mainRuns);
+    renderHeader($('overview'), { index, suite: view.suite, mainRuns, latest: latestMainRun(mainRuns) ?? page.runs.at(-1), open: page.open, changepoints: page.changepoints });
+    const shown = filterRuns(runs, view);
+    drawTable(shown);
+    const drawn = drawTrends(shown);
+    status(`${view.suite}: ${shown.length} runs shown from ${months.length} month(s)${final ? '' : ', loading older months…'}; ${drawn} trend charts`);
+    // First paint = header, table and the trend charts on screen; the latest run is below them.
     if (first) performance.mark('hft:first-paint');
+    if ($('compare').open || view.a || view.b) fillPickers();
     await drawLatest(runs);
   };
   try {
     if (months.length === 0) {
       status(`suite "${view.suite}" has no runs yet`);
     } else {
-      runs.push(...await loadShard(view.suite, months[0]));
+      const [newest, open, changepoints] = await Promise.all([loadShard(view.suite, months[0]), openFile, page.changepointsLoad]);
+      runs.push(...newest);
+      derivedOpen = open;
+      page.changepoints = changepoints;
       if (token !== page.token) return;
       await paint(months.length === 1, true);
       const older = await Promise.all(months.slice(1).map((m) => loadShard(view.suite, m)));
@@ -190,6 +312,8 @@ async function render() {
         for (const o of older) runs.push(...o);
         await paint(true, false);
       }
+      if (token !== page.token) return;
+      await drawCompare();
     }
     document.body.dataset.state = 'ready';
   } catch (err) {
@@ -199,17 +323,30 @@ async function render() {
   }
 }
 
+function wireCompareControls() {
+  for (const which of ['a', 'b']) {
+    $(`pick-${which}`).addEventListener('change', (e) => pickRun(which, e.target.value));
+  }
+  $('compare-swap').addEventListener('click', () => {
+    setView({ a: page.view.b, b: page.view.a });
+    fillPickers();
+    drawCompare();
+  });
+  $('compare').addEventListener('toggle', () => { if ($('compare').open) fillPickers(); });
+}
+
 async function main() {
   try {
     page.index = await fetchJson('data/index.json');
     const problem = storeProblem(page.index);
     if (problem) throw new Error(problem);
-    page.changepoints = await fetchJson('data/changepoints.json', { optional: true });
   } catch (err) {
     status(`cannot read the history store: ${err.message}`, true);
     document.body.dataset.state = 'error';
     return;
   }
+  // Fetched beside the first shard, not before it: one round trip less before the first paint.
+  page.changepointsLoad = fetchJson('data/changepoints.json', { optional: true }).catch(() => null);
   page.view = parseView(location.search, page.index);
   history.replaceState(null, '', serializeView(page.view));
   $('updated').textContent = `store updated ${page.index.updated_at ?? '?'}`;
@@ -218,6 +355,7 @@ async function main() {
     renderFilters();
     render();
   });
+  wireCompareControls();
   renderFilters();
   await render();
 }

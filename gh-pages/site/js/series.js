@@ -16,30 +16,50 @@ export function visibleSeries(seriesList, view) {
   );
 }
 
+const hasOwn = (obj, key) => obj !== null && typeof obj === 'object' && Object.hasOwn(obj, key);
+
+/** A stored spread [lo, hi] (history-store.md: results[].spread), or null. */
+function spreadOf(result, field) {
+  const s = hasOwn(result.spread, field) ? result.spread[field] : null;
+  return Array.isArray(s) && s.length === 2 && s.every(Number.isFinite) ? s : null;
+}
+
 /**
  * One trend per scenario × client: the runs that measured it, and per metric field the
- * values (x = position among those runs, so every commit gets one step).
+ * values (x = position among those runs, so every commit gets one step) and the run-level
+ * spreads (null where a run has none).
  */
 export function trends(runs, pairs, fields) {
-  const byKey = new Map(pairs.map((p) => [`${p.scenario}/${p.client}`, { ...p, runs: [], values: Object.fromEntries(fields.map((f) => [f, []])) }]));
+  const byKey = new Map(pairs.map((p) => [`${p.scenario}/${p.client}`, {
+    ...p, runs: [], values: Object.fromEntries(fields.map((f) => [f, []])), spreads: Object.fromEntries(fields.map((f) => [f, []])),
+  }]));
   for (const run of runs) {
     for (const r of run.results ?? []) {
       const t = byKey.get(`${r.scenario}/${r.client}`);
       if (!t) continue;
       t.runs.push(run);
-      for (const f of fields) t.values[f].push(Number.isFinite(r[f]) ? r[f] : null);
+      for (const f of fields) {
+        t.values[f].push(Number.isFinite(r[f]) ? r[f] : null);
+        t.spreads[f].push(spreadOf(r, f));
+      }
     }
   }
   return [...byKey.values()];
 }
 
-/** Change points of one series that fall on a run of the trend, with their x. */
+/** Change points of one series that fall on a run of the trend: x, size, commit range. */
 export function changeMarkers(changepoints, suite, trend, field) {
-  const list = changepoints?.series?.[`${suite}/${trend.scenario}/${trend.client}/${field}`] ?? [];
+  const key = `${suite}/${trend.scenario}/${trend.client}/${field}`;
+  const list = hasOwn(changepoints?.series, key) && Array.isArray(changepoints.series[key]) ? changepoints.series[key] : [];
   const xOf = new Map(trend.runs.map((r, i) => [r.run_id, i]));
+  const short = (sha) => String(sha ?? '').slice(0, 7);
   return list
     .filter((c) => xOf.has(c.run_id))
-    .map((c) => ({ x: xOf.get(c.run_id), changePct: c.change_pct, before: c.before, after: c.after }));
+    .map((c) => {
+      const x = xOf.get(c.run_id);
+      const from = trend.runs[x - 1]?.commit;
+      return { x, changePct: c.change_pct, before: c.before, after: c.after, range: from ? `${short(from)}..${short(trend.runs[x].commit)}` : short(trend.runs[x].commit) };
+    });
 }
 
 /** x of the runs whose gate verdict flagged this series and field as a regression. */

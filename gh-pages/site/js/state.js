@@ -17,11 +17,17 @@ export const METRICS = {
 export const RANGES = { '3m': 3, '12m': 12, all: Infinity };
 
 export const KEYS = ['suite', 'scenario', 'client', 'metric', 'branch', 'runner', 'range'];
+/** Beyond the filters: the two runs compared (run ids) and the table's sort. */
+export const SORTS = ['status', 'change', '-change', 'name'];
+const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+// URL and store keys are data: `in` and obj[key] would find Object.prototype's "constructor".
+const hasOwn = (obj, key) => obj !== null && typeof obj === 'object' && Object.hasOwn(obj, key);
 
 /** The allowed values of every filter, from the store's index and the chosen suite. */
 export function choices(index, suite) {
   const suites = Object.keys(index.suites ?? {}).sort();
-  const s = index.suites?.[suite] ?? { series: [] };
+  const s = hasOwn(index.suites, suite) ? index.suites[suite] : { series: [] };
   const uniq = (xs) => [...new Set(xs)].sort();
   return {
     suite: suites,
@@ -46,6 +52,9 @@ function defaults(index) {
     branch: branches.includes('main') ? 'main' : 'all',
     runner: 'all',
     range: '3m',
+    a: '',
+    b: '',
+    sort: 'status',
   };
 }
 
@@ -54,13 +63,18 @@ export function parseView(search, index) {
   const params = new URLSearchParams(search);
   const view = defaults(index);
   const suite = params.get('suite');
-  if (suite !== null && suite in (index.suites ?? {})) view.suite = suite;
+  if (suite !== null && hasOwn(index.suites, suite)) view.suite = suite;
   const allowed = choices(index, view.suite);
   for (const key of KEYS) {
     if (key === 'suite') continue;
     const value = params.get(key);
     if (value !== null && allowed[key].includes(value)) view[key] = value;
   }
+  for (const key of ['a', 'b']) {
+    const id = params.get(key);
+    if (id !== null && RUN_ID.test(id)) view[key] = id;
+  }
+  if (SORTS.includes(params.get('sort'))) view.sort = params.get('sort');
   return view;
 }
 
@@ -68,12 +82,14 @@ export function parseView(search, index) {
 export function serializeView(view) {
   const params = new URLSearchParams();
   for (const key of KEYS) params.set(key, view[key]);
+  for (const key of ['a', 'b']) if (view[key]) params.set(key, view[key]);
+  if (view.sort && view.sort !== 'status') params.set('sort', view.sort);
   return `?${params.toString()}`;
 }
 
 /** The shard months a range needs, newest first (the first one is painted first). */
 export function shardsFor(index, suite, range) {
-  const months = [...(index.suites?.[suite]?.shards ?? [])].sort().reverse();
+  const months = [...((hasOwn(index.suites, suite) && index.suites[suite].shards) || [])].sort().reverse();
   return months.slice(0, Math.min(months.length, RANGES[range] ?? 3));
 }
 
@@ -86,4 +102,10 @@ export function storeProblem(index) {
   }
   if (typeof index.suites !== 'object' || index.suites === null) return 'data/index.json has no "suites" object';
   return null;
+}
+
+/** The shard month of a run id (run_YYYYMMDDThhmmssZ…), or null. */
+export function monthOfRun(runId) {
+  const m = /^run_(\d{4})(\d{2})\d{2}T/.exec(runId ?? '');
+  return m ? `${m[1]}-${m[2]}` : null;
 }

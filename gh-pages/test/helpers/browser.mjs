@@ -22,8 +22,8 @@ export async function launch() {
 }
 
 /** A page that records console errors, page errors and dialogs (an XSS would open one). */
-export async function watchedPage(browser, viewport = { width: 1400, height: 1000 }) {
-  const page = await browser.newPage({ viewport });
+export async function watchedPage(browser, viewport = { width: 1400, height: 1000 }, colorScheme = 'light') {
+  const page = await browser.newPage({ viewport, colorScheme });
   const problems = [];
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));

@@ -1,0 +1,124 @@
+// What the status header and the series table say: the latest main run, the regressions still
+// open, recent change points, one row per series. Pure: no DOM; lookups keyed by store data
+// use Maps or Object.hasOwn, so a suite called "constructor" is just a name.
+
+const DAY_MS = 86400e3;
+export const own = (obj, key) => (obj !== null && typeof obj === 'object' && Object.hasOwn(obj, key) ? obj[key] : undefined);
+
+/** The newest run of main (runs in date order), else the newest run. */
+export function latestMainRun(runs) {
+  for (let i = runs.length - 1; i >= 0; i -= 1) if (runs[i].branch === 'main') return runs[i];
+  return runs.at(-1) ?? null;
+}
+
+/** The gated rows of a stored verdict; a store without `gated` has only `flags`. */
+function verdictRows(verdict) {
+  if (!verdict || verdict.partial) return [];
+  return Array.isArray(verdict.gated) ? verdict.gated : (verdict.flags ?? []);
+}
+
+/**
+ * Regressions of main not yet recovered: a gated series × metric judged a regression, and no
+ * later verdict of main judging it an improvement. The rule of `hftbench regression-issue`: each
+ * push is compared with the previous commit, so a later "no change" means still slow. Newest
+ * first; `bisect` is the optional range or culprit the verdict carries.
+ */
+export function openRegressions(runs) {
+  const open = new Map();
+  for (const run of runs) {
+    if (run.branch !== 'main') continue;
+    for (const row of verdictRows(run.verdict)) {
+      const key = `${row.scenario}/${row.client}/${row.metric}`;
+      if (row.verdict === 'regression') {
+        if (!open.has(key)) open.set(key, { ...row, key, run, bisect: run.verdict.bisect ?? null });
+      } else if (row.verdict === 'improvement') {
+        open.delete(key);
+      }
+    }
+  }
+  return [...open.values()].sort((a, b) => (a.run.date < b.run.date ? 1 : a.run.date > b.run.date ? -1 : 0));
+}
+
+/** An open regression without its whole run: what the header shows, small enough to publish. */
+export function slimOpen(o) {
+  const { run, ...rest } = o;
+  const keep = ['run_id', 'date', 'commit', 'url', 'job_url', 'message'];
+  return { ...rest, run: Object.fromEntries(keep.filter((k) => k in run).map((k) => [k, run[k]])) };
+}
+
+/** The bisect result in words: the culprit commit, else the good..bad range. */
+export function bisectText(bisect) {
+  if (!bisect || typeof bisect !== 'object') return null;
+  const short = (s) => String(s ?? '').slice(0, 10);
+  if (bisect.status === 'culprit' && bisect.culprit) return { kind: 'culprit', sha: String(bisect.culprit.sha ?? ''), text: `culprit ${short(bisect.culprit.sha)} ${bisect.culprit.subject ?? ''}`.trim() };
+  return { kind: 'between', sha: null, text: `between ${short(bisect.good)} (good) and ${short(bisect.bad)} (bad)${bisect.reason ? `: ${bisect.reason}` : ''}` };
+}
+
+/**
+ * Change points of `suite` whose run is within `days` before `until` (ISO), newest first, each
+ * with the commit before it (from `runs`, the branch's runs in order) so it reads as a range.
+ */
+export function recentChangePoints(changepoints, suite, until, runs, days = 30) {
+  const series = own(changepoints, 'series') ?? {};
+  const from = Date.parse(until) - days * DAY_MS;
+  const prev = new Map(runs.map((r, i) => [r.run_id, runs[i - 1]?.commit ?? null]));
+  const out = [];
+  for (const [key, list] of Object.entries(series)) {
+    const [s, scenario, client, metric] = key.split('/');
+    if (s !== suite || !Array.isArray(list)) continue;
+    for (const cp of list) {
+      if (!(Date.parse(cp.date) >= from)) continue;
+      out.push({ scenario, client, metric, ...cp, from_commit: prev.get(cp.run_id) ?? null });
+    }
+  }
+  return out.sort((a, b) => (a.date < b.date ? 1 : a.date > b.date ? -1 : 0));
+}
+
+/**
+ * One table row per trend (trends() over p50/p99/p99.9): the last `spark` P99 values, the latest
+ * percentiles, the change of P99 against the baseline (the latest stored verdict's ratio and
+ * minimum detectable effect; without one, against the previous run), and a status.
+ */
+export function seriesRows(trendList, open, spark = 60) {
+  const openKeys = new Set(open.map((o) => `${o.scenario}/${o.client}`));
+  return trendList.filter((t) => t.runs.length).map((t) => {
+    const n = t.runs.length;
+    const last = t.runs[n - 1];
+    const p99 = t.values.p99_us;
+    const gated = verdictRows(last.verdict).find((g) => g.scenario === t.scenario && g.client === t.client && g.metric === 'p99_us');
+    const previous = n > 1 && p99[n - 2] > 0 && p99[n - 1] > 0 ? p99[n - 1] / p99[n - 2] : null;
+    const regressed = openKeys.has(`${t.scenario}/${t.client}`);
+    return {
+      scenario: t.scenario, client: t.client, spark: p99.slice(-spark),
+      p50_us: t.values.p50_us[n - 1], p99_us: p99[n - 1], p999_us: t.values.p999_us[n - 1],
+      ratio: gated?.ratio ?? previous, against: gated ? 'baseline' : (previous === null ? null : 'previous run'),
+      mde: gated?.mde ?? null,
+      status: regressed ? 'regression' : (gated?.verdict ?? 'unjudged'),
+      run: last,
+    };
+  });
+}
+
+const STATUS_RANK = { regression: 0, inconclusive: 1, improvement: 2, no_change: 3, unjudged: 4, not_gated: 5 };
+
+/** Sorted copy: by change (largest slowdown first, or last), by status, or by name. */
+export function sortRows(rows, key) {
+  const byName = (a, b) => `${a.scenario}/${a.client}`.localeCompare(`${b.scenario}/${b.client}`);
+  const change = (r) => (Number.isFinite(r.ratio) ? r.ratio : -Infinity);
+  const cmp = {
+    change: (a, b) => change(b) - change(a) || byName(a, b),
+    '-change': (a, b) => change(a) - change(b) || byName(a, b),
+    status: (a, b) => (STATUS_RANK[a.status] ?? 9) - (STATUS_RANK[b.status] ?? 9) || byName(a, b),
+    name: byName,
+  }[key] ?? byName;
+  return [...rows].sort(cmp);
+}
+
+/** Tick labels for run dates: times within a day or two, day-month within a year, else month-year. */
+export function dateLabels(isoDates) {
+  const ts = isoDates.map((d) => Date.parse(d)).filter(Number.isFinite);
+  const span = ts.length ? Math.max(...ts) - Math.min(...ts) : 0;
+  const fmt = span < 2 * DAY_MS ? (d) => d.slice(11, 16) : span < 300 * DAY_MS ? (d) => d.slice(5, 10) : (d) => d.slice(0, 7);
+  const full = span < 2 * DAY_MS ? (d) => `${d.slice(5, 10)} ${d.slice(11, 16)}` : fmt;
+  return { label: (d) => (typeof d === 'string' ? fmt(d) : ''), first: (d) => (typeof d === 'string' ? full(d) : ''), unit: span < 2 * DAY_MS ? 'time (UTC)' : span < 300 * DAY_MS ? 'date' : 'month' };
+}
