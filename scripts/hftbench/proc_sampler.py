@@ -6,7 +6,8 @@ connections (its socket inodes from /proc/PID/fd matched against /proc/PID/net/t
 `period_s`, and appends one CSV row per sample as it is taken (a crash keeps every row so
 far). The parsers are pure functions of the file texts, tested on fixed texts.
 
-CSV columns (`SAMPLE_FIELDS`): t_s (seconds since the sampler started, monotonic), rss_kib,
+CSV columns (`SAMPLE_FIELDS`): t_s (seconds since the sampler started, monotonic), unix_s
+(the wall clock, to line samples up with the .hlog's intervals), rss_kib,
 cpu_s (user + system, cumulative), cpu_pct (over the last period; 100 = one CPU busy),
 connections (ESTABLISHED TCP sockets the process holds).
 """
@@ -20,13 +21,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-SAMPLE_FIELDS = ("t_s", "rss_kib", "cpu_s", "cpu_pct", "connections")
+SAMPLE_FIELDS = ("t_s", "unix_s", "rss_kib", "cpu_s", "cpu_pct", "connections")
 TCP_ESTABLISHED = "01"  # the `st` column of /proc/net/tcp (include/net/tcp_states.h)
 
 
 @dataclass(frozen=True)
 class Sample:
     t_s: float
+    unix_s: float
     rss_kib: int
     cpu_s: float
     cpu_pct: float | None  # None for the first sample (no period yet)
@@ -34,7 +36,7 @@ class Sample:
 
     def row(self) -> list[str]:
         pct = "" if self.cpu_pct is None else f"{self.cpu_pct:.1f}"
-        return [f"{self.t_s:.3f}", str(self.rss_kib), f"{self.cpu_s:.3f}", pct, str(self.connections)]
+        return [f"{self.t_s:.3f}", f"{self.unix_s:.3f}", str(self.rss_kib), f"{self.cpu_s:.3f}", pct, str(self.connections)]
 
 
 def rss_kib(status_text: str) -> int:
@@ -93,7 +95,7 @@ def read_sample(pid: int, t_s: float, previous: Sample | None, ticks_per_s: floa
     pct = None
     if previous is not None and t_s > previous.t_s:
         pct = 100.0 * (cpu_s - previous.cpu_s) / (t_s - previous.t_s)
-    return Sample(t_s, rss, cpu_s, pct, conns)
+    return Sample(t_s, time.time(), rss, cpu_s, pct, conns)
 
 
 class ProcSampler:
@@ -150,7 +152,12 @@ def read_csv(path: Path) -> list[Sample]:
                 pct = float(row["cpu_pct"]) if row["cpu_pct"] else None
                 out.append(
                     Sample(
-                        float(row["t_s"]), int(row["rss_kib"]), float(row["cpu_s"]), pct, int(row["connections"])
+                        float(row["t_s"]),
+                        float(row["unix_s"]),
+                        int(row["rss_kib"]),
+                        float(row["cpu_s"]),
+                        pct,
+                        int(row["connections"]),
                     )
                 )
             except (KeyError, TypeError, ValueError):

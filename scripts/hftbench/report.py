@@ -188,7 +188,10 @@ def host_lines(run: Run) -> list[str]:
     return lines
 
 
-def render(run: Run, previous: Run | None = None, plots: list[Path] | None = None) -> str:
+def render(
+    run: Run, previous: Run | None = None, plots: list[Path] | None = None, soak: list[str] | None = None
+) -> str:
+    """report.md; `soak` is the soak section (soak_report.markdown), placed after the targets."""
     by_scenario = rows_of(run)
     floor_rows = by_scenario.get(FLOOR, [])
     floor = floor_rows[0] if floor_rows else None
@@ -221,6 +224,7 @@ def render(run: Run, previous: Run | None = None, plots: list[Path] | None = Non
     if floor is not None:
         out += ["", "### floor (reference)", "", _scenario_line(run, FLOOR), ""]
         out += scenario_table(run, floor_rows, None, reference=True)
+    out += soak or []
     out += ["", "## Client comparison", "", *cross_client_table(by_scenario)]
     out += [
         "",
@@ -283,9 +287,14 @@ def render(run: Run, previous: Run | None = None, plots: list[Path] | None = Non
 
 def write_all(run: Run, previous: Path | None | bool = True) -> Path:
     """report.md, results.csv and plots/ into the run folder; `previous` True = find it."""
+    from .compare_gates import load_gates
     from .plots import write_plots  # matplotlib import is slow; only when writing
+    from .soak_plots import write_soak_plots
+    from .soak_report import analyze, markdown
 
     plots = write_plots(run)
+    soaks = analyze(run, load_gates())
+    soak_plots = write_soak_plots(soaks, run.path / "plots") if soaks else {}
     write_csv(run)
     prev_run = None
     prev_path = previous_run(run.path, suite=run.suite) if previous is True else (previous or None)
@@ -298,7 +307,7 @@ def write_all(run: Run, previous: Path | None | bool = True) -> Path:
                 file=sys.stderr,
             )
     path = run.path / "report.md"
-    path.write_text(render(run, prev_run, plots))
+    path.write_text(render(run, prev_run, plots, markdown(soaks, soak_plots)))
     return path
 
 
