@@ -237,6 +237,17 @@ def decide(results: Sequence[tuple[DriftResult, tuple[float, float] | None]], m:
             r.reason = f"the interval is not inside {band}: a longer soak (more intervals a tenth) would settle it"
 
 
+def rss_growth_in(intervals: Sequence[Interval], server: Sequence) -> Growth | None:
+    """RSS growth over a soak's measured phase (its full intervals), from the server's
+    proc_sampler samples (warm-up and drain left out)."""
+    full = full_intervals(intervals)
+    if not full:
+        return None
+    t0, t1 = full[0].start_s, full[-1].start_s + full[-1].length_s
+    inside = [s for s in server if t0 <= s.unix_s <= t1]
+    return rss_growth_mib_per_h([s.unix_s - t0 for s in inside], [s.rss_kib for s in inside])
+
+
 @dataclass(frozen=True)
 class Growth:
     """A Theil-Sen slope with its interval, per hour."""

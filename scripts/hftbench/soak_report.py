@@ -91,22 +91,12 @@ def analyze(run: Run, gates: Gates) -> list[SoakAnalysis]:
             )  # fmt: skip
         )
         a.result = tested[-1][0]
-        a.growth = rss_growth(a)
+        a.growth = drift.rss_growth_in(a.intervals, a.samples)
         if a.growth is not None:
             a.result.rss_growth_mib_per_h = a.growth.per_hour
             a.result.rss_growth_ci = (a.growth.low, a.growth.high)
     drift.decide(tested, m)
     return cells
-
-
-def rss_growth(a: SoakAnalysis) -> drift.Growth | None:
-    """RSS growth over the measured phase (samples during warm-up left out)."""
-    full = drift.full_intervals(a.intervals)
-    if not full or not a.samples:
-        return None
-    t0, t1 = full[0].start_s, full[-1].start_s + full[-1].length_s
-    inside = [s for s in a.samples if t0 <= s.unix_s <= t1]
-    return drift.rss_growth_mib_per_h([s.unix_s - t0 for s in inside], [s.rss_kib for s in inside])
 
 
 def period_rows(a: SoakAnalysis, periods: int = PERIODS) -> list[PeriodRow]:
