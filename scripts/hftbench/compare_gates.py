@@ -132,10 +132,18 @@ def parse_gates(doc: Any, source: str) -> Gates:
     drift_metric = drift_doc.get("metric", "p99_us") if isinstance(drift_doc, dict) else None
     if drift_metric not in {m.name for m in metrics if m.kind == "quantile"}:
         raise UsageError(
-            f"{source}: drift.metric must name a quantile metric of 'metrics' (got {drift_metric!r}); e.g. p99_us"
+            f"{source}: drift.metric must name a quantile metric of 'metrics' "
+            f"(got {drift_metric!r}); e.g. p99_us"
         )
     return Gates(
-        metrics, confidence, boot, seed, source, perms, tuple(series) if series else None, drift_metric=drift_metric
+        metrics,
+        confidence,
+        boot,
+        seed,
+        source,
+        perms,
+        tuple(series) if series else None,
+        drift_metric=drift_metric,
     )
 
 

@@ -134,7 +134,9 @@ class DriftResult:
     last_intervals: int
     min_samples: int  # fewest samples in one of those intervals
     threshold: float | None = None
-    verdict: str = stats.NOT_GATED  # REGRESSION (drifted) | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | NOT_GATED
+    verdict: str = (
+        stats.NOT_GATED
+    )  # REGRESSION (drifted) | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | NOT_GATED
     ratio: float | None = None  # last tenth / first tenth
     ci: tuple[float, float] | None = None
     p_value: float | None = None
@@ -207,11 +209,16 @@ def drift_result(
     fewest = min((i.count for i in [*first, *last]), default=0)
     res = DriftResult(scenario, client, m.name, gated, len(first), len(last), fewest, m.threshold)
     if not first or not last or fewest == 0:
-        res.gated, res.reason = False, "the soak's .hlog has too few full intervals (or an empty one) to split"
+        res.gated, res.reason = (
+            False,
+            "the soak's .hlog has too few full intervals (or an empty one) to split",
+        )
         return res, None
     if fewest < m.min_samples:
         res.gated = False
-        res.reason = f"an interval recorded {fewest:,} latencies < min_samples {m.min_samples:,} (longer intervals)"
+        res.reason = (
+            f"an interval recorded {fewest:,} latencies < min_samples {m.min_samples:,} (longer intervals)"
+        )
         return res, None
     t = drift_test(first, last, m.quantile, n_perm=n_perm, n_boot=n_boot, confidence=confidence, rng=rng)
     res.ratio, res.ci, res.p_value = t.ratio, t.ci, t.p_value
@@ -229,12 +236,17 @@ def decide(results: Sequence[tuple[DriftResult, tuple[float, float] | None]], m:
         fewest = min(r.first_intervals, r.last_intervals)
         if fewest < m.min_repeats:
             r.verdict = stats.INCONCLUSIVE
-            r.reason = f"{fewest} intervals in a tenth < min_repeats {m.min_repeats} (shorter intervals or a longer soak)"
+            r.reason = (
+                f"{fewest} intervals in a tenth < min_repeats {m.min_repeats} "
+                "(shorter intervals or a longer soak)"
+            )
             continue
         r.verdict = stats.classify(r.ratio, r.ci, adj, threshold=m.threshold, alpha=m.alpha)
         if r.verdict == stats.INCONCLUSIVE:
             band = f"{100 * (1 / m.threshold - 1):+.1f}% … {100 * (m.threshold - 1):+.1f}%"
-            r.reason = f"the interval is not inside {band}: a longer soak (more intervals a tenth) would settle it"
+            r.reason = (
+                f"the interval is not inside {band}: a longer soak (more intervals a tenth) would settle it"
+            )
 
 
 def rss_growth_in(intervals: Sequence[Interval], server: Sequence) -> Growth | None:

@@ -36,7 +36,14 @@ class Sample:
 
     def row(self) -> list[str]:
         pct = "" if self.cpu_pct is None else f"{self.cpu_pct:.1f}"
-        return [f"{self.t_s:.3f}", f"{self.unix_s:.3f}", str(self.rss_kib), f"{self.cpu_s:.3f}", pct, str(self.connections)]
+        return [
+            f"{self.t_s:.3f}",
+            f"{self.unix_s:.3f}",
+            str(self.rss_kib),
+            f"{self.cpu_s:.3f}",
+            pct,
+            str(self.connections),
+        ]
 
 
 def rss_kib(status_text: str) -> int:

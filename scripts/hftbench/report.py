@@ -285,15 +285,16 @@ def render(
     return "\n".join(out) + "\n"
 
 
-def write_all(run: Run, previous: Path | None | bool = True) -> Path:
-    """report.md, results.csv and plots/ into the run folder; `previous` True = find it."""
+def write_all(run: Run, previous: Path | None | bool = True, gates: Path | None = None) -> Path:
+    """report.md, results.csv and plots/ into the run folder; `previous` True = find it;
+    `gates`: the gates file a soak's drift is judged by (default bench-config/gates.yaml)."""
     from .compare_gates import load_gates
     from .plots import write_plots  # matplotlib import is slow; only when writing
     from .soak_plots import write_soak_plots
     from .soak_report import analyze, markdown
 
     plots = write_plots(run)
-    soaks = analyze(run, load_gates())
+    soaks = analyze(run, load_gates(gates))
     soak_plots = write_soak_plots(soaks, run.path / "plots") if soaks else {}
     write_csv(run)
     prev_run = None
@@ -322,6 +323,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--previous", type=Path, help="run to compare with (default: the newest earlier run beside it)"
     )
     p.add_argument("--no-compare", action="store_true", help="no comparison with a previous run")
+    p.add_argument(
+        "--gates", type=Path, help="gates file for a soak's drift (default bench-config/gates.yaml)"
+    )
     p.set_defaults(func=main)
 
 
@@ -331,6 +335,6 @@ def main(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
     previous: Path | bool | None = False if args.no_compare else (args.previous or True)
-    path = write_all(run, previous)
+    path = write_all(run, previous, args.gates)
     print(path)
     return 0

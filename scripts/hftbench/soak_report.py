@@ -19,8 +19,8 @@ from . import drift, samples, stats
 from .compare_gates import Gates
 from .proc_sampler import Sample, read_csv
 from .results import Run
-from .runner import server_samples_path
 from .rows import fmt_us
+from .runner import server_samples_path
 
 PERIODS = 10  # the table's rows: tenths, the drift test's unit of comparison
 
@@ -86,8 +86,15 @@ def analyze(run: Run, gates: Gates) -> list[SoakAnalysis]:
     for i, a in enumerate(cells):
         tested.append(
             drift.drift_result(
-                a.scenario, a.client, [a.intervals], m, gated=m.gated, n_perm=gates.permutations,
-                n_boot=gates.bootstrap, confidence=gates.confidence, rng=np.random.default_rng([gates.seed, i]),
+                a.scenario,
+                a.client,
+                [a.intervals],
+                m,
+                gated=m.gated,
+                n_perm=gates.permutations,
+                n_boot=gates.bootstrap,
+                confidence=gates.confidence,
+                rng=np.random.default_rng([gates.seed, i]),
             )  # fmt: skip
         )
         a.result = tested[-1][0]
@@ -108,7 +115,11 @@ def period_rows(a: SoakAnalysis, periods: int = PERIODS) -> list[PeriodRow]:
     edges = np.linspace(t0, t1, periods + 1)
     rows = []
     for lo, hi in zip(edges[:-1], edges[1:], strict=True):
-        mine = [i for i in full if lo <= i.start_s + i.length_s / 2 < hi or (hi == t1 and i.start_s + i.length_s / 2 == t1)]
+        mine = [
+            i
+            for i in full
+            if lo <= i.start_s + i.length_s / 2 < hi or (hi == t1 and i.start_s + i.length_s / 2 == t1)
+        ]
         h = None
         for i in mine:
             d = stats.decode(i.histogram)
@@ -123,7 +134,13 @@ def period_rows(a: SoakAnalysis, periods: int = PERIODS) -> list[PeriodRow]:
         cpu = [s.cpu_pct for s in near if s.cpu_pct is not None]
         rows.append(
             PeriodRow(
-                lo - t0, hi - t0, n, n / span if span else 0.0, pct(50.0), pct(99.0), pct(99.9),
+                lo - t0,
+                hi - t0,
+                n,
+                n / span if span else 0.0,
+                pct(50.0),
+                pct(99.0),
+                pct(99.9),
                 float(np.mean([s.rss_kib for s in near])) / 1024 if near else None,
                 float(np.mean(cpu)) if cpu else None,
                 float(np.mean([s.connections for s in near])) if near else None,
@@ -137,13 +154,18 @@ def _opt(x: float | None, fmt: str) -> str:
 
 
 def _verdict_line(r: drift.DriftResult) -> str:
-    icon = {stats.REGRESSION: "❌ drifted", stats.NO_CHANGE: "✅ no drift", stats.IMPROVEMENT: "✅ got faster"}
+    icon = {
+        stats.REGRESSION: "❌ drifted",
+        stats.NO_CHANGE: "✅ no drift",
+        stats.IMPROVEMENT: "✅ got faster",
+    }
     word = icon.get(r.verdict, f"⚠️ {r.verdict.replace('_', ' ')}")
     if r.ratio is None:
         return f"- P99 drift: {word} ({r.reason})"
     lo, hi = r.ci
     text = (
-        f"- P99 drift, last tenth / first tenth: **{word}**: {fmt_us(r.first_value)} → {fmt_us(r.last_value)}, "
+        f"- P99 drift, last tenth / first tenth: **{word}**: "
+        f"{fmt_us(r.first_value)} → {fmt_us(r.last_value)}, "
         f"×{r.ratio:.3f} (interval ×{lo:.3f} … ×{hi:.3f}, p = {r.p_adjusted:.2g}; "
         f"{r.first_intervals} vs {r.last_intervals} intervals; threshold ×{r.threshold:.2f}"
     )
@@ -174,10 +196,12 @@ def markdown(analyses: list[SoakAnalysis], plots: dict[str, list[Path]] | None =
             "| time | orders | orders/s | P50 | P99 | P99.9 | server RSS MiB | server CPU % | connections |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
+        digits = 1 if rows and rows[-1].end_s < 100 else 0  # a short soak's tenths are seconds long
         for r in rows:
             out.append(
-                f"| {r.start_s:,.0f}–{r.end_s:,.0f} s | {r.orders:,} | {r.throughput_rps:,.0f} | "
-                f"{fmt_us(r.p50_us)} | {fmt_us(r.p99_us)} | {fmt_us(r.p999_us)} | {_opt(r.rss_mib, ',.1f')} | "
+                f"| {r.start_s:,.{digits}f}–{r.end_s:,.{digits}f} s | {r.orders:,} | "
+                f"{r.throughput_rps:,.0f} | {fmt_us(r.p50_us)} | {fmt_us(r.p99_us)} | {fmt_us(r.p999_us)} | "
+                f"{_opt(r.rss_mib, ',.1f')} | "
                 f"{_opt(r.cpu_pct, '.0f')} | {_opt(r.connections, '.0f')} |"
             )
         out += ["", "Observations:", ""]
@@ -192,11 +216,17 @@ def markdown(analyses: list[SoakAnalysis], plots: dict[str, list[Path]] | None =
                 f"{g.per_hour:+,.1f} MiB/h (95 % interval {g.low:+,.1f} … {g.high:+,.1f})"
             )
         else:
-            out.append("- Server RSS: no /proc samples for this cell (not run by `hftbench run`, or the server ended)")
+            out.append(
+                "- Server RSS: no /proc samples for this cell "
+                "(not run by `hftbench run`, or the server ended)"
+            )
         rates = [r.throughput_rps for r in rows if r.orders]
         if rates:
             spread = 100 * (max(rates) - min(rates)) / np.median(rates)
-            out.append(f"- Throughput by tenth: {min(rates):,.0f} … {max(rates):,.0f} orders/s ({spread:.1f} % spread)")
+            out.append(
+                f"- Throughput by tenth: {min(rates):,.0f} … {max(rates):,.0f} orders/s "
+                f"({spread:.1f} % spread)"
+            )
         out += ["", f"<details><summary>All {len(a.intervals)} intervals</summary>", ""]
         out += ["| start | length | orders | P50 | P99 | P99.9 |", "|---:|---:|---:|---:|---:|---:|"]
         for r in drift.interval_rows(a.intervals):

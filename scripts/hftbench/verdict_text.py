@@ -157,7 +157,8 @@ def drift_lines(doc: dict[str, Any]) -> list[str]:
         why = f": {r['reason']}" if r.get("reason") and r["verdict"] != verdicts.REGRESSION else ""
         out.append(
             f"| {icon} | {_series(r)} | {value('p99_us', r.get('first_value'))} | "
-            f"{value('p99_us', r.get('last_value'))} | {change(r)} | {interval(r)} | {detectable(r)} | {rss} | "
+            f"{value('p99_us', r.get('last_value'))} | {change(r)} | {interval(r)} | {detectable(r)} | "
+            f"{rss} | "
             f"{verdict}{why} |"
         )
     return [*out, ""]
@@ -183,7 +184,8 @@ def headline(doc: dict[str, Any]) -> str:
         parts = [f"{_series(r)} {LABEL[r['metric']]} {change(r).split(' ', 1)[-1]}" for r in hit]
         parts += [f"{_series(r)} error rate {change(r)}" for r in errors]
         parts += [
-            f"{_series(r)} {LABEL[r['metric']]} drifted {change(r).split(' ', 1)[-1]} over the soak" for r in drifted
+            f"{_series(r)} {LABEL[r['metric']]} drifted {change(r).split(' ', 1)[-1]} over the soak"
+            for r in drifted
         ]
         more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
         return f"{lead}: {', '.join(parts[:3])}{more}"

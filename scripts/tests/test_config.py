@@ -94,7 +94,10 @@ def test_missing_file_says_how_to_pass_one(tmp_path):
         config.load(tmp_path / "absent.yaml")
 
 
-SOAK = GOOD.replace("  b: {duration_s: 3,", "  k: {duration_s: 20, connections: 1, warmup: 0, rate: 500, interval_s: 2}\n  b: {duration_s: 3,")
+SOAK = GOOD.replace(
+    "  b: {duration_s: 3,",
+    "  k: {duration_s: 20, connections: 1, warmup: 0, rate: 500, interval_s: 2}\n  b: {duration_s: 3,",
+)
 
 
 def test_a_soak_asks_only_interval_clients_for_intervals(tmp_path):
@@ -107,7 +110,9 @@ def test_a_soak_asks_only_interval_clients_for_intervals(tmp_path):
 
 
 def test_a_suite_running_a_soak_with_a_client_without_intervals_is_refused(tmp_path):
-    text = SOAK.replace("  s: {scenarios: [a, b], clients: [c, rust]}", "  s: {scenarios: [a, k], clients: [hft, rust]}")
+    text = SOAK.replace(
+        "  s: {scenarios: [a, b], clients: [c, rust]}", "  s: {scenarios: [a, k], clients: [hft, rust]}"
+    )
     with pytest.raises(config.ConfigError, match=r"runs the soak 'k' with rust, which write no per-interval"):
         load_text(tmp_path, text)
     ok = load_text(tmp_path, text.replace("clients: [hft, rust]", "clients: [hft]"))

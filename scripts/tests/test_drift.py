@@ -109,7 +109,11 @@ def test_read_intervals_keeps_the_untagged_lines_in_order(tmp_path):
     path.write_text("\n".join(lines) + "\n")
     got = drift.read_intervals(path)
     base = 1_795_000_000
-    assert [(i.start_s - base, i.length_s, i.count) for i in got] == [(0.5, 1.0, 100), (1.5, 1.0, 100), (2.5, 1.0, 100)]
+    assert [(i.start_s - base, i.length_s, i.count) for i in got] == [
+        (0.5, 1.0, 100),
+        (1.5, 1.0, 100),
+        (2.5, 1.0, 100),
+    ]
     assert [stats.decode(i.histogram).get_max_value() // 1000 for i in got] == [10, 20, 30]
     assert drift.is_soak(got)
 
