@@ -140,7 +140,7 @@ static void cleanup(engine *e) {
 /* Start the --interval-s collector (it waits for the measured phase). @return 0 or an errno. */
 static int start_intervals(engine *e) {
     if (e->opt->interval_s <= 0) return 0;
-    e->recorders = calloc((size_t)e->nw, sizeof *e->recorders);
+    e->recorders = calloc((size_t)e->nw, sizeof(hb_interval_recorder *));
     if (e->recorders == NULL) return ENOMEM;
     return hb_interval_log_start(&e->intervals, e->opt->interval_s, hb_config_open_loop(e->cfg), e->opt->interval_hlog);
 }
