@@ -176,7 +176,11 @@ def soak_drift(head: Side, gates: Gates) -> list[drift.DriftResult]:
     m = gates.metric(gates.drift_metric)
     tested = []
     for i, (key, repeats) in enumerate(head.series.items()):
-        per_run = [drift.read_intervals(Path(r.hlog)) for r in repeats if r.hlog]
+        per_run = [
+            drift.read_intervals(Path(r.hlog))
+            for r in repeats
+            if r.hlog and drift.untagged_lines(Path(r.hlog)) > 1
+        ]
         per_run = [iv for iv in per_run if drift.is_soak(iv)]
         if not per_run:
             continue

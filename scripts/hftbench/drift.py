@@ -70,6 +70,13 @@ def read_intervals(hlog: Path) -> list[Interval]:
     return out
 
 
+def untagged_lines(hlog: Path) -> int:
+    """How many untagged interval lines an .hlog has, without decoding them: a cheap
+    "is this a soak" for the many one-interval logs a gate reads."""
+    with open(hlog, encoding="utf-8", errors="replace") as f:
+        return sum(1 for line in f if line[:1].isdigit())
+
+
 def is_soak(intervals: Sequence[Interval]) -> bool:
     """More than one interval: the client was asked for --interval-s."""
     return len(intervals) > 1

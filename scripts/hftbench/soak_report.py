@@ -67,7 +67,7 @@ def soak_cells(run: Run) -> list[SoakAnalysis]:
             continue
         result_path = run.path / cell.file
         hlog = result_path.with_suffix(".hlog")
-        if not hlog.is_file():
+        if not hlog.is_file() or drift.untagged_lines(hlog) < 2:
             continue
         intervals = drift.read_intervals(hlog)
         if not drift.is_soak(intervals):

@@ -115,7 +115,7 @@ def test_read_intervals_keeps_the_untagged_lines_in_order(tmp_path):
         (2.5, 1.0, 100),
     ]
     assert [stats.decode(i.histogram).get_max_value() // 1000 for i in got] == [10, 20, 30]
-    assert drift.is_soak(got)
+    assert drift.is_soak(got) and drift.untagged_lines(path) == 3
 
 
 def test_rss_growth_is_recovered_from_a_synthetic_series():
