@@ -13,7 +13,7 @@ HB_ROOT       := $(abspath $(HB_COMMON_DIR)/../..)
 HB_HDR_DIR    := $(HB_ROOT)/third_party/HdrHistogram_c/src
 HB_BUILD      ?= $(HB_ROOT)/build/common-c
 
-HB_MODULES    := hb_args hb_url hb_order hb_clock hb_probe hb_signal hb_stats hb_result hb_schedule
+HB_MODULES    := hb_args hb_url hb_order hb_clock hb_probe hb_signal hb_stats hb_interval hb_result hb_schedule
 HB_SRCS       := $(addprefix $(HB_COMMON_DIR)/,$(addsuffix .c,$(HB_MODULES)))
 HB_HDR_SRCS   := $(addprefix $(HB_HDR_DIR)/,hdr_histogram.c hdr_histogram_log.c hdr_encoding.c hdr_time.c)
 HB_OBJS       := $(addprefix $(HB_BUILD)/,$(addsuffix .o,$(HB_MODULES)))

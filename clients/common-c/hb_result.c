@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hb_clock.h"
+#include "hb_interval.h"
 #include "hdr_histogram_log.h"
 
 /* A JSON string literal, escaped. */
@@ -118,47 +119,30 @@ int hb_result_write_json(FILE *f, const hb_run *run, const hb_stats *merged)
     return ferror(f) ? EIO : 0;
 }
 
-/* One interval line in the Java/Python format: [Tag=T,]start,length,max,histogram. */
-static int put_interval(FILE *f, const char *tag, double start_s, double length_s, struct hdr_histogram *h)
-{
-    char *encoded = NULL;
-    int rc = hdr_log_encode(h, &encoded);
-    if (rc != 0) {
-        return rc;
-    }
-    if (tag != NULL) {
-        (void)fprintf(f, "Tag=%s,", tag);
-    }
-    /* Interval_Max in ms for ns values: the standard tools' max_value_unit_ratio of 1e6. */
-    (void)fprintf(f, "%.3f,%.3f,%.3f,%s\n", start_s, length_s, (double)hdr_max(h) / 1e6, encoded);
-    free(encoded);
-    return 0;
-}
-
 int hb_result_write_hlog(FILE *f, const hb_run *run, const hb_stats *merged)
 {
-    struct hdr_log_writer writer;
-    char prefix[96];
-    /* The vendored hdr_log_write_header/hdr_log_write print milliseconds without zero
-     * padding (5 ms -> ".5"), so the header gets whole seconds, BaseTime says so, and the
-     * interval lines (which also need a Tag) are written here with "%.3f". */
-    hdr_timespec base = {.tv_sec = run->started_at.tv_sec, .tv_nsec = 0};
-    double offset_s = (double)run->started_at.tv_nsec / 1e9;
-    (void)snprintf(prefix, sizeof(prefix), "Logged with hft-bench client-%s %s", run->client, run->client_version);
-    (void)hdr_log_writer_init(&writer);
-    int rc = hdr_log_write_header(&writer, f, prefix, &base);
-    if (rc != 0) {
-        return rc;
+    if (run->intervals_logged) { /* hb_interval_log wrote the header and every interval */
+        return ferror(f) ? EIO : 0;
     }
-    (void)fprintf(f, "#[BaseTime: %lld.000 (seconds since epoch)]\n", (long long)base.tv_sec);
-    rc = put_interval(f, NULL, offset_s, run->duration_s, merged->latency);
+    char prefix[96];
+    hb_hlog_prefix(run->client, run->client_version, prefix, sizeof(prefix));
+    int rc = hb_hlog_write_header(f, prefix, &run->started_at);
+    double offset_s = (double)run->started_at.tv_nsec / 1e9;
+    if (rc == 0) {
+        rc = hb_hlog_write_interval(f, NULL, offset_s, run->duration_s, merged->latency);
+    }
     if (rc == 0 && hb_config_open_loop(run->cfg) && merged->uncorrected != NULL) {
-        rc = put_interval(f, "uncorrected", offset_s, run->duration_s, merged->uncorrected);
+        rc = hb_hlog_write_interval(f, "uncorrected", offset_s, run->duration_s, merged->uncorrected);
     }
     if (rc != 0) {
         return rc;
     }
     return ferror(f) ? EIO : 0;
+}
+
+void hb_hlog_prefix(const char *client, const char *version, char *out, size_t cap)
+{
+    (void)snprintf(out, cap, "Logged with hft-bench client-%s %s", client, version);
 }
 
 void hb_result_hlog_path(const char *json_path, char *out, size_t cap)

@@ -36,6 +36,7 @@ typedef struct hb_run {
     struct timespec started_at;  /* wall clock at the start of the measured phase */
     double duration_s;           /* wall time of the measured phase */
     bool interrupted;            /* SIGINT ended the run early */
+    bool intervals_logged;       /* --interval-s: hb_interval_log already wrote the whole .hlog */
     const hb_kv *extra;          /* client-specific members of "extra" */
     size_t n_extra;
 } hb_run;
@@ -59,8 +60,11 @@ void hb_result_close(hb_result_out *out);
 /** The result document alone. @return 0, or an errno / HdrHistogram error code. */
 int hb_result_write_json(FILE *f, const hb_run *run, const hb_stats *merged);
 
-/** The interval log alone. @return 0, or an errno / HdrHistogram error code. */
+/** The interval log alone (one line for the whole run, unless run->intervals_logged). @return 0, or an errno / HdrHistogram error code. */
 int hb_result_write_hlog(FILE *f, const hb_run *run, const hb_stats *merged);
+
+/** The .hlog header's comment: "Logged with hft-bench client-<client> <version>". */
+void hb_hlog_prefix(const char *client, const char *version, char *out, size_t cap);
 
 /** The .hlog path of a result path: ".json" replaced by ".hlog", else ".hlog" appended. */
 void hb_result_hlog_path(const char *json_path, char *out, size_t cap);

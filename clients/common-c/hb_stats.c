@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hb_interval.h"
+
 const char *const HB_ERROR_KIND_NAMES[HB_ERR_KINDS] = {"connect", "timeout", "http_4xx", "http_5xx", "other"};
 
 int hb_stats_init(hb_stats *s, bool open_loop)
@@ -28,6 +30,22 @@ void hb_stats_close(hb_stats *s)
     free(s->uncorrected);
     s->latency = NULL;
     s->uncorrected = NULL;
+    if (s->intervals != NULL) {
+        hb_interval_recorder_close(s->intervals);
+        free(s->intervals);
+        s->intervals = NULL;
+    }
+}
+
+int hb_stats_enable_intervals(hb_stats *s)
+{
+    s->intervals = malloc(sizeof(*s->intervals));
+    if (s->intervals == NULL || hb_interval_recorder_init(s->intervals, s->uncorrected != NULL) != 0) {
+        free(s->intervals);
+        s->intervals = NULL;
+        return ENOMEM;
+    }
+    return 0;
 }
 
 static int64_t clamp_ns(int64_t v)
@@ -40,9 +58,14 @@ static int64_t clamp_ns(int64_t v)
 
 void hb_stats_record_ok(hb_stats *s, int64_t latency_ns, int64_t uncorrected_ns)
 {
-    (void)hdr_record_value(s->latency, clamp_ns(latency_ns));
+    latency_ns = clamp_ns(latency_ns);
+    uncorrected_ns = clamp_ns(uncorrected_ns);
+    (void)hdr_record_value(s->latency, latency_ns);
     if (s->uncorrected != NULL) {
-        (void)hdr_record_value(s->uncorrected, clamp_ns(uncorrected_ns));
+        (void)hdr_record_value(s->uncorrected, uncorrected_ns);
+    }
+    if (s->intervals != NULL) {
+        hb_interval_record(s->intervals, latency_ns, uncorrected_ns);
     }
     s->ok++;
 }

@@ -17,6 +17,9 @@
 extern "C" {
 #endif
 
+/* hb_interval.h (C only: it uses C11 atomics); the C++ client sees the pointer. */
+struct hb_interval_recorder;
+
 #define HB_HIST_LOWEST_NS 1
 #define HB_HIST_HIGHEST_NS INT64_C(60000000000) /* 60 s */
 #define HB_HIST_SIGFIGS 3
@@ -38,11 +41,15 @@ typedef struct hb_stats {
     struct hdr_histogram *uncorrected; /* ns; open loop only: from the actual send; NULL in closed loop */
     uint64_t ok;                       /* measured orders answered with HTTP 200 */
     uint64_t errors[HB_ERR_KINDS];     /* measured orders failed, by kind */
+    struct hb_interval_recorder *intervals;   /* --interval-s: the same orders per interval; NULL without */
 } hb_stats;
 
 /** @return 0, or ENOMEM. open_loop also allocates the uncorrected histogram. */
 int hb_stats_init(hb_stats *s, bool open_loop);
 void hb_stats_close(hb_stats *s);
+
+/** --interval-s: also record into an interval recorder (freed by hb_stats_close). @return 0 or ENOMEM. */
+int hb_stats_enable_intervals(hb_stats *s);
 
 /** Record one successful order. Values are clamped into 1 ns .. 60 s. */
 void hb_stats_record_ok(hb_stats *s, int64_t latency_ns, int64_t uncorrected_ns);

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import paths, stats, verdict_text
+from . import drift, paths, stats, verdict_text
 from .compare_gates import Gates, MetricGate, load_gates
 from .compare_sides import Repeat, SeriesKey, Side, is_store, load_side
 from .fsio import write_atomic
@@ -60,11 +60,13 @@ class Comparison:
     head: Side
     gates: Gates
     results: list[MetricResult]
+    # A soak's drift in head (drift.py): last tenth against first; gated like a metric.
+    drift: list[drift.DriftResult] = field(default_factory=list)
 
     @property
     def status(self) -> str:
-        """regression > inconclusive > improvement > no_change, over the gated metrics."""
-        verdicts = {r.verdict for r in self.results if r.gated}
+        """regression > inconclusive > improvement > no_change, over the gated metrics and drifts."""
+        verdicts = {r.verdict for r in [*self.results, *self.drift] if r.gated}
         for status in (stats.REGRESSION, stats.INCONCLUSIVE, stats.IMPROVEMENT):
             if status in verdicts:
                 return status
@@ -86,6 +88,12 @@ class Comparison:
                 r.verdict,
             )
             for r in self.results
+            if r.gated and r.ratio is not None and r.ci is not None and r.p_adjusted is not None
+        ] + [
+            stats.RegressionCheck(
+                r.series, f"{r.metric} drift", r.ratio, r.ci, r.p_adjusted, r.threshold, r.verdict
+            )
+            for r in self.drift
             if r.gated and r.ratio is not None and r.ci is not None and r.p_adjusted is not None
         ]
 
@@ -117,8 +125,20 @@ class Comparison:
                 }
                 for r in self.results
                 if r.gated and r.verdict in (stats.REGRESSION, stats.IMPROVEMENT)
+            ]
+            + [
+                {
+                    "scenario": r.scenario,
+                    "client": r.client,
+                    "metric": f"{r.metric}_drift",
+                    "ratio": r.ratio,
+                    "verdict": r.verdict,
+                }
+                for r in self.drift
+                if r.gated and r.verdict == stats.REGRESSION
             ],
             "results": [asdict(r) for r in self.results],
+            "drift": [asdict(r) for r in self.drift],
         }
 
 
@@ -144,7 +164,40 @@ def compare_sides(base: Side, head: Side, gates: Gates) -> Comparison:
     _correct(out, gates, noise)
     order = {m.name: i for i, m in enumerate(gates.metrics)}
     out.sort(key=lambda r: (order[r.metric], r.scenario, r.client))
-    return Comparison(base, head, gates, out)
+    return Comparison(base, head, gates, out, soak_drift(head, gates))
+
+
+def soak_drift(head: Side, gates: Gates) -> list[drift.DriftResult]:
+    """The drift of every head series whose .hlog is cut into intervals (a soak), its
+    repeats' tenths pooled; Holm over those series; RSS growth from its last repeat."""
+    from .proc_sampler import read_csv
+    from .runner import server_samples_path
+
+    m = gates.metric(gates.drift_metric)
+    tested = []
+    for i, (key, repeats) in enumerate(head.series.items()):
+        per_run = [
+            drift.read_intervals(Path(r.hlog))
+            for r in repeats
+            if r.hlog and drift.untagged_lines(Path(r.hlog)) > 1
+        ]
+        per_run = [iv for iv in per_run if drift.is_soak(iv)]
+        if not per_run:
+            continue
+        rng = np.random.default_rng([gates.seed, 1_000_003, i])
+        res, noise = drift.drift_result(
+            *key, per_run, m, gated=m.gated, n_perm=gates.permutations, n_boot=gates.bootstrap,
+            confidence=gates.confidence, rng=rng,
+        )  # fmt: skip
+        last = next(r for r in reversed(repeats) if r.hlog)
+        csv_path = server_samples_path(Path(last.hlog).with_suffix(".json"))
+        if csv_path.is_file():
+            growth = drift.rss_growth_in(per_run[-1], read_csv(csv_path))
+            if growth is not None:
+                res.rss_growth_mib_per_h, res.rss_growth_ci = growth.per_hour, (growth.low, growth.high)
+        tested.append((res, noise))
+    drift.decide(tested, m)
+    return [r for r, _ in tested]
 
 
 def _enough_splits(gates: Gates, gated_series: int) -> Gates:

@@ -57,6 +57,9 @@ class Gates:
     series: tuple[str, ...] | None = None
 
     looks: int = 1  # verdicts taken on growing data (ab's sequential rounds); see for_looks
+    # The metric a soak's drift is tested on (drift.py): its threshold, alpha, min_samples
+    # (per interval) and min_repeats (intervals per tenth); its `gated` decides the exit status.
+    drift_metric: str = "p99_us"
 
     def for_looks(self, looks: int) -> Gates:
         """The gates for a comparison looked at `looks` times as runs are added (Bonferroni):
@@ -125,7 +128,23 @@ def parse_gates(doc: Any, source: str) -> Gates:
             f"{source}: series must be a list of 'scenario/client' patterns (got {series!r}); "
             "e.g. [latency-1c/*, paced-5k/hft]"
         )
-    return Gates(metrics, confidence, boot, seed, source, perms, tuple(series) if series else None)
+    drift_doc = doc.get("drift", {})
+    drift_metric = drift_doc.get("metric", "p99_us") if isinstance(drift_doc, dict) else None
+    if drift_metric not in {m.name for m in metrics if m.kind == "quantile"}:
+        raise UsageError(
+            f"{source}: drift.metric must name a quantile metric of 'metrics' "
+            f"(got {drift_metric!r}); e.g. p99_us"
+        )
+    return Gates(
+        metrics,
+        confidence,
+        boot,
+        seed,
+        source,
+        perms,
+        tuple(series) if series else None,
+        drift_metric=drift_metric,
+    )
 
 
 def _metric(name: str, spec: Any, source: str) -> MetricGate:

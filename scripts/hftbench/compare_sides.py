@@ -28,6 +28,7 @@ class Repeat:
     ok: int  # latency samples recorded
     errors: int
     throughput_rps: float
+    hlog: str | None = None  # the cell's .hlog (run folders only): a soak's intervals, for its drift
 
 
 @dataclass
@@ -57,8 +58,17 @@ def side_from_runs(label: str, runs: list[results.Run]) -> Side:
                 continue
             r = cell.result
             rid = run.run_id if run.repeats <= 1 else f"{run.run_id}#r{cell.repeat}"
+            hlog = (run.path / cell.file).with_suffix(".hlog") if cell.file else None
             side.add(
-                (cell.scenario, cell.client), Repeat(rid, r.histogram_data, r.ok, r.errors, r.throughput_rps)
+                (cell.scenario, cell.client),
+                Repeat(
+                    rid,
+                    r.histogram_data,
+                    r.ok,
+                    r.errors,
+                    r.throughput_rps,
+                    str(hlog) if hlog is not None and hlog.is_file() else None,
+                ),
             )
     if runs:
         last = runs[-1]

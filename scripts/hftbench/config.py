@@ -21,6 +21,9 @@ from .errors import UsageError
 
 FLOOR = "floor"  # bin/hft-floor: raw TCP ping-pong over loopback, the physical floor (a reference row)
 CLIENTS = ("python", "c", "cpp", "rust", "go", "hft")  # bin/client-<name>, in report order
+# Clients that cut their .hlog into intervals (`--interval-s`, clients/README.md): a soak's
+# drift is read from those lines; the others write one interval for the run.
+INTERVAL_CLIENTS = ("hft",)
 _SCHEMA_FILE = Path(__file__).with_name("scenarios.schema.json")
 
 
@@ -42,13 +45,21 @@ class Scenario:
     seed: int | None = None  # order-stream seed; None = the client's default
     description: str = ""
     link: str | None = None  # a `links` profile: run over the network path (netpath.py), not loopback
+    # A soak: the client writes one .hlog line per interval_s (INTERVAL_CLIENTS) and hftbench
+    # samples the server's RSS, CPU and connections once a second; the report shows the drift.
+    interval_s: float | None = None
 
     @property
     def mode(self) -> str:
         return "open" if self.rate else "closed"
 
-    def client_args(self) -> list[str]:
-        """The flags of clients/README.md for this scenario (without --url / --output)."""
+    @property
+    def soak(self) -> bool:
+        return self.interval_s is not None
+
+    def client_args(self, client: str | None = None) -> list[str]:
+        """The flags of clients/README.md for this scenario (without --url / --output), and
+        `--interval-s` for a soak when `client` writes intervals."""
         args = ["--scenario", self.name, "--connections", str(self.connections), "--warmup", str(self.warmup)]
         if self.duration_s is not None:
             args += ["--duration", _num(self.duration_s)]
@@ -60,6 +71,8 @@ class Scenario:
             args += ["--timeout-ms", str(self.timeout_ms)]
         if self.seed is not None:
             args += ["--seed", str(self.seed)]
+        if self.interval_s is not None and client in INTERVAL_CLIENTS:
+            args += ["--interval-s", _num(self.interval_s)]
         return args
 
     def with_overrides(
@@ -69,6 +82,7 @@ class Scenario:
         rate: float | None = None,
         duration_s: float | None = None,
         warmup: int | None = None,
+        interval_s: float | None = None,
     ) -> Scenario:
         """A copy with command-line overrides; --orders and --duration replace each other."""
         changes: dict[str, Any] = {}
@@ -82,6 +96,8 @@ class Scenario:
             changes["rate"] = rate
         if warmup is not None:
             changes["warmup"] = warmup
+        if interval_s is not None and self.soak:  # a soak's interval; other scenarios stay as they are
+            changes["interval_s"] = interval_s
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
@@ -261,6 +277,15 @@ def load(path: Path | str) -> Config:
                 raise ConfigError(
                     f"{_where(path, node)}: suite {name!r} names unknown scenario {sc!r}; "
                     f"defined: {', '.join(scenarios)}"
+                )
+        for sc in spec["scenarios"]:
+            blind = [c for c in spec["clients"] if scenarios[sc].soak and c not in INTERVAL_CLIENTS]
+            if blind:
+                node = _node_at(root, ["suites", name, "clients"])
+                raise ConfigError(
+                    f"{_where(path, node)}: suite {name!r} runs the soak {sc!r} with {', '.join(blind)}, "
+                    f"which write no per-interval .hlog (only {', '.join(INTERVAL_CLIENTS)} do): its drift "
+                    "could not be read; give the soak its own suite of those clients"
                 )
         suites[name] = Suite(
             name=name,

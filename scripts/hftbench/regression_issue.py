@@ -48,7 +48,12 @@ def _key(r: dict[str, Any]) -> str:
 
 
 def keys_with(doc: dict[str, Any], verdict: str) -> list[str]:
-    return [_key(r) for r in doc["results"] if r.get("gated") and r["verdict"] == verdict]
+    drifts = [
+        f"{r['scenario']}/{r['client']}:{r['metric']}_drift"
+        for r in doc.get("drift", [])
+        if r.get("gated") and r["verdict"] == verdict
+    ]
+    return [_key(r) for r in doc["results"] if r.get("gated") and r["verdict"] == verdict] + drifts
 
 
 def marker(suite: str, keys: list[str]) -> str:

@@ -192,7 +192,10 @@ def host_lines(run: Run) -> list[str]:
     return lines
 
 
-def render(run: Run, previous: Run | None = None, plots: list[Path] | None = None) -> str:
+def render(
+    run: Run, previous: Run | None = None, plots: list[Path] | None = None, soak: list[str] | None = None
+) -> str:
+    """report.md; `soak` is the soak section (soak_report.markdown), placed after the targets."""
     by_scenario = rows_of(run)
     floor_rows = by_scenario.get(FLOOR, [])
     floor = floor_rows[0] if floor_rows else None
@@ -233,6 +236,7 @@ def render(run: Run, previous: Run | None = None, plots: list[Path] | None = Non
     if floor is not None:
         out += ["", "### floor (reference)", "", _scenario_line(run, FLOOR), ""]
         out += scenario_table(run, floor_rows, None, reference=True)
+    out += soak or []
     out += ["", "## Client comparison", "", *cross_client_table(by_scenario)]
     out += [
         "",
@@ -293,11 +297,17 @@ def render(run: Run, previous: Run | None = None, plots: list[Path] | None = Non
     return "\n".join(out) + "\n"
 
 
-def write_all(run: Run, previous: Path | None | bool = True) -> Path:
-    """report.md, results.csv and plots/ into the run folder; `previous` True = find it."""
+def write_all(run: Run, previous: Path | None | bool = True, gates: Path | None = None) -> Path:
+    """report.md, results.csv and plots/ into the run folder; `previous` True = find it;
+    `gates`: the gates file a soak's drift is judged by (default bench-config/gates.yaml)."""
+    from .compare_gates import load_gates
     from .plots import write_plots  # matplotlib import is slow; only when writing
+    from .soak_plots import write_soak_plots
+    from .soak_report import analyze, markdown
 
     plots = write_plots(run)
+    soaks = analyze(run, load_gates(gates))
+    soak_plots = write_soak_plots(soaks, run.path / "plots") if soaks else {}
     write_csv(run)
     prev_run = None
     prev_path = previous_run(run.path, suite=run.suite) if previous is True else (previous or None)
@@ -310,7 +320,7 @@ def write_all(run: Run, previous: Path | None | bool = True) -> Path:
                 file=sys.stderr,
             )
     path = run.path / "report.md"
-    write_atomic(path, render(run, prev_run, plots))
+    write_atomic(path, render(run, prev_run, plots, markdown(soaks, soak_plots)))
     return path
 
 
@@ -325,6 +335,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--previous", type=Path, help="run to compare with (default: the newest earlier run beside it)"
     )
     p.add_argument("--no-compare", action="store_true", help="no comparison with a previous run")
+    p.add_argument(
+        "--gates", type=Path, help="gates file for a soak's drift (default bench-config/gates.yaml)"
+    )
     p.set_defaults(func=main)
 
 
@@ -334,6 +347,6 @@ def main(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
     previous: Path | bool | None = False if args.no_compare else (args.previous or True)
-    path = write_all(run, previous)
+    path = write_all(run, previous, args.gates)
     print(path)
     return 0

@@ -311,6 +311,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rate", type=float, help="override: open loop at R orders/s")
     p.add_argument("--warmup", type=int, help="override warm-up orders")
     p.add_argument(
+        "--interval", type=float, dest="interval_s", help="override the soak scenarios' .hlog interval (s)"
+    )
+    p.add_argument(
         "--repeat", type=int, default=1, help="run each cell N times, client order rotated (default 1)"
     )
     p.add_argument("--out", type=Path, help="run folder to create (default results/run_<UTC>)")
@@ -356,6 +359,7 @@ def main(args: argparse.Namespace) -> int:
         "connections": args.connections,
         "rate": args.rate,
         "warmup": args.warmup,
+        "interval_s": args.interval_s,
     }
     plan = make_plan(
         cfg,

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .config import CLIENTS, FLOOR, Scenario
 from .placement import UNPINNED, Placement
+from .proc_sampler import ProcSampler
 from .results import Cell, ClientResult
 from .schema import check_result
 from .server import Server, ServerError
@@ -116,6 +117,18 @@ def describe_server_exit(code: int) -> str:
     return f"hft-server was {_describe_exit(code)}" if code < 0 else f"hft-server exited with status {code}"
 
 
+def server_samples_path(result_path: Path) -> Path:
+    """`<scenario>/<client>[.rN].server.csv`: the server's /proc samples during a soak cell."""
+    return Path(result_path).with_suffix(".server.csv")
+
+
+def _server_sampler(server: Server | None, scenario: Scenario, out: Path):
+    """A soak cell samples the server's RSS, CPU and connections while the client runs."""
+    if not scenario.soak or server is None or server.proc is None:
+        return contextlib.nullcontext()
+    return ProcSampler(server.proc.pid, server_samples_path(out))
+
+
 def run_cell(
     server: Server | None,
     bins_dir: Path,
@@ -163,10 +176,10 @@ def run_cell(
             server.reset_stats()
         except (OSError, ServerError) as exc:
             return failed(f"POST /stats/reset failed before the run: {exc}")
-    cmd += [*scenario.client_args(), "--output", str(out)]
+    cmd += [*scenario.client_args(client), "--output", str(out)]
 
     start = time.perf_counter()
-    with open(log, "wb") as log_file:
+    with open(log, "wb") as log_file, _server_sampler(server, scenario, out):
         proc = subprocess.Popen(
             cmd,
             stdout=log_file,

@@ -137,6 +137,33 @@ def _table_head(confidence: float) -> str:
     )
 
 
+def drift_lines(doc: dict[str, Any]) -> list[str]:
+    """The soak drift table (verdict.json `drift`: head's last tenth against its first); [] without."""
+    rows = doc.get("drift") or []
+    if not rows:
+        return []
+    out = [
+        "**Soak drift** (head's P99, last tenth of the soak against its first; intervals as runs):",
+        "",
+        "| | series | first tenth | last tenth | change | interval | could detect | RSS growth | verdict |",
+        "|---|---|---:|---:|---:|---|---|---|---|",
+    ]
+    for r in sorted(rows, key=lambda r: RANK.get(r["verdict"], 4)):
+        icon = ICON[r["verdict"]] if r["gated"] else ICON[verdicts.NOT_GATED]
+        growth = r.get("rss_growth_mib_per_h")
+        g_ci = r.get("rss_growth_ci") or [None, None]
+        rss = "–" if growth is None else f"{growth:+,.1f} MiB/h ({g_ci[0]:+,.1f} … {g_ci[1]:+,.1f})"
+        verdict = "drifted" if r["verdict"] == verdicts.REGRESSION else _verdict_cell(r)
+        why = f": {r['reason']}" if r.get("reason") and r["verdict"] != verdicts.REGRESSION else ""
+        out.append(
+            f"| {icon} | {_series(r)} | {value('p99_us', r.get('first_value'))} | "
+            f"{value('p99_us', r.get('last_value'))} | {change(r)} | {interval(r)} | {detectable(r)} | "
+            f"{rss} | "
+            f"{verdict}{why} |"
+        )
+    return [*out, ""]
+
+
 def gated_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Gated series × metric, most important first (regressions, inconclusive, …)."""
     rows = [r for r in doc["results"] if r["gated"] and r["metric"] != "errors"]
@@ -152,9 +179,14 @@ def headline(doc: dict[str, Any]) -> str:
     if doc.get("partial"):
         lead += " (partial: interrupted)"
     hit = [r for r in rows if r["verdict"] == status]
-    if status in (verdicts.REGRESSION, verdicts.IMPROVEMENT) and (hit or errors):
+    drifted = [r for r in doc.get("drift") or [] if r["gated"] and r["verdict"] == status]
+    if status in (verdicts.REGRESSION, verdicts.IMPROVEMENT) and (hit or errors or drifted):
         parts = [f"{_series(r)} {LABEL[r['metric']]} {change(r).split(' ', 1)[-1]}" for r in hit]
         parts += [f"{_series(r)} error rate {change(r)}" for r in errors]
+        parts += [
+            f"{_series(r)} {LABEL[r['metric']]} drifted {change(r).split(' ', 1)[-1]} over the soak"
+            for r in drifted
+        ]
         more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
         return f"{lead}: {', '.join(parts[:3])}{more}"
     if status == verdicts.NO_CHANGE and rows:
@@ -247,8 +279,10 @@ def markdown(doc: dict[str, Any], *, run_url: str | None = None, budget: int = B
             "",
         ]
     )
-    # Where the time went and which commit: right under the table, kept when detail is cut.
-    sections = verdict_extras.profile_markdown(doc.get("profile"), run_url)
+    # The soak's drift, where the time went and which commit: right under the table, kept when
+    # detail is cut.
+    sections = drift_lines(doc)
+    sections += verdict_extras.profile_markdown(doc.get("profile"), run_url)
     sections += verdict_extras.bisect_markdown(doc.get("bisect"))
     text = "\n".join(head + table + sections + _details(doc) + links)
     if len(text) <= budget:
@@ -292,6 +326,11 @@ def console_lines(doc: dict[str, Any]) -> list[str]:
                 f"  {r['verdict']:<12} {_series(r):<24} {LABEL[r['metric']]:<10} {change(r):>10}  "
                 f"CI {interval(r):<22} detect {detectable(r):<10} {r.get('reason') or ''}"
             )
+    for r in doc.get("drift") or []:
+        lines.append(
+            f"  {r['verdict']:<12} {_series(r):<24} {LABEL[r['metric']] + ' drift':<10} {change(r):>10}  "
+            f"CI {interval(r):<22} detect {detectable(r):<10} {r.get('reason') or ''}"
+        )
     return lines
 
 

@@ -92,3 +92,28 @@ def test_unknown_suite_and_scenario_list_the_valid_names(tmp_path):
 def test_missing_file_says_how_to_pass_one(tmp_path):
     with pytest.raises(config.ConfigError, match="--config"):
         config.load(tmp_path / "absent.yaml")
+
+
+SOAK = GOOD.replace(
+    "  b: {duration_s: 3,",
+    "  k: {duration_s: 20, connections: 1, warmup: 0, rate: 500, interval_s: 2}\n  b: {duration_s: 3,",
+)
+
+
+def test_a_soak_asks_only_interval_clients_for_intervals(tmp_path):
+    k = load_text(tmp_path, SOAK).scenarios["k"]
+    assert k.soak and k.client_args("hft")[-2:] == ["--interval-s", "2"]
+    assert "--interval-s" not in k.client_args("rust") and "--interval-s" not in k.client_args()
+    assert k.with_overrides(interval_s=0.5).interval_s == 0.5
+    a = load_text(tmp_path, SOAK).scenarios["a"]
+    assert a.with_overrides(interval_s=0.5).interval_s is None  # only a soak's interval is overridden
+
+
+def test_a_suite_running_a_soak_with_a_client_without_intervals_is_refused(tmp_path):
+    text = SOAK.replace(
+        "  s: {scenarios: [a, b], clients: [c, rust]}", "  s: {scenarios: [a, k], clients: [hft, rust]}"
+    )
+    with pytest.raises(config.ConfigError, match=r"runs the soak 'k' with rust, which write no per-interval"):
+        load_text(tmp_path, text)
+    ok = load_text(tmp_path, text.replace("clients: [hft, rust]", "clients: [hft]"))
+    assert ok.suites["s"].clients == ("hft",)

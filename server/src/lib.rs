@@ -54,6 +54,9 @@ pub struct Config {
     pub inject_delay: Duration,
     /// Busy-wait added to one order in `every`: a slowdown only the latency tail sees.
     pub inject_stall: Option<Stall>,
+    /// The delay and the stall start this long after the server started (zero: at once):
+    /// a drift planted in the middle of a soak, to check that its drift verdict sees it.
+    pub inject_after: Duration,
 }
 
 /// `--inject-stall-us D --inject-stall-every N`: every N-th valid order waits D longer.
@@ -72,6 +75,7 @@ impl Default for Config {
             max_symbols: 1_024,
             inject_delay: Duration::ZERO,
             inject_stall: None,
+            inject_after: Duration::ZERO,
         }
     }
 }

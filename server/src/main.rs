@@ -45,6 +45,10 @@ struct Args {
     #[arg(long, default_value_t = 50, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..))]
     inject_stall_every: u64,
+    /// Start --inject-delay-us and --inject-stall-us S seconds after the server started
+    /// (default 0: at once): a drift planted mid-soak, to check the soak's drift verdict.
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    inject_after_s: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -111,6 +115,7 @@ fn main() -> ExitCode {
             delay: Duration::from_micros(args.inject_stall_us),
             every: args.inject_stall_every,
         }),
+        inject_after: Duration::from_secs(args.inject_after_s),
     };
     runtime.block_on(serve(args.addr, config))
 }

@@ -35,6 +35,10 @@ pub struct AppState {
     pub inject_stall: Option<crate::Stall>,
     /// Valid orders seen, for picking every N-th one to stall (only touched with a stall).
     stall_counter: AtomicU64,
+    /// `--inject-after-s`: the delay and the stall start this long after `started`.
+    inject_after: Duration,
+    /// When the state was made (the server's start), for `inject_after`.
+    started: Instant,
 }
 
 impl AppState {
@@ -45,16 +49,33 @@ impl AppState {
             inject_delay: config.inject_delay,
             inject_stall: config.inject_stall,
             stall_counter: AtomicU64::new(0),
+            inject_after: config.inject_after,
+            started: Instant::now(),
         }
+    }
+
+    /// Whether an order arriving `since_start` after the server started gets the injected
+    /// delay and stall (`--inject-after-s`).
+    pub fn injects_at(&self, since_start: Duration) -> bool {
+        since_start >= self.inject_after
+    }
+
+    fn injecting(&self) -> bool {
+        // No clock read per order unless --inject-after-s asked for one.
+        self.inject_after.is_zero() || self.injects_at(self.started.elapsed())
     }
 
     /// Parses, matches and answers one order body; counts the result.
     pub fn place_order(&self, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         let order = order::parse(body)?;
-        spin(self.inject_delay);
-        if let Some(stall) = self.inject_stall {
-            if self.stall_counter.fetch_add(1, Ordering::Relaxed) % stall.every == stall.every - 1 {
-                spin(stall.delay);
+        if (!self.inject_delay.is_zero() || self.inject_stall.is_some()) && self.injecting() {
+            spin(self.inject_delay);
+            if let Some(stall) = self.inject_stall {
+                if self.stall_counter.fetch_add(1, Ordering::Relaxed) % stall.every
+                    == stall.every - 1
+                {
+                    spin(stall.delay);
+                }
             }
         }
         let execution = self.engine.submit(

@@ -375,3 +375,17 @@ async fn the_tail_stall_knob_slows_exactly_one_order_in_n() {
     assert_eq!(slow, vec![2, 5], "the 3rd and 6th orders are stalled");
     server.stop().await.unwrap();
 }
+
+#[test]
+fn the_injection_starts_after_inject_after() {
+    let later = hft_server::AppState::new(&Config {
+        inject_delay: std::time::Duration::from_micros(200),
+        inject_after: std::time::Duration::from_secs(30),
+        ..Config::default()
+    });
+    assert!(!later.injects_at(std::time::Duration::from_millis(29_999)));
+    assert!(later.injects_at(std::time::Duration::from_secs(30)));
+    assert!(later.injects_at(std::time::Duration::from_secs(600)));
+    let at_once = hft_server::AppState::new(&Config::default());
+    assert!(at_once.injects_at(std::time::Duration::ZERO));
+}

@@ -65,6 +65,7 @@ fn bad_flags_fail_with_a_message_naming_the_flag() {
         &["--max-resting-per-symbol", "0"],
         &["--addr", "not-an-address"],
         &["--inject-delay-us=-1"],
+        &["--inject-after-s", "soon"],
         &["--workers", "many"],
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_hft-server"))

@@ -1,11 +1,13 @@
 /* hft_app.c - flags, run and result of the HFT binaries (see hft_app.h). */
 #include "hft_app.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hb_signal.h"
+#include "hdr_histogram_log.h"
 #include "hft_clock.h"
 
 #define CALIBRATION_MS 50
@@ -46,6 +48,18 @@ static int opt_no_busy(void *ctx, const char *v, char *err, size_t errlen) {
     return 0;
 }
 
+static int opt_interval(void *ctx, const char *v, char *err, size_t errlen) {
+    hft_app *app = ctx;
+    char *end;
+    double s = strtod(v, &end);
+    if (*v == '\0' || *end != '\0' || !(s >= 0.1 && s <= 3600)) {
+        snprintf(err, errlen, "--interval-s must be seconds 0.1..3600 (got \"%s\"); pass e.g. --interval-s 10", v);
+        return -1;
+    }
+    app->opt.interval_s = s;
+    return 0;
+}
+
 void hft_app_init(hft_app *app, const char *client, const char *prog) {
     memset(app, 0, sizeof *app);
     app->client = client;
@@ -61,6 +75,8 @@ void hft_app_init(hft_app *app, const char *client, const char *prog) {
          opt_strict, app},
         {"--busy-poll", false, "--busy-poll        spin on the sockets, never sleep (default when workers < CPUs online)", opt_busy, app},
         {"--no-busy-poll", false, "--no-busy-poll     sleep in epoll between events (default when the workers use every CPU)", opt_no_busy, app},
+        {"--interval-s", true, "--interval-s S     the .hlog gets one line per S seconds as they end (default: one for the run); needs --output",
+         opt_interval, app},
     };
     memcpy(app->options, o, sizeof o);
 }
@@ -89,6 +105,13 @@ int hft_app_run(hft_app *app, const hb_kv *more, size_t n_more) {
         hb_result_close(&out);
         return 2;
     }
+    if (app->opt.interval_s > 0 && out.hlog == NULL) {
+        fprintf(stderr, "%s: --interval-s writes the .hlog beside --output; pass --output PATH\n", app->prog);
+        hb_result_close(&out);
+        return 2;
+    }
+    app->opt.interval_hlog = out.hlog;
+    hb_hlog_prefix(app->client, HFT_VERSION, app->opt.hlog_prefix, sizeof app->opt.hlog_prefix);
     hft_clock_init(true, CALIBRATION_MS);
     hft_outcome res;
     if (hft_run(&app->cfg, &app->opt, &res, err, sizeof err) != 0) {
@@ -115,8 +138,14 @@ int hft_app_run(hft_app *app, const hb_kv *more, size_t n_more) {
 
     hb_run run = {.client = app->client, .client_version = HFT_VERSION, .cfg = &app->cfg,
                   .started_at = res.started_at, .duration_s = res.duration_s, .interrupted = res.interrupted,
-                  .extra = extra, .n_extra = n_extra};
+                  .intervals_logged = res.intervals_logged, .extra = extra, .n_extra = n_extra};
     int rc = hb_result_write(&out, &run, &res.merged, err, sizeof err);
+    if (rc == 0 && res.intervals_rc != 0) {
+        snprintf(err, sizeof err, "writing %.300s per interval failed (%s); check the disk and --output",
+                 out.hlog_path, res.intervals_rc == EIO || res.intervals_rc == ENOMEM ? strerror(res.intervals_rc)
+                                                                                   : hdr_strerror(res.intervals_rc));
+        rc = -1;
+    }
     int code = rc == 0 ? hb_result_exit_code(&res.merged) : 2;
     if (rc != 0) fprintf(stderr, "%s: %s\n", app->prog, err);
     hft_outcome_close(&res);

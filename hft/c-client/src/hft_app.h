@@ -13,7 +13,7 @@
 #include "hft_engine.h"
 
 #define HFT_VERSION "0.1.0"
-#define HFT_N_OPTIONS 5
+#define HFT_N_OPTIONS 6
 
 typedef struct hft_app {
     const char *client;       /* "hft" or "floor": the result's client */

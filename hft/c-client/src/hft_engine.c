@@ -1,6 +1,7 @@
 /* hft_engine.c - start the workers and move them through the phases (see hft_engine.h). */
 #include "hft_engine.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -41,6 +42,16 @@ static void barrier_wait(engine *e, int gen) {
         if ((spins & 1023u) == 1023u) sched_yield(); /* not the hot path: be kind to the server */
 }
 
+/* --interval-s: the collector counts intervals from the measured phase's start. */
+static void begin_intervals(engine *e) {
+    if (e->opt->interval_s <= 0 || atomic_load(&e->abort)) return;
+    for (int t = 0; t < e->nw; t++) e->recorders[t] = e->w[t].stats.intervals;
+    uint64_t now_ticks = hft_ticks(), now_ns = hb_now_ns(), start_ns;
+    if (e->measure_start >= now_ticks) start_ns = now_ns + hft_ticks_to_ns(e->measure_start - now_ticks);
+    else start_ns = now_ns - hft_ticks_to_ns(now_ticks - e->measure_start);
+    hb_interval_log_begin(&e->intervals, e->recorders, e->nw, e->opt->hlog_prefix, &e->measure_wall, start_ns);
+}
+
 /* ---- one order's end ---- */
 
 static void go(engine *e) {
@@ -74,6 +85,7 @@ static void go(engine *e) {
         e->measure_wall.tv_sec = wall.tv_sec + (time_t)(ns / 1000000000u);
         e->measure_wall.tv_nsec = (long)(ns % 1000000000u);
         e->deadline = e->cfg->duration_s > 0 ? e->measure_start + hft_ns_to_ticks(e->cfg->duration_s * 1e9) : UINT64_MAX;
+        begin_intervals(e);
     } else {
         atomic_store(&e->next, 0);
         e->phase_hi = e->cfg->warmup;
@@ -90,6 +102,7 @@ static void measure(engine *e) {
     hb_wall_now(&e->measure_wall);
     e->measure_start = hft_ticks();
     e->deadline = e->cfg->duration_s > 0 ? e->measure_start + hft_ns_to_ticks(e->cfg->duration_s * 1e9) : UINT64_MAX;
+    begin_intervals(e);
 }
 
 static void *worker_main(void *arg) {
@@ -121,6 +134,22 @@ static void cleanup(engine *e) {
         hb_stats_close(&w->stats);
     }
     free(e->w);
+    free(e->recorders);
+}
+
+/* Start the --interval-s collector (it waits for the measured phase). @return 0 or an errno. */
+static int start_intervals(engine *e) {
+    if (e->opt->interval_s <= 0) return 0;
+    e->recorders = calloc((size_t)e->nw, sizeof(hb_interval_recorder *));
+    if (e->recorders == NULL) return ENOMEM;
+    return hb_interval_log_start(&e->intervals, e->opt->interval_s, hb_config_open_loop(e->cfg), e->opt->interval_hlog);
+}
+
+/* The workers are joined: the collector writes the last interval and ends. */
+static void stop_intervals(engine *e, hft_outcome *out) {
+    if (e->opt->interval_s <= 0) return;
+    out->intervals_logged = hb_interval_log_begun(&e->intervals);
+    out->intervals_rc = hb_interval_log_stop(&e->intervals);
 }
 
 int hft_run(const hb_config *cfg, const hft_options *opt, hft_outcome *out, char *err, size_t errlen) {
@@ -134,6 +163,13 @@ int hft_run(const hb_config *cfg, const hft_options *opt, hft_outcome *out, char
     if (e.w == NULL || hb_stats_init(&out->merged, hb_config_open_loop(cfg)) != 0) {
         free(e.w);
         snprintf(err, errlen, "out of memory; pass fewer --connections");
+        return -1;
+    }
+    if (start_intervals(&e) != 0) {
+        free(e.w);
+        free(e.recorders);
+        hb_stats_close(&out->merged);
+        snprintf(err, errlen, "cannot start the --interval-s thread (out of memory or threads); drop --interval-s");
         return -1;
     }
     pthread_attr_t attr;
@@ -157,6 +193,7 @@ int hft_run(const hb_config *cfg, const hft_options *opt, hft_outcome *out, char
         }
     }
     for (int t = 0; t < started; t++) pthread_join(e.w[t].th, NULL);
+    stop_intervals(&e, out);
     if (opt->mlockall) munlockall(); /* the measured phase is over: writing the result may allocate */
     out->tuning = e.w[0].tuning;
     out->workers = e.nw;

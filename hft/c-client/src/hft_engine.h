@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "hb_args.h"
@@ -46,6 +47,9 @@ typedef struct hft_options {
     bool strict;       /* --strict: a tuning not applied is exit 2 */
     hft_poll poll;     /* --busy-poll / --no-busy-poll / neither (auto) */
     bool mlockall;     /* lock memory (on; the floor and the tests too) */
+    double interval_s; /* --interval-s: one .hlog line per interval of this length; 0 = one for the run */
+    FILE *interval_hlog; /* where those lines go: the .hlog beside --output (set by hft_app_run) */
+    char hlog_prefix[96]; /* the .hlog header's comment (set by hft_app_run) */
 } hft_options;
 
 /** Everything a finished run hands to the result writer. */
@@ -57,6 +61,8 @@ typedef struct hft_outcome {
     struct timespec started_at;   /* wall clock at the start of the measured phase */
     double duration_s;            /* wall time of the measured phase */
     bool interrupted;             /* SIGINT/SIGTERM stopped it */
+    bool intervals_logged;        /* --interval-s: the .hlog is written (header + intervals) */
+    int intervals_rc;             /* the first error writing it (errno / HdrHistogram code), 0 when fine */
 } hft_outcome;
 
 /**

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hb_interval.h"
 #include "hb_order.h"
 #include "hb_stats.h"
 #include "hft_conn.h"
@@ -59,6 +60,8 @@ struct engine { // NOLINT(clang-analyzer-optin.performance.Padding)
     uint64_t total;          /* warmup + orders; UINT64_MAX with --duration */
     uint64_t measure_start;  /* ticks */
     struct timespec measure_wall; /* wall clock at measure_start: the result's started_at */
+    hb_interval_log intervals;    /* --interval-s: the collector writing the .hlog per interval */
+    hb_interval_recorder **recorders; /* --interval-s: each worker's, handed to the collector */
 };
 
 /** Pin, tune, allocate and connect the worker's connections; w->err says what failed. */

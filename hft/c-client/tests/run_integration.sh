@@ -73,6 +73,11 @@ jq -e '.mode == "open" and .uncorrected_latency_us.p50 > 0' "$TMP/open4.json" >/
 check_rc duration 0 "$C" --url "$URL" --duration 0.3 --warmup 10 --connections 2 --output "$TMP/duration.json"
 [ "$(jq .ok "$TMP/duration.json")" -gt 0 ] || fail "duration: no order"
 pass "duration ($(jq .ok "$TMP/duration.json") orders in $(jq .duration_s "$TMP/duration.json") s)"
+# --interval-s: the collector thread flips the workers' recorders while they record.
+check_rc interval 0 "$C" --url "$URL" --duration 0.5 --warmup 10 --connections 3 --rate 2000 --interval-s 0.1 \
+  --output "$TMP/interval.json"
+[ "$(grep -c '^[0-9]' "$TMP/interval.hlog")" -ge 5 ] || fail "interval: fewer than 5 interval lines"
+pass "interval ($(grep -c '^[0-9]' "$TMP/interval.hlog") intervals)"
 check_rc floor 0 "$SAN/hft-floor" --orders 300 --warmup 30 --connections 2 --output "$TMP/floor.json"
 expect_ok floor 300 floor
 
@@ -96,6 +101,9 @@ expect_ok vg_client 200
 check_rc vg_open 0 "${VG[@]}" "$VG_BUILD/client-hft" --url "$URL" --orders 100 --warmup 10 --connections 1 \
   --rate 1000 --output "$TMP/vg_open.json"
 expect_ok vg_open 100
+check_rc vg_interval 0 "${VG[@]}" "$VG_BUILD/client-hft" --url "$URL" --orders 100 --warmup 10 --connections 2 \
+  --rate 1000 --interval-s 0.1 --output "$TMP/vg_interval.json"
+expect_ok vg_interval 100
 check_rc vg_floor 0 "${VG[@]}" "$VG_BUILD/hft-floor" --orders 200 --warmup 20 --connections 2 \
   --output "$TMP/vg_floor.json"
 expect_ok vg_floor 200 floor
