@@ -14,10 +14,8 @@ missing piece named, and the run goes on with the others.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import re
-import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -97,7 +95,7 @@ class NetworkCells:
         finally:
             cell_link = path.stop_link()
             if echo is not None:
-                _stop(echo)
+                netpath.stop_process(echo)
         return dataclasses.replace(cell, link=cell_link)
 
     def close(self) -> None:
@@ -173,20 +171,7 @@ class NetworkCells:
             match = FLOOR_LISTENING.search(line)
             if match:
                 return proc, match.group(1)
-        _stop(proc)
+        netpath.stop_process(proc)
         raise netpath.NetPathError(
             f"hft-floor --listen did not start: {' / '.join(lines[-2:]) or 'no output'}"
         )
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    with contextlib.suppress(OSError):
-        if proc.stdout:
-            proc.stdout.close()

@@ -253,13 +253,7 @@ class NetPath:
         proc, self.link_proc = self.link_proc, None
         if proc is None:
             return None
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_process(proc)
         try:
             return json.loads(self.link_stats.read_text()) if self.link_stats else None
         except (OSError, json.JSONDecodeError):
@@ -274,3 +268,17 @@ def round_trip_added_us(stats: dict[str, Any] | None, key: str = "p50") -> float
     if any(p is None or p.get(key) is None for p in parts):
         return None
     return float(parts[0][key] + parts[1][key])
+
+
+def stop_process(proc: subprocess.Popen) -> None:
+    """SIGTERM, 5 s to exit, then SIGKILL; its output pipe closed."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    with contextlib.suppress(OSError):
+        if proc.stdout:
+            proc.stdout.close()
