@@ -61,3 +61,19 @@ test('build refuses a store newer than it, naming the file and the fix', () => {
     rmSync(tmp, { recursive: true, force: true });
   }
 });
+
+test('build refuses suite and month names that are paths, writing nothing', () => {
+  for (const suites of [{ '../../outside': { shards: ['2026-11'] } }, { quick: { shards: ['../../outside'] } }]) {
+    const tmp = mkdtempSync(join(tmpdir(), 'hft-build-'));
+    try {
+      mkdirSync(join(tmp, 'store'));
+      writeFileSync(join(tmp, 'store', 'index.json'), JSON.stringify({ schema_version: 1, suites }));
+      const r = spawnSync('node', [BUILD, '--store', join(tmp, 'store'), '--out', join(tmp, 'a', 'b', 'site')], { encoding: 'utf8' });
+      assert.equal(r.status, 2);
+      assert.match(r.stderr, /is not (a plain name|YYYY-MM)/);
+      assert.ok(!existsSync(join(tmp, 'a')), 'nothing written');
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+});

@@ -26,7 +26,8 @@ from . import results
 from .fsio import write_atomic
 
 STORE_SCHEMA_VERSION = 1
-SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # a suite name that is safe as a path
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # a suite name or run_id safe as a path
+MONTH = re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])$")  # a shard's month, from the run's started_at
 
 
 class StoreError(Exception):
@@ -283,11 +284,8 @@ def add_run(
     entry = run_entry(run, verdict)
     run = run[-1] if isinstance(run, list) else run
     suite = run.suite or "adhoc"
-    if not SAFE_NAME.match(suite):
-        raise StoreError(
-            f"suite name {suite!r} is not a plain name ([A-Za-z0-9._-]); refusing to use it as a path"
-        )
     month = (entry["date"] or now_rfc3339())[:7]
+    _check_path_names(suite, month, entry["run_id"])
     shard = load_shard(store, suite, month)
     runs = [r for r in shard["runs"] if r["run_id"] != entry["run_id"]]
     runs.append(entry)
@@ -296,6 +294,18 @@ def add_run(
     write_doc(shard_path(store, suite, month), shard)
     _update_index(store, index, suite, month, run)
     return entry
+
+
+def _check_path_names(suite: str, month: str, run_id: str) -> None:
+    """The suite, month and run_id come from a results.json the runner wrote: untrusted. Each
+    becomes a path in the store (and the site), so each must be a plain name."""
+    for what, value, pattern, shape in (
+        ("suite name", suite, SAFE_NAME, "a plain name ([A-Za-z0-9._-])"),
+        ("run_id", run_id, SAFE_NAME, "a plain name ([A-Za-z0-9._-])"),
+        ("month of started_at", month, MONTH, "YYYY-MM (started_at must be RFC 3339)"),
+    ):
+        if not isinstance(value, str) or not pattern.match(value) or value in (".", ".."):
+            raise StoreError(f"{what} {value!r} is not {shape}; refusing to use it as a path")
 
 
 def _update_index(store: Path, index: dict[str, Any], suite: str, month: str, run: results.Run) -> None:
@@ -391,6 +401,8 @@ def materialize(entries: list[dict[str, Any]], out: Path, suite: str) -> list[Pa
             "repeats": 1,
             "cells": cells,
         }
+        if not SAFE_NAME.match(str(entry["run_id"])):  # the store is data from gh-pages
+            raise StoreError(f"stored run_id {entry['run_id']!r} is not a plain name; not used as a path")
         path = out / entry["run_id"]
         write_atomic(path / "results.json", json.dumps(run_doc) + "\n")
         paths.append(path)
