@@ -49,3 +49,13 @@ run_dir() {
   fi
   dirname "${found[0]}"
 }
+
+# reuse_prebuilt: link bin/, .venv and gh-pages/node_modules of $HFT_CI_PREBUILT (a checkout
+# of the same commit where `make deps build` ran) into this one; only the act tests set it.
+reuse_prebuilt() {
+  local d
+  for d in bin .venv gh-pages/node_modules; do
+    [ -e "$HFT_CI_PREBUILT/$d" ] || die "HFT_CI_PREBUILT=$HFT_CI_PREBUILT lacks $d: run 'make deps build' there"
+    [ -e "$CI_ROOT/$d" ] || ln -s "$HFT_CI_PREBUILT/$d" "$CI_ROOT/$d"
+  done
+}
