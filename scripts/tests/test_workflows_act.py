@@ -104,7 +104,7 @@ class World:
         extra = f"--inject-delay-us {delay_us} " if delay_us else ""
         (self.dev / "server.sh").write_text(f'#!/bin/sh\nexec {ROOT / "bin" / "hft-server"} {extra}"$@"\n')
         git(self.dev, "add", "-A")
-        git(self.dev, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-qm", message)
+        git(self.dev, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "--allow-empty", "-qm", message)
         git(self.dev, "push", "-q", "-f", "origin", f"HEAD:refs/heads/{branch}")
         return git(self.dev, "rev-parse", "HEAD")
 
@@ -239,7 +239,7 @@ def test_push_to_main_measures_publishes_and_charts_micro(world):
     page = world.pages("show", "gh-pages:micro/index.html")
     sources = re.findall(r'(?:src|href)="([^"]*)"', page)
     assert "micro.js" in sources and not [u for u in sources if "//" in u or u.startswith("http")], sources
-    calls = [json.loads(x) for x in (world.tmp / "benchmark-action.jsonl").read_text().splitlines()]
+    calls = [json.loads(x) for x in (world.tmp / "push-a" / "benchmark-action.jsonl").read_text().splitlines()]
     assert [c["tool"] for c in calls] == ["go"] and all(c["token_given"] == "false" for c in calls)
 
 
@@ -336,6 +336,6 @@ def test_ci_yml_under_act(world):
     sha = git(world.dev, "rev-parse", "main")
     r = world.act("ci", "push", {"after": sha}, sha, "refs/heads/main", workflow="ci.yml", extra=("-j", "workflows"))
     assert r["jobs"] == {"workflows": "success"}, r["log"]
-    assert "actionlint and shellcheck clean" in r["log"]
+    assert "actionlint, zizmor and shellcheck clean" in r["log"]
     r = world.act("ci-plan", "push", {"after": sha}, sha, "refs/heads/main", workflow="ci.yml", extra=("-n", "-j", "lint-test"))
     assert r["exit"] == 0 and r["jobs"] == {"lint-test": "success"}, r["log"]
