@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Shared by the scripts in scripts/ci/: each workflow step is one of these scripts, so the
-# same step runs on GitHub, on a developer's machine, and in scripts/ci/rehearse.
+# same step runs on GitHub, under nektos/act (scripts/tests/test_workflows_act.py) and on a
+# developer's machine.
 # Outside GitHub, GITHUB_STEP_SUMMARY / GITHUB_OUTPUT may be unset: summaries then go to
 # stdout and outputs are dropped.
 set -euo pipefail

@@ -86,7 +86,9 @@ class World:
         self.runs: dict[str, dict] = {}
         subprocess.run(["git", "init", "-q", "--bare", str(self.origin)], check=True)
         subprocess.run(["git", "clone", "-q", "--no-local", str(ROOT), str(self.dev)], check=True)
-        diff = subprocess.run(["git", "-C", str(ROOT), "diff", "HEAD", "--binary"], capture_output=True).stdout
+        diff = subprocess.run(
+            ["git", "-C", str(ROOT), "diff", "HEAD", "--binary"], capture_output=True
+        ).stdout
         if diff:  # uncommitted edits of this checkout are what is tested
             subprocess.run(["git", "-C", str(self.dev), "apply", "--index", "-"], input=diff, check=True)
         for f in git(ROOT, "ls-files", "--others", "--exclude-standard").splitlines():
@@ -104,7 +106,17 @@ class World:
         extra = f"--inject-delay-us {delay_us} " if delay_us else ""
         (self.dev / "server.sh").write_text(f'#!/bin/sh\nexec {ROOT / "bin" / "hft-server"} {extra}"$@"\n')
         git(self.dev, "add", "-A")
-        git(self.dev, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "--allow-empty", "-qm", message)
+        git(
+            self.dev,
+            "-c",
+            "user.name=dev",
+            "-c",
+            "user.email=dev@example.com",
+            "commit",
+            "--allow-empty",
+            "-qm",
+            message,
+        )
         git(self.dev, "push", "-q", "-f", "origin", f"HEAD:refs/heads/{branch}")
         return git(self.dev, "rev-parse", "HEAD")
 
@@ -119,7 +131,9 @@ class World:
         git(work, "remote", "set-url", "origin", str(self.origin))
         git(work, "remote", "add", "github", f"https://github.com/{REPO}")  # act reads the repo name here
         (run / "artifacts").mkdir(parents=True)
-        (run / "event.json").write_text(json.dumps({"ref": ref, "repository": {"full_name": REPO}, **payload}))
+        (run / "event.json").write_text(
+            json.dumps({"ref": ref, "repository": {"full_name": REPO}, **payload})
+        )
         env = {
             "HFT_CI_PREBUILT": str(ROOT), "ALLOW_UNTUNED": "true", "ACT_ARTIFACTS": str(run / "artifacts"),
             "GITHUB_API_URL": self.api.url, "SUITE": "pr", "REPORT_SUITE": "", "ROUNDS": "2",
@@ -190,7 +204,9 @@ def ran(result: dict, *want: str) -> None:
 
 
 def bot_comments(world: World, number: int) -> list[dict]:
-    return [c for c in world.api.state()["comments"] if c["issue_number"] == number and c["user"]["login"] == BOT]
+    return [
+        c for c in world.api.state()["comments"] if c["issue_number"] == number and c["user"]["login"] == BOT
+    ]
 
 
 def test_workflows_keep_every_push_and_least_privilege():
@@ -218,28 +234,40 @@ def test_workflows_keep_every_push_and_least_privilege():
             assert not run or run.startswith("scripts/ci/"), f"{name}: run step is not a scripts/ci call"
             assert "${{" not in run, f"{name}: expression pasted into a shell"
             if "github.token" in json.dumps(step.get("env", {})) + json.dumps(step.get("with", {})):
-                assert run.startswith("scripts/ci/push-pages") or name in ("pr-comment", "report-regression"), (
-                    f"{name}: the token reaches a step that does not push or post"
-                )
+                assert run.startswith("scripts/ci/push-pages") or name in (
+                    "pr-comment",
+                    "report-regression",
+                ), f"{name}: the token reaches a step that does not push or post"
     assert "github.ref == 'refs/heads/main'" in wf["jobs"]["publish"]["if"]
 
 
 @needs
 def test_push_to_main_measures_publishes_and_charts_micro(world):
     sha = world.commit("server: first measured commit")
-    r = world.act("push-a", "push", {"after": sha, "before": "0" * 40, "head_commit": {"id": sha}}, sha, "refs/heads/main")
+    r = world.act(
+        "push-a",
+        "push",
+        {"after": sha, "before": "0" * 40, "head_commit": {"id": sha}},
+        sha,
+        "refs/heads/main",
+    )
     ran(r, "main-bench", "publish", "report-regression", "micro-bench", "micro-publish")
     assert all(v == "success" for v in r["jobs"].values()), r["log"]
     assert r["outputs"]["main-bench"] == {"regression": "false", "baseline": ""}
     assert "first run" in r["summaries"]["main-bench"]
     assert world.store_commits() == [sha]
     log = world.pages("log", "--format=%s", "gh-pages").splitlines()
-    assert log[0].startswith("add go client (go) benchmark result for") and log[1] == f"history: add rounds of {sha[:10]}"
+    assert (
+        log[0].startswith("add go client (go) benchmark result for")
+        and log[1] == f"history: add rounds of {sha[:10]}"
+    )
     assert "go client" in world.pages("show", "gh-pages:micro/data.js")
     page = world.pages("show", "gh-pages:micro/index.html")
     sources = re.findall(r'(?:src|href)="([^"]*)"', page)
     assert "micro.js" in sources and not [u for u in sources if "//" in u or u.startswith("http")], sources
-    calls = [json.loads(x) for x in (world.tmp / "push-a" / "benchmark-action.jsonl").read_text().splitlines()]
+    calls = [
+        json.loads(x) for x in (world.tmp / "push-a" / "benchmark-action.jsonl").read_text().splitlines()
+    ]
     assert [c["tool"] for c in calls] == ["go"] and all(c["token_given"] == "false" for c in calls)
 
 
@@ -248,14 +276,23 @@ def test_same_repo_pull_request_a_a_then_a_slowed_head(world):
     base = git(world.dev, "rev-parse", "main")
     git(world.dev, "checkout", "-q", "-b", "feature/faster")
     head = world.commit(f"order path: tidy ({TEAM} please look)", branch="feature/faster")
-    pr = lambda h: {"number": 7, "pull_request": {"number": 7, "head": {"sha": h, "ref": "feature/faster", "repo": {"full_name": REPO}}, "base": {"sha": base, "ref": "main", "repo": {"full_name": REPO}}}}  # noqa: E731
+    pr = lambda h: {
+        "number": 7,
+        "pull_request": {
+            "number": 7,
+            "head": {"sha": h, "ref": "feature/faster", "repo": {"full_name": REPO}},
+            "base": {"sha": base, "ref": "main", "repo": {"full_name": REPO}},
+        },
+    }  # noqa: E731
     r = world.act("pr-aa", "pull_request", pr(head), head, "refs/pull/7/merge")
     ran(r, "pr-bench", "pr-comment")
     assert r["jobs"] == {"pr-bench": "success", "pr-comment": "success"}, r["log"]
     assert r["outputs"]["pr-bench"]["verdict"] in ("no-change", "inconclusive", "improvement")
     assert "| series | metric |" in r["summaries"]["pr-bench"]
     (mine,) = bot_comments(world, 7)
-    assert mine["body"].startswith("<!-- hft-bench-verdict -->") or "<!-- hft-bench-verdict -->" in mine["body"]
+    assert (
+        mine["body"].startswith("<!-- hft-bench-verdict -->") or "<!-- hft-bench-verdict -->" in mine["body"]
+    )
     assert [c["body"] for c in world.api.state()["comments"] if c["user"]["login"] == "mallory"] == [
         "<!-- hft-bench-verdict -->\nplanted by someone else: edit me"
     ], "the planted marker comment was edited"
@@ -282,23 +319,27 @@ def test_fork_pull_request_runs_nothing(world):
     assert bot_comments(world, 8) == []
 
 
-def dispatch(inputs: dict) -> dict:
-    return {"inputs": {"suite": "quick", "clients": "hft", "orders": "300", "connections": "1", "rate": "",
-                       "duration": "", "repeats": "1", "publish": True, "allow_untuned": True, **inputs}}  # fmt: skip
+def dispatch(world: World, name: str, sha: str, ref: str, **inputs: str) -> dict:
+    """A run by hand: the inputs as the Run workflow form sends them (strings, in the payload
+    and as act's --input)."""
+    inputs = {"suite": "quick", "clients": "hft", "orders": "300", "connections": "1", "rate": "",
+              "duration": "", "repeats": "1", "publish": "true", "allow_untuned": "true", **inputs}  # fmt: skip
+    flags = [a for k, v in inputs.items() for a in ("--input", f"{k}={v}")]
+    return world.act(name, "workflow_dispatch", {"inputs": inputs}, sha, ref, extra=flags)
 
 
 @needs
 def test_dispatch_good_inputs_publishes_from_main_only_bad_inputs_refused(world):
     sha = git(world.dev, "rev-parse", "main")
-    r = world.act("dispatch-good", "workflow_dispatch", dispatch({}), sha, "refs/heads/main")
+    r = dispatch(world, "dispatch-good", sha, "refs/heads/main")
     assert r["jobs"] == {"dispatch-bench": "success", "publish": "success"}, r["log"]
     assert "quick" in world.pages("ls-tree", "--name-only", "gh-pages", "data/shards/")
     assert re.fullmatch(r"history: add run_\d{8}T\d{6}Z", world.pages("log", "-1", "--format=%s", "gh-pages"))
 
     tip = world.pages("rev-parse", "gh-pages")
-    r = world.act("dispatch-branch", "workflow_dispatch", dispatch({}), sha, "refs/heads/feature/faster")
+    r = dispatch(world, "dispatch-branch", sha, "refs/heads/feature/faster")
     assert r["jobs"] == {"dispatch-bench": "success"}, r["log"]  # measured, not published
-    r = world.act("dispatch-bad", "workflow_dispatch", dispatch({"orders": "12x", "clients": "rust;rm"}), sha, "refs/heads/main")
+    r = dispatch(world, "dispatch-bad", sha, "refs/heads/main", orders="12x")
     assert r["jobs"] == {"dispatch-bench": "failure"}, r["log"]
     assert "input orders must be a whole number (got '12x')" in r["log"]
     assert world.pages("rev-parse", "gh-pages") == tip
@@ -319,7 +360,10 @@ def test_a_regressing_push_opens_the_issue_then_two_queued_pushes_are_both_measu
     finish = [world.act(f"push-{n}", "push", {"after": s}, s, "refs/heads/main", background=True)
               for n, s in (("c", c), ("d", d))]  # fmt: skip
     for r in (f() for f in finish):
-        assert r["jobs"] == {k: "success" for k in ("main-bench", "publish", "report-regression", "micro-bench", "micro-publish")}, r["log"]
+        assert r["jobs"] == {
+            k: "success"
+            for k in ("main-bench", "publish", "report-regression", "micro-bench", "micro-publish")
+        }, r["log"]
         assert r["outputs"]["main-bench"]["regression"] == "false"
     stored = world.store_commits()
     assert stored.count(c) == 1 and stored.count(d) == 1 and stored.count(slow) == 1
@@ -334,8 +378,18 @@ def test_ci_yml_under_act(world):
     """ci.yml: the workflows job runs (actionlint, shellcheck); lint-test is planned only
     (-n: its `make test` is the run this test is part of)."""
     sha = git(world.dev, "rev-parse", "main")
-    r = world.act("ci", "push", {"after": sha}, sha, "refs/heads/main", workflow="ci.yml", extra=("-j", "workflows"))
+    r = world.act(
+        "ci", "push", {"after": sha}, sha, "refs/heads/main", workflow="ci.yml", extra=("-j", "workflows")
+    )
     assert r["jobs"] == {"workflows": "success"}, r["log"]
     assert "actionlint, zizmor and shellcheck clean" in r["log"]
-    r = world.act("ci-plan", "push", {"after": sha}, sha, "refs/heads/main", workflow="ci.yml", extra=("-n", "-j", "lint-test"))
+    r = world.act(
+        "ci-plan",
+        "push",
+        {"after": sha},
+        sha,
+        "refs/heads/main",
+        workflow="ci.yml",
+        extra=("-n", "-j", "lint-test"),
+    )
     assert r["exit"] == 0 and r["jobs"] == {"lint-test": "success"}, r["log"]

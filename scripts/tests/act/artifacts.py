@@ -36,7 +36,10 @@ def upload(name: str, paths: str, if_none: str) -> int:
 def download(name: str, dest: str) -> int:
     store = Path(os.environ["ACT_ARTIFACTS"]) / name
     if not store.is_dir():
-        print(f"download-artifact: Unable to download artifact(s): Artifact not found for name: {name}", file=sys.stderr)
+        print(
+            f"download-artifact: Unable to download artifact(s): Artifact not found for name: {name}",
+            file=sys.stderr,
+        )
         return 1
     shutil.copytree(store, dest, symlinks=True, dirs_exist_ok=True)
     print(f"download-artifact: {name} -> {dest}")
