@@ -61,10 +61,6 @@ PINNED = {  # the SHAs the workflows pin -> the stand-in folder
         "github-action-benchmark"
     ),
 }
-ALL_BENCH_JOBS = {
-    "pr-bench", "pr-comment", "main-bench", "dispatch-bench", "publish",
-    "report-regression", "micro-bench", "micro-publish",
-}  # fmt: skip
 
 needs = pytest.mark.skipif(
     not all(os.access(ROOT / "bin" / b, os.X_OK) for b in ("hft-server", "client-hft"))
