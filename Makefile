@@ -3,7 +3,14 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
+# Under CI (HFT_CI=true, set by bench.yml) the runner's PATH comes first: a job must not pick
+# up a cargo that an earlier job left in the runner user's writable ~/.cargo/bin
+# (hft/runner/README.md re-seeds the toolchains from read-only root paths).
+ifeq ($(HFT_CI),true)
+export PATH := $(PATH):/usr/local/go/bin
+else
 export PATH := $(HOME)/.cargo/bin:/usr/local/go/bin:$(PATH)
+endif
 
 VENV    := .venv
 PY      := $(VENV)/bin/python
@@ -32,7 +39,7 @@ help:
 	@echo "make test    set up, build, run every test (unit, integration, conformance)"
 	@echo "make deps    install system packages, .venv, cargo/go/npm dependencies (idempotent)"
 	@echo "make build   fill bin/ with the server and every client"
-	@echo "make lint    rustfmt, clippy, ruff, go vet, gofmt, C warnings, shellcheck"
+	@echo "make lint    rustfmt, clippy, ruff, go vet, gofmt, C warnings, shellcheck, actionlint, zizmor"
 	@echo "make fuzz    fuzz the server's order parser and HTTP layer for about 5 minutes"
 
 deps:
@@ -43,12 +50,12 @@ build: deps
 	@$(MAKE) --no-print-directory build-rust build-go build-c build-cpp build-python build-hft build-linkem
 
 build-rust:
-	cargo build --release --quiet -p hft-server $(if $(HAVE_RUST_CLIENT),-p hft-client-rust)
+	cargo build --locked --release --quiet -p hft-server $(if $(HAVE_RUST_CLIENT),-p hft-client-rust)
 	install -m 755 target/release/hft-server $(BIN)/hft-server
 	$(if $(HAVE_RUST_CLIENT),install -m 755 target/release/client-rust $(BIN)/client-rust)
 
 build-go:
-	$(if $(HAVE_GO_CLIENT),cd clients/go && go build -trimpath -o ../../$(BIN)/client-go ./cmd/client-go)
+	$(if $(HAVE_GO_CLIENT),cd clients/go && go mod verify >/dev/null && go build -mod=readonly -trimpath -o ../../$(BIN)/client-go ./cmd/client-go)
 
 build-c:
 	$(if $(HAVE_C_CLIENT),$(MAKE) --no-print-directory -C clients/c BIN=$(abspath $(BIN)))
@@ -66,7 +73,7 @@ test: build
 	@$(MAKE) --no-print-directory test-rust test-go test-c test-hft test-python test-dashboard test-ci
 
 test-rust:
-	cargo test --workspace --quiet
+	cargo test --locked --workspace --quiet
 
 test-go:
 	$(if $(HAVE_GO_CLIENT),cd clients/go && go test ./...)
@@ -83,20 +90,24 @@ test-hft:
 	$(if $(HAVE_LINKEM),$(MAKE) --no-print-directory -C hft/linkem test)
 
 # One pytest run: schema, clients' conformance, hftbench; see pytest.ini for the paths.
+# The CI tests (marker ci) are test-ci's.
 test-python:
-	$(PYTEST)
+	$(PYTEST) -m "not ci"
 
 test-dashboard:
 	$(if $(HAVE_DASHBOARD),cd gh-pages && npm test)
 
-# actionlint + shellcheck of the workflows and CI scripts, then bench.yml played locally.
+# actionlint, zizmor and shellcheck of the workflows and CI scripts; then bench.yml and
+# ci.yml under nektos/act for every event, the push path's issue life cycle and the runner
+# installer (pytest -m ci: scripts/tests/test_workflows_act.py, test_ci_push_path.py,
+# test_install_runner.py).
 test-ci:
 	scripts/ci/lint-ci
-	scripts/ci/rehearse
+	$(PYTEST) -m ci
 
 lint: deps
 	cargo fmt --all -- --check
-	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	cargo clippy --locked --workspace --all-targets --quiet -- -D warnings
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(if $(HAVE_GO_CLIENT),cd clients/go && test -z "$$(gofmt -l .)" && go vet ./...)
@@ -104,6 +115,7 @@ lint: deps
 	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C hft/c-client lint)
 	$(if $(HAVE_LINKEM),$(MAKE) --no-print-directory -C hft/linkem lint)
 	shellcheck scripts/*.sh .ci/run $(wildcard hft/scripts/*.sh hft/runner/*.sh scripts/ci/*)
+	scripts/ci/lint-ci
 
 # Fuzzing on stable Rust with proptest (server/README.md, "Fuzzing"): hft-server's four
 # fuzz tests, one at a time, each for FUZZ_SECONDS_EACH seconds (4 x 75 s = 5 minutes).

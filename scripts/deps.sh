@@ -89,7 +89,7 @@ python_step() {
   stale "$stamp" requirements.txt scripts/pyproject.toml || return 0
   [ -x .venv/bin/python ] || { log "python venv .venv ($py)"; "$py" -m venv .venv; }
   log "pip install -r requirements.txt"
-  .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
+  .venv/bin/pip install -q --disable-pip-version-check --require-hashes -r requirements.txt
   if [ -f scripts/pyproject.toml ]; then
     .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e scripts/
   fi
@@ -100,7 +100,7 @@ rust_step() {
   local stamp=target/.deps-stamp
   stale "$stamp" Cargo.lock Cargo.toml || return 0
   log "cargo fetch"
-  cargo fetch --quiet
+  cargo fetch --locked --quiet
   mkdir -p target && touch "$stamp"
 }
 
@@ -109,7 +109,7 @@ go_step() {
   local stamp=clients/go/.deps-stamp
   stale "$stamp" clients/go/go.mod clients/go/go.sum || return 0
   log "go mod download"
-  (cd clients/go && go mod download)
+  (cd clients/go && go mod download && go mod verify)
   touch "$stamp"
 }
 
@@ -140,6 +140,14 @@ inferno_step() {
   echo "$version" >.deps/inferno.version
 }
 
+# nektos/act (the workflow tests of make test-ci), a Go module at a pinned version, like actionlint.
+act_step() {
+  local version=v0.2.89
+  [ -x .deps/bin/act ] && .deps/bin/act --version | grep -qx "act version ${version#v}" && return 0
+  log "go install act $version"
+  GOBIN=$ROOT/.deps/bin go install "github.com/nektos/act@$version"
+}
+
 apt_step
 toolchain_step
 python_step
@@ -148,4 +156,5 @@ go_step
 npm_step
 actionlint_step
 inferno_step
+act_step
 log "ok"

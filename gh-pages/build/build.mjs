@@ -14,6 +14,8 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
 const SCHEMA_VERSION = 1;
 const UPLOT = join(ROOT, 'node_modules', 'uplot');
+const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/; // as hftbench's history_store.SAFE_NAME
+const MONTH = /^[0-9]{4}-(0[1-9]|1[0-2])$/;
 
 function fail(message) {
   process.stderr.write(`build: ${message}\n`);
@@ -40,6 +42,13 @@ export function build({ store, out }) {
   const index = readJson(join(store, 'index.json'));
   if (!Number.isInteger(index.schema_version) || index.schema_version > SCHEMA_VERSION) {
     fail(`${store}/index.json has schema_version ${index.schema_version}; this build reads ${SCHEMA_VERSION}: update gh-pages/ from a newer hft-bench`);
+  }
+  // Names from the store become paths of the site: plain names only (hftbench writes no other).
+  for (const [suite, entry] of Object.entries(index.suites ?? {})) {
+    if (!SAFE_NAME.test(suite)) fail(`${store}/index.json: suite name ${JSON.stringify(suite)} is not a plain name; fix or remove it`);
+    for (const month of entry.shards ?? []) {
+      if (!MONTH.test(month)) fail(`${store}/index.json: shard ${JSON.stringify(month)} of suite ${suite} is not YYYY-MM; fix or remove it`);
+    }
   }
   if (!existsSync(join(UPLOT, 'dist', 'uPlot.esm.js'))) fail(`uPlot missing in ${UPLOT}: run 'npm ci' in gh-pages/ (or make deps)`);
   mkdirSync(out, { recursive: true });

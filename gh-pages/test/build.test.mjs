@@ -87,3 +87,19 @@ test('open regressions are derived over the whole store, by the rule of the page
   assert.deepEqual(open.open[0].run, { run_id: 'a', date: '2025-01-01T00:00:00Z', commit: 'a'.repeat(40) }, 'the run without its results');
   assert.equal(open.open[0].bisect.status, 'between');
 });
+
+test('build refuses suite and month names that are paths, writing nothing', () => {
+  for (const suites of [{ '../../outside': { shards: ['2026-11'] } }, { quick: { shards: ['../../outside'] } }]) {
+    const tmp = mkdtempSync(join(tmpdir(), 'hft-build-'));
+    try {
+      mkdirSync(join(tmp, 'store'));
+      writeFileSync(join(tmp, 'store', 'index.json'), JSON.stringify({ schema_version: 1, suites }));
+      const r = spawnSync('node', [BUILD, '--store', join(tmp, 'store'), '--out', join(tmp, 'a', 'b', 'site')], { encoding: 'utf8' });
+      assert.equal(r.status, 2);
+      assert.match(r.stderr, /is not (a plain name|YYYY-MM)/);
+      assert.ok(!existsSync(join(tmp, 'a')), 'nothing written');
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+});

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Shared by the scripts in scripts/ci/: each workflow step is one of these scripts, so the
-# same step runs on GitHub, on a developer's machine, and in scripts/ci/rehearse.
+# same step runs on GitHub, under nektos/act (scripts/tests/test_workflows_act.py) and on a
+# developer's machine.
 # Outside GitHub, GITHUB_STEP_SUMMARY / GITHUB_OUTPUT may be unset: summaries then go to
 # stdout and outputs are dropped.
 set -euo pipefail
@@ -48,4 +49,14 @@ run_dir() {
     die "$1 holds ${#found[@]} run folders (run_*/ or runs/run_*/ with results.json); expected exactly one"
   fi
   dirname "${found[0]}"
+}
+
+# reuse_prebuilt: link bin/, .venv and gh-pages/node_modules of $HFT_CI_PREBUILT (a checkout
+# of the same commit where `make deps build` ran) into this one; only the act tests set it.
+reuse_prebuilt() {
+  local d
+  for d in bin .venv gh-pages/node_modules; do
+    [ -e "$HFT_CI_PREBUILT/$d" ] || die "HFT_CI_PREBUILT=$HFT_CI_PREBUILT lacks $d: run 'make deps build' there"
+    [ -e "$CI_ROOT/$d" ] || ln -s "$HFT_CI_PREBUILT/$d" "$CI_ROOT/$d"
+  done
 }

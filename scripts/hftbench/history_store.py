@@ -29,7 +29,8 @@ from . import results
 from .fsio import write_atomic
 
 STORE_SCHEMA_VERSION = 1
-SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # a suite name that is safe as a path
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # a suite name or run_id safe as a path
+MONTH = re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])$")  # a shard's month, from the run's started_at
 
 
 class StoreError(Exception):
@@ -318,12 +319,9 @@ def add_run(
     then the index, under the store's lock. Returns the entry."""
     last = run[-1] if isinstance(run, list) else run
     suite = last.suite or "adhoc"
-    if not SAFE_NAME.match(suite):
-        raise StoreError(
-            f"suite name {suite!r} is not a plain name ([A-Za-z0-9._-]); refusing to use it as a path"
-        )
     entry = run_entry(run, verdict)
     month = (entry["date"] or now_rfc3339())[:7]
+    _check_path_names(suite, month, entry["run_id"])
     with locked(store):
         # Every file this add reads must parse before any is written: a corrupt one is refused.
         index = load_index(store)
@@ -340,9 +338,6 @@ def add_run(
     return entry
 
 
-MONTH = re.compile(r"^\d{4}-\d{2}$")
-
-
 @contextlib.contextmanager
 def locked(store: Path) -> Iterator[None]:
     """Hold the store's exclusive lock: flock(2) on the store folder itself, so no lock file
@@ -355,6 +350,18 @@ def locked(store: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def _check_path_names(suite: str, month: str, run_id: str) -> None:
+    """The suite, month and run_id come from a results.json the runner wrote: untrusted. Each
+    becomes a path in the store (and the site), so each must be a plain name."""
+    for what, value, pattern, shape in (
+        ("suite name", suite, SAFE_NAME, "a plain name ([A-Za-z0-9._-])"),
+        ("run_id", run_id, SAFE_NAME, "a plain name ([A-Za-z0-9._-])"),
+        ("month of started_at", month, MONTH, "YYYY-MM (started_at must be RFC 3339)"),
+    ):
+        if not isinstance(value, str) or not pattern.match(value) or value in (".", ".."):
+            raise StoreError(f"{what} {value!r} is not {shape}; refusing to use it as a path")
 
 
 def _update_index(
@@ -453,6 +460,8 @@ def materialize(entries: list[dict[str, Any]], out: Path, suite: str) -> list[Pa
             "repeats": 1,
             "cells": cells,
         }
+        if not SAFE_NAME.match(str(entry["run_id"])):  # the store is data from gh-pages
+            raise StoreError(f"stored run_id {entry['run_id']!r} is not a plain name; not used as a path")
         path = out / entry["run_id"]
         write_atomic(path / "results.json", json.dumps(run_doc) + "\n")
         paths.append(path)

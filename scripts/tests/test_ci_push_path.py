@@ -1,6 +1,6 @@
 """The push-to-main path end to end, through the real scripts/ci steps of bench.yml:
-main-bench (A/B against the stored baseline), publish (history on a local bare origin's
-gh-pages) and report-regression (issues on a fake GitHub API).
+main-bench (A/B against the stored baseline), publish + push-pages (history on a local bare
+origin's gh-pages) and report-regression (issues on a fake GitHub API).
 
 push 1 seeds the history (no baseline); push 2 slows the server for real (it busy-waits
 30 µs per order) and must be a regression with exactly one issue; push 3 restores the
@@ -20,6 +20,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "fakes"))
 from github_api import FakeGitHub  # noqa: E402
+
+pytestmark = pytest.mark.ci
 
 ROOT = Path(__file__).resolve().parents[2]
 CI = ROOT / "scripts" / "ci"
@@ -130,6 +132,10 @@ def job(repo: Path, tmp: Path, n: int, sha: str, api_url: str) -> dict:
         [str(ci / "publish"), str(out), str(verdict)], env=env, capture_output=True, text=True
     )
     assert published.returncode == 0, published.stderr[-3000:]
+    pushed = subprocess.run(
+        [str(ci / "push-pages"), "gh-pages-publish"], env=env, capture_output=True, text=True
+    )
+    assert pushed.returncode == 0, pushed.stderr[-3000:]
     issue = subprocess.run(
         [str(ci / "report-regression"), str(verdict)], env=env, capture_output=True, text=True
     )

@@ -91,6 +91,29 @@ def test_a_suite_name_that_is_a_path_is_refused(tmp_path):
     assert not (tmp_path / "outside").exists() and not list(tmp_path.rglob("outside*"))
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("run_id", "../../outside"),
+        ("run_id", ".."),
+        ("started_at", "../../outside"),
+        ("started_at", "2026-13-01T00:00:00Z"),
+    ],
+)
+def test_a_run_id_or_month_that_is_a_path_is_refused(tmp_path, field, value):
+    """results.json comes from the runner: its run_id and its started_at (the shard's month)
+    must not steer a write out of the store."""
+    rng = np.random.default_rng(13)
+    run = _run(tmp_path, rng, "run_x", date="2026-11-22T03:00:00Z")
+    doc = json.loads((run / "results.json").read_text())
+    doc[field] = value
+    (run / "results.json").write_text(json.dumps(doc))
+    store = tmp_path / "store"
+    assert cli.main(["history", "add", str(run), "--store", str(store)]) == 2
+    assert not list(tmp_path.rglob("outside*"))
+    assert not (store / "shards").exists() and not (store / "index.json").exists()
+
+
 def test_runs_in_a_shard_stay_in_date_order_and_readd_replaces(tmp_path):
     rng = np.random.default_rng(2)
     store = tmp_path / "store"

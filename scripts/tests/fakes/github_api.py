@@ -1,6 +1,6 @@
 """A local stand-in for the GitHub REST calls the CI scripts make: issues, issue comments and
 pull-request (issue) comments. State lives in memory and is dumped to STATE.json after every
-request, so a test (or scripts/ci/rehearse) reads what GitHub would show.
+request, so a test (or a workflow under act) reads what GitHub would show.
 
     python github_api.py STATE [--token T] [--login L] [--seed SEED.json]
         writes STATE.port once listening; STATE.json after each request

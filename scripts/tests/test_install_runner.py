@@ -1,0 +1,73 @@
+"""hft/runner/install-runner.sh --dry-run shows every part of the runner's hardening, and
+never a token."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.ci
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "hft" / "runner" / "install-runner.sh"
+
+
+def dry_run(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "RUNNER_ADMIN_TOKEN": "secret-admin-token", "RUNNER_SHA256": "0" * 64}
+    return subprocess.run([str(SCRIPT), "--dry-run", *args], env=env, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def log() -> str:
+    r = dry_run("--url", "https://github.com/acme", "--runner-group", "hft-bench",
+                "--isolate", "2-3", "--server-cpus", "2-3", "--client-cpus", "4-7")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_every_step_is_shown(log):
+    assert re.findall(r"^install-runner.sh: step: (\d)/6", log, re.M) == list("123456")
+
+
+def test_ephemeral_registration_without_updates_and_the_token_only_in_the_environment(log):
+    assert "--ephemeral --disableupdate" in log and "--runnergroup hft-bench" in log
+    assert 'ACTIONS_RUNNER_INPUT_TOKEN=$reg runuser -u "$user" -- ./config.sh' in log
+    assert "--token" not in log, "a token as a process argument shows in ps"
+    assert "-H @/etc/hft-runner/admin-token" in log and "secret-admin-token" not in log
+
+
+def test_between_jobs_every_process_ends_and_home_work_tmp_are_wiped(log):
+    loop = log.split("write /usr/local/sbin/hft-runner-loop")[1].split("write /etc/systemd")[0]
+    for part in ('pkill -KILL -u "$user"', 'find "$home" "$dir/_work" "$dir/_diag" -mindepth 1 -delete',
+                 'find /tmp /var/tmp /dev/shm -xdev -user "$user" -delete', "cp -a /etc/hft-runner/skel/.",
+                 "-p KillMode=control-group"):  # fmt: skip
+        assert part in loop, part
+    assert loop.index("clean\n") < loop.index("config.sh"), "cleaned before every registration"
+
+
+def test_runner_folder_root_owned_and_toolchains_from_root_paths(log):
+    assert "chown -R root:root /opt/actions-runner" in log and "chmod -R go-w /opt/actions-runner" in log
+    assert (
+        "install -d -o ghrunner -g ghrunner -m 0700 /opt/actions-runner/_work /opt/actions-runner/_diag"
+        in log
+    )
+    path = re.search(r"set PATH=(\S+) in", log)[1].split(":")
+    assert path[:2] == ["/opt/rust/cargo/bin", "/usr/local/go/bin"] and not [
+        p for p in path if "home" in p or "~" in p
+    ]
+    assert "set HFT_CI=true" in log
+
+
+def test_tunings_and_placement(log):
+    assert "isolcpus=2-3 nohz_full=2-3 rcu_nocbs=2-3" in log and "hft-setup-system --apply" in log
+    assert "HFTBENCH_SERVER_CPUS=2-3 in" in log and "HFTBENCH_CLIENT_CPUS=4-7 in" in log
+    assert "Requires=hft-tuning.service" in log
+
+
+def test_a_runner_group_needs_an_organization_url():
+    r = dry_run("--url", "https://github.com/acme/hft-bench", "--runner-group", "g")
+    assert r.returncode == 2 and "--runner-group needs an organization --url" in r.stderr

@@ -1,0 +1,403 @@
+"""bench.yml and ci.yml run by a real Actions engine, nektos/act, in host mode (make deps
+installs it into .deps/bin), once per event, against local stand-ins for what only GitHub has:
+
+- artifacts: composite stand-ins of upload/download-artifact (scripts/tests/act/), mapped with
+  act's --local-repository (no internet here for the real ones), one store per workflow run;
+- the REST API: the fake of scripts/tests/fakes/github_api.py through GITHUB_API_URL;
+- gh-pages: a local bare repository, the clone's origin.
+
+Each case checks the jobs that ran or were skipped, the job outputs, the step summaries, the
+PR comment, the issue and the gh-pages commits. The jobs reuse the checkout `make test` built
+(HFT_CI_PREBUILT: bin/, .venv, node_modules) and tiny suite sizes; each pushed or PR commit
+carries server.sh, the real bin/hft-server optionally slowed, which `hftbench ab --build-cmd`
+installs as that commit's server. act ignores `concurrency:`: the two queued pushes are
+started together (the worst case for publishing), and the no-dropped-push rule is checked on
+the workflow itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).parent / "fakes"))
+from github_api import FakeGitHub  # noqa: E402
+
+pytestmark = pytest.mark.ci
+
+ROOT = Path(__file__).resolve().parents[2]
+ACT = ROOT / ".deps" / "bin" / "act"
+STANDINS = ROOT / "scripts" / "tests" / "act"
+TOKEN = "act-test-token"
+BOT = "github-actions[bot]"
+REPO = "acme/hft-bench"
+TEAM = "@acme/perf-team"
+GATES = """\
+schema_version: 1
+confidence: 0.95
+bootstrap: 500
+permutations: 2000
+seed: 1
+series: [latency-1c/hft]
+metrics:
+  p99_us: {quantile: 0.99, threshold: 1.10, alpha: 0.01, gated: true, min_samples: 1000, min_repeats: 4}
+  p50_us: {quantile: 0.50, threshold: 1.10, alpha: 0.01, gated: true, min_samples: 1000, min_repeats: 4}
+  errors: {threshold: 0.001, alpha: 0.01, gated: true, min_samples: 1, min_repeats: 4}
+"""
+PINNED = {  # the SHAs the workflows pin -> the stand-in folder
+    "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02": "upload-artifact",
+    "actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093": "download-artifact",
+    "actions/setup-go@d35c59abb061a4a6fb18e82ac0862c26744d6ab5": "setup-go",
+    "benchmark-action/github-action-benchmark@d48d326b4ca9ba73ca0cd0d59f108f9e02a381c7": (
+        "github-action-benchmark"
+    ),
+}
+
+needs = pytest.mark.skipif(
+    not all(os.access(ROOT / "bin" / b, os.X_OK) for b in ("hft-server", "client-hft"))
+    or not (ROOT / "gh-pages" / "node_modules" / "uplot").is_dir()
+    or not os.access(ACT, os.X_OK),
+    reason="needs bin/ (make build), gh-pages/node_modules and .deps/bin/act (make deps)",
+)
+
+
+def git(repo: Path, *args: str) -> str:
+    out = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+class World:
+    """The bare origin, a development clone that commits and pushes, the fake API."""
+
+    def __init__(self, tmp: Path, api: FakeGitHub):
+        self.tmp, self.api = tmp, api
+        self.origin, self.dev = tmp / "origin.git", tmp / "dev"
+        self.runs: dict[str, dict] = {}
+        subprocess.run(["git", "init", "-q", "--bare", str(self.origin)], check=True)
+        subprocess.run(["git", "clone", "-q", "--no-local", str(ROOT), str(self.dev)], check=True)
+        diff = subprocess.run(
+            ["git", "-C", str(ROOT), "diff", "HEAD", "--binary"], capture_output=True
+        ).stdout
+        if diff:  # uncommitted edits of this checkout are what is tested
+            subprocess.run(["git", "-C", str(self.dev), "apply", "--index", "-"], input=diff, check=True)
+        for f in git(ROOT, "ls-files", "--others", "--exclude-standard").splitlines():
+            (self.dev / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / f, self.dev / f)
+        git(self.dev, "checkout", "-q", "-B", "main")
+        git(self.dev, "remote", "set-url", "origin", str(self.origin))
+        (tmp / "gates.yaml").write_text(GATES)
+        build = tmp / "build-server"  # ab runs it in each side's worktree
+        build.write_text("#!/bin/sh\ninstall -D -m 755 server.sh bin/hft-server\n")
+        build.chmod(0o755)
+
+    def commit(self, message: str, delay_us: int = 0, branch: str = "main") -> str:
+        git(self.dev, "checkout", "-q", "-B", branch) if branch == "main" else None
+        extra = f"--inject-delay-us {delay_us} " if delay_us else ""
+        (self.dev / "server.sh").write_text(f'#!/bin/sh\nexec {ROOT / "bin" / "hft-server"} {extra}"$@"\n')
+        git(self.dev, "add", "-A")
+        git(
+            self.dev,
+            "-c",
+            "user.name=dev",
+            "-c",
+            "user.email=dev@example.com",
+            "commit",
+            "--allow-empty",
+            "-qm",
+            message,
+        )
+        git(self.dev, "push", "-q", "-f", "origin", f"HEAD:refs/heads/{branch}")
+        return git(self.dev, "rev-parse", "HEAD")
+
+    def act(self, name: str, event: str, payload: dict, sha: str, ref: str, *, workflow="bench.yml",
+            extra=(), background=False):  # fmt: skip
+        """act EVENT on a fresh clone checked out at sha (act copies it for actions/checkout)."""
+        run = self.tmp / name
+        work = run / "repo"
+        subprocess.run(["git", "clone", "-q", "--shared", str(self.dev), str(work)], check=True)
+        branch = ref.removeprefix("refs/heads/")
+        git(work, "checkout", "-q", "-B", branch if ref.startswith("refs/heads/") else "detached", sha)
+        git(work, "remote", "set-url", "origin", str(self.origin))
+        git(work, "remote", "add", "github", f"https://github.com/{REPO}")  # act reads the repo name here
+        (run / "artifacts").mkdir(parents=True)
+        (run / "event.json").write_text(
+            json.dumps({"ref": ref, "repository": {"full_name": REPO}, **payload})
+        )
+        env = {
+            "HFT_CI_PREBUILT": str(ROOT), "ALLOW_UNTUNED": "true", "ACT_ARTIFACTS": str(run / "artifacts"),
+            "GITHUB_API_URL": self.api.url, "SUITE": "pr", "REPORT_SUITE": "", "ROUNDS": "2",
+            "MICRO_SUITES": "go", "ACT_STANDINS": str(STANDINS),
+            "RUN_ARGS": "--scenarios latency-1c --clients hft --orders 3000 --warmup 300",
+            "AB_ARGS": f"--scenarios latency-1c --clients hft --orders 3000 --repeats 6 --max-repeats 6 "
+                       f"--gates {self.tmp / 'gates.yaml'} --build-cmd {self.tmp / 'build-server'}",
+        }  # fmt: skip
+        cmd = [
+            str(ACT), event, "-W", f".github/workflows/{workflow}", "-e", str(run / "event.json"),
+            "--json", "-P", "self-hosted=-self-hosted", "-P", "ubuntu-latest=-self-hosted",
+            "--remote-name", "github", "--action-cache-path", str(run / "cache"),
+            "--action-offline-mode", "-s", f"GITHUB_TOKEN={TOKEN}",
+            *[a for k, v in PINNED.items() for a in ("--local-repository", f"{k}={STANDINS / v}")],
+            *[a for k, v in env.items() for a in ("--env", f"{k}={v}")], *extra,
+        ]  # fmt: skip
+        with open(run / "act.log", "w") as log:
+            proc = subprocess.Popen(cmd, cwd=work, stdout=log, stderr=subprocess.STDOUT)
+        if background:
+            return lambda: self._finish(name, proc, run)
+        return self._finish(name, proc, run)
+
+    def _finish(self, name: str, proc: subprocess.Popen, run: Path) -> dict:
+        code = proc.wait(timeout=600)
+        jobs, outputs, summaries, lines = {}, {}, {}, []
+        for line in (run / "act.log").read_text().splitlines():
+            try:
+                doc = json.loads(line)
+            except ValueError:
+                lines.append(line)
+                continue
+            lines.append(doc.get("msg", ""))
+            job = doc.get("jobID")
+            if "jobResult" in doc:
+                jobs[job] = doc["jobResult"]
+            elif doc.get("command") == "set-output":
+                outputs.setdefault(job, {})[doc["name"]] = doc["arg"]
+            elif doc.get("command") == "summary":
+                summaries[job] = summaries.get(job, "") + doc["content"]
+        result = {"exit": code, "jobs": jobs, "outputs": outputs, "summaries": summaries,
+                  "log": "\n".join(lines)[-6000:]}  # fmt: skip
+        self.runs[name] = result
+        return result
+
+    def pages(self, *args: str) -> str:
+        return git(self.origin, *args)
+
+    def store_commits(self, suite: str = "pr") -> list[str]:
+        shas = []
+        for f in self.pages("ls-tree", "-r", "--name-only", "gh-pages", f"data/shards/{suite}").split():
+            shas += [r["commit"] for r in json.loads(self.pages("show", f"gh-pages:{f}"))["runs"]]
+        return shas
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    # ACT_TEST_DIR keeps every run's act.log, clone and origin.git for a look afterwards.
+    keep = os.environ.get("ACT_TEST_DIR")
+    tmp = Path(keep) if keep else tmp_path_factory.mktemp("act")
+    tmp.mkdir(parents=True, exist_ok=True)
+    planted = {"id": 1, "issue_number": 7, "user": {"login": "mallory"},
+               "body": "<!-- hft-bench-verdict -->\nplanted by someone else: edit me"}  # fmt: skip
+    with FakeGitHub(tmp / "api", token=TOKEN, login=BOT, seed={"comments": [planted]}) as api:
+        started, world = time.monotonic(), World(tmp, api)
+        yield world
+        # The job matrix (event x job -> result, outputs) and the time, for the record.
+        matrix = {name: {"jobs": r["jobs"], "outputs": r["outputs"]} for name, r in world.runs.items()}
+        matrix["seconds"] = round(time.monotonic() - started)
+        Path(os.environ.get("ACT_MATRIX_OUT", tmp / "matrix.json")).write_text(json.dumps(matrix, indent=1))
+
+
+def ran(result: dict, *want: str) -> None:
+    assert {j for j in result["jobs"]} == set(want), result["log"]
+
+
+def pull_request(number: int, head: str, head_ref: str, head_repo: str, base: str) -> dict:
+    side = {"sha": head, "ref": head_ref, "repo": {"full_name": head_repo}}
+    target = {"sha": base, "ref": "main", "repo": {"full_name": REPO}}
+    return {"number": number, "pull_request": {"number": number, "head": side, "base": target}}
+
+
+def bot_comments(world: World, number: int) -> list[dict]:
+    return [
+        c for c in world.api.state()["comments"] if c["issue_number"] == number and c["user"]["login"] == BOT
+    ]
+
+
+def test_workflows_keep_every_push_and_least_privilege():
+    """What act cannot show (it ignores concurrency and permissions), checked on the files."""
+    wf = yaml.safe_load((ROOT / ".github/workflows/bench.yml").read_text())
+    on = wf.get("on", wf.get(True))
+    assert "pull_request_target" not in on and wf["permissions"] == {"contents": "read"}
+    assert "concurrency" not in wf
+    for name, job in wf["jobs"].items():
+        labels = job["runs-on"] if isinstance(job["runs-on"], list) else [job["runs-on"]]
+        group = (job.get("concurrency") or {}).get("group", "")
+        # GitHub keeps one pending run per group: a shared group drops queued main pushes.
+        assert name == "pr-bench" or not group, f"{name}: a concurrency group can drop a queued run"
+        assert not group or "github.event.pull_request.number" in group
+        perms = job.get("permissions", {})
+        if "self-hosted" in labels:
+            assert all(v == "read" for v in perms.values()), f"{name}: writes on the self-hosted runner"
+            guard = r"head\.repo\.full_name == github\.repository|event_name == '(push|workflow_dispatch)'"
+            assert re.search(guard, job.get("if", "")), f"{name}: no fork guard"
+        for step in job["steps"]:
+            uses, run = step.get("uses", ""), step.get("run", "")
+            assert not uses or re.search(r"@[0-9a-f]{40}$", uses), f"{name}: {uses} not pinned to a SHA"
+            if uses.startswith("actions/checkout@"):
+                assert step["with"]["persist-credentials"] is False, f"{name}: checkout keeps credentials"
+            assert not run or run.startswith("scripts/ci/"), f"{name}: run step is not a scripts/ci call"
+            assert "${{" not in run, f"{name}: expression pasted into a shell"
+            if "github.token" in json.dumps(step.get("env", {})) + json.dumps(step.get("with", {})):
+                assert run.startswith("scripts/ci/push-pages") or name in (
+                    "pr-comment",
+                    "report-regression",
+                ), f"{name}: the token reaches a step that does not push or post"
+    assert "github.ref == 'refs/heads/main'" in wf["jobs"]["publish"]["if"]
+
+
+@needs
+def test_push_to_main_measures_publishes_and_charts_micro(world):
+    sha = world.commit("server: first measured commit")
+    r = world.act(
+        "push-a",
+        "push",
+        {"after": sha, "before": "0" * 40, "head_commit": {"id": sha}},
+        sha,
+        "refs/heads/main",
+    )
+    ran(r, "main-bench", "publish", "report-regression", "micro-bench", "micro-publish")
+    assert all(v == "success" for v in r["jobs"].values()), r["log"]
+    assert r["outputs"]["main-bench"] == {"regression": "false", "baseline": ""}
+    assert "first run" in r["summaries"]["main-bench"]
+    assert world.store_commits() == [sha]
+    log = world.pages("log", "--format=%s", "gh-pages").splitlines()
+    assert (
+        log[0].startswith("add go client (go) benchmark result for")
+        and log[1] == f"history: add rounds of {sha[:10]}"
+    )
+    assert "go client" in world.pages("show", "gh-pages:micro/data.js")
+    page = world.pages("show", "gh-pages:micro/index.html")
+    sources = re.findall(r'(?:src|href)="([^"]*)"', page)
+    assert "micro.js" in sources and not [u for u in sources if "//" in u or u.startswith("http")], sources
+    calls = [
+        json.loads(x) for x in (world.tmp / "push-a" / "benchmark-action.jsonl").read_text().splitlines()
+    ]
+    assert [c["tool"] for c in calls] == ["go"] and all(c["token_given"] == "false" for c in calls)
+
+
+@needs
+def test_same_repo_pull_request_a_a_then_a_slowed_head(world):
+    base = git(world.dev, "rev-parse", "main")
+    git(world.dev, "checkout", "-q", "-b", "feature/faster")
+    head = world.commit(f"order path: tidy ({TEAM} please look)", branch="feature/faster")
+
+    def pr(h: str) -> dict:
+        return pull_request(7, h, "feature/faster", REPO, base)
+
+    r = world.act("pr-aa", "pull_request", pr(head), head, "refs/pull/7/merge")
+    ran(r, "pr-bench", "pr-comment")
+    assert r["jobs"] == {"pr-bench": "success", "pr-comment": "success"}, r["log"]
+    assert r["outputs"]["pr-bench"]["verdict"] in ("no-change", "inconclusive", "improvement")
+    assert "| series | metric |" in r["summaries"]["pr-bench"]
+    (mine,) = bot_comments(world, 7)
+    assert (
+        mine["body"].startswith("<!-- hft-bench-verdict -->") or "<!-- hft-bench-verdict -->" in mine["body"]
+    )
+    assert [c["body"] for c in world.api.state()["comments"] if c["user"]["login"] == "mallory"] == [
+        "<!-- hft-bench-verdict -->\nplanted by someone else: edit me"
+    ], "the planted marker comment was edited"
+
+    slow = world.commit(f"order path: busy-wait 30 us ({TEAM})", delay_us=30, branch="feature/faster")
+    r = world.act("pr-slow", "pull_request", pr(slow), slow, "refs/pull/7/merge")
+    assert r["jobs"] == {"pr-bench": "failure", "pr-comment": "success"}, r["log"]
+    assert r["outputs"]["pr-bench"]["verdict"] == "regression"
+    assert "Regression" in r["summaries"]["pr-bench"]
+    (updated,) = bot_comments(world, 7)
+    assert updated["id"] == mine["id"] and "Regression" in updated["body"]
+    for c in world.api.state()["comments"]:
+        assert TEAM not in c["body"]
+    git(world.dev, "checkout", "-q", "main")
+
+
+@needs
+def test_fork_pull_request_runs_nothing(world):
+    head = git(world.dev, "rev-parse", "feature/faster")
+    base = git(world.dev, "rev-parse", "main")
+    fork = pull_request(8, head, "main", "mallory/hft-bench", base)
+    r = world.act("pr-fork", "pull_request", fork, head, "refs/pull/8/merge")
+    assert r["exit"] == 0 and r["jobs"] == {}, r["log"]
+    assert bot_comments(world, 8) == []
+
+
+def dispatch(world: World, name: str, sha: str, ref: str, **inputs: str) -> dict:
+    """A run by hand: the inputs as the Run workflow form sends them (strings, in the payload
+    and as act's --input)."""
+    inputs = {"suite": "quick", "clients": "hft", "orders": "300", "connections": "1", "rate": "",
+              "duration": "", "repeats": "1", "publish": "true", "allow_untuned": "true",
+              **inputs}  # fmt: skip
+    flags = [a for k, v in inputs.items() for a in ("--input", f"{k}={v}")]
+    return world.act(name, "workflow_dispatch", {"inputs": inputs}, sha, ref, extra=flags)
+
+
+@needs
+def test_dispatch_good_inputs_publishes_from_main_only_bad_inputs_refused(world):
+    sha = git(world.dev, "rev-parse", "main")
+    r = dispatch(world, "dispatch-good", sha, "refs/heads/main")
+    assert r["jobs"] == {"dispatch-bench": "success", "publish": "success"}, r["log"]
+    assert "quick" in world.pages("ls-tree", "--name-only", "gh-pages", "data/shards/")
+    assert re.fullmatch(r"history: add run_\d{8}T\d{6}Z", world.pages("log", "-1", "--format=%s", "gh-pages"))
+
+    tip = world.pages("rev-parse", "gh-pages")
+    r = dispatch(world, "dispatch-branch", sha, "refs/heads/feature/faster")
+    assert r["jobs"] == {"dispatch-bench": "success"}, r["log"]  # measured, not published
+    r = dispatch(world, "dispatch-bad", sha, "refs/heads/main", orders="12x")
+    assert r["jobs"] == {"dispatch-bench": "failure"}, r["log"]
+    assert "input orders must be a whole number (got '12x')" in r["log"]
+    assert world.pages("rev-parse", "gh-pages") == tip
+
+
+@needs
+def test_a_regressing_push_opens_the_issue_then_two_queued_pushes_are_both_measured_and_published(world):
+    slow = world.commit(f"order path: busy-wait ({TEAM} fyi)", delay_us=30)
+    r = world.act("push-b", "push", {"after": slow}, slow, "refs/heads/main")
+    assert r["jobs"]["main-bench"] == "success" and r["jobs"]["report-regression"] == "success", r["log"]
+    assert r["outputs"]["main-bench"]["regression"] == "true"
+    assert r["outputs"]["main-bench"]["baseline"] == world.store_commits()[0]
+    (issue,) = [i for i in world.api.state()["issues"] if i["state"] == "open"]
+    assert "Regression" in issue["body"] and TEAM not in issue["body"] and issue["user"]["login"] == BOT
+
+    c = world.commit("order path: back to normal")
+    d = world.commit("docs: a typo")
+    # Started 3 s apart: run ids are UTC seconds, and on GitHub the one-slot runner runs the
+    # two main-bench jobs one after the other anyway; here they overlap, and so do their
+    # publish and micro-publish jobs, racing for gh-pages.
+    finish = []
+    for n, s in (("c", c), ("d", d)):
+        finish.append(world.act(f"push-{n}", "push", {"after": s}, s, "refs/heads/main", background=True))
+        time.sleep(3)
+    for r in (f() for f in finish):
+        assert r["jobs"] == {
+            k: "success"
+            for k in ("main-bench", "publish", "report-regression", "micro-bench", "micro-publish")
+        }, r["log"]
+        assert r["outputs"]["main-bench"]["regression"] == "false"
+    stored = world.store_commits()
+    assert stored.count(c) == 1 and stored.count(d) == 1 and stored.count(slow) == 1
+    subjects = world.pages("log", "--format=%s", "gh-pages")
+    assert f"history: add rounds of {c[:10]}" in subjects and f"history: add rounds of {d[:10]}" in subjects
+    assert TEAM not in subjects
+    assert all(i["state"] == "closed" for i in world.api.state()["issues"]), "the recovery closes the issue"
+
+
+@needs
+def test_ci_yml_under_act(world):
+    """ci.yml: the workflows job runs (actionlint, zizmor, shellcheck); lint-test is only
+    planned (act -l): its `make test` is the run this test is part of, and act's -n still
+    executes run steps in host mode."""
+    sha = git(world.dev, "rev-parse", "main")
+    r = world.act(
+        "ci", "push", {"after": sha}, sha, "refs/heads/main", workflow="ci.yml", extra=("-j", "workflows")
+    )
+    assert r["jobs"] == {"workflows": "success"}, r["log"]
+    assert "actionlint, zizmor and shellcheck clean" in r["log"]
+    plan = subprocess.run([str(ACT), "push", "-W", ".github/workflows/ci.yml", "-l"], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert re.search(r"^0\s+lint-test\s+lint-test\s+ci", plan, re.M) and re.search(
+        r"^0\s+workflows\s", plan, re.M
+    ), plan
