@@ -47,7 +47,8 @@ from .compare_gates import Gates, load_gates
 from .compare_sides import load_side
 from .errors import UsageError
 from .fsio import write_atomic
-from .run import Plan, make_plan, run_plan
+from .plan import Plan, make_plan
+from .run import run_plan
 from .runner import client_binary
 from .server import ServerError
 

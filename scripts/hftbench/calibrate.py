@@ -35,8 +35,9 @@ from .compare_gates import Gates, load_gates
 from .compare_sides import load_runs, side_from_runs
 from .errors import UsageError
 from .fsio import write_atomic
+from .plan import make_plan
 from .results import Run
-from .run import make_plan, run_plan
+from .run import run_plan
 
 KINDS = ("aa", "slow", "stall")
 TITLE = {"aa": "A/A (same build)", "slow": "uniform slowdown", "stall": "tail-only stall"}

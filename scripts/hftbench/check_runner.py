@@ -13,7 +13,7 @@ from typing import Any
 from . import fingerprint, paths
 from . import placement as placement_mod
 from .errors import UsageError
-from .history_store import stable_fields
+from .fingerprint import stable_fields
 
 
 def placement_warnings(isolated: str | None, placement: placement_mod.Placement) -> list[str]:

@@ -48,7 +48,7 @@ def is_store(path: Path) -> bool:
 
 def side_from_runs(label: str, runs: list[results.Run]) -> Side:
     """A side from loaded run folders; failed cells are left out (they have no valid result)."""
-    from .history_store import runner_id
+    from .fingerprint import runner_id
 
     side = Side(label)
     for run in runs:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 import json
 import os
 import platform
@@ -170,3 +171,47 @@ def tools() -> dict[str, str | None]:
     """Versions of the toolchains that built bin/ (first line of `<tool> --version`), asked
     once per process (a run every few seconds in ab would pay ~10 subprocesses each)."""
     return {"hftbench": __version__, **dict(_tool_versions())}
+
+
+# --- the runner id: which runs are comparable ---------------------------------------------
+
+STABLE_FIELDS = ("cpu_model", "cores", "kernel", "governor", "isolcpus", "smt")
+
+
+def stable_fields(fingerprint: dict[str, Any]) -> dict[str, Any]:
+    """The host fields that make runs comparable (not load, not hostname).
+
+    Read from the top level, else from fingerprint.py's `tuning.knobs.<name>.value`.
+    """
+    knobs = (fingerprint.get("tuning") or {}).get("knobs") or {}
+    out: dict[str, Any] = {}
+    for name in STABLE_FIELDS:
+        value = fingerprint.get(name)
+        if value is None and isinstance(knobs.get(name), dict):
+            value = knobs[name].get("value")
+        if value is None and name == "isolcpus":
+            value = fingerprint.get("isolated_cpus")
+        out[name] = value
+    # Pinned runs compare only with runs pinned alike; unpinned ones keep their old id.
+    if fingerprint.get("placement"):
+        out["placement"] = fingerprint["placement"]
+    return out
+
+
+def runner_id(fingerprint: dict[str, Any]) -> str:
+    """A short hash of the stable host fields: runs on the same runner share it.
+
+    A fingerprint that is only {"id": …} (a run materialized from the store) keeps its id.
+    """
+    if isinstance(fingerprint.get("id"), str):
+        return fingerprint["id"]
+    blob = json.dumps(stable_fields(fingerprint), sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def tuned(fingerprint: dict[str, Any]) -> bool | None:
+    """Whether every judged tuning knob is tuned; None when none was judged."""
+    knobs = (fingerprint.get("tuning") or {}).get("knobs") or {}
+    statuses = [k.get("status") for k in knobs.values() if isinstance(k, dict)]
+    judged = [s for s in statuses if s in ("tuned", "not tuned")]
+    return all(s == "tuned" for s in judged) if judged else None

@@ -71,7 +71,7 @@ def this_runner(suite: str) -> str:
         where = where.colocated()
     if where.describe():
         host["placement"] = where.describe()
-    return hs.runner_id(host)
+    return fingerprint.runner_id(host)
 
 
 def write_changepoints(store: Path, **kwargs) -> dict[str, Any]:

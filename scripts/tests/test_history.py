@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 from gate_synth import latency_run, result_doc, write_run
-from hftbench import cli
+from hftbench import cli, fingerprint, history_entry
 from hftbench import history_store as hs
 from hftbench.compare import run_compare
 from hftbench.compare_gates import load_gates
@@ -152,7 +152,7 @@ def test_baseline_same_branch_same_runner_not_dirty(tmp_path):
     for i, (rid, branch, fp) in enumerate(specs):
         hs.add_run(store, load_run(_run(tmp_path, rng, rid, date=f"2026-11-22T0{i}:00:00Z", branch=branch,
                                         fingerprint=fp)))  # fmt: skip
-    ours = hs.runner_id(load_run(tmp_path / "runs" / "run_01").fingerprint)
+    ours = fingerprint.runner_id(load_run(tmp_path / "runs" / "run_01").fingerprint)
     picked = hs.baseline_runs(store, suite="pr", branch="main", runner=ours, last=2)
     assert [r["run_id"] for r in picked] == ["run_04", "run_05"]
     assert [r["run_id"] for r in hs.baseline_runs(store, suite="pr", branch="main", runner=ours)] == [
@@ -203,11 +203,11 @@ def test_commit_and_job_links_come_from_the_ci_environment_only(tmp_path, monkey
     run = load_run(_run(tmp_path, rng, "run_20261122T030000Z", date="2026-11-22T03:00:00Z"))
     for key in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"):
         monkeypatch.delenv(key, raising=False)
-    local = hs.run_entry(run)
+    local = history_entry.run_entry(run)
     assert local["url"] is None and local["job_url"] is None
     monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
     monkeypatch.setenv("GITHUB_REPOSITORY", "acme/hft-bench")
     monkeypatch.setenv("GITHUB_RUN_ID", "4242")
-    ci = hs.run_entry(run)
+    ci = history_entry.run_entry(run)
     assert ci["url"] == "https://github.com/acme/hft-bench/commit/" + "a" * 40
     assert ci["job_url"] == "https://github.com/acme/hft-bench/actions/runs/4242"

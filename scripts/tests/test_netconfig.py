@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from hftbench import config, netpath
-from hftbench.run import Plan
+from hftbench.plan import Plan
 from hftbench_fakes import REPO
 
 BASE = """schema_version: 1

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from hftbench.check_runner import placement_warnings
 from hftbench.errors import UsageError
-from hftbench.history_store import runner_id, stable_fields
+from hftbench.fingerprint import runner_id, stable_fields
 from hftbench.placement import (
     ENV_CLIENT,
     ENV_SERVER,

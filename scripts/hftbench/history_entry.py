@@ -1,0 +1,156 @@
+"""One commit's runs as one history-store entry (docs/history-store.md): the merged histogram
+and percentiles of each series, the run-level spread of P50 and P99, the commit, and the
+verdict reduced to what the dashboard shows. history_store.py writes it; this module only
+builds it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from . import results
+from .fingerprint import runner_id
+
+SPREAD_METRICS = {"p50_us": 0.50, "p99_us": 0.99}  # the dashboard's noise bands
+
+
+def run_entry(run: results.Run | list[results.Run], verdict: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One commit's runs as one store entry: one result per scenario × client.
+
+    Several runs (the rounds `hftbench ab` measured of one commit) are one trend point: their
+    histograms are merged, and `spread` holds the run-level interval of P50 and P99 (the
+    same expanded bootstrap the gate uses), so the chart can draw the noise around the point.
+    A run's own --repeat cells are merged into that run first.
+    """
+    from . import stats
+
+    runs = run if isinstance(run, list) else [run]
+    if not runs:
+        raise ValueError("run_entry: no run")
+    per_series: dict[tuple[str, str], list[list[results.ClientResult]]] = {}
+    for one in runs:
+        cells: dict[tuple[str, str], list[results.ClientResult]] = {}
+        for cell in one.cells:
+            if cell.ok and cell.result is not None:
+                cells.setdefault((cell.scenario, cell.client), []).append(cell.result)
+        for key, res in cells.items():
+            per_series.setdefault(key, []).append(res)
+    out = [
+        _series_entry(scenario, client, rounds, stats) for (scenario, client), rounds in per_series.items()
+    ]
+    first, last = runs[0], runs[-1]
+    git = last.git or {}
+    sha = git.get("commit")
+    return {
+        "run_id": first.run_id,
+        "date": first.started_at,
+        "commit": sha,
+        "branch": git.get("branch"),
+        "message": (git.get("message") or "").splitlines()[0] if git.get("message") else "",
+        "author": git.get("author"),
+        "url": _commit_url(sha),
+        "job_url": _job_url(),
+        "runner": runner_id(last.fingerprint),
+        "dirty": any(bool((r.git or {}).get("dirty")) for r in runs),
+        "rounds": len(runs),
+        "results": out,
+        "verdict": store_verdict(verdict) if verdict else None,
+    }
+
+
+def _series_entry(
+    scenario: str, client: str, rounds: list[list[results.ClientResult]], stats
+) -> dict[str, Any]:
+    encoded = []
+    for res in rounds:  # one round = one run's repeats of this series, merged
+        hist = None
+        for r in res:
+            if r.histogram_data:
+                h = stats.decode(r.histogram_data)
+                hist = h if hist is None else (hist.add(h) or hist)
+        if hist is not None:
+            encoded.append(hist.encode().decode())
+    flat = [r for res in rounds for r in res]
+    ok, errors = sum(r.ok for r in flat), sum(r.errors for r in flat)
+    duration = sum(r.duration_s for r in flat)
+    entry: dict[str, Any] = {
+        "scenario": scenario,
+        "client": client,
+        "orders": sum(r.orders for r in flat),
+        "ok": ok,
+        "errors": errors,
+        "rounds": len(rounds),
+    }
+    if encoded:
+        g = stats.grid(encoded, [])
+        merged = g.base.sum(axis=0)
+
+        def q(quantile: float) -> float:
+            return round(float(stats.quantile_rows(g.values_ns, merged, quantile)[0]) / 1000.0, 3)
+
+        entry.update(p50_us=q(0.5), p90_us=q(0.9), p99_us=q(0.99), p999_us=q(0.999))
+        entry["max_us"] = round(float(g.values_ns[np.flatnonzero(merged)[-1]]) / 1000.0, 3)
+        if len(encoded) >= 2:
+            rng = np.random.default_rng(len(encoded))
+            entry["spread"] = {
+                name: [
+                    round(x / 1000.0, 3)
+                    for x in stats.bootstrap_quantile(g.values_ns, g.base, quantile, rng=rng)
+                ]
+                for name, quantile in SPREAD_METRICS.items()
+            }
+        entry["histogram"] = encode_counts(g.values_ns, merged, stats)
+    else:
+        entry.update(p50_us=None, p90_us=None, p99_us=None, p999_us=None, max_us=None, histogram=None)
+    entry["throughput_rps"] = round(ok / duration, 1) if duration > 0 else 0.0
+    return entry
+
+
+def encode_counts(values_ns: np.ndarray, counts: np.ndarray, stats) -> str:
+    """A merged count row back into the clients' histogram encoding."""
+    hist = stats.HdrHistogram(stats.LOWEST_NS, stats.HIGHEST_NS, stats.SIGNIFICANT_DIGITS)
+    for v, c in zip(values_ns[counts > 0].tolist(), counts[counts > 0].tolist(), strict=True):
+        hist.record_value(int(v), int(c))
+    return hist.encode().decode()
+
+
+def _commit_url(sha: str | None) -> str | None:
+    server, repo = os.environ.get("GITHUB_SERVER_URL"), os.environ.get("GITHUB_REPOSITORY")
+    return f"{server}/{repo}/commit/{sha}" if sha and server and repo else None
+
+
+def _job_url() -> str | None:
+    """The workflow run that measured this entry (in CI), for the dashboard's job link."""
+    server, repo, run_id = (
+        os.environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+    )
+    return f"{server}/{repo}/actions/runs/{run_id}" if server and repo and run_id else None
+
+
+def store_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
+    """verdict.json (compare, ab, main-bench) reduced to the store's verdict object."""
+    base = verdict.get("base") or {}
+    return {
+        "status": verdict["status"],
+        "base": base.get("commit") or (base.get("run_ids") or [None])[-1],
+        "partial": bool(verdict.get("partial")),
+        "flags": [
+            {k: f.get(k) for k in ("scenario", "client", "metric", "ratio", "verdict")}
+            for f in verdict.get("flags", [])
+        ],
+        # Every gated series × metric: its change, interval and minimum detectable effect.
+        "gated": [
+            {k: r.get(k) for k in ("scenario", "client", "metric", "ratio", "ci", "mde", "verdict")}
+            for r in verdict.get("results", [])
+            if r.get("gated")
+        ],
+        # Which commit (verdict.json's bisect, without its steps); absent when none was run.
+        **(
+            {"bisect": {k: v for k, v in verdict["bisect"].items() if k != "steps"}}
+            if verdict.get("bisect")
+            else {}
+        ),
+    }
