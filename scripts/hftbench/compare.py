@@ -173,8 +173,7 @@ def soak_drift(head: Side, gates: Gates) -> list[drift.DriftResult]:
     from .proc_sampler import read_csv
     from .runner import server_samples_path
 
-    m = gates.metric(gates.drift_metric)
-    tested = []
+    soaks = {}
     for i, (key, repeats) in enumerate(head.series.items()):
         per_run = [
             drift.read_intervals(Path(r.hlog))
@@ -182,8 +181,14 @@ def soak_drift(head: Side, gates: Gates) -> list[drift.DriftResult]:
             if r.hlog and drift.untagged_lines(Path(r.hlog)) > 1
         ]
         per_run = [iv for iv in per_run if drift.is_soak(iv)]
-        if not per_run:
-            continue
+        if per_run:
+            soaks[key] = (i, repeats, per_run)
+    # A gate narrowed to other metrics (bisect judges one series x metric) tests no drift.
+    if not soaks or gates.drift_metric not in {g.name for g in gates.metrics}:
+        return []
+    m = gates.metric(gates.drift_metric)
+    tested = []
+    for key, (i, repeats, per_run) in soaks.items():
         rng = np.random.default_rng([gates.seed, 1_000_003, i])
         res, noise = drift.drift_result(
             *key, per_run, m, gated=m.gated, n_perm=gates.permutations, n_boot=gates.bootstrap,
