@@ -122,6 +122,10 @@ def test_a_slowdown_within_the_noise_is_answered_with_a_range_not_a_commit(tmp_p
     assert _bisect(repo, tmp_path / "out", max_repeats=8) == 1
     doc = json.loads((tmp_path / "out" / "bisect.json").read_text())
     assert doc["status"] == "between" and doc["culprit"] is None
-    assert (doc["good"], doc["bad"]) == (_sha(repo, "HEAD~7"), _sha(repo, "HEAD"))
-    assert doc["reason"].startswith("step 1: ") and "bad itself was" in doc["reason"]
-    assert len(doc["steps"]) == 1 and doc["steps"][0]["decision"] == "undecided"
+    # Never a wrong commit: the range it gives still holds commit 5. A step may have called a
+    # side (the gate flags a 5 % effect now and then: its power there is not zero), so the
+    # range is any that holds the culprit, and the step that stopped says why.
+    commits = [_sha(repo, f"HEAD~{8 - k}") for k in range(1, 9)]  # commit k at index k - 1
+    assert commits.index(doc["good"]) < 4 <= commits.index(doc["bad"])
+    assert doc["steps"][-1]["decision"] == "undecided"
+    assert doc["reason"].startswith(f"step {len(doc['steps'])}: ")
