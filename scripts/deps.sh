@@ -16,7 +16,7 @@ APT_PACKAGES=(
   clang-tidy shellcheck jq                      # linters, scripts
   iproute2 procps util-linux curl               # tuning checks, tests
   linux-perf                                    # ab's differential profile (perf record -e cpu-clock)
-  chromium fonts-dejavu-core                    # dashboard browser tests
+  chromium fonts-dejavu-core fonts-noto-color-emoji  # dashboard browser tests, screenshots
 )
 
 log() { printf 'deps: %s\n' "$*"; }
