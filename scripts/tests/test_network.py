@@ -65,11 +65,18 @@ def processes_mentioning(text: str) -> list[int]:
     return found
 
 
+def _default_sigint() -> None:
+    # A job started in the background (`make test &`, some CI shells) inherits SIGINT ignored,
+    # and Python then installs no KeyboardInterrupt handler: Ctrl-C is what the test sends.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def hftbench(*args: str, env: dict | None = None, **kw) -> subprocess.Popen:
     cmd = [str(HFTBENCH) if HFTBENCH.is_file() else "hftbench", "run", "--quiet", *args]
     return subprocess.Popen(
-        cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or os.environ, **kw
-    )
+        cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or os.environ,
+        preexec_fn=_default_sigint, **kw,
+    )  # fmt: skip
 
 
 def wait_for(predicate, timeout_s: float, what: str) -> None:
