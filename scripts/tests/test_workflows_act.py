@@ -353,7 +353,7 @@ def test_dispatch_good_inputs_publishes_from_main_only_bad_inputs_refused(world)
 
 
 @needs
-def test_a_regressing_push_opens_the_issue_then_two_queued_pushes_are_both_measured_and_published(world):
+def test_regression_issue_opened_and_closed_then_two_queued_pushes_both_published(world):
     slow = world.commit(f"order path: busy-wait ({TEAM} fyi)", delay_us=30)
     r = world.act("push-b", "push", {"after": slow}, slow, "refs/heads/main")
     assert r["jobs"]["main-bench"] == "success" and r["jobs"]["report-regression"] == "success", r["log"]
@@ -362,13 +362,22 @@ def test_a_regressing_push_opens_the_issue_then_two_queued_pushes_are_both_measu
     (issue,) = [i for i in world.api.state()["issues"] if i["state"] == "open"]
     assert "Regression" in issue["body"] and TEAM not in issue["body"] and issue["user"]["login"] == BOT
 
+    # The recovery is measured alone, as the one-slot runner would: closing the issue needs an
+    # improvement, and two main-bench jobs overlapping on 2 cores (below) cost it its power.
     c = world.commit("order path: back to normal")
+    r = world.act("push-c", "push", {"after": c}, c, "refs/heads/main")
+    assert r["jobs"]["main-bench"] == "success" and r["jobs"]["report-regression"] == "success", r["log"]
+    assert r["outputs"]["main-bench"]["regression"] == "false"
+    assert all(i["state"] == "closed" for i in world.api.state()["issues"]), "the recovery closes the issue"
+
     d = world.commit("docs: a typo")
+    e = world.commit("docs: another typo")
     # Started 3 s apart: run ids are UTC seconds, and on GitHub the one-slot runner runs the
     # two main-bench jobs one after the other anyway; here they overlap, and so do their
-    # publish and micro-publish jobs, racing for gh-pages.
+    # publish and micro-publish jobs, racing for gh-pages. Overlap adds noise to both sides of
+    # each interleaved comparison alike, so it raises no false alarm.
     finish = []
-    for n, s in (("c", c), ("d", d)):
+    for n, s in (("d", d), ("e", e)):
         finish.append(world.act(f"push-{n}", "push", {"after": s}, s, "refs/heads/main", background=True))
         time.sleep(3)
     for r in (f() for f in finish):
@@ -378,11 +387,11 @@ def test_a_regressing_push_opens_the_issue_then_two_queued_pushes_are_both_measu
         }, r["log"]
         assert r["outputs"]["main-bench"]["regression"] == "false"
     stored = world.store_commits()
-    assert stored.count(c) == 1 and stored.count(d) == 1 and stored.count(slow) == 1
+    assert [stored.count(x) for x in (slow, c, d, e)] == [1, 1, 1, 1]
     subjects = world.pages("log", "--format=%s", "gh-pages")
-    assert f"history: add rounds of {c[:10]}" in subjects and f"history: add rounds of {d[:10]}" in subjects
+    assert f"history: add rounds of {d[:10]}" in subjects and f"history: add rounds of {e[:10]}" in subjects
     assert TEAM not in subjects
-    assert all(i["state"] == "closed" for i in world.api.state()["issues"]), "the recovery closes the issue"
+    assert not [i for i in world.api.state()["issues"] if i["state"] == "open"], "no issue reopened"
 
 
 @needs
