@@ -3,7 +3,8 @@ than once one more row, `repeat` = "all", with the numbers of its repeats pooled
 spreadsheets and pandas.
 
 Every figure comes from series.py, a cell's as a series of one repeat: the quantiles of the
-histogram, min / mean / stddev / max of it, throughput = ok / duration_s. So the "all" row
+histogram, min / mean / stddev / max of it, the client's throughput_rps (pooled: Σ ok / Σ
+seconds). So the "all" row
 equals report.md's row of that scenario × client (report.md also hides the percentiles the
 samples cannot support; results.csv keeps them).
 """

@@ -246,16 +246,13 @@ def materialize(entries: list[dict[str, Any]], out: Path, suite: str) -> list[Pa
     for entry in entries:
         cells = []
         for res in entry["results"]:
-            rate = float(res.get("throughput_rps") or 0.0)
             doc = {
                 "client": res["client"],
                 "scenario": res["scenario"],
                 "orders": res.get("orders", 0),
                 "ok": res.get("ok", 0),
                 "errors": res.get("errors", 0),
-                "throughput_rps": rate,
-                # The duration that gives back the stored rate (series.py pools Σ ok / Σ duration).
-                "duration_s": res.get("ok", 0) / rate if rate > 0 else 0.0,
+                "throughput_rps": res.get("throughput_rps") or 0.0,
                 "latency_us": {m.key: res.get(m.name) for m in (*metrics.STORE_PERCENTILES, metrics.MAX)},
                 "histogram": {"format": "hdr-v2-deflate-base64", "unit": "ns", "data": res.get("histogram")},
             }
