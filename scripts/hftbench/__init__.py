@@ -16,13 +16,16 @@ One module per stage or subcommand; `cli.py` only parses flags and dispatches.
 - `progress.py`     the progress bar with ETA, or plain lines under CI / --quiet
 - `run.py`          the `run` subcommand: scenario × client loop, files written as they arrive
 - `fingerprint.py`  host fingerprint, git state, tool versions
+- `metrics.py`      the metric vocabulary, declared once: name, key, quantile, label, unit, direction
+- `series.py`       a scenario × client over its repeats: pooled quantiles, Σ ok / Σ duration throughput
 - `samples.py`      which percentiles a sample count supports (pure)
-- `rows.py`         one report row per scenario × client, repeats merged
+- `rows.py`         one report row per scenario × client, its series' numbers
 - `report.py`       `report` subcommand: report.md
 - `plots.py`        PNG plots from the HDR histograms
 - `csvout.py`       results.csv
 - `check_runner.py` `check-runner` subcommand: is this host tuned for benchmarking
-- `stats.py`        the gate's statistics, pure functions (permutation test, expanded bootstrap, Holm, MDE)
+- `stats.py`        the gate's statistics, pure functions (permutation test, expanded bootstrap, Holm)
+- `verdict_rules.py` from the statistics to a verdict: MDE, runs to settle, classify, RegressionCheck
 - `compare_gates.py` bench-config/gates.yaml: gated metrics, thresholds, sample rules
 - `compare_sides.py` one side of a comparison (run folders or the history store)
 - `compare.py`      `compare` subcommand: every series × metric tested, one verdict

@@ -49,7 +49,7 @@ from .errors import UsageError
 from .fsio import write_atomic
 from .plan import Plan, make_plan
 from .run import run_plan
-from .runner import client_binary
+from .runner import link_clients
 from .server import ServerError
 
 DEFAULT_BUILD = (
@@ -100,16 +100,6 @@ def build_server(repo: Path, sha: str, side_dir: Path, build_cmd: str, target_di
     (side_dir / "bin").mkdir(exist_ok=True)
     shutil.copy2(built, side_dir / "bin" / "hft-server")
     return took
-
-
-def link_clients(clients_bin: Path, side_bin: Path, clients: list[str]) -> None:
-    for client in clients:
-        src = client_binary(clients_bin, client)
-        if not os.access(src, os.X_OK):
-            raise UsageError(f"{src} missing: run `make build` in {clients_bin.parent} (ab uses its clients)")
-        dst = client_binary(side_bin, client)
-        if not dst.exists():
-            dst.symlink_to(src.resolve())
 
 
 def remove_worktrees(repo: Path, out: Path) -> None:

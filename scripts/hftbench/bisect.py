@@ -35,8 +35,8 @@ from typing import Any
 
 from . import bisect_steps as bs
 from . import config as config_mod
-from . import paths, verdicts
-from .ab import DEFAULT_BUILD, _git, build_server, link_clients, resolve
+from . import metrics, paths, verdicts
+from .ab import DEFAULT_BUILD, _git, build_server, resolve
 from .compare import compare_sides
 from .compare_gates import Gates, load_gates
 from .compare_sides import load_side
@@ -44,6 +44,7 @@ from .errors import UsageError
 from .fsio import write_atomic
 from .plan import Plan, make_plan
 from .run import run_plan
+from .runner import link_clients
 from .server import ServerError
 
 SIDES = ("good", "cand", "bad")
@@ -141,7 +142,7 @@ def make_bisect(args) -> Bisect:
         raise UsageError(
             f"need 2 <= --repeats ({args.repeats}) <= --max-repeats ({args.max_repeats}) and --step >= 1"
         )
-    series, metric = args.series or "latency-1c/hft", args.metric or "p99_us"
+    series, metric = args.series or "latency-1c/hft", args.metric or metrics.P99.name
     if series.count("/") != 1:
         raise UsageError(f"--series {series!r}: expected scenario/client, e.g. latency-1c/hft")
     root = paths.repo_root()

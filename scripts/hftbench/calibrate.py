@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import config as config_mod
-from . import paths, stats
+from . import metrics, paths, stats
 from .compare import Comparison, compare_sides
 from .compare_gates import Gates, load_gates
 from .compare_sides import load_runs, side_from_runs
@@ -40,6 +40,7 @@ from .results import Run
 from .run import run_plan
 
 KINDS = ("aa", "slow", "stall")
+SHOWN = tuple(m.name for m in (metrics.P50, metrics.P99, metrics.P999))  # the effects calibrate reports
 TITLE = {"aa": "A/A (same build)", "slow": "uniform slowdown", "stall": "tail-only stall"}
 
 
@@ -135,7 +136,7 @@ def analyse(pools: dict[str, list[Run]], gates: Gates, comparisons: int, k: int,
             continue
         c = compare_sides(side_from_runs("aa", aa), side_from_runs(kind, runs), gates)
         effects[kind] = {f"{r.series} {r.metric}": round(r.ratio, 3) for r in c.results
-                         if r.ratio is not None and r.metric in ("p50_us", "p99_us", "p999_us")}  # fmt: skip
+                         if r.ratio is not None and r.metric in SHOWN}  # fmt: skip
     return {"tallies": {kind: _finish(t) for kind, t in tallies.items()}, "effects": effects}
 
 

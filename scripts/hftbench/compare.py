@@ -20,8 +20,9 @@ import numpy as np
 
 from . import drift, paths, stats, verdict_text
 from .compare_gates import Gates, MetricGate, load_gates
-from .compare_sides import Repeat, SeriesKey, Side, is_store, load_side
+from .compare_sides import SeriesKey, Side, is_store, load_side
 from .fsio import write_atomic
+from .series import Repeat, Series
 
 VERDICT_SCHEMA_VERSION = 1
 
@@ -41,7 +42,7 @@ class MetricResult:
     ci: tuple[float, float] | None = None  # bootstrap interval of the ratio (None: not computed)
     p_value: float | None = None  # permutation test over runs, two-sided, uncorrected
     p_adjusted: float | None = None  # Holm over the family (gated or reported-only)
-    base_value: float | None = None  # merged-histogram quantile (us), mean throughput, mean error rate
+    base_value: float | None = None  # pooled quantile (us), pooled throughput (series.py), mean error rate
     head_value: float | None = None
     reason: str | None = None  # why not gated / inconclusive, in words
     # Smallest worse factor this comparison would flag with 80 % power (1.06 = +6 %);
@@ -164,45 +165,7 @@ def compare_sides(base: Side, head: Side, gates: Gates) -> Comparison:
     _correct(out, gates, noise)
     order = {m.name: i for i, m in enumerate(gates.metrics)}
     out.sort(key=lambda r: (order[r.metric], r.scenario, r.client))
-    return Comparison(base, head, gates, out, soak_drift(head, gates))
-
-
-def soak_drift(head: Side, gates: Gates) -> list[drift.DriftResult]:
-    """The drift of every head series whose .hlog is cut into intervals (a soak), its
-    repeats' tenths pooled; Holm over those series; RSS growth from its last repeat."""
-    from .proc_sampler import read_csv
-    from .runner import server_samples_path
-
-    soaks = {}
-    for i, (key, repeats) in enumerate(head.series.items()):
-        per_run = [
-            drift.read_intervals(Path(r.hlog))
-            for r in repeats
-            if r.hlog and drift.untagged_lines(Path(r.hlog)) > 1
-        ]
-        per_run = [iv for iv in per_run if drift.is_soak(iv)]
-        if per_run:
-            soaks[key] = (i, repeats, per_run)
-    # A gate narrowed to other metrics (bisect judges one series x metric) tests no drift.
-    if not soaks or gates.drift_metric not in {g.name for g in gates.metrics}:
-        return []
-    m = gates.metric(gates.drift_metric)
-    tested = []
-    for key, (i, repeats, per_run) in soaks.items():
-        rng = np.random.default_rng([gates.seed, 1_000_003, i])
-        res, noise = drift.drift_result(
-            *key, per_run, m, gated=m.gated, n_perm=gates.permutations, n_boot=gates.bootstrap,
-            confidence=gates.confidence, rng=rng,
-        )  # fmt: skip
-        last = next(r for r in reversed(repeats) if r.hlog)
-        csv_path = server_samples_path(Path(last.hlog).with_suffix(".json"))
-        if csv_path.is_file():
-            growth = drift.rss_growth_in(per_run[-1], read_csv(csv_path))
-            if growth is not None:
-                res.rss_growth_mib_per_h, res.rss_growth_ci = growth.per_hour, (growth.low, growth.high)
-        tested.append((res, noise))
-    drift.decide(tested, m)
-    return [r for r, _ in tested]
+    return Comparison(base, head, gates, out, drift.soak_drift(head, gates))
 
 
 def _enough_splits(gates: Gates, gated_series: int) -> Gates:
@@ -225,6 +188,7 @@ def _series(
     key: SeriesKey, b: list[Repeat], h: list[Repeat], gates: Gates, rng, noise: dict[int, tuple[float, float]]
 ) -> list[MetricResult]:
     with_hist = all(r.histogram and r.ok > 0 for r in (*b, *h))
+    sides = Series(*key, tuple(b)), Series(*key, tuple(h))  # the shown numbers (series.py)
     gated_series = gates.gates_series(*key)
     g = stats.grid([r.histogram for r in b], [r.histogram for r in h]) if with_hist else None
     results = []
@@ -234,9 +198,9 @@ def _series(
         res = MetricResult(*key, m.name, m.gated and gated_series, len(b), len(h), n, m.threshold)
         enough = n >= m.min_samples
         if m.kind == "quantile":
-            spread = _quantile(res, m, g, gates, rng, test=enough)
+            spread = _quantile(res, m, g, sides, gates, rng, test=enough)
         elif m.kind == "throughput":
-            spread = _scalar(res, [r.throughput_rps for r in b], [r.throughput_rps for r in h], gates, rng)
+            spread = _throughput(res, *sides, gates, rng)
         else:
             spread = None
             _errors(res, b, h)
@@ -253,16 +217,22 @@ def _series(
 
 
 def _quantile(
-    res: MetricResult, m: MetricGate, g: stats.Grid | None, gates: Gates, rng, test: bool
+    res: MetricResult,
+    m: MetricGate,
+    g: stats.Grid | None,
+    sides: tuple[Series, Series],
+    gates: Gates,
+    rng,
+    test: bool,
 ) -> tuple[float, float] | None:
-    """Merged quantiles and their ratio; the test and the interval only when `test`.
-    Returns the noise for the MDE: (bootstrap sd of log ratio, the test's smallest p)."""
+    """Pooled quantiles (series.py) and their ratio; the test and the interval (over g's
+    per-run counts) only when `test`. Returns the noise for the MDE: (bootstrap sd of log
+    ratio, the test's smallest p)."""
     if g is None:
         res.verdict, res.reason = stats.NOT_GATED, "a run recorded no latency (every order failed)"
         return None
-    qb = stats.merged_quantile(g.values_ns, g.base, m.quantile)
-    qh = stats.merged_quantile(g.values_ns, g.head, m.quantile)
-    res.base_value, res.head_value, res.ratio = qb / 1000.0, qh / 1000.0, qh / qb
+    qb, qh = (s.quantile_us(m.quantile) for s in sides)
+    res.base_value, res.head_value, res.ratio = qb, qh, qh / qb
     if not test:
         return None
     perm = stats.permutation_quantile_test(g, m.quantile, n_perm=gates.permutations, rng=rng)
@@ -272,10 +242,13 @@ def _quantile(
     return stats.log_sd(reps), perm.smallest_p
 
 
-def _scalar(res: MetricResult, b: list[float], h: list[float], gates: Gates, rng) -> tuple[float, float]:
-    mb, mh = float(np.mean(b)), float(np.mean(h))
+def _throughput(res: MetricResult, base: Series, head: Series, gates: Gates, rng) -> tuple[float, float]:
+    """The shown values and ratio are each side's pooled throughput (series.py); the test and
+    the interval are over the per-run rates (stats.py: runs are the unit of replication)."""
+    mb, mh = base.throughput_rps() or 0.0, head.throughput_rps() or 0.0
     res.base_value, res.head_value = mb, mh
     res.ratio = mh / mb if mb > 0 else None
+    b, h = base.repeat_throughputs(), head.repeat_throughputs()
     perm = stats.permutation_mean_test(b, h, n_perm=gates.permutations, rng=rng)
     res.p_value = perm.p_value
     reps = stats.bootstrap_mean_replicates(b, h, n_boot=gates.bootstrap, rng=rng)

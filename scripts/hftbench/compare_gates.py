@@ -9,23 +9,15 @@ from typing import Any
 
 import yaml
 
+from . import metrics
 from .config import FLOOR
 from .errors import UsageError
 
 GATES_SCHEMA_VERSION = 1
 DEFAULT_GATES = Path(__file__).resolve().parents[2] / "bench-config" / "gates.yaml"
 
-# Metric name -> kind. Quantile metrics need a `quantile`; the others are per-run scalars.
-KNOWN = {
-    "p50_us": "quantile",
-    "p90_us": "quantile",
-    "p95_us": "quantile",
-    "p99_us": "quantile",
-    "p999_us": "quantile",
-    "p9999_us": "quantile",
-    "throughput_rps": "throughput",
-    "errors": "errors",
-}
+# The metrics gates.yaml may test (metrics.py): the percentiles, throughput and the error rate.
+KNOWN = {m.name: m for m in metrics.GATEABLE}
 
 
 @dataclass(frozen=True)
@@ -41,7 +33,7 @@ class MetricGate:
 
     @property
     def lower_is_better(self) -> bool:
-        return self.kind != "throughput"
+        return metrics.BY_NAME[self.name].lower_is_better
 
 
 @dataclass(frozen=True)
@@ -153,10 +145,12 @@ def _metric(name: str, spec: Any, source: str) -> MetricGate:
         raise UsageError(f"{where}: unknown metric; known: {', '.join(KNOWN)}")
     if not isinstance(spec, dict):
         raise UsageError(f"{where}: expected a mapping (threshold, alpha, gated, min_samples, min_repeats)")
-    kind = KNOWN[name]
-    quantile = spec.get("quantile")
-    if kind == "quantile" and (not isinstance(quantile, int | float) or not 0 < quantile < 1):
-        raise UsageError(f"{where}.quantile must be in (0, 1) (got {quantile!r}); e.g. 0.99 for p99_us")
+    known = KNOWN[name]
+    kind, quantile = known.kind, known.quantile
+    # The quantile is the metric's (metrics.py); gates.yaml may state it, but not change it.
+    if "quantile" in spec and spec["quantile"] != quantile:
+        what = f"is the {quantile} quantile; set {quantile}" if quantile is not None else "has no quantile"
+        raise UsageError(f"{where}.quantile is {spec['quantile']!r}, but {name} {what}, or leave it out")
     threshold = _number(spec, "threshold", where)
     if kind == "errors" and not 0 <= threshold < 1:
         raise UsageError(f"{where}.threshold is an error-rate increase in [0, 1) (got {threshold})")

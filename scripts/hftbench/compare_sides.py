@@ -15,20 +15,9 @@ from typing import Any
 
 from . import results
 from .errors import UsageError
+from .series import Repeat
 
 SeriesKey = tuple[str, str]  # (scenario, client)
-
-
-@dataclass(frozen=True)
-class Repeat:
-    """One repeat of one series: what the statistics need, nothing else."""
-
-    run_id: str  # "run_20261122T030000Z" or "run_…#r2" for the 2nd repeat inside a run
-    histogram: str | None  # HdrHistogram V2 deflate base64 (ns); None when no order succeeded
-    ok: int  # latency samples recorded
-    errors: int
-    throughput_rps: float
-    hlog: str | None = None  # the cell's .hlog (run folders only): a soak's intervals, for its drift
 
 
 @dataclass
@@ -61,14 +50,7 @@ def side_from_runs(label: str, runs: list[results.Run]) -> Side:
             hlog = (run.path / cell.file).with_suffix(".hlog") if cell.file else None
             side.add(
                 (cell.scenario, cell.client),
-                Repeat(
-                    rid,
-                    r.histogram_data,
-                    r.ok,
-                    r.errors,
-                    r.throughput_rps,
-                    str(hlog) if hlog is not None and hlog.is_file() else None,
-                ),
+                Repeat.of_result(r, rid, str(hlog) if hlog is not None and hlog.is_file() else None),
             )
     if runs:
         last = runs[-1]
@@ -90,7 +72,7 @@ def side_from_store_runs(label: str, store_runs: list[dict[str, Any]]) -> Side:
         for res in entry.get("results", []):
             side.add(
                 (res["scenario"], res["client"]),
-                Repeat(
+                Repeat.of_rate(
                     entry["run_id"],
                     res.get("histogram"),
                     int(res.get("ok", 0)),

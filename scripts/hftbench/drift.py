@@ -28,14 +28,19 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 from scipy import stats as sps
 
-from . import samples, stats
+from . import metrics, samples, stats
 from .compare_gates import MetricGate
+
+if TYPE_CHECKING:
+    from .compare_gates import Gates
+    from .compare_sides import Side
 
 SHORT_INTERVAL = 0.5  # an interval shorter than this share of the nominal one (the drain) is left out
 TENTH = 0.1
@@ -125,7 +130,9 @@ def interval_rows(intervals: Sequence[Interval]) -> list[IntervalRow]:
         def pct(p: float, h=h, n=n) -> float | None:
             return h.get_value_at_percentile(p) / 1000.0 if n and samples.supports(n, p) else None
 
-        rows.append(IntervalRow(i.start_s - t0, i.length_s, n, pct(50.0), pct(99.0), pct(99.9)))
+        rows.append(
+            IntervalRow(i.start_s - t0, i.length_s, n, *(pct(m.percent) for m in metrics.SOAK_PERCENTILES))
+        )
     return rows
 
 
@@ -286,3 +293,39 @@ def rss_growth_mib_per_h(t_s: Sequence[float], rss_kib: Sequence[float]) -> Grow
     if not all(math.isfinite(x) for x in (res.slope, res.low_slope, res.high_slope)):
         return None
     return Growth(float(res.slope), float(res.low_slope), float(res.high_slope))
+
+
+def soak_drift(head: Side, gates: Gates) -> list[DriftResult]:
+    """The drift of every head series whose .hlog is cut into intervals (a soak), its
+    repeats' tenths pooled; Holm over those series; RSS growth from its last repeat."""
+    from .proc_sampler import read_csv
+    from .runner import server_samples_path
+
+    soaks = {}
+    for i, (key, repeats) in enumerate(head.series.items()):
+        per_run = [
+            read_intervals(Path(r.hlog)) for r in repeats if r.hlog and untagged_lines(Path(r.hlog)) > 1
+        ]
+        per_run = [iv for iv in per_run if is_soak(iv)]
+        if per_run:
+            soaks[key] = (i, repeats, per_run)
+    # A gate narrowed to other metrics (bisect judges one series x metric) tests no drift.
+    if not soaks or gates.drift_metric not in {g.name for g in gates.metrics}:
+        return []
+    m = gates.metric(gates.drift_metric)
+    tested = []
+    for key, (i, repeats, per_run) in soaks.items():
+        rng = np.random.default_rng([gates.seed, 1_000_003, i])
+        res, noise = drift_result(
+            *key, per_run, m, gated=m.gated, n_perm=gates.permutations, n_boot=gates.bootstrap,
+            confidence=gates.confidence, rng=rng,
+        )  # fmt: skip
+        last = next(r for r in reversed(repeats) if r.hlog)
+        csv_path = server_samples_path(Path(last.hlog).with_suffix(".json"))
+        if csv_path.is_file():
+            growth = rss_growth_in(per_run[-1], read_csv(csv_path))
+            if growth is not None:
+                res.rss_growth_mib_per_h, res.rss_growth_ci = growth.per_hour, (growth.low, growth.high)
+        tested.append((res, noise))
+    decide(tested, m)
+    return [r for r, _ in tested]

@@ -6,8 +6,9 @@ Two files, because the action takes one `tool` per file:
 
 Each is a list of {"name", "unit", "value", "range"?, "extra"}. A percentile is exported only
 when every repeat recorded enough samples to state it (samples.py's display rule), so the
-action never charts P99.9 of a thousand orders. Repeats of a run are merged (histograms) or
-averaged (throughput, with the spread as `range`).
+action never charts P99.9 of a thousand orders. Repeats of a run are pooled as everywhere else
+(series.py: the pooled histogram's quantiles, Σ ok / Σ duration), with the repeats' spread of
+throughput as `range`.
 """
 
 from __future__ import annotations
@@ -18,47 +19,44 @@ from typing import Any
 
 import numpy as np
 
-from . import results, samples
+from . import metrics, results, samples
 from .errors import UsageError
 from .fsio import write_atomic
-from .stats import decode
-
-PERCENTILES = ((50.0, "P50"), (90.0, "P90"), (99.0, "P99"), (99.9, "P99.9"))
+from .series import Series
 
 
 def export(run: results.Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(latency entries, throughput entries) for one run folder."""
-    series: dict[tuple[str, str], list[results.ClientResult]] = {}
+    """(latency entries, throughput entries) for one run folder, from its series (series.py)."""
+    cells: dict[tuple[str, str], list[results.Cell]] = {}
     for cell in run.cells:
         if cell.ok and cell.result is not None and cell.result.histogram_data and cell.result.ok > 0:
-            series.setdefault((cell.scenario, cell.client), []).append(cell.result)
+            cells.setdefault((cell.scenario, cell.client), []).append(cell)
     latency, throughput = [], []
-    for (scenario, client), res in series.items():
-        hist = decode(res[0].histogram_data)
-        for r in res[1:]:
-            hist.add(decode(r.histogram_data))
-        fewest = min(r.ok for r in res)
+    for (scenario, client), chosen in cells.items():
+        series = Series.of_cells(chosen)
+        fewest = series.fewest_samples
         commit = (run.git.get("commit") or "?")[:10]
-        extra = f"{len(res)} repeat(s), {fewest:,} samples per repeat, commit {commit}"
-        for pct, label in PERCENTILES:
-            if not samples.supports(fewest, pct):
+        extra = f"{len(series.repeats)} repeat(s), {fewest:,} samples per repeat, commit {commit}"
+        for m in metrics.STORE_PERCENTILES:
+            value = series.quantile_us(m.quantile)
+            if value is None or not samples.supports(fewest, m.percent):
                 continue
             latency.append(
                 {
-                    "name": f"{scenario}/{client} {label}",
+                    "name": f"{scenario}/{client} {m.label}",
                     "unit": "us",
-                    "value": round(hist.get_value_at_percentile(pct) / 1000.0, 3),
+                    "value": round(value, 3),
                     "extra": extra,
                 }
             )
-        rps = np.array([r.throughput_rps for r in res])
         entry = {
             "name": f"{scenario}/{client} throughput",
             "unit": "orders/s",
-            "value": round(float(rps.mean()), 1),
+            "value": round(series.throughput_rps() or 0.0, 1),
         }
-        if len(rps) > 1:
-            entry["range"] = f"± {float(rps.std(ddof=1)):.1f}"
+        rates = np.array(series.repeat_throughputs())
+        if len(rates) > 1:
+            entry["range"] = f"± {float(rates.std(ddof=1)):.1f}"  # the repeats' spread
         throughput.append({**entry, "extra": extra})
     return latency, throughput
 

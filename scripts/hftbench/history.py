@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from . import history_store as hs
-from . import results
+from . import metrics, results
 from .changepoints import e_divisive
 from .errors import UsageError
 
-CHANGEPOINT_METRICS = ("p50_us", "p99_us", "p999_us", "throughput_rps")
+CHANGEPOINT_METRICS = tuple(m.name for m in (metrics.P50, metrics.P99, metrics.P999, metrics.THROUGHPUT_RPS))
 
 
 def compute_changepoints(

@@ -11,10 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from . import results
+from . import metrics, results
 from .fingerprint import runner_id
+from .series import Series
 
-SPREAD_METRICS = {"p50_us": 0.50, "p99_us": 0.99}  # the dashboard's noise bands
+SPREAD_METRICS = (metrics.P50, metrics.P99)  # the dashboard's noise bands
 
 
 def run_entry(run: results.Run | list[results.Run], verdict: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -64,48 +65,38 @@ def run_entry(run: results.Run | list[results.Run], verdict: dict[str, Any] | No
 def _series_entry(
     scenario: str, client: str, rounds: list[list[results.ClientResult]], stats
 ) -> dict[str, Any]:
-    encoded = []
-    for res in rounds:  # one round = one run's repeats of this series, merged
-        hist = None
-        for r in res:
-            if r.histogram_data:
-                h = stats.decode(r.histogram_data)
-                hist = h if hist is None else (hist.add(h) or hist)
-        if hist is not None:
-            encoded.append(hist.encode().decode())
-    flat = [r for res in rounds for r in res]
-    ok, errors = sum(r.ok for r in flat), sum(r.errors for r in flat)
-    duration = sum(r.duration_s for r in flat)
+    """The pooled numbers of every repeat of every round (series.py), and the run-level
+    spread of the rounds (one round = one run's repeats of this series, merged)."""
+    pooled = Series.of_results(scenario, client, [r for res in rounds for r in res])
     entry: dict[str, Any] = {
         "scenario": scenario,
         "client": client,
-        "orders": sum(r.orders for r in flat),
-        "ok": ok,
-        "errors": errors,
+        "orders": sum(r.orders for res in rounds for r in res),
+        "ok": pooled.samples,
+        "errors": pooled.errors,
         "rounds": len(rounds),
     }
-    if encoded:
-        g = stats.grid(encoded, [])
-        merged = g.base.sum(axis=0)
-
-        def q(quantile: float) -> float:
-            return round(float(stats.quantile_rows(g.values_ns, merged, quantile)[0]) / 1000.0, 3)
-
-        entry.update(p50_us=q(0.5), p90_us=q(0.9), p99_us=q(0.99), p999_us=q(0.999))
-        entry["max_us"] = round(float(g.values_ns[np.flatnonzero(merged)[-1]]) / 1000.0, 3)
+    counts = pooled.pooled_counts()
+    if counts is not None:
+        values_ns, merged = counts
+        entry.update({m.name: round(pooled.quantile_us(m.quantile), 3) for m in metrics.STORE_PERCENTILES})
+        entry["max_us"] = round(float(values_ns[np.flatnonzero(merged)[-1]]) / 1000.0, 3)
+        per_round = [Series.of_results(scenario, client, res).merged_histogram() for res in rounds]
+        encoded = [h.encode().decode() for h in per_round if h is not None]
         if len(encoded) >= 2:
+            g = stats.grid(encoded, [])
             rng = np.random.default_rng(len(encoded))
             entry["spread"] = {
-                name: [
+                m.name: [
                     round(x / 1000.0, 3)
-                    for x in stats.bootstrap_quantile(g.values_ns, g.base, quantile, rng=rng)
+                    for x in stats.bootstrap_quantile(g.values_ns, g.base, m.quantile, rng=rng)
                 ]
-                for name, quantile in SPREAD_METRICS.items()
+                for m in SPREAD_METRICS
             }
-        entry["histogram"] = encode_counts(g.values_ns, merged, stats)
+        entry["histogram"] = encode_counts(values_ns, merged, stats)
     else:
-        entry.update(p50_us=None, p90_us=None, p99_us=None, p999_us=None, max_us=None, histogram=None)
-    entry["throughput_rps"] = round(ok / duration, 1) if duration > 0 else 0.0
+        entry.update({m.name: None for m in (*metrics.STORE_PERCENTILES, metrics.MAX)}, histogram=None)
+    entry["throughput_rps"] = round(pooled.throughput_rps() or 0.0, 1)
     return entry
 
 

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import history_entry, results
+from . import history_entry, metrics, results
 from .fingerprint import runner_id, stable_fields, tuned
 from .fsio import write_atomic
 
@@ -253,9 +253,7 @@ def materialize(entries: list[dict[str, Any]], out: Path, suite: str) -> list[Pa
                 "ok": res.get("ok", 0),
                 "errors": res.get("errors", 0),
                 "throughput_rps": res.get("throughput_rps") or 0.0,
-                "latency_us": {
-                    k[:-3]: res.get(k) for k in ("p50_us", "p90_us", "p99_us", "p999_us", "max_us")
-                },
+                "latency_us": {m.key: res.get(m.name) for m in (*metrics.STORE_PERCENTILES, metrics.MAX)},
                 "histogram": {"format": "hdr-v2-deflate-base64", "unit": "ns", "data": res.get("histogram")},
             }
             cells.append(

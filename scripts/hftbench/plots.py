@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator  # noqa: E402
 
-from . import samples  # noqa: E402
+from . import metrics, samples  # noqa: E402
 from .config import FLOOR  # noqa: E402
 from .fsio import write_atomic  # noqa: E402
 from .results import Run  # noqa: E402
@@ -43,13 +43,9 @@ def _x(pct: np.ndarray | float) -> np.ndarray | float:
 
 
 def _percentile_curve(row: Row) -> tuple[np.ndarray, np.ndarray] | None:
-    hists = [c.result.histogram() for c in row.cells if c.ok and c.result is not None and c.result.ok > 0]
-    hists = [h for h in hists if h is not None]
-    if not hists:
+    merged = row.series.merged_histogram() if row.series is not None else None  # as the table's numbers
+    if merged is None:
         return None
-    merged = hists[0]
-    for h in hists[1:]:
-        merged.add(h)
     n = merged.get_total_count()
     # Percentiles with at least DISPLAY_MIN_BEYOND samples beyond them.
     top = 100.0 * (1.0 - samples.DISPLAY_MIN_BEYOND / n) if n > samples.DISPLAY_MIN_BEYOND else 0.0
@@ -109,7 +105,10 @@ def plot_clients(by_scenario: dict[str, list[Row]], path: Path) -> Path | None:
     for ax, scenario in zip(axes[:, 0], scenarios, strict=True):
         rows = [r for r in by_scenario[scenario] if r.has_numbers]
         x = np.arange(len(rows))
-        for offset, key, label in ((-0.2, "p50", "P50"), (0.2, "p99", "P99")):
+        for offset, key, label in (
+            (-0.2, metrics.P50.key, metrics.P50.label),
+            (0.2, metrics.P99.key, metrics.P99.label),
+        ):
             vals = [r.percentile(key) or np.nan for r in rows]
             bars = ax.bar(x + offset, vals, width=0.38, label=label)
             for bar, row in zip(bars, rows, strict=True):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,11 +198,16 @@ def summary(
 # -- the profiled rounds (ab calls this after its counted rounds) -------------------------------
 
 
+def say(msg: str) -> None:
+    """A line of `hftbench ab`'s progress (profile runs inside ab)."""
+    print(f"hftbench ab: {msg}", file=sys.stderr, flush=True)
+
+
 def profile_sides(job, counted_p50_us: dict[str, list[float]]) -> dict[str, Any]:
     """One profiled round per side, after the counted ones; the `profile` object, or
     {"skipped": why} when this machine cannot profile or a tool failed (the verdict stands)."""
-    from .ab import link_clients, say
     from .run import run_plan
+    from .runner import link_clients
 
     why = unavailable(job.root)
     if why:

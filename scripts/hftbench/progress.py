@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+from .metrics import fmt_us
 from .results import Cell
-from .rows import fmt_us
 
 
 def interactive() -> bool:

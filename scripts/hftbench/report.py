@@ -7,16 +7,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import report_net, samples
+from . import metrics, report_net, samples
 from .config import FLOOR
 from .csvout import write_csv
 from .errors import UsageError
 from .fsio import write_atomic
+from .metrics import fmt_rate, fmt_us
 from .results import Run, load_run, previous_run
-from .rows import OPEN_LOOP_KEEP_UP, Row, fmt_rate, fmt_us, judge, rows_of
+from .rows import OPEN_LOOP_KEEP_UP, Row, judge, rows_of
 
-COLUMNS = ("p50", "p90", "p99", "p999")
-LABELS = {"p50": "P50", "p90": "P90", "p95": "P95", "p99": "P99", "p999": "P99.9", "p9999": "P99.99"}
+COLUMNS = tuple(m.key for m in metrics.REPORT_COLUMNS)  # "p50", "p90", "p99", "p999"
 
 
 def _scenario_line(run: Run, name: str) -> str:
@@ -49,7 +49,7 @@ def _targets_line(targets: dict[str, float]) -> str:
                 f"(open loop: > {OPEN_LOOP_KEEP_UP:.0%} of the offered rate)"
             )
         else:
-            parts.append(f"{LABELS.get(key[:-3], key[:-3].upper())} < {fmt_us(bound)}")
+            parts.append(f"{metrics.label(key)} < {fmt_us(bound)}")
     return ", ".join(parts)
 
 
@@ -70,7 +70,7 @@ def scenario_table(
     """targets_apply False: a network scenario, where seed 000's loopback targets do not apply."""
     open_loop = any(r.mode == "open" for r in rows)
     show_floor = floor is not None and floor.percentile("p50") is not None
-    head = ["client", "orders/s", *(LABELS[k] for k in COLUMNS), "max", "jitter (σ)"]
+    head = ["client", "orders/s", *(metrics.label(k) for k in COLUMNS), "max", "jitter (σ)"]
     head += ["P99 uncorrected"] * open_loop + ["P50 ÷ floor"] * show_floor + ["status"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     targets = {} if reference or not targets_apply else run.targets
@@ -252,7 +252,9 @@ def render(
         "result that does not validate against the schema, or any failed order. The floor is a raw "
         "loopback TCP ping-pong (bin/hft-floor): no HTTP, no JSON, no matching engine."
         + (f" Each cell ran {run.repeats} times, clients rotated between repeats; percentiles "
-           "come from the merged histograms, throughput is the median." if run.repeats > 1 else ""),
+           "come from the pooled histograms, throughput is all successful orders over all measured "
+           "seconds (as in results.csv's \"all\" rows, the GAB export, the history and the gate)."
+           if run.repeats > 1 else ""),
     ]  # fmt: skip
     out += [
         "",

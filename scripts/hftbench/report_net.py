@@ -12,10 +12,12 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from . import metrics
 from .config import FLOOR
+from .metrics import fmt_us
 from .netpath import round_trip_added_us
 from .results import Run
-from .rows import Row, fmt_us
+from .rows import Row
 
 
 def is_network(run: Run, scenario: str) -> bool:
@@ -76,14 +78,21 @@ def network_table(
                     "",
                 ]
                 break
-    head = ["client", "P50", "P99", "P99.9", "link added (P50)", "P50 − floor − link", "P50 ÷ (floor + link)"]
+    shown = (metrics.P50, metrics.P99, metrics.P999)
+    head = [
+        "client",
+        *(m.label for m in shown),
+        "link added (P50)",
+        "P50 − floor − link",
+        "P50 ÷ (floor + link)",
+    ]
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         if row.client == FLOOR or not row.has_numbers:
             continue
         p50 = row.percentile("p50")
         link = _added_rtt(run, scenario, row.client)
-        cells = [row.client, fmt_us(p50), fmt_us(row.percentile("p99")), fmt_us(row.percentile("p999"))]
+        cells = [row.client, *(fmt_us(row.percentile(m.key)) for m in shown)]
         cells.append(fmt_us(link) if link is not None else "0 (no emulator)")
         if p50 is not None and floor_p50 is not None:
             expected = floor_p50 + (link or 0.0)

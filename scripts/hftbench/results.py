@@ -52,10 +52,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import metrics
 from .fsio import write_atomic
 
 RESULTS_SCHEMA_VERSION = 1
-PERCENTILE_KEYS = ("p50", "p90", "p95", "p99", "p999", "p9999")
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class Latency:
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> Latency:
         d = d or {}
-        return cls(**{f"{k}_us": d.get(k) for k in ("min", "mean", "stddev", "max", *PERCENTILE_KEYS)})
+        return cls(**{m.name: d.get(m.key) for m in metrics.LATENCY_US})
 
     def get(self, key: str) -> float | None:
         """Value by the JSON key ("p99") or the field name ("p99_us")."""

@@ -1,20 +1,20 @@
-"""One report row per scenario × client: repeats merged, percentiles checked against the
-sample rules, status against the targets. Pure functions; report.py and csvout.py render them."""
+"""One report row per scenario × client: repeats pooled (series.py), percentiles checked
+against the sample rules, status against the targets. Pure functions; report.py, csvout.py
+and plots.py render them."""
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, field
 
-from . import samples
+from . import metrics, samples
+from .metrics import fmt_rate, fmt_us
 from .results import Cell, Run
-
-LATENCY_KEYS = ("p50", "p90", "p95", "p99", "p999", "p9999")
+from .series import Series
 
 
 @dataclass
 class Row:
-    """The figures of one scenario × client, merged over its repeats."""
+    """The figures of one scenario × client, pooled over its repeats (series.py)."""
 
     scenario: str
     client: str
@@ -22,7 +22,7 @@ class Row:
     ok: bool  # every repeat ok
     reasons: list[str]  # why repeats failed
     samples: int = 0  # successful measured orders, all repeats
-    throughput_rps: float | None = None  # median over repeats
+    throughput_rps: float | None = None  # Σ ok / Σ duration over the repeats
     mean_us: float | None = None
     stddev_us: float | None = None  # jitter
     min_us: float | None = None
@@ -31,6 +31,7 @@ class Row:
     uncorrected_p99_us: float | None = None  # open loop
     mode: str = "closed"
     target_rate_rps: float | None = None  # open loop: the offered rate
+    series: Series | None = None  # the repeats with a result (ok or not); None when none wrote one
 
     @property
     def has_numbers(self) -> bool:
@@ -44,32 +45,10 @@ class Row:
         return samples.shortfall(self.samples, key)
 
 
-def _from_histograms(cells: list[Cell]) -> dict[str, float | None] | None:
-    """mean/stddev/min/max/percentiles (µs) of the merged HDR histograms, None if any is missing."""
-    hists = [c.result.histogram() for c in cells if c.result is not None]
-    if not hists or any(h is None for h in hists):
-        return None
-    merged = hists[0]
-    for h in hists[1:]:
-        merged.add(h)
-    if merged.get_total_count() == 0:
-        return None
-    out: dict[str, float | None] = {
-        "mean": merged.get_mean_value() / 1000,
-        "stddev": merged.get_stddev() / 1000,
-        "min": merged.get_min_value() / 1000,
-        "max": merged.get_max_value() / 1000,
-    }
-    by_pct = merged.get_percentile_to_value_dict(list(samples.PERCENTILES.values()))
-    for key in LATENCY_KEYS:
-        out[key] = by_pct[samples.PERCENTILES[key]] / 1000
-    return out
-
-
 def make_row(cells: list[Cell]) -> Row:
-    """Merge the repeats of one scenario × client (cells with a result count, ok or not)."""
+    """Pool the repeats of one scenario × client (cells with a result count, ok or not: a ❌
+    row still shows what was measured)."""
     first = cells[0]
-    with_result = [c for c in cells if c.result is not None and c.result.ok > 0]
     row = Row(
         scenario=first.scenario,
         client=first.client,
@@ -77,28 +56,25 @@ def make_row(cells: list[Cell]) -> Row:
         ok=all(c.ok for c in cells),
         reasons=[c.reason for c in cells if c.reason],
     )
-    if not with_result:
+    results = [c.result for c in cells if c.result is not None]
+    if not results or not any(r.ok > 0 for r in results):
         return row
-    results = [c.result for c in with_result if c.result is not None]
+    series = Series.of_cells(cells, ok_only=False)
+    row.series = series
     row.mode = results[0].mode
     row.target_rate_rps = results[0].target_rate_rps
-    row.samples = sum(r.samples for r in results)
-    row.throughput_rps = statistics.median(r.throughput_rps for r in results)
-    if len(with_result) == 1:
-        lat = results[0].latency
-        figures = {k: lat.get(k) for k in ("mean", "stddev", "min", "max", *LATENCY_KEYS)}
-    else:
-        figures = _from_histograms(with_result) or {
-            k: statistics.median(v for r in results if (v := r.latency.get(k)) is not None)
-            for k in ("mean", "stddev", "min", "max", *LATENCY_KEYS)
-        }
-    row.mean_us, row.stddev_us = figures["mean"], figures["stddev"]
-    row.min_us, row.max_us = figures["min"], figures["max"]
-    for key in LATENCY_KEYS:
-        row.pct_us[key] = figures[key] if samples.supports(row.samples, samples.PERCENTILES[key]) else None
-    unc = [r.uncorrected_latency.p99_us for r in results if r.uncorrected_latency is not None]
-    if unc and all(u is not None for u in unc) and samples.supports(row.samples, 99.0):
-        row.uncorrected_p99_us = statistics.median(unc)
+    row.samples = series.samples
+    row.throughput_rps = series.throughput_rps()
+    merged = series.merged_histogram()
+    if merged is not None:
+        row.mean_us, row.stddev_us = merged.get_mean_value() / 1000, merged.get_stddev() / 1000
+        row.min_us, row.max_us = merged.get_min_value() / 1000, merged.get_max_value() / 1000
+    for m in metrics.PERCENTILES:
+        shown = samples.supports(row.samples, m.percent)
+        row.pct_us[m.key] = series.quantile_us(m.quantile) if shown else None
+    if all(r.uncorrected_histogram_data for r in results if r.ok > 0) and samples.supports(row.samples, 99.0):
+        unc = Series.of_cells(cells, ok_only=False, uncorrected=True)
+        row.uncorrected_p99_us = unc.quantile_us(metrics.P99.quantile)
     return row
 
 
@@ -113,25 +89,12 @@ def rows_of(run: Run) -> dict[str, list[Row]]:
     return out
 
 
-# Target key -> (row figure, upper bound?): latencies must stay below, throughput above.
-TARGETS = {
-    "p50_us": ("p50", True),
-    "p90_us": ("p90", True),
-    "p95_us": ("p95", True),
-    "p99_us": ("p99", True),
-    "p999_us": ("p999", True),
-    "p9999_us": ("p9999", True),
-    "max_us": ("max", True),
-    "throughput_rps": ("throughput", False),
-}
-
-
-def _figure(row: Row, name: str) -> float | None:
-    if name == "throughput":
+def _figure(row: Row, m: metrics.Metric) -> float | None:
+    if m is metrics.THROUGHPUT_RPS:
         return row.throughput_rps
-    if name == "max":
+    if m is metrics.MAX:
         return row.max_us
-    return row.percentile(name)
+    return row.percentile(m.key)
 
 
 OPEN_LOOP_KEEP_UP = 0.95  # open loop passes on throughput when it delivers 95 % of the offered rate
@@ -144,35 +107,23 @@ def judge(row: Row, targets: dict[str, float]) -> tuple[bool, list[str]]:
     if not row.ok:
         return False, row.reasons or ["failed"]
     passed, notes, unjudged = True, [], []
-    for key, bound in targets.items():
-        if key not in TARGETS:
+    allowed = {m.name: m for m in metrics.TARGETS}
+    for name, bound in targets.items():
+        m = allowed.get(name)
+        if m is None:
             continue
-        name, upper = TARGETS[key]
-        if name == "throughput" and row.mode == "open" and row.target_rate_rps:
+        throughput = m is metrics.THROUGHPUT_RPS
+        if throughput and row.mode == "open" and row.target_rate_rps:
             bound = OPEN_LOOP_KEEP_UP * row.target_rate_rps
-        value = _figure(row, name)
+        value = _figure(row, m)
         if value is None:
-            if name in samples.PERCENTILES:
-                unjudged.append(f"{name.upper()} not judged ({row.shortfall(name)})")
+            if m.kind == metrics.QUANTILE:
+                unjudged.append(f"{m.label} not judged ({row.shortfall(m.key)})")
             continue
-        if (upper and value >= bound) or (not upper and value <= bound):
+        if (m.lower_is_better and value >= bound) or (not m.lower_is_better and value <= bound):
             passed = False
-            if name == "throughput":
+            if throughput:
                 notes.append(f"throughput {fmt_rate(value)} ≤ {fmt_rate(bound)} orders/s")
             else:
-                notes.append(f"{name.upper()} {fmt_us(value)} ≥ {fmt_us(bound)}")
+                notes.append(f"{m.label} {fmt_us(value)} ≥ {fmt_us(bound)}")
     return passed, notes + unjudged
-
-
-def fmt_us(value: float | None) -> str:
-    """123 µs, 1.23 ms, 12.3 ms; '–' for None."""
-    if value is None:
-        return "–"
-    if value >= 1000:
-        ms = value / 1000
-        return f"{ms:.2f} ms" if ms < 10 else f"{ms:.1f} ms" if ms < 100 else f"{ms:,.0f} ms"
-    return f"{value:.1f} µs" if value < 100 else f"{value:,.0f} µs"
-
-
-def fmt_rate(value: float | None) -> str:
-    return "–" if value is None else f"{value:,.0f}"

@@ -43,6 +43,20 @@ def client_binary(bins_dir: Path, client: str) -> Path:
     return Path(bins_dir) / ("hft-floor" if client == FLOOR else f"client-{client}")
 
 
+def link_clients(clients_bin: Path, side_bin: Path, clients: list[str]) -> None:
+    """Symlink the clients of `clients_bin` into a side's bin/ (ab, bisect: one build of the
+    clients, a server per commit)."""
+    from .errors import UsageError
+
+    for client in clients:
+        src = client_binary(clients_bin, client)
+        if not os.access(src, os.X_OK):
+            raise UsageError(f"{src} missing: run `make build` in {clients_bin.parent} (ab uses its clients)")
+        dst = client_binary(side_bin, client)
+        if not dst.exists():
+            dst.symlink_to(src.resolve())
+
+
 def available_clients(bins_dir: Path, wanted: tuple[str, ...] | list[str] = CLIENTS) -> list[str]:
     return [c for c in wanted if os.access(client_binary(bins_dir, c), os.X_OK)]
 

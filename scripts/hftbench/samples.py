@@ -15,18 +15,10 @@ from __future__ import annotations
 
 import math
 
+from . import metrics
+
 DISPLAY_MIN_BEYOND = 10
 GATE_MIN_BEYOND = 100
-
-# JSON key of a percentile in latency_us -> the percentile in percent.
-PERCENTILES: dict[str, float] = {
-    "p50": 50.0,
-    "p90": 90.0,
-    "p95": 95.0,
-    "p99": 99.0,
-    "p999": 99.9,
-    "p9999": 99.99,
-}
 
 
 def samples_beyond(samples: int, percentile: float) -> float:
@@ -51,12 +43,12 @@ def supports(samples: int, percentile: float, min_beyond: int = DISPLAY_MIN_BEYO
 
 def supported_keys(samples: int, min_beyond: int = DISPLAY_MIN_BEYOND) -> list[str]:
     """The latency_us percentile keys ("p50", …) that `samples` support."""
-    return [key for key, pct in PERCENTILES.items() if supports(samples, pct, min_beyond)]
+    return [m.key for m in metrics.PERCENTILES if supports(samples, m.percent, min_beyond)]
 
 
 def shortfall(samples: int, key: str, min_beyond: int = DISPLAY_MIN_BEYOND) -> str | None:
     """None when the percentile `key` is supported, else the reason in words."""
-    need = min_samples(PERCENTILES[key], min_beyond)
+    need = min_samples(metrics.get(key).percent, min_beyond)
     if samples >= need:
         return None
     return f"needs ≥ {need:,} samples, has {samples:,}"

@@ -17,11 +17,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from . import drift  # noqa: E402
+from . import drift, metrics  # noqa: E402
 from .plots import _log_y  # noqa: E402
 from .soak_report import SoakAnalysis  # noqa: E402
 
-LINES = (("p50_us", "P50"), ("p99_us", "P99"), ("p999_us", "P99.9"))
+LINES = tuple((m.name, m.label) for m in metrics.SOAK_PERCENTILES)
 
 
 def plot_latency(a: SoakAnalysis, path: Path) -> Path | None:

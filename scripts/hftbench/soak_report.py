@@ -15,14 +15,16 @@ from pathlib import Path
 
 import numpy as np
 
-from . import drift, samples, stats
+from . import drift, metrics, samples, stats
 from .compare_gates import Gates
+from .metrics import fmt_us
 from .proc_sampler import Sample, read_csv
 from .results import Run
-from .rows import fmt_us
 from .runner import server_samples_path
 
 PERIODS = 10  # the table's rows: tenths, the drift test's unit of comparison
+
+LATENCY_HEAD = " | ".join(m.label for m in metrics.SOAK_PERCENTILES)  # "P50 | P99 | P99.9"
 
 
 @dataclass
@@ -138,9 +140,7 @@ def period_rows(a: SoakAnalysis, periods: int = PERIODS) -> list[PeriodRow]:
                 hi - t0,
                 n,
                 n / span if span else 0.0,
-                pct(50.0),
-                pct(99.0),
-                pct(99.9),
+                *(pct(m.percent) for m in metrics.SOAK_PERCENTILES),
                 float(np.mean([s.rss_kib for s in near])) / 1024 if near else None,
                 float(np.mean(cpu)) if cpu else None,
                 float(np.mean([s.connections for s in near])) if near else None,
@@ -193,7 +193,7 @@ def markdown(analyses: list[SoakAnalysis], plots: dict[str, list[Path]] | None =
         rows = period_rows(a)
         out += ["", f"### {a.label}", ""]
         out += [
-            "| time | orders | orders/s | P50 | P99 | P99.9 | server RSS MiB | server CPU % | connections |",
+            f"| time | orders | orders/s | {LATENCY_HEAD} | server RSS MiB | server CPU % | connections |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         digits = 1 if rows and rows[-1].end_s < 100 else 0  # a short soak's tenths are seconds long
@@ -228,7 +228,7 @@ def markdown(analyses: list[SoakAnalysis], plots: dict[str, list[Path]] | None =
                 f"({spread:.1f} % spread)"
             )
         out += ["", f"<details><summary>All {len(a.intervals)} intervals</summary>", ""]
-        out += ["| start | length | orders | P50 | P99 | P99.9 |", "|---:|---:|---:|---:|---:|---:|"]
+        out += [f"| start | length | orders | {LATENCY_HEAD} |", "|---:|---:|---:|---:|---:|---:|"]
         for r in drift.interval_rows(a.intervals):
             out.append(
                 f"| {r.start_s:,.1f} s | {r.length_s:.2f} s | {r.count:,} | {fmt_us(r.p50_us)} | "

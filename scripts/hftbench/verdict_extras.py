@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import bisect_steps as bs
+from . import metrics
 
 
 def _esc(text: str) -> str:
@@ -20,9 +21,7 @@ def _pct(x: float | None) -> str:
 def bisect_headline(doc: dict[str, Any]) -> str:
     """'First bad commit: 1a2b3c4d5e "subject" (P99 +23.0%, 95% interval +18.1% … +27.9%)'
     or 'Between 1a2b… and 3c4d…: reason'."""
-    from .verdict_text import LABEL
-
-    metric = LABEL.get(doc.get("metric", ""), doc.get("metric", ""))
+    metric = metrics.label(doc.get("metric", ""))
     if doc["status"] == bs.CULPRIT and doc.get("culprit"):
         c = doc["culprit"]
         eff = doc.get("effect") or {}

@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from . import verdict_extras, verdicts
+from . import metrics, verdict_extras, verdicts
 from .errors import UsageError
 from .fsio import write_atomic
 
@@ -37,16 +37,6 @@ HEADLINE = {
     verdicts.INCONCLUSIVE: "🟡 Inconclusive",
     verdicts.IMPROVEMENT: "✅ Improvement",
     verdicts.NO_CHANGE: "✅ No change",
-}
-LABEL = {
-    "p50_us": "P50",
-    "p90_us": "P90",
-    "p95_us": "P95",
-    "p99_us": "P99",
-    "p999_us": "P99.9",
-    "p9999_us": "P99.99",
-    "throughput_rps": "throughput",
-    "errors": "error rate",
 }
 RANK = {verdicts.REGRESSION: 0, verdicts.INCONCLUSIVE: 1, verdicts.IMPROVEMENT: 2, verdicts.NO_CHANGE: 3}
 
@@ -124,7 +114,8 @@ def _verdict_cell(r: dict[str, Any]) -> str:
 def _row(r: dict[str, Any]) -> str:
     icon = ICON[r["verdict"]] if r["gated"] else ICON[verdicts.NOT_GATED]
     return (
-        f"| {icon} | {_series(r)} | {LABEL[r['metric']]} | {value(r['metric'], r.get('base_value'))} | "
+        f"| {icon} | {_series(r)} | {metrics.label(r['metric'])} | "
+        f"{value(r['metric'], r.get('base_value'))} | "
         f"{value(r['metric'], r.get('head_value'))} | {change(r)} | {interval(r)} | {detectable(r)} | "
         f"{_verdict_cell(r)} |"
     )
@@ -181,10 +172,10 @@ def headline(doc: dict[str, Any]) -> str:
     hit = [r for r in rows if r["verdict"] == status]
     drifted = [r for r in doc.get("drift") or [] if r["gated"] and r["verdict"] == status]
     if status in (verdicts.REGRESSION, verdicts.IMPROVEMENT) and (hit or errors or drifted):
-        parts = [f"{_series(r)} {LABEL[r['metric']]} {change(r).split(' ', 1)[-1]}" for r in hit]
+        parts = [f"{_series(r)} {metrics.label(r['metric'])} {change(r).split(' ', 1)[-1]}" for r in hit]
         parts += [f"{_series(r)} error rate {change(r)}" for r in errors]
         parts += [
-            f"{_series(r)} {LABEL[r['metric']]} drifted {change(r).split(' ', 1)[-1]} over the soak"
+            f"{_series(r)} {metrics.label(r['metric'])} drifted {change(r).split(' ', 1)[-1]} over the soak"
             for r in drifted
         ]
         more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
@@ -242,7 +233,7 @@ def _details(doc: dict[str, Any]) -> list[str]:
     undecided = [r for r in gated_rows(doc) if r["verdict"] == verdicts.INCONCLUSIVE and r.get("reason")]
     if undecided:
         out += ["**Undecided:**", ""]
-        out += [f"- {_series(r)} {LABEL[r['metric']]}: {r['reason']}" for r in undecided]
+        out += [f"- {_series(r)} {metrics.label(r['metric'])}: {r['reason']}" for r in undecided]
         out.append("")
     quiet_errors = [r for r in doc["results"] if r["gated"] and r["metric"] == "errors"]
     if quiet_errors:
@@ -253,7 +244,7 @@ def _details(doc: dict[str, Any]) -> list[str]:
     if too_small:
         groups: dict[tuple[str, str], list[str]] = {}
         for r in too_small:
-            groups.setdefault((LABEL[r["metric"]], r["reason"]), []).append(_series(r))
+            groups.setdefault((metrics.label(r["metric"]), r["reason"]), []).append(_series(r))
         items = "; ".join(f"{m} of {', '.join(s)} ({why})" for (m, why), s in groups.items())
         out += [f"**Not gated:** {items}.", ""]
     info = [r for r in doc["results"] if not r["gated"] and r["verdict"] != verdicts.NOT_GATED]
@@ -323,12 +314,13 @@ def console_lines(doc: dict[str, Any]) -> list[str]:
     for r in doc["results"]:
         if r["gated"] or r["verdict"] == verdicts.NOT_GATED:
             lines.append(
-                f"  {r['verdict']:<12} {_series(r):<24} {LABEL[r['metric']]:<10} {change(r):>10}  "
+                f"  {r['verdict']:<12} {_series(r):<24} {metrics.label(r['metric']):<10} {change(r):>10}  "
                 f"CI {interval(r):<22} detect {detectable(r):<10} {r.get('reason') or ''}"
             )
     for r in doc.get("drift") or []:
         lines.append(
-            f"  {r['verdict']:<12} {_series(r):<24} {LABEL[r['metric']] + ' drift':<10} {change(r):>10}  "
+            f"  {r['verdict']:<12} {_series(r):<24} {metrics.label(r['metric']) + ' drift':<10} "
+            f"{change(r):>10}  "
             f"CI {interval(r):<22} detect {detectable(r):<10} {r.get('reason') or ''}"
         )
     return lines

@@ -132,3 +132,12 @@ def test_bad_inputs_name_the_fix(tmp_path):
     with pytest.raises(UsageError, match="schema_version"):
         parse_gates({"schema_version": 2, "metrics": {}}, "g.yaml")
     assert cli.main(["compare", str(tmp_path), str(tmp_path)]) == 2
+
+
+def test_a_metric_s_quantile_comes_from_metrics_py_and_gates_yaml_cannot_change_it():
+    doc = {"schema_version": 1, "metrics": {"p999_us": {"threshold": 1.1}}, "drift": {"metric": "p999_us"}}
+    assert parse_gates(doc, "g.yaml").metric("p999_us").quantile == 0.999  # stated nowhere in the file
+    with pytest.raises(UsageError, match="p99_us is the 0.99 quantile; set 0.99, or leave it out"):
+        parse_gates(
+            {"schema_version": 1, "metrics": {"p99_us": {"quantile": 0.95, "threshold": 1.1}}}, "g.yaml"
+        )
