@@ -86,6 +86,8 @@ test('the table: one row per series, the regressed one first and red; a click op
 test('a one-round run against the two-round one: not judged, says why; the link keeps the pair', async () => {
   const { page, problems } = await open();
   await page.locator('#compare summary').click();
+  // The pickers are filled when the view opens (its toggle event), not at the click itself.
+  await page.waitForFunction(() => [...document.querySelectorAll('#pick-a option')].filter((o) => o.value).length > 0);
   const ids = await page.$$eval('#pick-a option', (os) => os.map((o) => o.value).filter(Boolean)); // newest first
   assert.equal(ids.length, 3);
   const [single, rounds] = [ids[2], ids[1]];
