@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hftbench import verdicts
 
 sys.path.insert(0, str(Path(__file__).parent / "fakes"))
 from github_api import FakeGitHub  # noqa: E402
@@ -293,7 +294,11 @@ def test_same_repo_pull_request_a_a_then_a_slowed_head(world):
     r = world.act("pr-aa", "pull_request", pr(head), head, "refs/pull/7/merge")
     ran(r, "pr-bench", "pr-comment")
     assert r["jobs"] == {"pr-bench": "success", "pr-comment": "success"}, r["log"]
-    assert r["outputs"]["pr-bench"]["verdict"] in ("no-change", "inconclusive", "improvement")
+    assert r["outputs"]["pr-bench"]["verdict"] in (
+        verdicts.NO_CHANGE,
+        verdicts.INCONCLUSIVE,
+        verdicts.IMPROVEMENT,
+    )
     assert "| series | metric |" in r["summaries"]["pr-bench"]
     (mine,) = bot_comments(world, 7)
     assert (
