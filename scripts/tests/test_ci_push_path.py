@@ -26,18 +26,7 @@ pytestmark = pytest.mark.ci
 ROOT = Path(__file__).resolve().parents[2]
 CI = ROOT / "scripts" / "ci"
 TOKEN = "push-path-token"
-GATES = """\
-schema_version: 1
-confidence: 0.95
-bootstrap: 500
-permutations: 2000
-seed: 1
-series: [latency-1c/hft]
-metrics:
-  p99_us: {quantile: 0.99, threshold: 1.10, alpha: 0.01, gated: true, min_samples: 1000, min_repeats: 4}
-  p50_us: {quantile: 0.50, threshold: 1.10, alpha: 0.01, gated: true, min_samples: 1000, min_repeats: 4}
-  errors: {threshold: 0.001, alpha: 0.01, gated: true, min_samples: 1, min_repeats: 4}
-"""
+GATES = (Path(__file__).parent / "fixtures" / "ci-gates.yaml").read_text()
 
 needs = pytest.mark.skipif(
     not all(os.access(ROOT / "bin" / b, os.X_OK) for b in ("hft-server", "client-hft"))

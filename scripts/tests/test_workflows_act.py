@@ -42,18 +42,7 @@ TOKEN = "act-test-token"
 BOT = "github-actions[bot]"
 REPO = "acme/hft-bench"
 TEAM = "@acme/perf-team"
-GATES = """\
-schema_version: 1
-confidence: 0.95
-bootstrap: 500
-permutations: 2000
-seed: 1
-series: [latency-1c/hft]
-metrics:
-  p99_us: {quantile: 0.99, threshold: 1.10, alpha: 0.01, gated: true, min_samples: 1000, min_repeats: 4}
-  p50_us: {quantile: 0.50, threshold: 1.10, alpha: 0.01, gated: true, min_samples: 1000, min_repeats: 4}
-  errors: {threshold: 0.001, alpha: 0.01, gated: true, min_samples: 1, min_repeats: 4}
-"""
+GATES = (Path(__file__).parent / "fixtures" / "ci-gates.yaml").read_text()
 PINNED = {  # the SHAs the workflows pin -> the stand-in folder
     "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02": "upload-artifact",
     "actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093": "download-artifact",
