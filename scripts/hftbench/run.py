@@ -132,17 +132,11 @@ def run_plan(
         down: str | None = None  # set once the server is dead and will not start again
         for scenario, client, repeat in cells:
             progress.start(scenario.name, client, repeat)
+            if not scenario.link and client != FLOOR and down is None and not server.alive():
+                down = _restart(server, progress)
             if scenario.link:
                 cell = network.run(scenario, client, repeat, plan.repeats, timeout_s, schema_path)
-                run.cells.append(cell)
-                run.write()
-                progress.finish(cell)
-                if on_cell:
-                    on_cell(cell)
-                continue
-            if client != FLOOR and down is None and not server.alive():
-                down = _restart(server, progress)
-            if client != FLOOR and down:
+            elif client != FLOOR and down:
                 cell = Cell(scenario.name, client, "failed", down, None, None, repeat)
             else:
                 cell = run_cell(
