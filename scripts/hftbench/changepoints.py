@@ -10,8 +10,22 @@ histories: the energy statistic
 is maximised over the split tau of a segment (x = before, y = after); the split is kept
 when a permutation test says so (p = (1 + #{permuted max >= observed}) / (1 + permutations))
 and the search recurses (binary segmentation) into the segment with the largest statistic.
-Written with numpy here because the maintained implementations pull in a pinned older numpy
-(MongoDB's signal-processing-algorithms) or lack the significance test (ruptures).
+
+Why by hand, measured against apache-otava 0.8.0 (Hunter, the method's reference
+implementation) on 2026-11-24:
+- It cannot be installed beside our pins: on Python < 3.14 it requires numpy==2.2.0.* and
+  scipy<1.17, so `pip install numpy==2.4.6 scipy==1.17.1 apache-otava==0.8.0` ends in
+  ResolutionImpossible. Taking its pins would downgrade the whole orchestrator and add 36
+  packages, itself included (61 MB: google-cloud-bigquery, grpcio, protobuf, cryptography, pg8000, slack-sdk)
+  that its change point code never imports. Installed with --no-deps it runs, and
+  `pip check` fails.
+- It finds nothing more on our series: its E-divisive with permutation test finds the same
+  change points as this module on test_history's change point store (p99 and p999 at run
+  14), two variants of it (a x1.3 tail at run 10; a flat store: none), and synthetic steps,
+  flat noise and two steps. On 5-10 point series each finds one step the other misses
+  (n=8: this module; n=10: otava, p=1/101). Otava's default (windowed split, t-test merge)
+  flags 2 of 5 flat 60-point series at alpha 0.01, this module none.
+MongoDB's signal-processing-algorithms pins an older numpy too; ruptures lacks the test.
 """
 
 from __future__ import annotations
