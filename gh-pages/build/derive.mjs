@@ -7,8 +7,8 @@ import { filterRuns } from '../site/js/series.js';
 /** [[percentile, value_us], ...] of one base64 histogram (values in ns, as stored). */
 export function percentileCurve(histogram) {
   const h = decode(histogram);
-  if (h.total === 0) return [];
-  const levels = percentileLevels(h.total);
+  if (h.totalCount === 0) return [];
+  const levels = percentileLevels(h.totalCount);
   const values = valuesAtPercentiles(h, levels);
   return levels.map((p, i) => [Number(p.toFixed(6)), values[i] / 1000]);
 }
@@ -67,8 +67,8 @@ export function runCurves(run, cache = new Map(), warn = () => {}) {
     if (curve === undefined) {
       try {
         const h = decode(r.histogram);
-        const levels = COMPARE_LEVELS.filter((p) => p === 100 || (1 - p / 100) * h.total >= 1);
-        const values = h.total ? valuesAtPercentiles(h, levels) : [];
+        const levels = COMPARE_LEVELS.filter((p) => p === 100 || (1 - p / 100) * h.totalCount >= 1);
+        const values = h.totalCount ? valuesAtPercentiles(h, levels) : [];
         curve = levels.map((p, i) => [p, Number((values[i] / 1000).toPrecision(4))]).filter((pt) => Number.isFinite(pt[1]));
       } catch (err) {
         warn(`run ${run.run_id}, ${r.scenario}/${r.client}: ${err.message}; curve left out`);

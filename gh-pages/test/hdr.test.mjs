@@ -1,31 +1,29 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { decode, encode, geometry, indexOf, valuesAtPercentiles, percentileLevels, bucketOf } from '../lib/hdr.mjs';
+import { decode, encodeValues, valuesAtPercentiles, percentileLevels } from '../lib/hdr.mjs';
 
 const golden = JSON.parse(readFileSync(new URL('./fixtures/hdr-golden.json', import.meta.url)));
 
 test('decodes a Python hdrh histogram to the percentiles hdrh reports', () => {
   const h = decode(golden.data);
-  assert.equal(h.total, golden.total);
+  assert.equal(h.totalCount, golden.total);
   assert.deepEqual(valuesAtPercentiles(h, golden.percentiles), golden.values_ns);
 });
 
-test('encode then decode keeps every count', () => {
-  const g = geometry(1, 60e9, 3);
-  const counts = new Float64Array(g.countsLen);
-  for (const v of [1, 2, 999, 1000, 2047, 2048, 123456, 9_999_999, 59e9]) counts[indexOf(g, v)] += 3;
-  const h = decode(encode({ lowest: 1, highest: 60e9, digits: 3, counts }));
-  assert.deepEqual(Array.from(h.counts), Array.from(counts));
-  assert.equal(h.total, 27);
+test("percentiles round the target count half up, as hdrh does, not up as the library's own rule", () => {
+  // 4 samples: P30 is count 1.2 -> hdrh int(1.2 + 0.5) = 1 -> the first value; ceil(1.2) = 2 is the second.
+  const h = decode(encodeValues([1, 2, 3, 4]));
+  assert.deepEqual(valuesAtPercentiles(h, [30, 50, 100]), [1, 2, 4]);
+  assert.equal(h.getValueAtPercentile(30), 2);
 });
 
-test('indexOf and bucketOf agree: a value falls inside its own bucket', () => {
-  const g = geometry(1, 60e9, 3);
-  for (const v of [0, 1, 2047, 2048, 4097, 1e6 + 7, 3.3e9]) {
-    const { lowest, width } = bucketOf(g, indexOf(g, v));
-    assert.ok(lowest <= v && v < lowest + width, `${v} not in [${lowest}, ${lowest + width})`);
-  }
+test('encodeValues then decode keeps every value in its own bucket', () => {
+  const values = [1, 2, 999, 1000, 2047, 2048, 123456, 9_999_999, 59e9];
+  const h = decode(encodeValues(values.flatMap((v) => [v, v, v])));
+  assert.equal(h.totalCount, 27);
+  for (const v of values) assert.equal(h.getCountAtValue(v), 3, `count at ${v}`);
+  assert.deepEqual(valuesAtPercentiles(h, [0, 100]), [1, h.highestEquivalentValue(59e9)]);
 });
 
 test('rejects a string that is not a V2 compressed histogram, naming the format', () => {
