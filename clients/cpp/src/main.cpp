@@ -5,7 +5,7 @@
 #include <string>
 
 #include "curl_handles.hpp"
-#include "run.hpp"
+#include "runner.hpp"
 
 #include "hb_allocator.h"  // static inline; mimalloc.h must not be wrapped in extern "C"
 
