@@ -160,8 +160,10 @@ int Worker::pump()
 /**
  * The one worker loop, closed and open alike: fill the idle connections from the tickets,
  * let libcurl send and read, then wait for sockets (or, open loop, the next due time).
- * The clock is read once per round and only in open loop, so the closed loop pays one
- * predictable branch per round over its former loop of its own.
+ * Against the two loops this replaced: the clock is still read once per round and only in
+ * open loop, so the closed loop pays one predictable branch per round and per ticket; the
+ * open loop checks the SIGINT flag per ticket instead of per round (one load). No
+ * allocation, lock, log line or syscall was added per order.
  */
 void Worker::run_phase(Tickets tickets)
 {
