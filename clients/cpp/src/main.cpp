@@ -1,5 +1,5 @@
 // client-cpp: libcurl multi handles driven by bounded std::async tasks.
-// args -> probe -> workers -> merge -> result, like every client.
+// args -> probe -> runner (workers, one loop over Tickets) -> stats (merge) -> result, like every client.
 #include <cstdio>
 #include <exception>
 #include <string>
