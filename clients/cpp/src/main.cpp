@@ -1,11 +1,11 @@
 // client-cpp: libcurl multi handles driven by bounded std::async tasks.
-// args -> probe -> workers -> merge -> result, like every client.
+// args -> probe -> runner (workers, one loop over Tickets) -> stats (merge) -> result, like every client.
 #include <cstdio>
 #include <exception>
 #include <string>
 
 #include "curl_handles.hpp"
-#include "run.hpp"
+#include "runner.hpp"
 
 #include "hb_allocator.h"  // static inline; mimalloc.h must not be wrapped in extern "C"
 

@@ -1,10 +1,10 @@
 // worker.hpp - one std::async task of the C++ client: a curl multi handle driving its
-// share of the connections, its own hb_stats, and the pacing timer.
+// share of the connections, its own Stats, and the pacing timer; one loop over Tickets.
 //
 // Closed loop: the workers take order numbers from one shared atomic counter, one phase
 // at a time (warm-up, then measured). Open loop: order i belongs to connection slot
 // i % C; each worker paces the orders of its slots at t0 + i/R and sends late when all
-// its connections are busy, never skipping. (The same scheme as clients/c/src/cc_worker.c.)
+// its connections are busy, never skipping. (The same scheme as the C client's worker.)
 #pragma once
 
 #include <atomic>
@@ -16,11 +16,11 @@
 
 #include "connection.hpp"
 #include "curl_handles.hpp"
+#include "stats.hpp"
 
 extern "C" {
 #include "hb_args.h"
 #include "hb_order.h"
-#include "hb_stats.h"
 }
 
 namespace hb {
@@ -40,30 +40,56 @@ private:
 };
 
 /** What all workers share: read-only during a phase, except the order counter. */
-struct Plan {
-    Plan(const hb_config &c, int workers) : cfg(c), phase(workers + 1) {}
+struct Phase {
+    Phase(const hb_config &c, int workers) : cfg(c), barrier(workers + 1) {}
     const hb_config &cfg;
     std::uint64_t total = 0;                  // orders of the whole run; UINT64_MAX: until the deadline
     std::atomic<std::uint64_t> next_k{0};     // closed loop: next order number to send
     std::atomic<int> gate{0};                 // 0: tasks wait; 1: go; -1: abort (a task could not start)
-    Rendezvous phase;                         // closed loop: after warm-up, and to start measuring
+    Rendezvous barrier;                       // closed loop: after warm-up, and to start measuring
     std::uint64_t t0_ns = 0;                  // open loop: intended send time of order 0
     std::uint64_t measure_start_ns = 0;       // start of the measured phase
     std::uint64_t deadline_ns = 0;            // --duration, closed loop: no order starts after it
 };
 
-/** hb_stats with its histograms freed on scope exit. */
-class Stats {
+/** One order to send: its number and, in open loop, its intended send time (else 0). */
+struct Ticket {
+    std::uint64_t k = 0;
+    std::uint64_t intended_ns = 0;
+};
+
+/**
+ * Where a worker's orders come from, as Rust's worker::Tickets. Closed loop: the shared
+ * counter up to `end` or the deadline. Open loop: this worker's slots' orders, each once
+ * it is due. A plain value on the worker's stack: taking a ticket allocates nothing and
+ * makes no syscall; the open loop compares against a `now` read once per round.
+ */
+class Tickets {
 public:
-    explicit Stats(bool open_loop);
-    ~Stats() { hb_stats_close(&s_); }
-    Stats(const Stats &) = delete;
-    Stats &operator=(const Stats &) = delete;
-    hb_stats *get() { return &s_; }
-    const hb_stats *get() const { return &s_; }
+    enum class Take { ticket, later, none };
+
+    /** Closed loop: orders from phase.next_k below end_k; none starts after deadline_ns (0: none). */
+    static Tickets counter(Phase &phase, std::uint64_t end_k, std::uint64_t deadline_ns);
+    /** Open loop: orders first_slot, then hb_schedule_next, of n_slots slots, below phase.total. */
+    static Tickets schedule(Phase &phase, std::uint64_t first_slot, std::uint64_t n_slots);
+
+    /** The next ticket into `out`; `later` (open loop) when it is not due at `now`; `none` at the end or on SIGINT. */
+    Take take(std::uint64_t now, Ticket &out);
+    /** Open loop reads the clock once per round for take(); closed loop never needs it. */
+    bool paced() const { return paced_; }
+    /** Open loop: the intended send time of the next ticket. */
+    std::uint64_t due_ns() const;
 
 private:
-    hb_stats s_{};
+    Tickets(Phase &phase, bool paced) : phase_(phase), paced_(paced) {}
+
+    Phase &phase_;
+    bool paced_;
+    std::uint64_t end_k_ = 0;        // closed loop: first order number not to send
+    std::uint64_t deadline_ns_ = 0;  // closed loop, --duration: 0 = none
+    std::uint64_t next_ = 0;         // open loop: this worker's next order number
+    std::uint64_t first_slot_ = 0;   // open loop: slots first_slot_ .. + n_slots_ - 1
+    std::uint64_t n_slots_ = 0;
 };
 
 /** A file descriptor closed on scope exit. */
@@ -81,7 +107,7 @@ private:
 
 class Worker {
 public:
-    Worker(Plan &plan, int n_conns, int first_slot);
+    Worker(Phase &phase, int n_conns, int first_slot);
     Worker(const Worker &) = delete;
     Worker &operator=(const Worker &) = delete;
 
@@ -96,19 +122,15 @@ private:
     int collect();
     int pump();
     bool idle() const { return free_.size() == conns_.size(); }
-    void run_closed_phase(std::uint64_t end_k, std::uint64_t deadline_ns);
-    void run_open();
+    void run_phase(Tickets tickets);
     void wait_until(std::uint64_t due_ns);
-    std::uint64_t intended_ns(std::uint64_t i) const;
-    std::uint64_t next_order(std::uint64_t i) const;
 
-    Plan &plan_;
+    Phase &phase_;
     int first_slot_;                                  // open loop: slots first_slot_ .. + n_conns - 1
     MultiHandle multi_;                               // owns the connection cache of this worker
     std::vector<std::unique_ptr<Connection>> conns_;  // stable addresses: libcurl keeps pointers
     std::vector<std::size_t> free_;                   // idle connections; capacity reserved up front
     Fd timer_;                                        // open loop: wakes the poll before the next send
-    std::uint64_t next_i_;                            // open loop: this worker's next order number
     hb_ts_cache ts_{};                                // per-task client_timestamp cache
     Stats stats_;                                     // measured orders only
     std::uint64_t last_done_ns_ = 0;                  // its last measured answer, for duration_s

@@ -21,11 +21,11 @@ def main(argv: list[str]) -> int:
         return 2
     # Imported after the flags are checked: aiohttp and hdrh take ~0.3 s to import, and a
     # bad flag should exit 2 at once.
-    from . import processes, result, worker
+    from . import result, runner, worker
 
-    factory, loop_name = processes.event_loop_factory()
-    with asyncio.Runner(loop_factory=factory) as runner:
-        reason = runner.run(worker.check_reachable(cfg))
+    factory, loop_name = runner.event_loop_factory()
+    with asyncio.Runner(loop_factory=factory) as loop_runner:
+        reason = loop_runner.run(worker.check_reachable(cfg))
     if reason is not None:
         host, port = cfg.host_port
         fix = "start bin/hft-server or pass --url"
@@ -33,33 +33,28 @@ def main(argv: list[str]) -> int:
         print(line, file=sys.stderr, flush=True)
         return 2
     # The check's event loop is closed before the worker processes fork.
-    outcome = processes.run(cfg)
-    stats = outcome.shares
-    latency = worker.merge([s.latency for s in stats])
-    open_loop = cfg.rate is not None
-    uncorrected = worker.merge([s.uncorrected for s in stats]) if open_loop else None
-    pacing = worker.merge([s.pacing for s in stats]) if open_loop else None
-    kinds = {k: sum(s.errors[k] for s in stats) for k in worker.ERROR_KINDS}
+    outcome = runner.run(cfg)
+    tally = outcome.tally  # merged by the stats stage
     doc = result.build_result(
         cfg,
         started_wall_ns=outcome.started_wall_ns,
         duration_s=outcome.duration_s,
-        ok=sum(w.ok for w in stats),
-        error_kinds=kinds,
-        latency=latency,
-        uncorrected=uncorrected,
-        pacing=pacing,
+        ok=tally.ok,
+        error_kinds=tally.errors,
+        latency=tally.latency,
+        uncorrected=tally.uncorrected,
+        pacing=tally.pacing,
         interrupted=outcome.interrupted,
         extra={
             **result.library_versions(),
             "event_loop": loop_name,
             "workers": cfg.connections,  # one coroutine per connection
-            "processes": outcome.processes,  # event loops, one per core (processes.py)
+            "processes": outcome.processes,  # event loops, one per core (runner.py)
         },
     )
     hlog = None
     if cfg.output is not None:
-        hlog = result.hlog_text(outcome.started_wall_ns, outcome.duration_s, latency, uncorrected)
+        hlog = result.hlog_text(outcome.started_wall_ns, outcome.duration_s, tally.latency, tally.uncorrected)
     result.write_outputs(doc, cfg.output, hlog)
     return result.exit_status(doc)
 

@@ -38,16 +38,16 @@ def orders_of_worker(worker: int, connections: int, end: int | None) -> Iterable
     return range(worker, end, connections)
 
 
-async def wait_until(due_ns: int, ctl) -> bool:
+async def wait_until(due_ns: int, phase) -> bool:
     """Return at (or just after) monotonic time ``due_ns``, at once when it is past;
-    False when ``ctl.stopping`` became true while waiting."""
+    False when ``phase.stopping`` became true while waiting."""
     while True:
         ahead = due_ns - time.perf_counter_ns() - SPIN_WINDOW_NS
         if ahead <= 0:
             break
         await asyncio.sleep(min(ahead / 1e9, MAX_SLEEP_S))
-        if ctl.stopping:
+        if phase.stopping:
             return False
     while time.perf_counter_ns() < due_ns:
         await asyncio.sleep(0)
-    return not ctl.stopping
+    return not phase.stopping

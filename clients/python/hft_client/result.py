@@ -1,6 +1,6 @@
 """The result document (ARCHITECTURE.md Contract 3, bench-config/schema/result.schema.json)
 and the .hlog beside it: pure functions of the config, the run outcome and the merged
-histograms, plus the two writers."""
+histograms (summarised by stats.py), plus the two writers."""
 
 import io
 import json
@@ -14,26 +14,9 @@ from hdrh.log import HistogramLogWriter
 
 from . import __version__
 from .args import Config
+from .stats import latency_us
 
 SCHEMA_VERSION = 1
-PERCENTILES = (("p50", 50.0), ("p90", 90.0), ("p95", 95.0), ("p99", 99.0), ("p999", 99.9), ("p9999", 99.99))
-LATENCY_KEYS = ("min", "mean", "stddev", *(k for k, _ in PERCENTILES), "max")
-
-
-def latency_us(hist: HdrHistogram) -> dict:
-    """Summary of a histogram of nanoseconds, in microseconds; all None when it is empty."""
-    if hist.get_total_count() == 0:
-        return dict.fromkeys(LATENCY_KEYS)
-    out = {
-        "min": hist.get_min_value() / 1000,
-        "mean": round(hist.get_mean_value() / 1000, 3),
-        "stddev": round(hist.get_stddev() / 1000, 3),
-    }
-    values = hist.get_percentile_to_value_dict([pct for _, pct in PERCENTILES])  # one pass
-    for key, pct in PERCENTILES:
-        out[key] = values[pct] / 1000
-    out["max"] = hist.get_max_value() / 1000
-    return out
 
 
 def histogram_field(hist: HdrHistogram) -> dict:

@@ -1,6 +1,6 @@
-"""Workers: one coroutine per connection, each recording into its own HdrHistograms, inside
-one worker process (its share of the connections, see processes.py); then the merge
-(clients/README.md, "Measuring").
+"""Workers: one coroutine per connection, each recording into its own ``stats.Tally``, inside
+one worker process (its share of the connections, see runner.py). Every worker runs the one
+loop ``worker_loop`` over the tickets of its ``Phase`` (clients/README.md, "Measuring").
 
 Closed loop takes every order index k from one counter shared by all processes: warm-up
 (orders 0..W-1), then the measured phase, so ``duration_s`` covers measured orders only.
@@ -13,34 +13,18 @@ avoid.
 import asyncio
 import os
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import aiohttp
-from hdrh.histogram import HdrHistogram
 from yarl import URL  # parsed once per worker, not once per request
 
 from . import pacing
 from .args import Config
 from .order import UtcStamp, body_prefix
+from .stats import Tally, merge_tallies
 
-ERROR_KINDS = ("connect", "timeout", "http_4xx", "http_5xx", "other")
 HEADERS = {"Content-Type": "application/json"}
-
-
-def new_histogram() -> HdrHistogram:
-    """Nanoseconds, 1 ns .. 60 s, 3 significant digits, as every client (clients/README.md)."""
-    return HdrHistogram(1, 60_000_000_000, 3)
-
-
-@dataclass
-class WorkerStats:
-    """What one worker measured; only its own coroutine writes it (no lock needed)."""
-
-    latency: HdrHistogram = field(default_factory=new_histogram)  # open loop: from the intended time
-    uncorrected: HdrHistogram | None = None  # open loop: from the actual send
-    pacing: HdrHistogram | None = None  # open loop: actual send - intended, when the connection was free
-    ok: int = 0
-    errors: dict = field(default_factory=lambda: dict.fromkeys(ERROR_KINDS, 0))
 
 
 class LocalCounter:
@@ -57,18 +41,48 @@ class LocalCounter:
         return k
 
 
-class Control:
-    """Shared by the workers of one process: where the closed loop takes its next order,
-    where it stops (order index or monotonic deadline), and the stop flag."""
+class Phase:
+    """Shared by the workers of one process, set before each phase: its ticket source (the
+    closed loop's counter, or the open loop's schedule), where it ends (order index or
+    monotonic deadline), and the stop flag (SIGINT), which lasts over the phases."""
 
-    def __init__(self, counter=None) -> None:
+    def __init__(self, counter=None, *, rate: float | None = None, connections: int = 1) -> None:
         self.counter = counter if counter is not None else LocalCounter()
-        self.end_k: int | None = None  # closed loop: stop at this order index
-        self.deadline_ns: int | None = None  # --duration: stop sending at this monotonic time
+        self.rate = rate  # open loop: orders/s; None = closed loop
+        self.connections = connections  # open loop: order i goes to connection i mod C
+        self.t0_ns: int | None = None  # open loop: intended send time of order 0
+        self.end_k: int | None = None  # stop at this order index (None: --duration)
+        self.deadline_ns: int | None = None  # --duration: no order starts (is due) at or after it
         self.stopping = False
 
     def stop(self) -> None:
         self.stopping = True
+
+    def tickets(self, conn: int) -> Iterator[tuple[int, int | None]]:
+        """The orders connection ``conn`` (0..C-1) sends in this phase, as (k, intended send
+        time in monotonic ns, None in closed loop): the shared counter's next numbers, or,
+        in open loop, the connection's orders of the schedule."""
+        if self.rate is None:
+            return self._counted()
+        return self._scheduled(conn)
+
+    def _counted(self) -> Iterator[tuple[int, None]]:
+        take, end_k, deadline, clock = self.counter.take, self.end_k, self.deadline_ns, time.perf_counter_ns
+        while not self.stopping:
+            if deadline is not None and clock() >= deadline:
+                return
+            k = take(end_k)
+            if k is None:
+                return
+            yield k, None
+
+    def _scheduled(self, conn: int) -> Iterator[tuple[int, int]]:
+        t0, rate, deadline = self.t0_ns, self.rate, self.deadline_ns
+        for i in pacing.orders_of_worker(conn, self.connections, self.end_k):
+            due = pacing.intended_ns(t0, i, rate)
+            if deadline is not None and due >= deadline:
+                return
+            yield i, due
 
 
 async def send_order(session: aiohttp.ClientSession, url: str, body: bytes) -> str | None:
@@ -132,62 +146,38 @@ async def timed_send(session, url, body: bytes, wd: Watchdog, i: int, start: int
         wd.started[i] = 0
 
 
-def _count(stats: WorkerStats, kind: str | None) -> bool:
-    if kind is None:
-        stats.ok += 1
-        return True
-    stats.errors[kind] += 1
-    return False
-
-
-async def closed_worker(
-    session, cfg: Config, ctl: Control, stats: WorkerStats | None, wd: Watchdog, i: int
+async def worker_loop(
+    session, cfg: Config, phase: Phase, tally: Tally | None, wd: Watchdog, w: int, conn: int
 ) -> None:
-    """Send the next order as soon as the previous answer is read; record unless warm-up."""
-    url, seed, stamp, clock = URL(cfg.order_url), cfg.seed, UtcStamp(), time.perf_counter_ns
-    take = ctl.counter.take
-    wd.tasks[i] = asyncio.current_task()
-    while not ctl.stopping:
-        if ctl.deadline_ns is not None and clock() >= ctl.deadline_ns:
-            return
-        k = take(ctl.end_k)
-        if k is None:
-            return
-        body = (body_prefix(seed, k) + stamp.now() + '"}').encode()
-        start = clock()
-        kind = await timed_send(session, url, body, wd, i, start)
-        end = clock()
-        if stats is not None and _count(stats, kind):
-            stats.latency.record_value(max(end - start, 1))
-
-
-async def open_worker(
-    session, cfg: Config, ctl: Control, stats: WorkerStats, orders: range, t0: int, wd: Watchdog, w: int
-) -> None:
-    """Send each order of ``orders`` at its intended time (late if the previous one is still
-    out, never skipped); record latency from the intended time and from the actual send."""
+    """The one worker loop, closed and open alike: for each ticket (k, due) of connection
+    ``conn``, wait for ``due`` (open loop; late if the previous answer is still out, never
+    skipped), send order k, read the answer, and record into ``tally`` unless it is None
+    (closed-loop warm-up) or k is a warm-up order (open loop). Closed loop records latency
+    from the send; open loop from the intended time, and from the actual send apart."""
     url, seed, stamp, clock = URL(cfg.order_url), cfg.seed, UtcStamp(), time.perf_counter_ns
     wd.tasks[w] = asyncio.current_task()
-    rate, warmup = cfg.rate, cfg.warmup
-    for i in orders:
-        due = pacing.intended_ns(t0, i, rate)
-        if ctl.deadline_ns is not None and due >= ctl.deadline_ns:
-            return
-        prefix = body_prefix(seed, i)
-        was_free = clock() < due
-        if not await pacing.wait_until(due, ctl):
-            return
+    warmup = cfg.warmup
+    for k, due in phase.tickets(conn):
+        prefix = body_prefix(seed, k)
+        was_free = False
+        if due is not None:
+            was_free = clock() < due
+            if not await pacing.wait_until(due, phase):
+                return
         body = (prefix + stamp.now() + '"}').encode()
         start = clock()
         kind = await timed_send(session, url, body, wd, w, start)
         end = clock()
-        if i < warmup:
+        if tally is None or k < warmup:
             continue
         if was_free:
-            stats.pacing.record_value(max(start - due, 1))
-        if _count(stats, kind):
-            stats.latency.record_value(max(end - due, 1))
-            stats.uncorrected.record_value(max(end - start, 1))
+            tally.pacing.record_value(max(start - due, 1))
+        if tally.count(kind):
+            if due is None:
+                tally.latency.record_value(max(end - start, 1))
+            else:
+                tally.latency.record_value(max(end - due, 1))
+                tally.uncorrected.record_value(max(end - start, 1))
 
 
 async def check_reachable(cfg: Config, timeout_s: float = 1.5) -> str | None:
@@ -206,7 +196,7 @@ async def check_reachable(cfg: Config, timeout_s: float = 1.5) -> str | None:
 
 @dataclass
 class Go:
-    """The coordinator's start signal for the measured phase (monotonic ns; processes.py)."""
+    """The coordinator's start signal for the measured phase (monotonic ns; runner.py)."""
 
     start_ns: int  # closed loop: start of the measured phase
     end_k: int | None = None  # closed loop: stop at this order index (--orders)
@@ -219,11 +209,7 @@ class ShareOutcome:
     """What one worker process measured over its connections, merged."""
 
     end_ns: int  # monotonic time its last answer was read
-    ok: int
-    errors: dict
-    latency: HdrHistogram
-    uncorrected: HdrHistogram | None
-    pacing: HdrHistogram | None
+    tally: Tally
 
 
 def session_for(connections: int) -> aiohttp.ClientSession:
@@ -241,57 +227,32 @@ def session_for(connections: int) -> aiohttp.ClientSession:
     )
 
 
-async def run_share(cfg: Config, ctl: Control, conns: range, ready) -> ShareOutcome:
+async def run_share(cfg: Config, phase: Phase, conns: range, ready) -> ShareOutcome:
     """Run the connections ``conns`` (global indices 0..C-1) of this process. Closed loop:
     warm up (orders from the shared counter), then ``await ready()`` returns the ``Go`` of
-    the measured phase (None: stopped before it). Open loop: ``ready()`` returns t0 first."""
-    workers = [WorkerStats() for _ in conns]
+    the measured phase (None: stopped before it). Open loop: ``ready()`` returns t0 first,
+    and one phase covers warm-up and measured orders."""
+    open_loop = cfg.rate is not None
+    tallies = [Tally.for_mode(open_loop) for _ in conns]
     wd = Watchdog(len(conns), cfg.timeout_ms)
     sweeper = asyncio.create_task(wd.run())
+
+    async def run_phase(record: bool) -> None:
+        loops = (
+            worker_loop(session, cfg, phase, tally if record else None, wd, w, conn)
+            for w, (conn, tally) in enumerate(zip(conns, tallies, strict=True))
+        )
+        await asyncio.gather(*loops)
+
     end = time.perf_counter_ns()
     async with session_for(len(conns)) as session:
-        if cfg.rate is None:
-            ctl.end_k = cfg.warmup
-            await asyncio.gather(*(closed_worker(session, cfg, ctl, None, wd, i) for i in range(len(conns))))
-            go = await ready()
-            if go is not None and not ctl.stopping:
-                ctl.end_k, ctl.deadline_ns = go.end_k, go.deadline_ns
-                measured = (closed_worker(session, cfg, ctl, w, wd, i) for i, w in enumerate(workers))
-                await asyncio.gather(*measured)
-        else:
-            for w in workers:
-                w.uncorrected, w.pacing = new_histogram(), new_histogram()
-            go = await ready()
-            if go is not None and not ctl.stopping:
-                ctl.deadline_ns = go.deadline_ns
-                end_i = None if cfg.duration_s is not None else cfg.warmup + cfg.orders
-                schedules = [pacing.orders_of_worker(j, cfg.connections, end_i) for j in conns]
-                await asyncio.gather(
-                    *(
-                        open_worker(session, cfg, ctl, w, orders, go.t0_ns, wd, i)
-                        for i, (w, orders) in enumerate(zip(workers, schedules, strict=True))
-                    )
-                )
+        if not open_loop:
+            phase.end_k = cfg.warmup
+            await run_phase(record=False)
+        go = await ready()
+        if go is not None and not phase.stopping:
+            phase.t0_ns, phase.end_k, phase.deadline_ns = go.t0_ns, go.end_k, go.deadline_ns
+            await run_phase(record=True)
         end = time.perf_counter_ns()
     sweeper.cancel()
-    open_loop = cfg.rate is not None
-    return ShareOutcome(
-        end_ns=end,
-        ok=sum(w.ok for w in workers),
-        errors={k: sum(w.errors[k] for w in workers) for k in ERROR_KINDS},
-        latency=merge([w.latency for w in workers]),
-        uncorrected=merge([w.uncorrected for w in workers]) if open_loop else None,
-        pacing=merge([w.pacing for w in workers]) if open_loop else None,
-    )
-
-
-def merge(histograms: list) -> HdrHistogram:
-    """Sum of the non-empty histograms. hdrh's ``add`` takes min() with an empty histogram's
-    min of 0, so the merge starts from a decoded copy of the first non-empty one."""
-    filled = [h for h in histograms if h is not None and h.get_total_count() > 0]
-    if not filled:
-        return new_histogram()
-    merged = HdrHistogram.decode(filled[0].encode())
-    for h in filled[1:]:
-        merged.add(h)
-    return merged
+    return ShareOutcome(end_ns=end, tally=merge_tallies(tallies, open_loop))

@@ -4,7 +4,7 @@ import pytest
 from hft_client.args import parse_args
 from hft_client.order import UtcStamp, body_prefix, encode_order
 from hft_client.result import build_result
-from hft_client.worker import ERROR_KINDS, new_histogram
+from hft_client.stats import ERROR_KINDS, new_histogram
 
 
 @pytest.mark.benchmark(group="order")

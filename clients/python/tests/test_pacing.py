@@ -5,7 +5,7 @@ import itertools
 import time
 
 from hft_client import pacing
-from hft_client.worker import Control
+from hft_client.worker import Phase
 
 
 def test_intended_times_step_by_one_over_rate():
@@ -21,7 +21,7 @@ def test_every_order_goes_to_exactly_one_connection():
 
 
 def test_wait_until_never_returns_early_and_stops_on_request():
-    ctl = Control()
+    ctl = Phase()
 
     async def scenario():
         due = time.perf_counter_ns() + 3_000_000

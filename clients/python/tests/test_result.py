@@ -13,11 +13,10 @@ from hft_client.result import (
     exit_status,
     hlog_path,
     hlog_text,
-    latency_us,
     rfc3339_utc,
     write_outputs,
 )
-from hft_client.worker import ERROR_KINDS, merge, new_histogram
+from hft_client.stats import ERROR_KINDS, new_histogram
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[3] / "bench-config/schema/result.schema.json").read_text()
@@ -53,21 +52,6 @@ def document(cfg_argv, *, ok, kinds=None, values=(), open_loop=False, interrupte
     )
 
 
-def test_latency_summary_of_a_known_histogram_is_exact():
-    # 1..1000 us: percentiles are the highest value equivalent to the rank's bucket
-    hist = filled(range(1_000, 1_000_001, 1_000))
-    s = latency_us(hist)
-    assert s["min"] == 1.0 and s["max"] == pytest.approx(1000.447, abs=0.001)
-    assert s["p50"] == pytest.approx(500.223, abs=0.001)
-    assert s["p99"] == pytest.approx(990.207, abs=0.001)
-    assert s["mean"] == pytest.approx(500.5, rel=1e-3)
-    assert s["stddev"] == pytest.approx(288.675, rel=1e-3)  # sqrt((n^2 - 1) / 12) us
-
-
-def test_empty_histogram_gives_all_null():
-    assert set(latency_us(new_histogram()).values()) == {None}
-
-
 def test_closed_result_is_schema_valid_and_consistent():
     doc = document(["--orders", "3", "--scenario", "small"], ok=3, values=[100_000, 200_000, 300_000])
     assert [e.message for e in VALIDATOR.iter_errors(doc)] == []
@@ -97,14 +81,6 @@ def test_all_failed_result_is_valid_and_exits_1():
 def test_rfc3339_utc():
     assert rfc3339_utc(0) == "1970-01-01T00:00:00.000000Z"
     assert rfc3339_utc(WALL_NS) == "2026-11-22T10:00:00.123456Z"
-
-
-def test_merge_keeps_min_and_count():
-    a, b, empty = filled([5_000, 7_000]), filled([3_000_000]), new_histogram()
-    m = merge([empty, a, None, b])
-    assert m.get_total_count() == 3
-    assert m.get_min_value() == 5_000 and m.get_max_value() == b.get_max_value()
-    assert merge([empty]).get_total_count() == 0
 
 
 def test_hlog_path():

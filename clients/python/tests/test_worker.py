@@ -1,9 +1,7 @@
 """send_order's error kinds against an in-process aiohttp server that misbehaves on purpose
-(the conformance suite covers the real server)."""
+(the conformance suite covers the real server); the tickets of a phase and the one worker loop."""
 
 import asyncio
-import multiprocessing
-import os
 import socket
 import time
 
@@ -11,8 +9,16 @@ import aiohttp
 import pytest
 from aiohttp import web
 from hft_client.args import parse_args
-from hft_client.processes import SharedCounter, process_count
-from hft_client.worker import Watchdog, check_reachable, send_order, timed_send
+from hft_client.stats import Tally
+from hft_client.worker import (
+    Phase,
+    Watchdog,
+    check_reachable,
+    send_order,
+    session_for,
+    timed_send,
+    worker_loop,
+)
 
 
 async def _serve(handler):
@@ -115,19 +121,65 @@ def test_watchdog_times_out_a_slow_answer_and_the_worker_goes_on():
     assert 0.1 <= took < 0.5
 
 
-def test_shared_counter_hands_out_each_order_once():
-    ctx = multiprocessing.get_context("fork")
-    counter = SharedCounter(ctx)
-    assert [counter.take(3) for _ in range(4)] == [0, 1, 2, None]
-    assert counter.take(None) == 3
+def test_closed_loop_tickets_come_from_the_counter_up_to_the_end_or_a_stop():
+    phase = Phase()
+    phase.end_k = 3
+    assert list(phase.tickets(0)) == [(0, None), (1, None), (2, None)]
+    phase.end_k = None
+    tickets = phase.tickets(0)
+    assert next(tickets) == (3, None)
+    phase.stop()
+    assert list(tickets) == []
 
 
-def test_process_count_is_capped_by_connections_and_open_loop_rate(monkeypatch):
-    monkeypatch.delenv("CLIENT_PYTHON_PROCESSES", raising=False)
-    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3})
-    assert process_count(parse_args([])) == 4
-    assert process_count(parse_args(["--connections", "2"])) == 2
-    assert process_count(parse_args(["--rate", "1000"])) == 1
-    assert process_count(parse_args(["--rate", "20000"])) == 3
-    monkeypatch.setenv("CLIENT_PYTHON_PROCESSES", "1")
-    assert process_count(parse_args([])) == 1
+def test_closed_loop_tickets_end_at_the_deadline():
+    phase = Phase()
+    phase.deadline_ns = time.perf_counter_ns() - 1
+    assert list(phase.tickets(0)) == []
+
+
+def test_open_loop_tickets_are_the_connections_orders_with_their_due_times():
+    phase = Phase(rate=1000.0, connections=3)
+    phase.t0_ns, phase.end_k = 100, 8
+    assert list(phase.tickets(1)) == [(1, 1_000_100), (4, 4_000_100), (7, 7_000_100)]
+    phase.end_k, phase.deadline_ns = None, 6_000_100  # --duration: nothing due at or after it
+    assert list(phase.tickets(0)) == [(0, 100), (3, 3_000_100)]
+
+
+async def _one_loop(argv: list, phase: Phase, record: bool) -> Tally:
+    runner, url = await _serve(_ok)
+    try:
+        cfg = parse_args(["--url", url.removesuffix("/order"), "--connections", "1", *argv])
+        tally = Tally.for_mode(cfg.rate is not None)
+        wd = Watchdog(1, cfg.timeout_ms)
+        sweeper = asyncio.create_task(wd.run())
+        async with session_for(1) as session:
+            await worker_loop(session, cfg, phase, tally if record else None, wd, 0, 0)
+        sweeper.cancel()
+        return tally
+    finally:
+        await runner.cleanup()
+
+
+@pytest.mark.timeout(20)
+def test_worker_loop_closed_records_each_measured_order_once():
+    phase = Phase()
+    phase.end_k = 4  # warm-up
+    warm = asyncio.run(_one_loop(["--warmup", "4", "--orders", "6"], phase, record=False))
+    assert (warm.ok, warm.latency.get_total_count(), phase.counter.next_k) == (0, 0, 4)
+    phase.end_k = 10
+    measured = asyncio.run(_one_loop(["--warmup", "4", "--orders", "6"], phase, record=True))
+    assert (measured.ok, measured.latency.get_total_count(), sum(measured.errors.values())) == (6, 6, 0)
+    assert phase.counter.next_k == 10
+
+
+@pytest.mark.timeout(20)
+def test_worker_loop_open_skips_warmup_and_records_from_the_intended_time():
+    phase = Phase(rate=500.0, connections=1)
+    # A schedule 100 ms in the past: every order is sent late, so its latency from the
+    # intended time is at least 100 ms - 4 * 2 ms, and no send counts as paced.
+    phase.t0_ns, phase.end_k = time.perf_counter_ns() - 100_000_000, 5
+    t = asyncio.run(_one_loop(["--warmup", "2", "--orders", "3", "--rate", "500"], phase, record=True))
+    assert (t.ok, t.latency.get_total_count(), t.uncorrected.get_total_count()) == (3, 3, 3)
+    assert t.latency.get_min_value() >= 91_000_000
+    assert t.pacing.get_total_count() == 0

@@ -9,10 +9,12 @@
 //! - [`order`]: the order stream, a pure function of `(seed, k)`, and the JSON body written
 //!   into a reused buffer.
 //! - [`pacing`]: open-loop intended send times and a wait finer than tokio's 1 ms timer.
-//! - [`worker`]: one task per connection; sends orders, owns its histograms and error counts.
+//! - [`worker`]: one task per connection; one loop over the phase's [`worker::Tickets`],
+//!   recording into its own [`stats::Report`] (histograms and error counts).
 //! - [`runner`]: the reachability probe, the client threads (one current-thread runtime
 //!   and reqwest client per core), the warm-up and measured phases, SIGINT.
-//! - [`stats`]: pure functions over histograms: merge, latency summary in µs.
+//! - [`stats`]: each worker's [`stats::Report`] and pure functions over them: the merge
+//!   of the reports after the run, the latency summary in µs.
 //! - [`result`]: the result document (serde) and the HdrHistogram V2 deflate/base64 encoding.
 //! - [`output`]: writes the result JSON and the `.hlog` interval log beside it.
 //!

@@ -123,8 +123,7 @@ pub fn hlog_text(out: &mut Vec<u8>, result: &RunResult) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::new_histogram;
-    use crate::worker::ErrorKinds;
+    use crate::stats::{new_histogram, ErrorKinds};
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
     use std::time::SystemTime;
 

@@ -11,8 +11,7 @@ use serde_json::{json, Value};
 
 use crate::args::Config;
 use crate::order::write_timestamp;
-use crate::stats::{latency_us, LatencyUs};
-use crate::worker::ErrorKinds;
+use crate::stats::{latency_us, ErrorKinds, LatencyUs};
 
 /// `histogram` / `uncorrected_histogram` of the result.
 #[derive(Debug, Clone, PartialEq, Serialize)]

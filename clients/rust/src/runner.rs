@@ -19,8 +19,8 @@ use tokio::sync::{mpsc, oneshot};
 use crate::args::{Config, StopRule, Target};
 use crate::pacing::{self, Schedule};
 use crate::result::RunResult;
-use crate::stats;
-use crate::worker::{self, ErrorKinds, OrderRequest, Phase, Report, Tickets};
+use crate::stats::{self, Report};
+use crate::worker::{self, OrderRequest, Phase, Tickets};
 
 /// The probe's deadline: below the contract's 2 s bound on exit 2, leaving room for
 /// start-up and DNS.
@@ -266,7 +266,7 @@ async fn join_thread(thread: JoinHandle<()>, what: &str) -> Result<(), String> {
         .map_err(|_| format!("{what} panicked; this is a bug, please report it"))
 }
 
-/// Merges the workers' histograms and counts into the result document.
+/// The result document of the workers' reports, merged by the stats stage.
 pub fn collect(
     config: &Config,
     threads: usize,
@@ -275,22 +275,14 @@ pub fn collect(
     duration: Duration,
     interrupted: bool,
 ) -> RunResult {
-    let latency = stats::merge(reports.iter().map(|r| &r.latency));
-    let uncorrected = config
-        .rate
-        .map(|_| stats::merge(reports.iter().filter_map(|r| r.uncorrected.as_ref())));
-    let mut errors = ErrorKinds::default();
-    for r in reports {
-        errors.add(&r.errors);
-    }
-    let sent = reports.iter().map(|r| r.sent).sum();
+    let merged = stats::merge_reports(reports, config.rate.is_some());
     RunResult::new(
         config,
         threads,
-        sent,
-        errors,
-        latency,
-        uncorrected,
+        merged.sent,
+        merged.errors,
+        merged.latency,
+        merged.uncorrected,
         started_at,
         duration,
         interrupted,

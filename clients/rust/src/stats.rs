@@ -1,5 +1,6 @@
-//! Pure functions over HdrHistograms: the per-worker histogram shape, the merge after the
-//! run, and the latency summary in microseconds. Workers never compute statistics.
+//! The stats stage: each worker's record ([`Report`]: its histograms and error counts),
+//! the merge of the records after the run, and the latency summary in microseconds, all
+//! pure functions. Workers only record; they never compute statistics.
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
@@ -24,6 +25,78 @@ pub fn merge<'a>(parts: impl IntoIterator<Item = &'a Histogram<u64>>) -> Histogr
         total.add(part).expect("histograms of the same shape add");
     }
     total
+}
+
+/// Failed orders by kind (Contract 2's `error_kinds`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ErrorKinds {
+    pub connect: u64,
+    pub timeout: u64,
+    pub http_4xx: u64,
+    pub http_5xx: u64,
+    pub other: u64,
+}
+
+/// Why one order failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    Connect,
+    Timeout,
+    Http4xx,
+    Http5xx,
+    Other,
+}
+
+impl ErrorKinds {
+    pub fn count(&mut self, failure: Failure) {
+        match failure {
+            Failure::Connect => self.connect += 1,
+            Failure::Timeout => self.timeout += 1,
+            Failure::Http4xx => self.http_4xx += 1,
+            Failure::Http5xx => self.http_5xx += 1,
+            Failure::Other => self.other += 1,
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.connect + self.timeout + self.http_4xx + self.http_5xx + self.other
+    }
+
+    pub fn add(&mut self, other: &ErrorKinds) {
+        self.connect += other.connect;
+        self.timeout += other.timeout;
+        self.http_4xx += other.http_4xx;
+        self.http_5xx += other.http_5xx;
+        self.other += other.other;
+    }
+}
+
+/// What one worker hands back after the phase.
+pub struct Report {
+    /// Latency (ns) of successful orders: from the intended send time in open loop,
+    /// from the actual send in closed loop.
+    pub latency: Histogram<u64>,
+    /// Open loop only: latency (ns) from the actual send.
+    pub uncorrected: Option<Histogram<u64>>,
+    pub errors: ErrorKinds,
+    /// Orders sent (successful or not).
+    pub sent: u64,
+}
+
+/// Every worker's record added into one: histograms merged, counts summed. `open_loop`
+/// gives the result its uncorrected histogram (empty when no worker recorded one).
+pub fn merge_reports(reports: &[Report], open_loop: bool) -> Report {
+    let mut errors = ErrorKinds::default();
+    for r in reports {
+        errors.add(&r.errors);
+    }
+    Report {
+        latency: merge(reports.iter().map(|r| &r.latency)),
+        uncorrected: open_loop
+            .then(|| merge(reports.iter().filter_map(|r| r.uncorrected.as_ref()))),
+        errors,
+        sent: reports.iter().map(|r| r.sent).sum(),
+    }
 }
 
 /// `latency_us` of the result: microseconds, `None` (JSON null) when nothing was recorded.
@@ -133,5 +206,63 @@ mod tests {
         let mut h = new_histogram();
         h.saturating_record(u64::MAX);
         assert!(h.max() >= HIGHEST_NS && h.max() < HIGHEST_NS + HIGHEST_NS / 500);
+    }
+
+    #[test]
+    fn error_kinds_add_up() {
+        let mut a = ErrorKinds::default();
+        for f in [
+            Failure::Connect,
+            Failure::Timeout,
+            Failure::Timeout,
+            Failure::Http4xx,
+            Failure::Other,
+        ] {
+            a.count(f);
+        }
+        let mut b = ErrorKinds {
+            http_5xx: 3,
+            ..ErrorKinds::default()
+        };
+        b.add(&a);
+        assert_eq!(
+            b,
+            ErrorKinds {
+                connect: 1,
+                timeout: 2,
+                http_4xx: 1,
+                http_5xx: 3,
+                other: 1
+            }
+        );
+        assert_eq!(b.total(), 8);
+    }
+
+    #[test]
+    fn merge_reports_adds_every_workers_counts_and_histograms() {
+        let part = |from: u64, to: u64, connect: u64| {
+            let mut latency = new_histogram();
+            let mut uncorrected = new_histogram();
+            for v in from..=to {
+                latency.record(v * 1_000).unwrap();
+                uncorrected.record(v * 500).unwrap();
+            }
+            Report {
+                latency,
+                uncorrected: Some(uncorrected),
+                errors: ErrorKinds {
+                    connect,
+                    ..ErrorKinds::default()
+                },
+                sent: to - from + 1 + connect,
+            }
+        };
+        let m = merge_reports(&[part(1, 500, 1), part(501, 1000, 2)], true);
+        assert_eq!((m.sent, m.errors.connect, m.errors.total()), (1003, 3, 3));
+        assert_eq!(m.latency.len(), 1000);
+        assert!(close(latency_us(&m.latency).p50, 500.0));
+        assert_eq!(m.uncorrected.as_ref().map(Histogram::len), Some(1000));
+        let closed = merge_reports(&[part(1, 10, 0)], false);
+        assert!(closed.uncorrected.is_none());
     }
 }

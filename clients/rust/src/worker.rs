@@ -8,61 +8,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::{Bytes, BytesMut};
-use hdrhistogram::Histogram;
 use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_TYPE, HOST};
 use reqwest::{Client, Method, Request, StatusCode, Url};
-use serde::Serialize;
 
 use crate::order::{write_body, Order};
 use crate::pacing::Schedule;
-use crate::stats::new_histogram;
+use crate::stats::{new_histogram, ErrorKinds, Failure, Report};
 
 /// Room for one body (≈ 220 bytes) so the buffer never grows after the first order.
 const BODY_CAPACITY: usize = 512;
-
-/// Failed orders by kind (Contract 2's `error_kinds`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct ErrorKinds {
-    pub connect: u64,
-    pub timeout: u64,
-    pub http_4xx: u64,
-    pub http_5xx: u64,
-    pub other: u64,
-}
-
-/// Why one order failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
-    Connect,
-    Timeout,
-    Http4xx,
-    Http5xx,
-    Other,
-}
-
-impl ErrorKinds {
-    pub fn count(&mut self, failure: Failure) {
-        match failure {
-            Failure::Connect => self.connect += 1,
-            Failure::Timeout => self.timeout += 1,
-            Failure::Http4xx => self.http_4xx += 1,
-            Failure::Http5xx => self.http_5xx += 1,
-            Failure::Other => self.other += 1,
-        }
-    }
-
-    pub fn total(&self) -> u64 {
-        self.connect + self.timeout + self.http_4xx + self.http_5xx + self.other
-    }
-
-    pub fn add(&mut self, other: &ErrorKinds) {
-        self.connect += other.connect;
-        self.timeout += other.timeout;
-        self.http_4xx += other.http_4xx;
-        self.http_5xx += other.http_5xx;
-        self.other += other.other;
-    }
-}
 
 /// Maps an answer's status to the contract's verdict: only 200 is a success.
 pub fn status_verdict(status: StatusCode) -> Result<(), Failure> {
@@ -186,18 +140,6 @@ pub struct Phase {
     pub stop: Arc<AtomicBool>,
 }
 
-/// What one worker hands back after the phase.
-pub struct Report {
-    /// Latency (ns) of successful orders: from the intended send time in open loop,
-    /// from the actual send in closed loop.
-    pub latency: Histogram<u64>,
-    /// Open loop only: latency (ns) from the actual send.
-    pub uncorrected: Option<Histogram<u64>>,
-    pub errors: ErrorKinds,
-    /// Orders sent (successful or not).
-    pub sent: u64,
-}
-
 /// The worker loop: runs until the phase's orders, deadline or SIGINT end it.
 pub async fn run(phase: Arc<Phase>, client: Client, order: Arc<OrderRequest>) -> Report {
     let mut report = Report {
@@ -304,35 +246,5 @@ mod tests {
         assert_eq!(headers.len(), 4);
         let body = request.body().and_then(|b| b.as_bytes());
         assert_eq!(body, Some(&b"{}"[..]));
-    }
-
-    #[test]
-    fn error_kinds_add_up() {
-        let mut a = ErrorKinds::default();
-        for f in [
-            Failure::Connect,
-            Failure::Timeout,
-            Failure::Timeout,
-            Failure::Http4xx,
-            Failure::Other,
-        ] {
-            a.count(f);
-        }
-        let mut b = ErrorKinds {
-            http_5xx: 3,
-            ..ErrorKinds::default()
-        };
-        b.add(&a);
-        assert_eq!(
-            b,
-            ErrorKinds {
-                connect: 1,
-                timeout: 2,
-                http_4xx: 1,
-                http_5xx: 3,
-                other: 1
-            }
-        );
-        assert_eq!(b.total(), 8);
     }
 }

@@ -14,7 +14,6 @@ import (
 
 	"hftbench/clients/go/internal/args"
 	"hftbench/clients/go/internal/stats"
-	"hftbench/clients/go/internal/worker"
 )
 
 // Version is client_version.
@@ -29,28 +28,28 @@ type Histogram struct {
 
 // Result is one client run: latencies in µs, histograms in ns, times in s.
 type Result struct {
-	SchemaVersion        int               `json:"schema_version"`
-	Client               string            `json:"client"`
-	ClientVersion        string            `json:"client_version"`
-	Scenario             string            `json:"scenario"`
-	Mode                 string            `json:"mode"`
-	TargetRateRps        *float64          `json:"target_rate_rps"`
-	Orders               uint64            `json:"orders"` // measured orders sent (ok + errors)
-	Connections          int               `json:"connections"`
-	Warmup               uint64            `json:"warmup"`
-	Seed                 uint64            `json:"seed"`
-	StartedAt            string            `json:"started_at"`
-	DurationS            float64           `json:"duration_s"`
-	OK                   uint64            `json:"ok"`
-	Errors               uint64            `json:"errors"`
-	ErrorKinds           worker.ErrorKinds `json:"error_kinds"`
-	ThroughputRps        float64           `json:"throughput_rps"`
-	LatencyUs            stats.LatencyUs   `json:"latency_us"`
-	UncorrectedLatencyUs *stats.LatencyUs  `json:"uncorrected_latency_us,omitempty"`
-	Histogram            Histogram         `json:"histogram"`
-	UncorrectedHistogram *Histogram        `json:"uncorrected_histogram,omitempty"`
-	Interrupted          bool              `json:"interrupted"`
-	Extra                map[string]any    `json:"extra"`
+	SchemaVersion        int              `json:"schema_version"`
+	Client               string           `json:"client"`
+	ClientVersion        string           `json:"client_version"`
+	Scenario             string           `json:"scenario"`
+	Mode                 string           `json:"mode"`
+	TargetRateRps        *float64         `json:"target_rate_rps"`
+	Orders               uint64           `json:"orders"` // measured orders sent (ok + errors)
+	Connections          int              `json:"connections"`
+	Warmup               uint64           `json:"warmup"`
+	Seed                 uint64           `json:"seed"`
+	StartedAt            string           `json:"started_at"`
+	DurationS            float64          `json:"duration_s"`
+	OK                   uint64           `json:"ok"`
+	Errors               uint64           `json:"errors"`
+	ErrorKinds           stats.ErrorKinds `json:"error_kinds"`
+	ThroughputRps        float64          `json:"throughput_rps"`
+	LatencyUs            stats.LatencyUs  `json:"latency_us"`
+	UncorrectedLatencyUs *stats.LatencyUs `json:"uncorrected_latency_us,omitempty"`
+	Histogram            Histogram        `json:"histogram"`
+	UncorrectedHistogram *Histogram       `json:"uncorrected_histogram,omitempty"`
+	Interrupted          bool             `json:"interrupted"`
+	Extra                map[string]any   `json:"extra"`
 
 	// Kept for the .hlog, which needs the histograms and times themselves.
 	latency, uncorrected *hdr.Histogram
@@ -60,26 +59,16 @@ type Result struct {
 
 // Run is what the runner measured, the input of New.
 type Run struct {
-	Reports     []worker.Report
+	Reports     []stats.Report
 	Started     time.Time     // wall clock at the start of the measured phase
 	Duration    time.Duration // wall time of the measured phase
 	Interrupted bool
 }
 
-// New merges the workers' histograms and counts into the result document.
+// New builds the result document from the workers' reports, merged by the stats stage.
 func New(c args.Config, run Run) (*Result, error) {
-	var errs worker.ErrorKinds
-	var sent uint64
-	latencies := make([]*hdr.Histogram, 0, len(run.Reports))
-	var uncorrected []*hdr.Histogram
-	for _, r := range run.Reports {
-		errs.Add(r.Errors)
-		sent += r.Sent
-		latencies = append(latencies, r.Latency)
-		if r.Uncorrected != nil {
-			uncorrected = append(uncorrected, r.Uncorrected)
-		}
-	}
+	merged := stats.MergeReports(run.Reports, c.Rate > 0)
+	errs, sent := merged.Errors, merged.Sent
 	failed := errs.Total()
 	res := &Result{
 		SchemaVersion: 1, Client: "go", ClientVersion: Version, Scenario: c.Scenario, Mode: "closed",
@@ -87,7 +76,7 @@ func New(c args.Config, run Run) (*Result, error) {
 		StartedAt: run.Started.UTC().Format("2006-01-02T15:04:05.000000Z"),
 		DurationS: run.Duration.Seconds(), OK: sent - min(failed, sent), Errors: failed, ErrorKinds: errs,
 		Interrupted: run.Interrupted, Extra: extra(c.Connections),
-		latency: stats.Merge(latencies), started: run.Started, duration: run.Duration,
+		latency: merged.Latency, started: run.Started, duration: run.Duration,
 	}
 	if res.DurationS > 0 {
 		res.ThroughputRps = float64(res.OK) / res.DurationS
@@ -100,7 +89,7 @@ func New(c args.Config, run Run) (*Result, error) {
 	if c.Rate > 0 {
 		rate := c.Rate
 		res.Mode, res.TargetRateRps = "open", &rate
-		res.uncorrected = stats.Merge(uncorrected)
+		res.uncorrected = merged.Uncorrected
 		summary := stats.Summarize(res.uncorrected)
 		res.UncorrectedLatencyUs = &summary
 		h, err := Encode(res.uncorrected)

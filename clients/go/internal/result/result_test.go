@@ -11,7 +11,6 @@ import (
 
 	"hftbench/clients/go/internal/args"
 	"hftbench/clients/go/internal/stats"
-	"hftbench/clients/go/internal/worker"
 )
 
 func openRun(t *testing.T) *Result {
@@ -22,8 +21,8 @@ func openRun(t *testing.T) *Result {
 	}
 	a, b := stats.NewHistogram(), stats.NewHistogram()
 	stats.Record(a, 2_000_000)
-	reports := []worker.Report{
-		{Latency: a, Uncorrected: b, Errors: worker.ErrorKinds{Timeout: 2}, Sent: 10},
+	reports := []stats.Report{
+		{Latency: a, Uncorrected: b, Errors: stats.ErrorKinds{Timeout: 2}, Sent: 10},
 		{Latency: stats.NewHistogram(), Uncorrected: stats.NewHistogram(), Sent: 2},
 	}
 	r, err := New(c, Run{Reports: reports, Started: time.Now(), Duration: 4 * time.Second})

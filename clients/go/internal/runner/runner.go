@@ -19,6 +19,7 @@ import (
 	"hftbench/clients/go/internal/args"
 	"hftbench/clients/go/internal/pacing"
 	"hftbench/clients/go/internal/result"
+	"hftbench/clients/go/internal/stats"
 	"hftbench/clients/go/internal/worker"
 )
 
@@ -172,8 +173,8 @@ func Run(c args.Config, stop *atomic.Bool) (*result.Result, error) {
 }
 
 // runPhase starts one goroutine per connection and waits for all of them and the pacer.
-func runPhase(p *worker.Phase, pacer <-chan struct{}, connections int) []worker.Report {
-	reports := make([]worker.Report, connections)
+func runPhase(p *worker.Phase, pacer <-chan struct{}, connections int) []stats.Report {
+	reports := make([]stats.Report, connections)
 	var wg sync.WaitGroup
 	for i := range reports {
 		wg.Go(func() { reports[i] = worker.Run(p) })

@@ -1,6 +1,7 @@
-// Package stats holds the pure functions over HdrHistograms: the per-worker histogram
-// shape, the merge after the run, and the latency summary in microseconds. Workers
-// never compute statistics.
+// Package stats is the stats stage: each worker's record (Report: its histograms and
+// error counts by kind), the merge of the records after the run, and the latency
+// summary in microseconds, all pure functions. Workers only record; they never compute
+// statistics.
 package stats
 
 import (
@@ -32,6 +33,83 @@ func Merge(parts []*hdr.Histogram) *hdr.Histogram {
 		}
 	}
 	return total
+}
+
+// ErrorKinds counts failed orders by kind (Contract 2's error_kinds).
+type ErrorKinds struct {
+	Connect uint64 `json:"connect"`
+	Timeout uint64 `json:"timeout"`
+	HTTP4xx uint64 `json:"http_4xx"`
+	HTTP5xx uint64 `json:"http_5xx"`
+	Other   uint64 `json:"other"`
+}
+
+// Failure is why one order failed.
+type Failure int
+
+const (
+	Connect Failure = iota + 1
+	Timeout
+	HTTP4xx
+	HTTP5xx
+	Other
+)
+
+// Count adds one failure.
+func (e *ErrorKinds) Count(f Failure) {
+	switch f {
+	case Connect:
+		e.Connect++
+	case Timeout:
+		e.Timeout++
+	case HTTP4xx:
+		e.HTTP4xx++
+	case HTTP5xx:
+		e.HTTP5xx++
+	default:
+		e.Other++
+	}
+}
+
+// Add sums another worker's counts into e.
+func (e *ErrorKinds) Add(o ErrorKinds) {
+	e.Connect += o.Connect
+	e.Timeout += o.Timeout
+	e.HTTP4xx += o.HTTP4xx
+	e.HTTP5xx += o.HTTP5xx
+	e.Other += o.Other
+}
+
+// Total is the number of failed orders.
+func (e ErrorKinds) Total() uint64 { return e.Connect + e.Timeout + e.HTTP4xx + e.HTTP5xx + e.Other }
+
+// Report is what one worker hands back after the phase.
+type Report struct {
+	Latency     *hdr.Histogram // ns, successful orders: from the intended send time in open loop
+	Uncorrected *hdr.Histogram // open loop only: ns from the actual send
+	Errors      ErrorKinds
+	Sent        uint64 // orders sent, successful or not
+}
+
+// MergeReports adds every worker's record into one: histograms merged, counts summed.
+// open gives the sum an uncorrected histogram (empty when no worker recorded one).
+func MergeReports(reports []Report, open bool) Report {
+	var sum Report
+	latencies := make([]*hdr.Histogram, 0, len(reports))
+	var uncorrected []*hdr.Histogram
+	for _, r := range reports {
+		sum.Errors.Add(r.Errors)
+		sum.Sent += r.Sent
+		latencies = append(latencies, r.Latency)
+		if r.Uncorrected != nil {
+			uncorrected = append(uncorrected, r.Uncorrected)
+		}
+	}
+	sum.Latency = Merge(latencies)
+	if open {
+		sum.Uncorrected = Merge(uncorrected)
+	}
+	return sum
 }
 
 // LatencyUs is latency_us of the result; nil fields (JSON null) when nothing was recorded.

@@ -72,3 +72,41 @@ func BenchmarkRecord(b *testing.B) {
 		Record(h, int64(v>>40)+1000)
 	}
 }
+
+func TestErrorKindsAddUp(t *testing.T) {
+	var a ErrorKinds
+	for _, f := range []Failure{Connect, Timeout, Timeout, HTTP4xx, Other} {
+		a.Count(f)
+	}
+	b := ErrorKinds{HTTP5xx: 3}
+	b.Add(a)
+	if b != (ErrorKinds{Connect: 1, Timeout: 2, HTTP4xx: 1, HTTP5xx: 3, Other: 1}) || b.Total() != 8 {
+		t.Fatalf("%+v", b)
+	}
+}
+
+// A worker sends exactly its phase's orders, each once, and counts failures by kind.
+
+func TestMergeReportsAddsEveryWorkersCountsAndHistograms(t *testing.T) {
+	part := func(from, to int64, connect uint64) Report {
+		latency, uncorrected := NewHistogram(), NewHistogram()
+		for v := from; v <= to; v++ {
+			Record(latency, v*1000)
+			Record(uncorrected, v*500)
+		}
+		return Report{Latency: latency, Uncorrected: uncorrected, Errors: ErrorKinds{Connect: connect}, Sent: uint64(to-from+1) + connect}
+	}
+	m := MergeReports([]Report{part(1, 500, 1), part(501, 1000, 2)}, true)
+	if m.Sent != 1003 || m.Errors != (ErrorKinds{Connect: 3}) || m.Latency.TotalCount() != 1000 {
+		t.Fatalf("sent %d, errors %+v, latencies %d", m.Sent, m.Errors, m.Latency.TotalCount())
+	}
+	if p50 := *Summarize(m.Latency).P50; p50 < 499.5 || p50 > 500.5 {
+		t.Fatalf("p50 %v µs, want 500", p50)
+	}
+	if m.Uncorrected == nil || m.Uncorrected.TotalCount() != 1000 {
+		t.Fatalf("uncorrected %v", m.Uncorrected)
+	}
+	if closed := MergeReports([]Report{part(1, 10, 0)}, false); closed.Uncorrected != nil {
+		t.Fatal("closed loop has no uncorrected histogram")
+	}
+}

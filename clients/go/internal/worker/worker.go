@@ -1,6 +1,6 @@
 // Package worker is one goroutine per connection. A worker takes order numbers from a
 // shared counter (closed loop) or from the pacer as they fall due (open loop), posts
-// the order, reads the whole answer and records the latency into its own histograms. Its
+// the order, reads the whole answer and records the latency into its own stats.Report. Its
 // request, body buffer, answer buffer and reader are reused: no lock, log line or
 // allocation of ours per request (net/http itself allocates some per-request state).
 package worker
@@ -17,8 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
 	"hftbench/clients/go/internal/order"
 	"hftbench/clients/go/internal/pacing"
 	"hftbench/clients/go/internal/stats"
@@ -31,79 +29,31 @@ const bodyCapacity = 512
 // one takes a single Read; longer ones take more.
 const answerCapacity = 2048
 
-// ErrorKinds counts failed orders by kind (Contract 2's error_kinds).
-type ErrorKinds struct {
-	Connect uint64 `json:"connect"`
-	Timeout uint64 `json:"timeout"`
-	HTTP4xx uint64 `json:"http_4xx"`
-	HTTP5xx uint64 `json:"http_5xx"`
-	Other   uint64 `json:"other"`
-}
-
-// Failure is why one order failed.
-type Failure int
-
-const (
-	Connect Failure = iota + 1
-	Timeout
-	HTTP4xx
-	HTTP5xx
-	Other
-)
-
-// Count adds one failure.
-func (e *ErrorKinds) Count(f Failure) {
-	switch f {
-	case Connect:
-		e.Connect++
-	case Timeout:
-		e.Timeout++
-	case HTTP4xx:
-		e.HTTP4xx++
-	case HTTP5xx:
-		e.HTTP5xx++
-	default:
-		e.Other++
-	}
-}
-
-// Add sums another worker's counts into e.
-func (e *ErrorKinds) Add(o ErrorKinds) {
-	e.Connect += o.Connect
-	e.Timeout += o.Timeout
-	e.HTTP4xx += o.HTTP4xx
-	e.HTTP5xx += o.HTTP5xx
-	e.Other += o.Other
-}
-
-// Total is the number of failed orders.
-func (e ErrorKinds) Total() uint64 { return e.Connect + e.Timeout + e.HTTP4xx + e.HTTP5xx + e.Other }
-
 // StatusVerdict maps an answer's status to the contract's verdict: only 200 succeeds.
-func StatusVerdict(status int) Failure {
+func StatusVerdict(status int) stats.Failure {
 	switch {
 	case status == http.StatusOK:
 		return 0
 	case status >= 400 && status < 500:
-		return HTTP4xx
+		return stats.HTTP4xx
 	case status >= 500 && status < 600:
-		return HTTP5xx
+		return stats.HTTP5xx
 	default:
-		return Other
+		return stats.Other
 	}
 }
 
 // Classify maps a transport error to its kind.
-func Classify(err error) Failure {
+func Classify(err error) stats.Failure {
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return Timeout
+		return stats.Timeout
 	}
 	var op *net.OpError
 	if (errors.As(err, &op) && op.Op == "dial") || errors.Is(err, syscall.ECONNREFUSED) {
-		return Connect
+		return stats.Connect
 	}
-	return Other
+	return stats.Other
 }
 
 // Phase is what every worker of one phase shares.
@@ -142,17 +92,9 @@ func (p *Phase) take() (k uint64, intended time.Time, ok bool) {
 	return k, intended, k < p.End
 }
 
-// Report is what one worker hands back after the phase.
-type Report struct {
-	Latency     *hdr.Histogram // ns, successful orders: from the intended send time in open loop
-	Uncorrected *hdr.Histogram // open loop only: ns from the actual send
-	Errors      ErrorKinds
-	Sent        uint64 // orders sent, successful or not
-}
-
 // Run is the worker loop: it runs until the phase's orders, deadline or SIGINT end it.
-func Run(p *Phase) Report {
-	r := Report{Latency: stats.NewHistogram()}
+func Run(p *Phase) stats.Report {
+	r := stats.Report{Latency: stats.NewHistogram()}
 	if p.Due != nil {
 		r.Uncorrected = stats.NewHistogram()
 	}
@@ -212,7 +154,7 @@ func Run(p *Phase) Report {
 // of client CPU per order). An answer that fits in the buffer takes one Read, which also
 // returns io.EOF (net/http reports EOF with the last bytes of a Content-Length body);
 // io.Copy(io.Discard) reads the same way but through a pooled 8 KiB buffer.
-func post(rt http.RoundTripper, req *http.Request, deadline *timeoutCtx, answer []byte) Failure {
+func post(rt http.RoundTripper, req *http.Request, deadline *timeoutCtx, answer []byte) stats.Failure {
 	deadline.arm()
 	resp, err := rt.RoundTrip(req)
 	if err != nil {

@@ -13,10 +13,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"hftbench/clients/go/internal/stats"
 )
 
 func TestOnly200IsASuccess(t *testing.T) {
-	for status, want := range map[int]Failure{200: 0, 201: Other, 302: Other, 422: HTTP4xx, 503: HTTP5xx} {
+	for status, want := range map[int]stats.Failure{200: 0, 201: stats.Other, 302: stats.Other, 422: stats.HTTP4xx, 503: stats.HTTP5xx} {
 		if got := StatusVerdict(status); got != want {
 			t.Errorf("%d: %v, want %v", status, got, want)
 		}
@@ -25,10 +27,10 @@ func TestOnly200IsASuccess(t *testing.T) {
 
 func TestClassify(t *testing.T) {
 	dial := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
-	cases := map[error]Failure{
-		fmt.Errorf("post: %w", dial):                     Connect,
-		fmt.Errorf("post: %w", context.DeadlineExceeded): Timeout,
-		errors.New("unexpected EOF"):                     Other,
+	cases := map[error]stats.Failure{
+		fmt.Errorf("post: %w", dial):                     stats.Connect,
+		fmt.Errorf("post: %w", context.DeadlineExceeded): stats.Timeout,
+		errors.New("unexpected EOF"):                     stats.Other,
 	}
 	for err, want := range cases {
 		if got := Classify(err); got != want {
@@ -37,19 +39,6 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-func TestErrorKindsAddUp(t *testing.T) {
-	var a ErrorKinds
-	for _, f := range []Failure{Connect, Timeout, Timeout, HTTP4xx, Other} {
-		a.Count(f)
-	}
-	b := ErrorKinds{HTTP5xx: 3}
-	b.Add(a)
-	if b != (ErrorKinds{Connect: 1, Timeout: 2, HTTP4xx: 1, HTTP5xx: 3, Other: 1}) || b.Total() != 8 {
-		t.Fatalf("%+v", b)
-	}
-}
-
-// A worker sends exactly its phase's orders, each once, and counts failures by kind.
 func TestWorkerSendsEveryTicketOnceAndCountsFailures(t *testing.T) {
 	var seen [20]atomic.Int32
 	var calls atomic.Int32
@@ -65,7 +54,7 @@ func TestWorkerSendsEveryTicketOnceAndCountsFailures(t *testing.T) {
 	var stop atomic.Bool
 	p := &Phase{Transport: srv.Client().Transport, OrderURL: srv.URL + "/order", Seed: 1, Timeout: time.Second, End: 20, Record: true, Stop: &stop}
 	p.Next.Store(0)
-	done := make(chan Report, 2)
+	done := make(chan stats.Report, 2)
 	for range 2 {
 		go func() { done <- Run(p) }()
 	}
@@ -74,7 +63,7 @@ func TestWorkerSendsEveryTicketOnceAndCountsFailures(t *testing.T) {
 		t.Fatalf("sent %d", a.Sent+b.Sent)
 	}
 	a.Errors.Add(b.Errors)
-	if a.Errors != (ErrorKinds{HTTP4xx: 4}) {
+	if a.Errors != (stats.ErrorKinds{HTTP4xx: 4}) {
 		t.Fatalf("%+v", a.Errors)
 	}
 	if a.Latency.TotalCount()+b.Latency.TotalCount() != 16 {
@@ -121,7 +110,7 @@ func TestASlowAnswerIsATimeout(t *testing.T) {
 	var stop atomic.Bool
 	p := &Phase{Transport: srv.Client().Transport, OrderURL: srv.URL + "/order", Timeout: 20 * time.Millisecond, End: 2, Record: true, Stop: &stop}
 	r := Run(p)
-	if r.Sent != 2 || r.Errors != (ErrorKinds{Timeout: 2}) || r.Latency.TotalCount() != 0 {
+	if r.Sent != 2 || r.Errors != (stats.ErrorKinds{Timeout: 2}) || r.Latency.TotalCount() != 0 {
 		t.Fatalf("sent %d errors %+v", r.Sent, r.Errors)
 	}
 }
@@ -138,7 +127,7 @@ func TestAStalledBodyIsATimeout(t *testing.T) {
 	var stop atomic.Bool
 	p := &Phase{Transport: srv.Client().Transport, OrderURL: srv.URL + "/order", Timeout: 20 * time.Millisecond, End: 2, Record: true, Stop: &stop}
 	r := Run(p)
-	if r.Sent != 2 || r.Errors != (ErrorKinds{Timeout: 2}) || r.Latency.TotalCount() != 0 {
+	if r.Sent != 2 || r.Errors != (stats.ErrorKinds{Timeout: 2}) || r.Latency.TotalCount() != 0 {
 		t.Fatalf("sent %d errors %+v", r.Sent, r.Errors)
 	}
 }
@@ -155,7 +144,7 @@ func TestAfterATimeoutTheNextOrderSucceeds(t *testing.T) {
 	var stop atomic.Bool
 	p := &Phase{Transport: srv.Client().Transport, OrderURL: srv.URL + "/order", Timeout: 100 * time.Millisecond, End: 3, Record: true, Stop: &stop}
 	r := Run(p)
-	if r.Sent != 3 || r.Errors != (ErrorKinds{Timeout: 1}) || r.Latency.TotalCount() != 2 {
+	if r.Sent != 3 || r.Errors != (stats.ErrorKinds{Timeout: 1}) || r.Latency.TotalCount() != 2 {
 		t.Fatalf("sent %d errors %+v ok %d", r.Sent, r.Errors, r.Latency.TotalCount())
 	}
 }

@@ -1,5 +1,6 @@
-"""Worker processes: one event loop per core, each with ONE aiohttp session holding its share
-of the --connections; the parent coordinates the phases and merges what they measured.
+"""The runner: worker processes, one event loop per core, each with ONE aiohttp session holding
+its share of the --connections; the parent coordinates the warm-up and measured phases and
+hands what they measured to the stats stage's merge.
 
 Why: aiohttp spends ~60 us of CPU per request on this kind of machine, so one event loop
 (one core) tops out near 15K req/s; a second process uses the second core.
@@ -10,7 +11,7 @@ Why: aiohttp spends ~60 us of CPU per request on this kind of machine, so one ev
   (``SharedCounter``), so each k in 0..W+N-1 is sent exactly once, as with one process.
 - Phases: each child warms up (closed loop) and says "ready"; when all are ready the parent
   sends "go" with the start of the measured phase (or open loop's t0), then collects each
-  child's "done": counts and its merged histograms, encoded; merged here after the run.
+  child's "done": counts and its merged histograms, encoded; stats.merge_tallies adds them up.
 - SIGINT goes to the parent (children ignore it; a terminal's Ctrl-C reaches them too):
   the first one sends "stop" to every child, which stop sending and report what they have;
   a second one kills the parent, and the children stop when their pipe closes.
@@ -30,6 +31,7 @@ from hdrh.histogram import HdrHistogram
 
 from . import pacing, worker
 from .args import Config
+from .stats import Tally, merge_tallies, new_histogram
 
 # Open loop: orders/s one process is given (it spends ~70 us each, and its pacing spins
 # while waiting, so low rates stay in one process and leave the other core to the server).
@@ -46,7 +48,7 @@ class RunOutcome:
 
     started_wall_ns: int  # wall clock at the start of the measured phase
     duration_s: float  # wall time of the measured phase
-    shares: list  # list[worker.ShareOutcome], one per process
+    tally: Tally  # every worker's counts and histograms, merged
     interrupted: bool  # SIGINT ended the run early
     processes: int
 
@@ -121,12 +123,16 @@ def _run_inline(cfg: Config) -> RunOutcome:
         return runner.run(_inline(cfg))
 
 
+def _phase(cfg: Config, counter=None) -> worker.Phase:
+    return worker.Phase(counter, rate=cfg.rate, connections=cfg.connections)
+
+
 async def _inline(cfg: Config) -> RunOutcome:
-    ctl = worker.Control()
+    phase = _phase(cfg)
     loop = asyncio.get_running_loop()
     # First SIGINT: stop sending, let answers in flight arrive (bounded by --timeout-ms),
     # write the result. A second SIGINT gets Python's default (KeyboardInterrupt).
-    loop.add_signal_handler(signal.SIGINT, lambda: (ctl.stop(), loop.remove_signal_handler(signal.SIGINT)))
+    loop.add_signal_handler(signal.SIGINT, lambda: (phase.stop(), loop.remove_signal_handler(signal.SIGINT)))
     started = []
 
     async def ready():
@@ -134,13 +140,13 @@ async def _inline(cfg: Config) -> RunOutcome:
         started.extend((go.start_ns, wall))
         return go
 
-    share = await worker.run_share(cfg, ctl, range(cfg.connections), ready)
-    if not ctl.stopping:
+    share = await worker.run_share(cfg, phase, range(cfg.connections), ready)
+    if not phase.stopping:
         loop.remove_signal_handler(signal.SIGINT)
     if not started:  # stopped during warm-up
         started.extend((share.end_ns, time.time_ns()))
     start, wall = started
-    return RunOutcome(wall, max(share.end_ns - start, 0) / 1e9, [share], ctl.stopping, 1)
+    return RunOutcome(wall, max(share.end_ns - start, 0) / 1e9, share.tally, phase.stopping, 1)
 
 
 # ---- several processes ------------------------------------------------------------------
@@ -159,14 +165,15 @@ def _child_main(cfg: Config, conns: range, pipe, counter: SharedCounter) -> None
     factory, _ = event_loop_factory()
     with asyncio.Runner(loop_factory=factory) as runner:
         share = runner.run(_child(cfg, conns, pipe, counter))
-    msg = ("done", share.end_ns, share.ok, share.errors)
-    msg += tuple(_encode(h) for h in (share.latency, share.uncorrected, share.pacing))
+    t = share.tally
+    msg = ("done", share.end_ns, t.ok, t.errors)
+    msg += tuple(_encode(h) for h in (t.latency, t.uncorrected, t.pacing))
     with contextlib.suppress(OSError):  # the parent is gone: nobody to report to
         pipe.send(msg)
 
 
 async def _child(cfg: Config, conns: range, pipe, counter: SharedCounter) -> worker.ShareOutcome:
-    ctl = worker.Control(counter)
+    phase = _phase(cfg, counter)
     loop = asyncio.get_running_loop()
     go = loop.create_future()
 
@@ -177,7 +184,7 @@ async def _child(cfg: Config, conns: range, pipe, counter: SharedCounter) -> wor
             msg = ("stop",)
         if msg[0] == "stop":
             loop.remove_reader(pipe.fileno())
-            ctl.stop()
+            phase.stop()
         if not go.done():
             go.set_result(msg[1] if msg[0] == "go" else None)
 
@@ -187,8 +194,8 @@ async def _child(cfg: Config, conns: range, pipe, counter: SharedCounter) -> wor
         pipe.send(("ready",))
         return await go
 
-    share = await worker.run_share(cfg, ctl, conns, ready)
-    if not ctl.stopping:
+    share = await worker.run_share(cfg, phase, conns, ready)
+    if not phase.stopping:
         loop.remove_reader(pipe.fileno())
     return share
 
@@ -253,9 +260,10 @@ def _run_children(cfg: Config, n: int) -> RunOutcome:
         proc.join(5)
     if not stop:
         signal.signal(signal.SIGINT, previous)
-    shares = [
-        worker.ShareOutcome(end, ok, errors, _decode(lat) or worker.new_histogram(), _decode(un), _decode(pa))
-        for _, end, ok, errors, lat, un, pa in done
+    tallies = [
+        Tally(_decode(lat) or new_histogram(), _decode(un), _decode(pa), ok, errors)
+        for _, _, ok, errors, lat, un, pa in done
     ]
-    end = max(s.end_ns for s in shares)
-    return RunOutcome(wall, max(end - go.start_ns, 0) / 1e9, shares, bool(stop), n)
+    end = max(msg[1] for msg in done)
+    tally = merge_tallies(tallies, cfg.rate is not None)
+    return RunOutcome(wall, max(end - go.start_ns, 0) / 1e9, tally, bool(stop), n)

@@ -1,10 +1,12 @@
-// run.hpp - one run of the C++ client: at most min(connections, cores) std::async tasks,
-// each driving its share of the connections; join; merge the per-task records.
+// runner.hpp - one run of the C++ client: at most min(connections, cores) std::async tasks,
+// each driving its share of the connections through the warm-up and measured phases;
+// join; the per-task records merged by the stats stage (stats.hpp).
 #pragma once
 
 #include <ctime>
 #include <memory>
 
+#include "stats.hpp"
 #include "worker.hpp"
 
 extern "C" {
