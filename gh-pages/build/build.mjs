@@ -4,11 +4,12 @@
 // derived/curves/<suite>/<run_id>.json (the compare view's distributions). Usage:
 //   node build/build.mjs --store <history store dir> --out <folder to publish>
 // --out may be the gh-pages worktree whose data/ already is the store.
-import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { deriveLatest, deriveOpen, runCurves, slimShard } from './derive.mjs';
+import { writeJsonAtomic } from '../lib/fsio.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
@@ -28,14 +29,6 @@ function readJson(path) {
   } catch (err) {
     fail(`cannot read ${path}: ${err.message}`);
   }
-}
-
-/** Write via a temp file in the same folder, then rename: readers never see half a file. */
-function writeJsonAtomic(path, value) {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, JSON.stringify(value));
-  renameSync(tmp, path);
 }
 
 export function build({ store, out }) {

@@ -7,11 +7,11 @@
 // verdict (gated rows), and the first regression among them carries a bisect culprit.
 //   node tools/synth-store.mjs --out DIR [--commits 5000] [--scenarios 10] [--clients 5]
 import { createHash } from 'node:crypto';
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { encodeValues } from '../lib/hdr.mjs';
+import { writeJsonAtomic } from '../lib/fsio.mjs';
 
 function rng(seed) { // mulberry32
   let a = seed >>> 0;
@@ -22,13 +22,6 @@ function rng(seed) { // mulberry32
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-function writeJson(path, value) {
-  mkdirSync(join(path, '..'), { recursive: true });
-  const tmp = `${path}.tmp`;
-  writeFileSync(tmp, JSON.stringify(value));
-  renameSync(tmp, path);
 }
 
 /** A lognormal-ish latency histogram (ns) of `samples` values around `p50Us`. */
@@ -116,11 +109,11 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
   }
   const now = new Date(start + commits * step).toISOString().replace(/\.\d{3}Z$/, 'Z');
   for (const [month, runs] of shards) {
-    writeJson(join(out, 'shards', suite, `${month}.json`), { schema_version: 1, suite, month, runs });
+    writeJsonAtomic(join(out, 'shards', suite, `${month}.json`), { schema_version: 1, suite, month, runs });
   }
-  writeJson(join(out, 'changepoints.json'), { schema_version: 1, updated_at: now, series: changepoints });
+  writeJsonAtomic(join(out, 'changepoints.json'), { schema_version: 1, updated_at: now, series: changepoints });
   const { id, ...fingerprint } = runner;
-  writeJson(join(out, 'index.json'), {
+  writeJsonAtomic(join(out, 'index.json'), {
     schema_version: 1, updated_at: now,
     suites: { [suite]: { shards: [...shards.keys()].sort(), runs: commits, series, latest_run: lastRunId } },
     branches: ['main'], runners: { [id]: fingerprint },
