@@ -100,17 +100,17 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
     return 0;
 }
 
-int cc_worker_init(cc_worker *w, cc_plan *plan, int n_conns, int first_slot)
+int cc_worker_init(cc_worker *w, cc_phase *phase, int n_conns, int first_slot)
 {
     memset(w, 0, sizeof(*w));
-    w->plan = plan;
+    w->phase = phase;
     w->timer_fd = -1;
     w->epoll_fd = -1;
     w->first_slot = first_slot;
     w->next_i = (uint64_t)first_slot;
-    w->timeout_ns = (uint64_t)plan->cfg->timeout_ms * 1000000u;
+    w->timeout_ns = (uint64_t)phase->cfg->timeout_ms * 1000000u;
     hb_ts_cache_init(&w->ts);
-    bool open_loop = hb_config_open_loop(plan->cfg);
+    bool open_loop = phase->open_loop;
     if (hb_stats_init(&w->stats, open_loop) != 0) {
         return -1;
     }
@@ -130,7 +130,7 @@ int cc_worker_init(cc_worker *w, cc_plan *plan, int n_conns, int first_slot)
     w->n_conns = n_conns; /* calloc'd: cc_conn_close is safe on the ones not yet made */
     for (int i = n_conns - 1; i >= 0 && !bad; i--) {
         CURL *e = NULL;
-        bad |= cc_conn_init(&w->conns[i], plan->cfg) != 0;
+        bad |= cc_conn_init(&w->conns[i], phase->cfg) != 0;
         e = w->conns[i].easy;
         bad |= e == NULL || curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket) != CURLE_OK;
         bad |= e == NULL || curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, w) != CURLE_OK;
@@ -175,7 +175,7 @@ void cc_worker_close(cc_worker *w)
 static void start(cc_worker *w, uint64_t k, uint64_t intended_ns, uint64_t now_ns)
 {
     cc_conn *c = &w->conns[w->free_stack[--w->n_free]];
-    cc_conn_prepare(c, w->plan->cfg, &w->ts, k, intended_ns, now_ns);
+    cc_conn_prepare(c, w->phase->cfg, &w->ts, k, intended_ns, now_ns);
     (void)curl_multi_add_handle(w->multi, c->easy);
 }
 
@@ -302,45 +302,7 @@ static void wait_events(cc_worker *w, int timeout_ms)
 
 static bool idle(const cc_worker *w) { return w->n_free == w->n_conns; }
 
-/* Closed loop: orders k < end_k from the shared counter until it runs out (or the deadline). */
-static void run_closed_phase(cc_worker *w, uint64_t end_k, uint64_t deadline_ns)
-{
-    bool more = true;
-    for (;;) {
-        sweep_timeouts(w);
-        /* one clock read per refill round: the deadline check and the send time of the round's
-         * orders (all are sent together by run_timeouts right after) */
-        uint64_t now = more && w->n_free > 0 ? hb_now_ns() : 0;
-        while (more && w->n_free > 0) {
-            if (hb_signal_stop_requested() || (deadline_ns != 0 && now >= deadline_ns)) {
-                more = false;
-                break;
-            }
-            uint64_t k = atomic_fetch_add_explicit(&w->plan->next_k, 1, memory_order_relaxed);
-            if (k >= end_k) {
-                more = false;
-                break;
-            }
-            start(w, k, 0, now);
-        }
-        run_timeouts(w); /* sends what was just added */
-        if (collect(w) > 0) {
-            continue; /* refill the connections that just finished */
-        }
-        if (!more && idle(w)) {
-            return;
-        }
-        wait_events(w, POLL_MS);
-        (void)collect(w);
-    }
-}
-
-static uint64_t intended_ns(const cc_plan *p, uint64_t i) { return hb_schedule_intended_ns(p->t0_ns, i, p->cfg->rate); }
-
-static uint64_t next_order(const cc_worker *w, uint64_t i)
-{
-    return hb_schedule_next(i, (uint64_t)w->plan->cfg->connections, (uint64_t)w->first_slot, (uint64_t)w->n_conns);
-}
+static uint64_t intended_ns(const cc_phase *p, uint64_t i) { return hb_schedule_intended_ns(p->t0_ns, i, p->cfg->rate); }
 
 /* Sleep in epoll until HB_SPIN_NS before due (timerfd: ns precision), answers still read. */
 static void wait_until(cc_worker *w, uint64_t due)
@@ -362,28 +324,75 @@ static void wait_until(cc_worker *w, uint64_t due)
     wait_events(w, POLL_MS);
 }
 
-/* Open loop: each of this worker's orders at its intended time, late when no connection is idle. */
-static void run_open(cc_worker *w)
+/* What the ticket source says about the worker's next order. */
+typedef enum { CC_TICKET_DUE, CC_TICKET_LATER, CC_TICKET_END } cc_ticket_state;
+
+/**
+ * The worker's next ticket: order *k, due at *intended (0 in closed loop: the send is the
+ * intended time). Closed loop: the next number of the shared counter below end_k, before
+ * the deadline. Open loop: the next order of this worker's slots, DUE once its time is
+ * now or past (late sends are never skipped), else LATER with *intended its due time.
+ */
+static cc_ticket_state take_ticket(cc_worker *w, uint64_t now, uint64_t *k, uint64_t *intended)
 {
-    cc_plan *p = w->plan;
+    cc_phase *p = w->phase;
+    if (hb_signal_stop_requested()) {
+        return CC_TICKET_END;
+    }
+    if (p->open_loop) {
+        if (w->next_i >= p->total) {
+            return CC_TICKET_END;
+        }
+        *k = w->next_i;
+        *intended = intended_ns(p, w->next_i);
+        if (*intended > now) {
+            return CC_TICKET_LATER;
+        }
+        w->next_i = hb_schedule_next(w->next_i, (uint64_t)p->cfg->connections, (uint64_t)w->first_slot,
+                                     (uint64_t)w->n_conns);
+        return CC_TICKET_DUE;
+    }
+    if (p->deadline_ns != 0 && now >= p->deadline_ns) {
+        return CC_TICKET_END;
+    }
+    *k = atomic_fetch_add_explicit(&p->next_k, 1, memory_order_relaxed);
+    *intended = 0;
+    return *k < p->end_k ? CC_TICKET_DUE : CC_TICKET_END;
+}
+
+/* One phase: start every due ticket on an idle connection, let libcurl send them, wait for
+ * answers (or, open loop, for the next due time), record what finished; until the tickets
+ * end and every order in flight is answered or timed out. */
+static void run_phase(cc_worker *w)
+{
+    bool more = true;
     for (;;) {
         sweep_timeouts(w);
-        bool more = w->next_i < p->total && !hb_signal_stop_requested();
-        uint64_t now = hb_now_ns();
-        while (more && w->n_free > 0 && intended_ns(p, w->next_i) <= now) {
-            start(w, w->next_i, intended_ns(p, w->next_i), hb_now_ns());
-            w->next_i = next_order(w, w->next_i);
-            more = w->next_i < p->total;
+        /* one clock read per refill round: the due and deadline checks and the send time of
+         * the round's orders (all are sent together by run_timeouts right after) */
+        uint64_t now = more && w->n_free > 0 ? hb_now_ns() : 0;
+        uint64_t next_due = 0;
+        while (more && w->n_free > 0) {
+            uint64_t k = 0;
+            uint64_t intended = 0;
+            cc_ticket_state t = take_ticket(w, now, &k, &intended);
+            if (t == CC_TICKET_DUE) {
+                start(w, k, intended, now);
+                continue;
+            }
+            more = t == CC_TICKET_LATER;
+            next_due = intended;
+            break;
         }
-        run_timeouts(w);
+        run_timeouts(w); /* sends what was just added */
         if (collect(w) > 0) {
-            continue;
+            continue; /* refill the connections that just finished */
         }
         if (!more && idle(w)) {
             return;
         }
-        if (more && w->n_free > 0) {
-            wait_until(w, intended_ns(p, w->next_i));
+        if (next_due != 0) {
+            wait_until(w, next_due);
         } else {
             wait_events(w, POLL_MS);
         }
@@ -392,7 +401,7 @@ static void run_open(cc_worker *w)
 }
 
 /* Wait for the go (1) or abort (-1) of the main thread. */
-static bool wait_gate(const cc_plan *p)
+static bool wait_gate(const cc_phase *p)
 {
     int g = 0;
     while ((g = atomic_load_explicit(&p->gate, memory_order_acquire)) == 0) {
@@ -404,18 +413,17 @@ static bool wait_gate(const cc_plan *p)
 void *cc_worker_main(void *arg)
 {
     cc_worker *w = arg;
-    cc_plan *p = w->plan;
+    cc_phase *p = w->phase;
     (void)hb_clock_tight_timers(); /* poll timeouts and sleeps without the 50 µs slack */
     if (!wait_gate(p)) {
         return NULL;
     }
-    if (hb_config_open_loop(p->cfg)) {
-        run_open(w);
+    run_phase(w); /* open loop: the whole run; closed loop: warm-up */
+    if (p->open_loop) {
         return NULL;
     }
-    run_closed_phase(w, p->cfg->warmup, 0);
-    (void)pthread_barrier_wait(&p->phase); /* warm-up done everywhere */
-    (void)pthread_barrier_wait(&p->phase); /* main has set the measured start */
-    run_closed_phase(w, p->total, p->deadline_ns);
+    (void)pthread_barrier_wait(&p->barrier); /* warm-up done everywhere */
+    (void)pthread_barrier_wait(&p->barrier); /* main has set up the measured phase */
+    run_phase(w);
     return NULL;
 }
