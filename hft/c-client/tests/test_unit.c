@@ -7,7 +7,7 @@
 #include "hb_order.h"
 #include "hft_clock.h"
 #include "hft_cpus.h"
-#include "hft_engine.h"
+#include "hft_runner.h"
 #include "hft_http.h"
 #include "hft_tune.h"
 
