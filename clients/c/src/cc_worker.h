@@ -2,11 +2,8 @@
  * cc_worker.h - one worker thread of the C client: a libcurl multi handle driving
  * its share of the connections, its own hb_stats, and the pacing timer.
  *
- * Event-driven: libcurl tells the worker which sockets it waits on
- * (CURLMOPT_SOCKETFUNCTION) and when its next timeout is due (CURLMOPT_TIMERFUNCTION);
- * the worker waits in its own epoll and hands libcurl only the sockets that are ready
- * (curl_multi_socket_action), instead of curl_multi_perform walking every transfer
- * and poll()ing each one on every wake-up.
+ * Event-driven: the worker waits in its own epoll for the sockets libcurl waits on
+ * (cc_events.h).
  *
  * One loop over a ticket source (as clients/rust/src/worker.rs): a ticket is an order
  * number k and its intended send time. Closed loop: the workers take k from one shared
@@ -56,7 +53,7 @@ typedef struct cc_worker {
     int n_free;
     int timer_fd;           /* open loop: wakes the epoll HB_SPIN_NS before the next intended time */
     int epoll_fd;           /* the sockets libcurl waits on, and timer_fd */
-    uint8_t *fd_state;      /* per fd: CC_FD_* bits (the epoll registration and whether libcurl wants it) */
+    uint8_t *fd_state;      /* per fd: CC_FD_* bits of cc_events.c (the epoll registration and whether libcurl wants it) */
     int fd_cap;             /* entries in fd_state */
     uint64_t curl_due_ns;   /* when libcurl's next timeout is due (socket_action(TIMEOUT)); 0: none, 1: now */
     uint64_t timeout_ns;    /* --timeout-ms: an order in flight longer is abandoned as a timeout */
