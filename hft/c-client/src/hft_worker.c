@@ -147,8 +147,8 @@ void hft_worker_run(hft_worker *w) {
         for (int j = 0; j < w->n; j++) w->conns[j].next_i = (uint64_t)w->id + (uint64_t)j * (uint64_t)p->nw;
     for (unsigned iter = 0;; iter++) {
         int busy = 0, pending = 0;
-        /* Closed loop reads no clock here: its tickets are due at once, and the send time
-         * is read in start() anyway (one clock read per order, as before the merge). */
+        /* Only the open loop reads the clock here: closed-loop tickets are due at once and
+         * start() reads the send time, so a read per round would be one more per order. */
         uint64_t now = p->open_loop ? hft_ticks() : 0, soonest = UINT64_MAX;
         for (int j = 0; j < w->n; j++) {
             hft_conn *c = &w->conns[j];
