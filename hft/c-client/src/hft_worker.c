@@ -95,9 +95,6 @@ static void poll_conns(hft_worker *w, double sleep_ns, unsigned iter) {
 
 /* ---- the ticket source ---- */
 
-/* What the ticket source says about a connection's next order. */
-typedef enum { HFT_TICKET_DUE, HFT_TICKET_LATER, HFT_TICKET_END } hft_ticket_state;
-
 /* Closed loop: the next number of the shared counter, taken HFT_CHUNK at a time. */
 static bool take_counted(hft_worker *w, uint64_t *k) {
     hft_phase *p = w->phase;
@@ -112,12 +109,7 @@ static bool take_counted(hft_worker *w, uint64_t *k) {
     return true;
 }
 
-/*
- * Connection c's next ticket: order *k, due at *due (ticks; 0 in closed loop: the send is
- * the intended time). Closed loop: from the shared counter, due at once. Open loop:
- * connection c of C sends orders c, c+C, ..., DUE once t0 + i / rate is now or past
- * (late, never skipped), else LATER with *due its time. now: read only in open loop.
- */
+/* See hft_worker_take_ticket; static so that the loop below inlines it. */
 static hft_ticket_state take_ticket(hft_worker *w, hft_conn *c, uint64_t now, uint64_t *k, uint64_t *due) {
     hft_phase *p = w->phase;
     if (w->tickets_out || hb_signal_stop_requested()) return HFT_TICKET_END;
@@ -136,15 +128,24 @@ static hft_ticket_state take_ticket(hft_worker *w, hft_conn *c, uint64_t now, ui
     return HFT_TICKET_DUE;
 }
 
+hft_ticket_state hft_worker_take_ticket(hft_worker *w, hft_conn *c, uint64_t now, uint64_t *k, uint64_t *due) {
+    return take_ticket(w, c, now, k, due);
+}
+
+void hft_worker_reset_tickets(hft_worker *w) {
+    hft_phase *p = w->phase;
+    w->lo = w->hi = 0;
+    w->tickets_out = false;
+    if (p->open_loop) /* worker id owns connections id, id+nw, ... of the run's */
+        for (int j = 0; j < w->n; j++) w->conns[j].next_i = (uint64_t)w->id + (uint64_t)j * (uint64_t)p->nw;
+}
+
 /* ---- the loop ---- */
 
 void hft_worker_run(hft_worker *w) {
     hft_phase *p = w->phase;
     uint64_t warm = p->cfg->warmup;
-    w->lo = w->hi = 0;
-    w->tickets_out = false;
-    if (p->open_loop)
-        for (int j = 0; j < w->n; j++) w->conns[j].next_i = (uint64_t)w->id + (uint64_t)j * (uint64_t)p->nw;
+    hft_worker_reset_tickets(w);
     for (unsigned iter = 0;; iter++) {
         int busy = 0, pending = 0;
         /* Only the open loop reads the clock here: closed-loop tickets are due at once and

@@ -73,6 +73,21 @@ struct hft_phase { // NOLINT(clang-analyzer-optin.performance.Padding)
 /** Pin, tune, allocate and connect the worker's connections; w->err says what failed. */
 void hft_worker_setup(hft_worker *w);
 
+/** What the ticket source says about a connection's next order. */
+typedef enum hft_ticket_state { HFT_TICKET_DUE, HFT_TICKET_LATER, HFT_TICKET_END } hft_ticket_state;
+
+/** Start the worker's tickets of a phase: closed loop, no chunk in hand; open loop, each connection's first order. */
+void hft_worker_reset_tickets(hft_worker *w);
+
+/**
+ * Connection c's next ticket: order *k, due at *due (ticks; 0 in closed loop: the send is
+ * the intended time). Closed loop: the shared counter below phase_hi, before the deadline,
+ * due at once; END stays END for the phase. Open loop: connection c of C sends orders c,
+ * c+C, ..., DUE once t0 + i / rate is now or past (late, never skipped), else LATER with
+ * *due its time; END at total or the deadline. now is read only in open loop.
+ */
+hft_ticket_state hft_worker_take_ticket(hft_worker *w, hft_conn *c, uint64_t now, uint64_t *k, uint64_t *due);
+
 /**
  * One phase: send the phase's orders as their tickets come due (closed loop: the shared
  * counter until the phase's end or --duration; open loop: on schedule until the last
