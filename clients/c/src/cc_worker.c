@@ -194,15 +194,7 @@ static void wait_until(cc_worker *w, uint64_t due)
     wait_events(w, POLL_MS);
 }
 
-/* What the ticket source says about the worker's next order. */
-typedef enum { CC_TICKET_DUE, CC_TICKET_LATER, CC_TICKET_END } cc_ticket_state;
-
-/**
- * The worker's next ticket: order *k, due at *intended (0 in closed loop: the send is the
- * intended time). Closed loop: the next number of the shared counter below end_k, before
- * the deadline. Open loop: the next order of this worker's slots, DUE once its time is
- * now or past (late sends are never skipped), else LATER with *intended its due time.
- */
+/* See cc_worker_take_ticket; static so that run_phase inlines it. */
 static cc_ticket_state take_ticket(cc_worker *w, uint64_t now, uint64_t *k, uint64_t *intended)
 {
     cc_phase *p = w->phase;
@@ -228,6 +220,11 @@ static cc_ticket_state take_ticket(cc_worker *w, uint64_t now, uint64_t *k, uint
     *k = atomic_fetch_add_explicit(&p->next_k, 1, memory_order_relaxed);
     *intended = 0;
     return *k < p->end_k ? CC_TICKET_DUE : CC_TICKET_END;
+}
+
+cc_ticket_state cc_worker_take_ticket(cc_worker *w, uint64_t now, uint64_t *k, uint64_t *intended)
+{
+    return take_ticket(w, now, k, intended);
 }
 
 /* One phase: start every due ticket on an idle connection, let libcurl send them, wait for

@@ -69,6 +69,18 @@ typedef struct cc_worker {
 int cc_worker_init(cc_worker *w, cc_phase *phase, int n_conns, int first_slot);
 void cc_worker_close(cc_worker *w);
 
+/** What the ticket source says about the worker's next order. */
+typedef enum cc_ticket_state { CC_TICKET_DUE, CC_TICKET_LATER, CC_TICKET_END } cc_ticket_state;
+
+/**
+ * The worker's next ticket: order *k, due at *intended (0 in closed loop: the send is the
+ * intended time). Closed loop: the next number of the shared counter below end_k, before
+ * the deadline. Open loop: the next order of this worker's slots, DUE once its time is
+ * now or past (late sends are never skipped), else LATER with *intended its due time;
+ * END after the run's last order.
+ */
+cc_ticket_state cc_worker_take_ticket(cc_worker *w, uint64_t now, uint64_t *k, uint64_t *intended);
+
 /** The thread body: runs the whole run (both phases) and returns NULL. */
 void *cc_worker_main(void *arg);
 
