@@ -1,6 +1,6 @@
 /*
  * bin/hft-floor: the physical floor of this machine, measured the way client-hft
- * measures: the same engine, pinned busy-polling workers and order requests, against an
+ * measures: the same runner, pinned busy-polling workers and order requests, against an
  * echo server that answers each with a canned response the size of hft-server's.
  * Writes a result JSON with "client": "floor".
  *

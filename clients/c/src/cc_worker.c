@@ -9,108 +9,29 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "cc_events.h"
 #include "hb_clock.h"
 #include "hb_schedule.h"
 #include "hb_signal.h"
 
 /* Longest sleep in epoll_wait: how often an idle worker re-checks SIGINT and the deadline. */
 #define POLL_MS 100
-/* Ready sockets taken from the epoll per wait; more are simply taken by the next wait. */
-#define MAX_EVENTS 64
 /* The timeout sweep runs every timeout/SWEEP_DIV (at least every SWEEP_MIN_NS): an order times
  * out between 1 and 1 + 1/SWEEP_DIV timeouts after it was sent. */
 #define SWEEP_DIV 16u
 #define SWEEP_MIN_NS 1000000u
 
-/* fd_state bits. A socket libcurl stops waiting on (CURL_POLL_REMOVE: its connection
- * went back to the cache between two orders) stays registered, so the next order on it
- * costs no epoll_ctl; it is dropped only if it fires while unwanted or is closed. */
-enum { CC_FD_IN = 1, CC_FD_OUT = 2, CC_FD_REGISTERED = 4, CC_FD_WANTED = 8 };
-
-static int grow_fd_state(cc_worker *w, int fd)
-{
-    int cap = w->fd_cap == 0 ? 256 : w->fd_cap;
-    while (cap <= fd) {
-        cap *= 2;
-    }
-    uint8_t *grown = realloc(w->fd_state, (size_t)cap); /* only when a new socket has a higher fd */
-    if (grown == NULL) {
-        return -1;
-    }
-    memset(grown + w->fd_cap, 0, (size_t)(cap - w->fd_cap));
-    w->fd_state = grown;
-    w->fd_cap = cap;
-    return 0;
-}
-
-/* CURLMOPT_SOCKETFUNCTION: libcurl says what it waits for on socket s. */
-static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
-{
-    (void)easy;
-    (void)socketp;
-    cc_worker *w = userp;
-    if (what == CURL_POLL_REMOVE) {
-        if (s < w->fd_cap) {
-            w->fd_state[s] &= (uint8_t)~CC_FD_WANTED;
-        }
-        return 0;
-    }
-    if (s >= w->fd_cap && grow_fd_state(w, s) != 0) {
-        return -1;
-    }
-    uint8_t ev = (uint8_t)(what & (CURL_POLL_IN | CURL_POLL_OUT)); /* == CC_FD_IN | CC_FD_OUT */
-    uint8_t st = w->fd_state[s];
-    if ((st & CC_FD_REGISTERED) != 0 && (st & (CC_FD_IN | CC_FD_OUT)) == ev) {
-        w->fd_state[s] = st | CC_FD_WANTED;
-        return 0;
-    }
-    struct epoll_event e = {.events = ((ev & CC_FD_IN) != 0 ? EPOLLIN : 0u) | ((ev & CC_FD_OUT) != 0 ? EPOLLOUT : 0u),
-                            .data.fd = s};
-    int op = (st & CC_FD_REGISTERED) != 0 ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-    if (epoll_ctl(w->epoll_fd, op, s, &e) != 0) { /* a stale record: try the other operation */
-        op = op == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-        if (epoll_ctl(w->epoll_fd, op, s, &e) != 0) {
-            return -1;
-        }
-    }
-    w->fd_state[s] = (uint8_t)(CC_FD_REGISTERED | CC_FD_WANTED | ev);
-    return 0;
-}
-
-/* CURLOPT_CLOSESOCKETFUNCTION: close() drops the socket from the epoll; forget it here too. */
-static int on_close_socket(void *clientp, curl_socket_t s)
-{
-    cc_worker *w = clientp;
-    if (s >= 0 && s < w->fd_cap) {
-        w->fd_state[s] = 0;
-    }
-    return close(s);
-}
-
-/* CURLMOPT_TIMERFUNCTION: libcurl's next timeout (per-order timeouts, new transfers to start). */
-static int on_timer(CURLM *multi, long timeout_ms, void *userp)
-{
-    (void)multi;
-    cc_worker *w = userp;
-    if (timeout_ms <= 0) { /* 0, the usual case (a transfer just added): due now, no clock read */
-        w->curl_due_ns = timeout_ms < 0 ? 0 : 1;
-        return 0;
-    }
-    w->curl_due_ns = hb_now_ns() + (uint64_t)timeout_ms * 1000000u;
-    return 0;
-}
-
-int cc_worker_init(cc_worker *w, cc_plan *plan, int n_conns, int first_slot)
+int cc_worker_init(cc_worker *w, cc_phase *phase, int n_conns, int first_slot)
 {
     memset(w, 0, sizeof(*w));
-    w->plan = plan;
+    w->phase = phase;
     w->timer_fd = -1;
     w->epoll_fd = -1;
     w->first_slot = first_slot;
     w->next_i = (uint64_t)first_slot;
-    w->timeout_ns = (uint64_t)plan->cfg->timeout_ms * 1000000u;
+    w->timeout_ns = (uint64_t)phase->cfg->timeout_ms * 1000000u;
     hb_ts_cache_init(&w->ts);
-    bool open_loop = hb_config_open_loop(plan->cfg);
+    bool open_loop = phase->open_loop;
     if (hb_stats_init(&w->stats, open_loop) != 0) {
         return -1;
     }
@@ -123,17 +44,13 @@ int cc_worker_init(cc_worker *w, cc_plan *plan, int n_conns, int first_slot)
     }
     /* Keep every connection of this worker alive in its cache between orders. */
     int bad = curl_multi_setopt(w->multi, CURLMOPT_MAXCONNECTS, (long)n_conns) != CURLM_OK;
-    bad |= curl_multi_setopt(w->multi, CURLMOPT_SOCKETFUNCTION, on_socket) != CURLM_OK;
-    bad |= curl_multi_setopt(w->multi, CURLMOPT_SOCKETDATA, w) != CURLM_OK;
-    bad |= curl_multi_setopt(w->multi, CURLMOPT_TIMERFUNCTION, on_timer) != CURLM_OK;
-    bad |= curl_multi_setopt(w->multi, CURLMOPT_TIMERDATA, w) != CURLM_OK;
+    bad |= cc_events_attach(w) != 0;
     w->n_conns = n_conns; /* calloc'd: cc_conn_close is safe on the ones not yet made */
     for (int i = n_conns - 1; i >= 0 && !bad; i--) {
         CURL *e = NULL;
-        bad |= cc_conn_init(&w->conns[i], plan->cfg) != 0;
+        bad |= cc_conn_init(&w->conns[i], phase->cfg) != 0;
         e = w->conns[i].easy;
-        bad |= e == NULL || curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket) != CURLE_OK;
-        bad |= e == NULL || curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, w) != CURLE_OK;
+        bad |= e == NULL || cc_events_attach_conn(w, e) != 0;
         w->free_stack[w->n_free++] = i;
     }
     if (bad) {
@@ -152,7 +69,7 @@ int cc_worker_init(cc_worker *w, cc_plan *plan, int n_conns, int first_slot)
 void cc_worker_close(cc_worker *w)
 {
     if (w->multi != NULL) {
-        curl_multi_cleanup(w->multi); /* closes the cached connections (through on_close_socket) */
+        curl_multi_cleanup(w->multi); /* closes the cached connections (through cc_events' close-socket callback) */
     }
     for (int i = 0; w->conns != NULL && i < w->n_conns; i++) {
         cc_conn_close(&w->conns[i]);
@@ -175,7 +92,7 @@ void cc_worker_close(cc_worker *w)
 static void start(cc_worker *w, uint64_t k, uint64_t intended_ns, uint64_t now_ns)
 {
     cc_conn *c = &w->conns[w->free_stack[--w->n_free]];
-    cc_conn_prepare(c, w->plan->cfg, &w->ts, k, intended_ns, now_ns);
+    cc_conn_prepare(c, w->phase->cfg, &w->ts, k, intended_ns, now_ns);
     (void)curl_multi_add_handle(w->multi, c->easy);
 }
 
@@ -242,105 +159,20 @@ static void sweep_timeouts(cc_worker *w)
     }
 }
 
-/* Run libcurl's due timeouts: the transfers just added (due at once) and per-order timeouts. */
-static void run_timeouts(cc_worker *w)
-{
-    int running = 0;
-    if (w->curl_due_ns == 1 || (w->curl_due_ns != 0 && w->curl_due_ns <= hb_now_ns())) {
-        uint64_t before = w->curl_due_ns;
-        (void)curl_multi_socket_action(w->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-        if (w->curl_due_ns == before) {
-            /* libcurl 7.88 skips the timer callback when its timer tree empties, so a due
-             * time already passed would stay here and the loop would spin on it: ask. */
-            long ms = -1;
-            (void)curl_multi_timeout(w->multi, &ms);
-            (void)on_timer(w->multi, ms, w);
-        }
-    }
-}
-
-/* Wait up to timeout_ms (less if libcurl has a timeout due sooner) for ready sockets or
- * the pacing timer; hand each ready socket to libcurl, then its due timeouts. */
+/* Wait up to timeout_ms for ready sockets or the pacing timer (cc_events_wait); while orders
+ * are in flight, no longer than the next timeout sweep. */
 static void wait_events(cc_worker *w, int timeout_ms)
 {
-    if (w->curl_due_ns == 1) {
-        timeout_ms = 0;
-    } else if (w->curl_due_ns != 0) {
-        uint64_t now = hb_now_ns();
-        uint64_t left_ms = w->curl_due_ns <= now ? 0 : (w->curl_due_ns - now + 999999u) / 1000000u;
-        timeout_ms = left_ms < (uint64_t)timeout_ms ? (int)left_ms : timeout_ms;
-    }
-    if (w->n_free < w->n_conns) { /* orders in flight: wake up for the next timeout sweep */
+    if (w->n_free < w->n_conns) {
         int sweep_ms = (int)((sweep_period_ns(w) + 999999u) / 1000000u);
         timeout_ms = sweep_ms < timeout_ms ? sweep_ms : timeout_ms;
     }
-    struct epoll_event evs[MAX_EVENTS];
-    int n = epoll_wait(w->epoll_fd, evs, MAX_EVENTS, timeout_ms);
-    int running = 0;
-    for (int i = 0; i < n; i++) {
-        int fd = evs[i].data.fd;
-        uint32_t e = evs[i].events;
-        if (fd == w->timer_fd) {
-            uint64_t expirations = 0;
-            (void)!read(w->timer_fd, &expirations, sizeof(expirations));
-            continue;
-        }
-        if (fd < w->fd_cap && (w->fd_state[fd] & CC_FD_WANTED) == 0) {
-            /* an idle connection in libcurl's cache (the server closed it): stop watching it;
-             * libcurl checks a cached connection before it reuses it */
-            (void)epoll_ctl(w->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
-            w->fd_state[fd] = 0;
-            continue;
-        }
-        int mask = (e & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0 ? CURL_CSELECT_IN : 0;
-        mask |= (e & EPOLLOUT) != 0 ? CURL_CSELECT_OUT : 0;
-        mask |= (e & EPOLLERR) != 0 ? CURL_CSELECT_ERR : 0;
-        (void)curl_multi_socket_action(w->multi, fd, mask, &running);
-    }
-    run_timeouts(w);
+    cc_events_wait(w, timeout_ms);
 }
 
 static bool idle(const cc_worker *w) { return w->n_free == w->n_conns; }
 
-/* Closed loop: orders k < end_k from the shared counter until it runs out (or the deadline). */
-static void run_closed_phase(cc_worker *w, uint64_t end_k, uint64_t deadline_ns)
-{
-    bool more = true;
-    for (;;) {
-        sweep_timeouts(w);
-        /* one clock read per refill round: the deadline check and the send time of the round's
-         * orders (all are sent together by run_timeouts right after) */
-        uint64_t now = more && w->n_free > 0 ? hb_now_ns() : 0;
-        while (more && w->n_free > 0) {
-            if (hb_signal_stop_requested() || (deadline_ns != 0 && now >= deadline_ns)) {
-                more = false;
-                break;
-            }
-            uint64_t k = atomic_fetch_add_explicit(&w->plan->next_k, 1, memory_order_relaxed);
-            if (k >= end_k) {
-                more = false;
-                break;
-            }
-            start(w, k, 0, now);
-        }
-        run_timeouts(w); /* sends what was just added */
-        if (collect(w) > 0) {
-            continue; /* refill the connections that just finished */
-        }
-        if (!more && idle(w)) {
-            return;
-        }
-        wait_events(w, POLL_MS);
-        (void)collect(w);
-    }
-}
-
-static uint64_t intended_ns(const cc_plan *p, uint64_t i) { return hb_schedule_intended_ns(p->t0_ns, i, p->cfg->rate); }
-
-static uint64_t next_order(const cc_worker *w, uint64_t i)
-{
-    return hb_schedule_next(i, (uint64_t)w->plan->cfg->connections, (uint64_t)w->first_slot, (uint64_t)w->n_conns);
-}
+static uint64_t intended_ns(const cc_phase *p, uint64_t i) { return hb_schedule_intended_ns(p->t0_ns, i, p->cfg->rate); }
 
 /* Sleep in epoll until HB_SPIN_NS before due (timerfd: ns precision), answers still read. */
 static void wait_until(cc_worker *w, uint64_t due)
@@ -362,28 +194,72 @@ static void wait_until(cc_worker *w, uint64_t due)
     wait_events(w, POLL_MS);
 }
 
-/* Open loop: each of this worker's orders at its intended time, late when no connection is idle. */
-static void run_open(cc_worker *w)
+/* See cc_worker_take_ticket; static so that run_phase inlines it. */
+static cc_ticket_state take_ticket(cc_worker *w, uint64_t now, uint64_t *k, uint64_t *intended)
 {
-    cc_plan *p = w->plan;
+    cc_phase *p = w->phase;
+    if (hb_signal_stop_requested()) {
+        return CC_TICKET_END;
+    }
+    if (p->open_loop) {
+        if (w->next_i >= p->total) {
+            return CC_TICKET_END;
+        }
+        *k = w->next_i;
+        *intended = intended_ns(p, w->next_i);
+        if (*intended > now) {
+            return CC_TICKET_LATER;
+        }
+        w->next_i = hb_schedule_next(w->next_i, (uint64_t)p->cfg->connections, (uint64_t)w->first_slot,
+                                     (uint64_t)w->n_conns);
+        return CC_TICKET_DUE;
+    }
+    if (p->deadline_ns != 0 && now >= p->deadline_ns) {
+        return CC_TICKET_END;
+    }
+    *k = atomic_fetch_add_explicit(&p->next_k, 1, memory_order_relaxed);
+    *intended = 0;
+    return *k < p->end_k ? CC_TICKET_DUE : CC_TICKET_END;
+}
+
+cc_ticket_state cc_worker_take_ticket(cc_worker *w, uint64_t now, uint64_t *k, uint64_t *intended)
+{
+    return take_ticket(w, now, k, intended);
+}
+
+/* One phase: start every due ticket on an idle connection, let libcurl send them, wait for
+ * answers (or, open loop, for the next due time), record what finished; until the tickets
+ * end and every order in flight is answered or timed out. */
+static void run_phase(cc_worker *w)
+{
+    bool more = true;
     for (;;) {
         sweep_timeouts(w);
-        bool more = w->next_i < p->total && !hb_signal_stop_requested();
-        uint64_t now = hb_now_ns();
-        while (more && w->n_free > 0 && intended_ns(p, w->next_i) <= now) {
-            start(w, w->next_i, intended_ns(p, w->next_i), hb_now_ns());
-            w->next_i = next_order(w, w->next_i);
-            more = w->next_i < p->total;
+        /* one clock read per refill round: the due and deadline checks and the send time of
+         * the round's orders (all are sent together by cc_events_run_due right after) */
+        uint64_t now = more && w->n_free > 0 ? hb_now_ns() : 0;
+        uint64_t next_due = 0;
+        while (more && w->n_free > 0) {
+            uint64_t k = 0;
+            uint64_t intended = 0;
+            cc_ticket_state t = take_ticket(w, now, &k, &intended);
+            if (t == CC_TICKET_DUE) {
+                start(w, k, intended, now);
+                continue;
+            }
+            more = t == CC_TICKET_LATER;
+            next_due = intended;
+            break;
         }
-        run_timeouts(w);
+        cc_events_run_due(w); /* sends what was just added */
         if (collect(w) > 0) {
-            continue;
+            continue; /* refill the connections that just finished */
         }
         if (!more && idle(w)) {
             return;
         }
-        if (more && w->n_free > 0) {
-            wait_until(w, intended_ns(p, w->next_i));
+        if (next_due != 0) {
+            wait_until(w, next_due);
         } else {
             wait_events(w, POLL_MS);
         }
@@ -392,7 +268,7 @@ static void run_open(cc_worker *w)
 }
 
 /* Wait for the go (1) or abort (-1) of the main thread. */
-static bool wait_gate(const cc_plan *p)
+static bool wait_gate(const cc_phase *p)
 {
     int g = 0;
     while ((g = atomic_load_explicit(&p->gate, memory_order_acquire)) == 0) {
@@ -404,18 +280,17 @@ static bool wait_gate(const cc_plan *p)
 void *cc_worker_main(void *arg)
 {
     cc_worker *w = arg;
-    cc_plan *p = w->plan;
+    cc_phase *p = w->phase;
     (void)hb_clock_tight_timers(); /* poll timeouts and sleeps without the 50 µs slack */
     if (!wait_gate(p)) {
         return NULL;
     }
-    if (hb_config_open_loop(p->cfg)) {
-        run_open(w);
+    run_phase(w); /* open loop: the whole run; closed loop: warm-up */
+    if (p->open_loop) {
         return NULL;
     }
-    run_closed_phase(w, p->cfg->warmup, 0);
-    (void)pthread_barrier_wait(&p->phase); /* warm-up done everywhere */
-    (void)pthread_barrier_wait(&p->phase); /* main has set the measured start */
-    run_closed_phase(w, p->total, p->deadline_ns);
+    (void)pthread_barrier_wait(&p->barrier); /* warm-up done everywhere */
+    (void)pthread_barrier_wait(&p->barrier); /* main has set up the measured phase */
+    run_phase(w);
     return NULL;
 }

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cc_run.h"
+#include "cc_runner.h"
 #include "hb_allocator.h"
 #include "hb_args.h"
 #include "hb_probe.h"

@@ -10,7 +10,7 @@
 
 #include "hb_args.h"
 #include "hb_result.h"
-#include "hft_engine.h"
+#include "hft_runner.h"
 
 #define HFT_VERSION "0.1.0"
 #define HFT_N_OPTIONS 6

@@ -1,4 +1,4 @@
-/* hft_worker.c - one worker's phase: send, poll, record (see hft_worker.h). */
+/* hft_worker.c - one worker's phase: take tickets, send, poll, record (see hft_worker.h). */
 #include "hft_worker.h"
 
 #include <errno.h>
@@ -14,7 +14,7 @@
 #define MAX_EVENTS 64
 #define SPIN_MARGIN_NS 50000.0 /* --no-busy-poll sleeps until this long before a send */
 
-static void finish(worker *w, hft_conn *c, hft_step s, uint64_t now) {
+static void finish(hft_worker *w, hft_conn *c, hft_step s, uint64_t now) {
     if (!c->measured) return;
     if (s == HFT_STEP_DONE) {
         int kind = hb_error_kind_of_status(c->status);
@@ -28,19 +28,19 @@ static void finish(worker *w, hft_conn *c, hft_step s, uint64_t now) {
     w->last_done = now;
 }
 
-static int watch(worker *w, hft_conn *c) {
+static int watch(hft_worker *w, hft_conn *c) {
     if (w->ep < 0) return 0;
     struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)(c - w->conns)};
     return epoll_ctl(w->ep, EPOLL_CTL_ADD, c->fd, &ev);
 }
 
 /* Send order k on c (reconnecting first if needed). Returns false when it failed at once. */
-static bool start(worker *w, hft_conn *c, uint64_t k, uint64_t intended, bool measured) {
-    engine *e = w->e;
+static bool start(hft_worker *w, hft_conn *c, uint64_t k, uint64_t intended, bool measured) {
+    hft_phase *p = w->phase;
     c->measured = measured;
     c->t_intended = intended;
     if (c->state == HFT_DOWN &&
-        (hft_conn_connect(c, &e->cfg->url.addr, e->cfg->timeout_ms) != 0 || watch(w, c) != 0)) {
+        (hft_conn_connect(c, &p->cfg->url.addr, p->cfg->timeout_ms) != 0 || watch(w, c) != 0)) {
         hft_conn_close(c);
         c->fail = HB_ERR_CONNECT;
         c->t_start = hft_ticks();
@@ -49,7 +49,7 @@ static bool start(worker *w, hft_conn *c, uint64_t k, uint64_t intended, bool me
     }
     c->t_start = hft_ticks();
     if (intended == 0) c->t_intended = c->t_start;
-    hft_step s = hft_conn_send(c, e->cfg->seed, k, &w->ts);
+    hft_step s = hft_conn_send(c, p->cfg->seed, k, &w->ts);
     if (s == HFT_STEP_FAILED) {
         finish(w, c, s, hft_ticks());
         return false;
@@ -60,11 +60,11 @@ static bool start(worker *w, hft_conn *c, uint64_t k, uint64_t intended, bool me
 static bool in_flight(const hft_conn *c) { return c->state == HFT_SENDING || c->state == HFT_RECEIVING; }
 
 /* Advance one in-flight connection; true when its order ended. */
-static bool progress(worker *w, hft_conn *c) {
+static bool progress(hft_worker *w, hft_conn *c) {
     hft_step s = c->state == HFT_SENDING ? hft_conn_write_more(c) : HFT_STEP_PENDING;
     if (s == HFT_STEP_PENDING && c->state == HFT_RECEIVING) s = hft_conn_read(c);
     uint64_t now = hft_ticks();
-    if (s == HFT_STEP_PENDING && now - c->t_start > w->e->timeout_ticks) {
+    if (s == HFT_STEP_PENDING && now - c->t_start > w->phase->timeout_ticks) {
         hft_conn_close(c); /* the late answer must not be read as the next one's */
         c->fail = HB_ERR_TIMEOUT;
         s = HFT_STEP_FAILED;
@@ -75,7 +75,7 @@ static bool progress(worker *w, hft_conn *c) {
 }
 
 /* Wait for (busy-poll: look at) the connections in flight; advance the ready ones. */
-static void poll_conns(worker *w, double sleep_ns, unsigned iter) {
+static void poll_conns(hft_worker *w, double sleep_ns, unsigned iter) {
     if (w->ep < 0) { /* one connection, busy-polling: just read it */
         if (in_flight(&w->conns[0])) progress(w, &w->conns[0]);
         return;
@@ -93,77 +93,86 @@ static void poll_conns(worker *w, double sleep_ns, unsigned iter) {
             if (in_flight(&w->conns[j])) progress(w, &w->conns[j]);
 }
 
-/* ---- closed loop ---- */
+/* ---- the ticket source ---- */
 
-static bool next_order(worker *w, uint64_t *k) {
-    engine *e = w->e;
-    if (hb_signal_stop_requested() || (e->deadline != UINT64_MAX && hft_ticks() >= e->deadline)) return false;
+/* Closed loop: the next number of the shared counter, taken HFT_CHUNK at a time. */
+static bool take_counted(hft_worker *w, uint64_t *k) {
+    hft_phase *p = w->phase;
+    if (p->deadline != UINT64_MAX && hft_ticks() >= p->deadline) return false;
     if (w->lo >= w->hi) {
-        uint64_t lo = atomic_fetch_add(&e->next, HFT_CHUNK);
-        if (lo >= e->phase_hi) return false;
+        uint64_t lo = atomic_fetch_add(&p->next, HFT_CHUNK);
+        if (lo >= p->phase_hi) return false;
         w->lo = lo;
-        w->hi = lo + HFT_CHUNK < e->phase_hi ? lo + HFT_CHUNK : e->phase_hi;
+        w->hi = lo + HFT_CHUNK < p->phase_hi ? lo + HFT_CHUNK : p->phase_hi;
     }
     *k = w->lo++;
     return true;
 }
 
-void hft_worker_run_closed_phase(worker *w) {
-    engine *e = w->e;
-    bool more = true;
-    w->lo = w->hi = 0;
-    double sleep_ns = e->busy ? 0.0 : 1e6;
-    for (unsigned iter = 0;; iter++) {
-        int busy = 0;
-        for (int j = 0; j < w->n; j++) {
-            hft_conn *c = &w->conns[j];
-            uint64_t k;
-            while (more && !in_flight(c)) {
-                if (!(more = next_order(w, &k))) break;
-                start(w, c, k, 0, e->record);
-            }
-            busy += in_flight(c);
-        }
-        if (!busy && !more) return;
-        poll_conns(w, sleep_ns, iter);
+/* See hft_worker_take_ticket; static so that the loop below inlines it. */
+static hft_ticket_state take_ticket(hft_worker *w, hft_conn *c, uint64_t now, uint64_t *k, uint64_t *due) {
+    hft_phase *p = w->phase;
+    if (w->tickets_out || hb_signal_stop_requested()) return HFT_TICKET_END;
+    if (!p->open_loop) {
+        *due = 0;
+        if (take_counted(w, k)) return HFT_TICKET_DUE;
+        w->tickets_out = true; /* no second look at the shared counter this phase */
+        return HFT_TICKET_END;
     }
+    if (c->next_i >= p->total) return HFT_TICKET_END;
+    *due = p->t0 + (uint64_t)((double)c->next_i * p->ticks_per_order);
+    if (*due >= p->deadline) return HFT_TICKET_END; /* --duration: no intended send at or after it */
+    if (*due > now) return HFT_TICKET_LATER;
+    *k = c->next_i;
+    c->next_i += (uint64_t)p->cfg->connections;
+    return HFT_TICKET_DUE;
 }
 
-/* ---- open loop ---- */
+hft_ticket_state hft_worker_take_ticket(hft_worker *w, hft_conn *c, uint64_t now, uint64_t *k, uint64_t *due) {
+    return take_ticket(w, c, now, k, due);
+}
 
-void hft_worker_run_open(worker *w) {
-    engine *e = w->e;
-    uint64_t warm = e->cfg->warmup, conns = (uint64_t)e->cfg->connections;
-    uint64_t end = e->deadline; /* no intended send at or after this (with --duration) */
-    for (int j = 0; j < w->n; j++) w->conns[j].next_i = (uint64_t)w->id + (uint64_t)j * (uint64_t)e->nw;
+void hft_worker_reset_tickets(hft_worker *w) {
+    hft_phase *p = w->phase;
+    w->lo = w->hi = 0;
+    w->tickets_out = false;
+    if (p->open_loop) /* worker id owns connections id, id+nw, ... of the run's */
+        for (int j = 0; j < w->n; j++) w->conns[j].next_i = (uint64_t)w->id + (uint64_t)j * (uint64_t)p->nw;
+}
+
+/* ---- the loop ---- */
+
+void hft_worker_run(hft_worker *w) {
+    hft_phase *p = w->phase;
+    uint64_t warm = p->cfg->warmup;
+    hft_worker_reset_tickets(w);
     for (unsigned iter = 0;; iter++) {
         int busy = 0, pending = 0;
-        uint64_t now = hft_ticks(), soonest = UINT64_MAX;
-        bool stop = hb_signal_stop_requested();
+        /* Only the open loop reads the clock here: closed-loop tickets are due at once and
+         * start() reads the send time, so a read per round would be one more per order. */
+        uint64_t now = p->open_loop ? hft_ticks() : 0, soonest = UINT64_MAX;
         for (int j = 0; j < w->n; j++) {
             hft_conn *c = &w->conns[j];
-            if (!in_flight(c) && !stop && c->next_i < e->total) {
-                uint64_t due = e->t0 + (uint64_t)((double)c->next_i * e->ticks_per_order);
-                if (due < end) {
-                    pending++;
-                    if (due <= now) { /* late or on time: a busy connection sends late, never skips */
-                        uint64_t i = c->next_i;
-                        c->next_i += conns;
-                        start(w, c, i, due, i >= warm);
-                    } else if (due < soonest) {
-                        soonest = due;
-                    }
+            while (!in_flight(c)) { /* an order that fails at once frees c for the next ticket */
+                uint64_t k = 0, due = 0;
+                hft_ticket_state t = take_ticket(w, c, now, &k, &due);
+                if (t == HFT_TICKET_END) break;
+                pending++;
+                if (t == HFT_TICKET_LATER) {
+                    if (due < soonest) soonest = due;
+                    break;
                 }
+                start(w, c, k, due, k >= warm); /* warm-up orders: k < warmup, in both loops */
             }
             busy += in_flight(c);
         }
         if (!busy && !pending) return;
         double sleep_ns = 0.0;
-        if (!e->busy && soonest != UINT64_MAX) {
+        if (!p->busy && soonest != UINT64_MAX) { /* sleep until SPIN_MARGIN_NS before the next send */
             sleep_ns = (double)(soonest - now) * hft_clk.ns_per_tick - SPIN_MARGIN_NS;
             if (sleep_ns < 0) sleep_ns = 0;
             if (sleep_ns > 1e6) sleep_ns = 1e6;
-        } else if (!e->busy && busy) {
+        } else if (!p->busy && busy) {
             sleep_ns = 1e6;
         }
         poll_conns(w, sleep_ns, iter);
@@ -172,22 +181,22 @@ void hft_worker_run_open(worker *w) {
 
 /* ---- a worker's life ---- */
 
-void hft_worker_setup(worker *w) {
-    engine *e = w->e;
+void hft_worker_setup(hft_worker *w) {
+    hft_phase *p = w->phase;
     hft_tuning_init(&w->tuning);
-    hft_tune_thread(&w->tuning, w->cpu, e->opt->rt_priority);
+    hft_tune_thread(&w->tuning, w->cpu, p->opt->rt_priority);
     hb_ts_cache_init(&w->ts);
     /* Sleeps in epoll_pwait2 end 50 µs before a send; the default 50 µs timer slack would eat that. */
     (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     w->ep = -1;
     w->mem = hft_mem_alloc(sizeof(hft_conn) * (size_t)w->n, &w->mapped, &w->tuning);
-    if (w->mem == NULL || hb_stats_init(&w->stats, hb_config_open_loop(e->cfg)) != 0 ||
-        (e->opt->interval_s > 0 && hb_stats_enable_intervals(&w->stats) != 0)) {
+    if (w->mem == NULL || hb_stats_init(&w->stats, hb_config_open_loop(p->cfg)) != 0 ||
+        (p->opt->interval_s > 0 && hb_stats_enable_intervals(&w->stats) != 0)) {
         snprintf(w->err, sizeof w->err, "out of memory for %d connections; pass fewer --connections", w->n);
         return;
     }
     w->conns = w->mem;
-    if (w->n > 1 || !e->busy) {
+    if (w->n > 1 || !p->busy) {
         if ((w->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
             snprintf(w->err, sizeof w->err, "epoll_create1: %s; raise the open-files limit (ulimit -n)", strerror(errno));
             return;
@@ -195,16 +204,15 @@ void hft_worker_setup(worker *w) {
     }
     for (int j = 0; j < w->n; j++) {
         hft_conn *c = &w->conns[j];
-        if (hft_conn_init(c, e->cfg->url.order_path, e->cfg->url.hostport) != 0) {
-            snprintf(w->err, sizeof w->err, "--url path too long (%.200s); pass a shorter --url", e->cfg->url_text);
+        if (hft_conn_init(c, p->cfg->url.order_path, p->cfg->url.hostport) != 0) {
+            snprintf(w->err, sizeof w->err, "--url path too long (%.200s); pass a shorter --url", p->cfg->url_text);
             return;
         }
-        if (hft_conn_connect(c, &e->cfg->url.addr, e->cfg->timeout_ms) != 0 || watch(w, c) != 0) {
+        if (hft_conn_connect(c, &p->cfg->url.addr, p->cfg->timeout_ms) != 0 || watch(w, c) != 0) {
             snprintf(w->err, sizeof w->err, "cannot connect to %s (%s); start bin/hft-server or pass --url",
-                     e->cfg->url.hostport, strerror(errno));
+                     p->cfg->url.hostport, strerror(errno));
             return;
         }
     }
 }
 
-/* Leader, at the first barrier: check setups, lock memory, start the clock. */

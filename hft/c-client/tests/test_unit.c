@@ -1,5 +1,6 @@
 /* Unit tests of the pure parts: the request template, the response parser, the canned
- * response, CPU lists, the tuning JSON, the clock. Run by `make test` (sanitized build). */
+ * response, CPU lists, the tuning JSON, the clock, the workers' ticket source. Run by
+ * `make test` (sanitized build). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,9 +8,10 @@
 #include "hb_order.h"
 #include "hft_clock.h"
 #include "hft_cpus.h"
-#include "hft_engine.h"
+#include "hft_runner.h"
 #include "hft_http.h"
 #include "hft_tune.h"
+#include "hft_worker.h"
 
 static int failures;
 #define CHECK(cond)                                                              \
@@ -150,6 +152,101 @@ static void test_busy_poll_rule(void) {
     CHECK(!hft_busy_poll_resolve(HFT_POLL_SLEEP, 1, 8));
 }
 
+/* Two workers of one phase, owning connections 0,2,4 and 1,3 of C = 5 (as hft_run splits them). */
+#define T_CONNS 5
+static hb_config t_cfg;
+static hft_phase t_phase;
+static hft_worker t_w[2];
+static hft_conn t_conns[T_CONNS];
+
+static void tickets_setup(bool open_loop) {
+    memset(&t_cfg, 0, sizeof t_cfg);
+    memset(&t_phase, 0, sizeof t_phase);
+    memset(t_w, 0, sizeof t_w);
+    memset(t_conns, 0, sizeof t_conns);
+    t_cfg.connections = T_CONNS;
+    t_phase.cfg = &t_cfg;
+    t_phase.open_loop = open_loop;
+    t_phase.nw = 2;
+    t_phase.w = t_w;
+    t_phase.deadline = UINT64_MAX;
+    for (int t = 0; t < 2; t++) {
+        t_w[t] = (hft_worker){.phase = &t_phase, .id = t, .n = t == 0 ? 3 : 2, .conns = t == 0 ? t_conns : t_conns + 3};
+        hft_worker_reset_tickets(&t_w[t]);
+    }
+}
+
+/* Take every due ticket of every connection at time now; count each order. @return tickets taken. */
+static int take_all(uint64_t now, unsigned char *seen, size_t n_seen) {
+    int taken = 0;
+    for (int t = 0; t < 2; t++) {
+        for (int j = 0; j < t_w[t].n; j++) {
+            uint64_t k = 0, due = 0;
+            while (hft_worker_take_ticket(&t_w[t], &t_w[t].conns[j], now, &k, &due) == HFT_TICKET_DUE) {
+                CHECK(k < n_seen);
+                if (k >= n_seen) return -1;
+                seen[k]++;
+                if (t_phase.open_loop) CHECK(due == t_phase.t0 + k * 10u && due <= now);
+                else CHECK(due == 0);
+                taken++;
+            }
+        }
+    }
+    return taken;
+}
+
+static void test_tickets_open_loop(void) {
+    unsigned char seen[64] = {0};
+    tickets_setup(true);
+    t_phase.total = 23;
+    t_phase.t0 = 1000;
+    t_phase.ticks_per_order = 10.0;
+    /* Before t0 nothing is due: each connection's first order is LATER, at its own time. */
+    for (int t = 0; t < 2; t++) {
+        for (int j = 0; j < t_w[t].n; j++) {
+            uint64_t k = 0, due = 0, first = (uint64_t)t + (uint64_t)j * 2u;
+            CHECK(hft_worker_take_ticket(&t_w[t], &t_w[t].conns[j], 999, &k, &due) == HFT_TICKET_LATER);
+            CHECK(due == 1000 + first * 10u);
+        }
+    }
+    /* At order 9's time, orders 0..9 are due, each once, none later. */
+    CHECK(take_all(1000 + 9 * 10, seen, sizeof seen) == 10);
+    for (int k = 0; k < 23; k++) CHECK(seen[k] == (k <= 9));
+    /* Late (long past every due time): the rest are sent, never skipped, and then END. */
+    CHECK(take_all(UINT64_MAX - 1, seen, sizeof seen) == 13);
+    for (int k = 0; k < 64; k++) CHECK(seen[k] == (k < 23));
+    uint64_t k = 0, due = 0;
+    CHECK(hft_worker_take_ticket(&t_w[1], &t_w[1].conns[0], UINT64_MAX - 1, &k, &due) == HFT_TICKET_END);
+    /* --duration: no order whose intended time is at or after the deadline. */
+    memset(seen, 0, sizeof seen);
+    tickets_setup(true);
+    t_phase.total = 23;
+    t_phase.t0 = 1000;
+    t_phase.ticks_per_order = 10.0;
+    t_phase.deadline = 1000 + 7 * 10;
+    CHECK(take_all(UINT64_MAX - 1, seen, sizeof seen) == 7);
+    for (int i = 0; i < 23; i++) CHECK(seen[i] == (i < 7));
+}
+
+static void test_tickets_closed_loop(void) {
+    unsigned char seen[512] = {0};
+    tickets_setup(false);
+    atomic_store(&t_phase.next, 100); /* the measured phase of --warmup 100 --orders 200 */
+    t_phase.phase_hi = 300;
+    CHECK(take_all(0, seen, sizeof seen) == 200);
+    for (int k = 0; k < 512; k++) CHECK(seen[k] == (k >= 100 && k < 300));
+    /* END stays END for the phase: the shared counter is not touched again. */
+    uint64_t next = atomic_load(&t_phase.next), k = 0, due = 0;
+    CHECK(hft_worker_take_ticket(&t_w[0], &t_w[0].conns[0], 0, &k, &due) == HFT_TICKET_END);
+    CHECK(atomic_load(&t_phase.next) == next);
+    /* Past the --duration deadline nothing is taken. */
+    tickets_setup(false);
+    t_phase.phase_hi = UINT64_MAX;
+    t_phase.deadline = 1; /* ticks: long past */
+    CHECK(hft_worker_take_ticket(&t_w[0], &t_w[0].conns[0], 0, &k, &due) == HFT_TICKET_END);
+    CHECK(atomic_load(&t_phase.next) == 0);
+}
+
 int main(void) {
     test_request_template();
     test_order_body_fits();
@@ -159,6 +256,8 @@ int main(void) {
     test_tuning_json();
     test_clock();
     test_busy_poll_rule();
+    test_tickets_open_loop();
+    test_tickets_closed_loop();
     if (failures) {
         fprintf(stderr, "test_unit: %d check(s) failed\n", failures);
         return 1;

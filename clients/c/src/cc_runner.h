@@ -1,10 +1,10 @@
 /**
- * cc_run.h - one run of the C client: split the connections over a fixed pool of
+ * cc_runner.h - one run of the C client: split the connections over a fixed pool of
  * worker threads (<= usable CPUs, <= connections), run warm-up and measured phase, join,
- * merge the per-worker records.
+ * merge the per-worker records (hb_stats_merge).
  */
-#ifndef CC_RUN_H
-#define CC_RUN_H
+#ifndef CC_RUNNER_H
+#define CC_RUNNER_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /**
- * hft_engine.h - the run: one pinned worker thread per CPU used, each owning its
+ * hft_runner.h - the run: one pinned worker thread per CPU used, each owning its
  * connections and busy-polling them; per-worker hb_stats merged after join.
  *
  * Closed loop: warm-up, a barrier, then the measured phase; order indices come from a
@@ -7,8 +7,8 @@
  * Open loop: connection c of C sends orders c, c+C, ... at t0 + i / rate (warm-up
  * included); latency from the intended time and, separately, from the actual send.
  */
-#ifndef HFT_ENGINE_H
-#define HFT_ENGINE_H
+#ifndef HFT_RUNNER_H
+#define HFT_RUNNER_H
 
 #include <stdbool.h>
 #include <stdint.h>
