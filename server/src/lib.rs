@@ -35,7 +35,6 @@ pub mod engine;
 pub mod error;
 pub mod metrics;
 pub mod order;
-mod order_json;
 pub mod reply;
 pub mod routes;
 pub mod serve;
