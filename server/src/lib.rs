@@ -33,6 +33,7 @@ pub mod book;
 pub mod cpus;
 pub mod engine;
 pub mod error;
+pub mod latency;
 pub mod metrics;
 pub mod order;
 pub mod reply;

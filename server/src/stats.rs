@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 use serde::Serialize;
 
 use crate::book::Status;
-use crate::metrics::{Histogram, HistogramSnapshot};
+use crate::latency::{Histogram, HistogramSnapshot};
 
 /// Order statuses in counter order.
 pub const STATUSES: [Status; 6] = [
