@@ -30,7 +30,7 @@ use tokio::sync::watch;
 use tower_service::Service;
 
 use crate::error::ApiError;
-use crate::routes::AppState;
+use crate::service::OrderService;
 use crate::stats::Stats;
 
 /// Most bytes of header fields a request may carry, counted as the name, the value and 4
@@ -50,7 +50,7 @@ pub const MAX_HEAD_BYTES: usize = 128 * 1024;
 pub(crate) async fn connections<L: Listener>(
     mut listener: L,
     app: Router,
-    state: Arc<AppState>,
+    state: Arc<OrderService>,
     shutdown: impl Future<Output = ()>,
 ) {
     let mut http = http1::Builder::new();
