@@ -13,8 +13,9 @@
 //!   field).
 //! - `reply`: the order reply JSON, timestamps and `latency_ms`.
 //! - `latency`: the handler-latency histogram (recording, merging shards, snapshot).
-//! - `stats`: counters behind `/stats` (reset by snapshot) and `/metrics`, and the
-//!   `/stats` document.
+//! - `counters`: the counters behind `/stats` (reset by snapshot) and `/metrics`, one
+//!   shard per thread.
+//! - `stats`: the `/stats` document, derived from the counters over a period.
 //! - `metrics`: renders the Prometheus text of `/metrics`.
 //! - `error`: the `{"error", "field"}` answer shared by every 4xx.
 //! - `config`: the server settings (`Config`, `Stall`).
@@ -39,6 +40,7 @@ use tokio::net::TcpListener;
 
 pub mod book;
 pub mod config;
+pub mod counters;
 pub mod cpus;
 pub mod engine;
 pub mod error;

@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
+use crate::counters::{Totals, ERROR_CODES, STATUSES};
 use crate::latency::{HistogramSnapshot, BUCKETS_NS};
-use crate::stats::{Totals, ERROR_CODES, STATUSES};
 
 /// The gauges read from the books at scrape time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

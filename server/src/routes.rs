@@ -43,11 +43,11 @@ async fn post_order(State(app): State<Arc<OrderService>>, body: Body) -> Respons
     let response = match result {
         Ok(reply) => json_response(StatusCode::OK, reply),
         Err(err) => {
-            app.stats.record_error(err.status.as_u16());
+            app.counters.record_error(err.status.as_u16());
             err.into_response()
         }
     };
-    app.stats.observe_handler(started.elapsed());
+    app.counters.observe_handler(started.elapsed());
     response
 }
 
@@ -117,7 +117,7 @@ async fn get_metrics(State(app): State<Arc<OrderService>>) -> Response {
 }
 
 async fn not_found(State(app): State<Arc<OrderService>>, method: Method, uri: Uri) -> Response {
-    app.stats.record_error(404);
+    app.counters.record_error(404);
     ApiError::new(
         StatusCode::NOT_FOUND,
         format!(
@@ -134,7 +134,7 @@ async fn method_not_allowed(
     method: Method,
     uri: Uri,
 ) -> Response {
-    app.stats.record_error(405);
+    app.counters.record_error(405);
     let allowed = match uri.path() {
         "/order" | "/stats/reset" => "POST",
         _ => "GET",

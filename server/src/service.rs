@@ -7,19 +7,20 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 
 use crate::config::{Config, Stall};
+use crate::counters::Counters;
 use crate::engine::Engine;
 use crate::error::ApiError;
 use crate::metrics::{self, Gauges};
 use crate::order;
 use crate::reply;
-use crate::stats::{Stats, StatsReport};
+use crate::stats::StatsReport;
 
 /// The order server's state and business logic, behind every handler.
 pub struct OrderService {
-    /// The books.
+    /// The matching engine: the books.
     pub engine: Engine,
     /// Counters and the latency histogram.
-    pub stats: Stats,
+    pub counters: Counters,
     /// `--inject-delay-us`: busy-wait per order, a known slowdown for testing the gate.
     pub inject_delay: Duration,
     /// `--inject-stall-*`: a busy-wait for one order in N, a slowdown of the tail only.
@@ -36,7 +37,7 @@ impl OrderService {
     pub fn new(config: &Config) -> Self {
         OrderService {
             engine: Engine::new(config.max_resting_per_symbol, config.max_symbols),
-            stats: Stats::default(),
+            counters: Counters::default(),
             inject_delay: config.inject_delay,
             inject_stall: config.inject_stall,
             stall_counter: AtomicU64::new(0),
@@ -77,7 +78,7 @@ impl OrderService {
             order.time_in_force,
         );
         let outcome = &execution.outcome;
-        self.stats
+        self.counters
             .record_order(outcome.status, outcome.fills.len(), outcome.filled);
         Ok(reply::order_reply(&order, &execution, Utc::now()))
     }
@@ -97,7 +98,7 @@ fn spin(delay: Duration) {
 impl OrderService {
     /// The `GET /stats` document: the counters since the last reset and the books now.
     pub fn stats_report(&self) -> StatsReport {
-        let (totals, elapsed) = self.stats.since_reset();
+        let (totals, elapsed) = self.counters.since_reset();
         StatsReport::new(
             &totals,
             elapsed,
@@ -112,7 +113,7 @@ impl OrderService {
         let resting = self.engine.resting_orders();
         let symbols = self.engine.symbols();
         self.engine.clear();
-        let (totals, elapsed) = self.stats.reset();
+        let (totals, elapsed) = self.counters.reset();
         StatsReport::new(&totals, elapsed, resting, symbols)
     }
 
@@ -122,6 +123,10 @@ impl OrderService {
             resting_orders: self.engine.resting_orders(),
             symbols: self.engine.symbols(),
         };
-        metrics::render(&self.stats.totals(), &self.stats.handler_latency(), gauges)
+        metrics::render(
+            &self.counters.totals(),
+            &self.counters.handler_latency(),
+            gauges,
+        )
     }
 }
