@@ -101,7 +101,7 @@ class _Crate:
 
     def __init__(self, root_file: Path) -> None:
         self.children: dict[str, set[str]] = {}
-        self.paths: dict[str, list[tuple[bool, list[str]]]] = {}
+        self.paths: dict[str, list[list[str]]] = {}
         self._read(root_file, ROOT, root_file.parent)
 
     def _read(self, file: Path, module: str, child_dir: Path) -> None:
@@ -145,7 +145,7 @@ class _Crate:
                 continue
             elif kind == "ident" and text == "use" and before != "::":
                 paths, i = _use_paths(toks, i + 1, [])
-                self.paths.setdefault(current, []).extend((True, p) for p in paths)
+                self.paths.setdefault(current, []).extend(paths)
                 continue
             elif kind == "ident" and nxt == "::" and before != "::":
                 segments = [text]
@@ -153,7 +153,7 @@ class _Crate:
                 while j + 1 < len(toks) and toks[j][1] == "::" and toks[j + 1][0] == "ident":
                     segments.append(toks[j + 1][1])
                     j += 2
-                self.paths.setdefault(current, []).append((False, segments))
+                self.paths.setdefault(current, []).append(segments)
                 i = j
                 continue
             i += 1
@@ -180,7 +180,7 @@ class _Crate:
     def graph(self) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {module: set() for module in self.children}
         for module, paths in self.paths.items():
-            for _, segments in paths:
+            for segments in paths:
                 target = self.resolve(module, segments)
                 if target is not None and target != module:
                     out[module].add(target)
