@@ -13,7 +13,7 @@ use chrono::Utc;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hft_server::book::{Book, Fill, Incoming, Outcome, Side, Status, TimeInForce};
 use hft_server::engine::Execution;
-use hft_server::{order, reply, router, AppState, Config};
+use hft_server::{order, reply, router, Config, OrderService};
 use http_body_util::BodyExt;
 use tower::ServiceExt;
 
@@ -80,7 +80,7 @@ fn parse(c: &mut Criterion) {
         b.iter(|| reply::order_reply(black_box(&parsed), black_box(&execution), now))
     });
     // Parse, match and reply without HTTP: a resting sell and the buy that takes it.
-    let state = AppState::new(&Config::default());
+    let state = OrderService::new(&Config::default());
     let take = ORDER
         .replace("\"sell\"", "\"buy\"")
         .replace("\"rod\"", "\"ioc\"");
@@ -177,7 +177,7 @@ fn handler(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let app = router(Arc::new(AppState::new(&Config::default())));
+    let app = router(Arc::new(OrderService::new(&Config::default())));
     let mut group = c.benchmark_group("handler");
     group.throughput(Throughput::Elements(1));
     // Two orders per iteration, a resting sell and the buy that takes it, so the book

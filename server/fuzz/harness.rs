@@ -1,4 +1,4 @@
-//! The fuzz loop shared by the parser fuzz tests (`src/order_json/fuzz_tests.rs`) and
+//! The fuzz loop shared by the parser fuzz tests (`src/order/json/fuzz_tests.rs`) and
 //! the HTTP fuzz tests (`tests/fuzz_http.rs`), included by `#[path]` in both: the seed
 //! corpus of `server/fuzz/corpus/`, then proptest's runner under a budget, a seed that is
 //! printed so that any failure can be replayed, and the executions-per-second line that

@@ -4,81 +4,58 @@
 //!
 //! - `book`: one limit order book, price-time priority, ROD / IOC / FOK, limit and
 //!   market orders; pure and synchronous.
-//! - `engine`: one book per symbol behind its own mutex, order ids, the caps that bound
-//!   memory.
-//! - `order`: the order types and their validation (422).
-//! - `order_json`: the one pass over the `POST /order` body: a fast path for plain
-//!   bodies (`order_json/fast.rs`), a serde reader for everything else (400 / 422 naming
-//!   the field).
+//! - `engine`: the matching engine: one book per symbol behind its own mutex, order ids,
+//!   the caps that bound memory.
+//! - `order`: the order type and its validation (422) in `order/mod.rs`; the fields, the
+//!   string enums and their wire names in `order/field.rs`; the one pass over the
+//!   `POST /order` body in `order/json.rs`: a fast path for plain bodies
+//!   (`order/json/fast.rs`), a serde reader for everything else (400 / 422 naming the
+//!   field).
 //! - `reply`: the order reply JSON, timestamps and `latency_ms`.
-//! - `stats`: counters behind `/stats` (reset by snapshot) and `/metrics`.
-//! - `metrics`: the handler-latency histogram and the Prometheus text format.
+//! - `latency`: the handler-latency histogram (recording, merging shards, snapshot).
+//! - `counters`: the counters behind `/stats` (reset by snapshot) and `/metrics`, one
+//!   shard per thread.
+//! - `stats`: the `/stats` document, derived from the counters over a period.
+//! - `metrics`: renders the Prometheus text of `/metrics`.
 //! - `error`: the `{"error", "field"}` answer shared by every 4xx.
+//! - `config`: the server settings (`Config`, `Stall`).
 //! - `cpus`: `--cpus LIST`, the CPU list syntax and pinning a thread to CPUs.
-//! - `routes`: the axum router and handlers.
+//! - `service`: the order service: placing an order (parse, match, count, reply), the
+//!   `/stats` and `/metrics` figures, reset; no HTTP.
+//! - `routes`: the axum router and handlers, mapping HTTP to the service.
 //! - `serve`: the accept loop, hyper's HTTP/1 server per connection (half-closed
 //!   connections answered, the header limits, graceful shutdown).
 //! - `run` (here): serves the API on a listener until a shutdown future completes;
 //!   `main.rs` only parses flags, binds, prints the startup line and calls it.
+//!
+//! Dependencies point one way (scripts/tests/test_structure_server.py checks it): no
+//! module uses one that uses it back, and none uses an item of this root file.
 
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 pub mod book;
+pub mod config;
+pub mod counters;
 pub mod cpus;
 pub mod engine;
 pub mod error;
+pub mod latency;
 pub mod metrics;
 pub mod order;
-mod order_json;
 pub mod reply;
 pub mod routes;
 pub mod serve;
+pub mod service;
 pub mod stats;
 
-pub use routes::{router, AppState};
-
-/// Server settings (the command-line flags other than `--addr` and `--workers`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Config {
-    /// Resting orders one book may hold; a ROD order that would exceed it is REJECTED.
-    pub max_resting_per_symbol: usize,
-    /// Books (symbols) the server will create; an order for one more is REJECTED.
-    pub max_symbols: usize,
-    /// Busy-wait added to every order: a known slowdown for checking the regression gate.
-    pub inject_delay: Duration,
-    /// Busy-wait added to one order in `every`: a slowdown only the latency tail sees.
-    pub inject_stall: Option<Stall>,
-    /// The delay and the stall start this long after the server started (zero: at once):
-    /// a drift planted in the middle of a soak, to check that its drift verdict sees it.
-    pub inject_after: Duration,
-}
-
-/// `--inject-stall-us D --inject-stall-every N`: every N-th valid order waits D longer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Stall {
-    /// How long a stalled order busy-waits.
-    pub delay: Duration,
-    /// One order in this many is stalled (counted over all connections); at least 1.
-    pub every: u64,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            max_resting_per_symbol: 100_000,
-            max_symbols: 1_024,
-            inject_delay: Duration::ZERO,
-            inject_stall: None,
-            inject_after: Duration::ZERO,
-        }
-    }
-}
+pub use config::{Config, Stall};
+pub use routes::router;
+pub use service::OrderService;
 
 /// Serves the API on `listener` until `shutdown` completes, then finishes the requests in
 /// flight and returns.
@@ -87,7 +64,7 @@ pub async fn run(
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
-    let state = Arc::new(AppState::new(&config));
+    let state = Arc::new(OrderService::new(&config));
     let app = router(Arc::clone(&state));
     // Replies are small and latency matters: no Nagle delay.
     let listener = listener.tap_io(|tcp| {

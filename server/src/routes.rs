@@ -1,10 +1,10 @@
-//! The HTTP surface: routes, handlers, and JSON answers for 404 / 405 / 413.
+//! The HTTP surface: routes, handlers, and JSON answers for 404 / 405 / 413. Handlers
+//! only map HTTP to the order service (`service.rs`) and its results back.
 
 use std::future::poll_fn;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{DefaultBodyLimit, State};
@@ -12,99 +12,15 @@ use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use chrono::Utc;
 
-use crate::engine::Engine;
 use crate::error::{json_response, ApiError};
-use crate::metrics::{self, Gauges};
-use crate::stats::{Stats, StatsReport};
-use crate::{order, reply, Config};
+use crate::service::OrderService;
 
 /// Largest accepted request body; an order is about 250 bytes.
 pub const MAX_BODY_BYTES: usize = 4096;
 
-/// What every handler shares.
-pub struct AppState {
-    /// The books.
-    pub engine: Engine,
-    /// Counters and the latency histogram.
-    pub stats: Stats,
-    /// `--inject-delay-us`: busy-wait per order, a known slowdown for testing the gate.
-    pub inject_delay: Duration,
-    /// `--inject-stall-*`: a busy-wait for one order in N, a slowdown of the tail only.
-    pub inject_stall: Option<crate::Stall>,
-    /// Valid orders seen, for picking every N-th one to stall (only touched with a stall).
-    stall_counter: AtomicU64,
-    /// `--inject-after-s`: the delay and the stall start this long after `started`.
-    inject_after: Duration,
-    /// When the state was made (the server's start), for `inject_after`.
-    started: Instant,
-}
-
-impl AppState {
-    pub fn new(config: &Config) -> Self {
-        AppState {
-            engine: Engine::new(config.max_resting_per_symbol, config.max_symbols),
-            stats: Stats::default(),
-            inject_delay: config.inject_delay,
-            inject_stall: config.inject_stall,
-            stall_counter: AtomicU64::new(0),
-            inject_after: config.inject_after,
-            started: Instant::now(),
-        }
-    }
-
-    /// Whether an order arriving `since_start` after the server started gets the injected
-    /// delay and stall (`--inject-after-s`).
-    pub fn injects_at(&self, since_start: Duration) -> bool {
-        since_start >= self.inject_after
-    }
-
-    fn injecting(&self) -> bool {
-        // No clock read per order unless --inject-after-s asked for one.
-        self.inject_after.is_zero() || self.injects_at(self.started.elapsed())
-    }
-
-    /// Parses, matches and answers one order body; counts the result.
-    pub fn place_order(&self, body: &[u8]) -> Result<Vec<u8>, ApiError> {
-        let order = order::parse(body)?;
-        if (!self.inject_delay.is_zero() || self.inject_stall.is_some()) && self.injecting() {
-            spin(self.inject_delay);
-            if let Some(stall) = self.inject_stall {
-                if self.stall_counter.fetch_add(1, Ordering::Relaxed) % stall.every
-                    == stall.every - 1
-                {
-                    spin(stall.delay);
-                }
-            }
-        }
-        let execution = self.engine.submit(
-            order.symbol,
-            order.side,
-            order.limit(),
-            order.quantity,
-            order.time_in_force,
-        );
-        let outcome = &execution.outcome;
-        self.stats
-            .record_order(outcome.status, outcome.fills.len(), outcome.filled);
-        Ok(reply::order_reply(&order, &execution, Utc::now()))
-    }
-}
-
-/// Busy-waits: a sleep would free the worker thread and not cost CPU like real work does.
-fn spin(delay: Duration) {
-    if delay.is_zero() {
-        return;
-    }
-    let start = Instant::now();
-    while start.elapsed() < delay {
-        std::hint::spin_loop();
-    }
-}
-
 /// The application: every route, with JSON errors for everything else.
-pub fn router(state: Arc<AppState>) -> Router {
+pub fn router(state: Arc<OrderService>) -> Router {
     Router::new()
         .route("/order", post(post_order))
         .route("/stats", get(get_stats))
@@ -117,7 +33,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
-async fn post_order(State(app): State<Arc<AppState>>, body: Body) -> Response {
+async fn post_order(State(app): State<Arc<OrderService>>, body: Body) -> Response {
     let body = read_body(body).await;
     let started = Instant::now();
     let result = match body {
@@ -127,11 +43,11 @@ async fn post_order(State(app): State<Arc<AppState>>, body: Body) -> Response {
     let response = match result {
         Ok(reply) => json_response(StatusCode::OK, reply),
         Err(err) => {
-            app.stats.record_error(err.status.as_u16());
+            app.counters.record_error(err.status.as_u16());
             err.into_response()
         }
     };
-    app.stats.observe_handler(started.elapsed());
+    app.counters.observe_handler(started.elapsed());
     response
 }
 
@@ -174,37 +90,22 @@ async fn read_body(mut body: Body) -> Result<Bytes, ApiError> {
     Ok(joined.map_or(first, Bytes::from))
 }
 
-async fn get_stats(State(app): State<Arc<AppState>>) -> Response {
-    let (totals, elapsed) = app.stats.since_reset();
-    let report = StatsReport::new(
-        &totals,
-        elapsed,
-        app.engine.resting_orders(),
-        app.engine.symbols(),
-    );
-    json(&report)
+async fn get_stats(State(app): State<Arc<OrderService>>) -> Response {
+    json(&app.stats_report())
 }
 
-/// Zeroes `/stats` and empties the books, so each run starts from the same state.
-/// Answers with the figures of the period that ended.
-async fn reset_stats(State(app): State<Arc<AppState>>) -> Response {
-    let resting = app.engine.resting_orders();
-    let symbols = app.engine.symbols();
-    app.engine.clear();
-    let (totals, elapsed) = app.stats.reset();
-    json(&StatsReport::new(&totals, elapsed, resting, symbols))
+/// Zeroes `/stats` and empties the books; answers with the figures of the period that
+/// ended.
+async fn reset_stats(State(app): State<Arc<OrderService>>) -> Response {
+    json(&app.reset())
 }
 
 async fn health() -> Response {
     json_response(StatusCode::OK, br#"{"status":"ok"}"#.to_vec())
 }
 
-async fn get_metrics(State(app): State<Arc<AppState>>) -> Response {
-    let gauges = Gauges {
-        resting_orders: app.engine.resting_orders(),
-        symbols: app.engine.symbols(),
-    };
-    let text = metrics::render(&app.stats.totals(), &app.stats.handler_latency(), gauges);
+async fn get_metrics(State(app): State<Arc<OrderService>>) -> Response {
+    let text = app.metrics_text();
     (
         [(
             axum::http::header::CONTENT_TYPE,
@@ -215,8 +116,8 @@ async fn get_metrics(State(app): State<Arc<AppState>>) -> Response {
         .into_response()
 }
 
-async fn not_found(State(app): State<Arc<AppState>>, method: Method, uri: Uri) -> Response {
-    app.stats.record_error(404);
+async fn not_found(State(app): State<Arc<OrderService>>, method: Method, uri: Uri) -> Response {
+    app.counters.record_error(404);
     ApiError::new(
         StatusCode::NOT_FOUND,
         format!(
@@ -229,11 +130,11 @@ async fn not_found(State(app): State<Arc<AppState>>, method: Method, uri: Uri) -
 }
 
 async fn method_not_allowed(
-    State(app): State<Arc<AppState>>,
+    State(app): State<Arc<OrderService>>,
     method: Method,
     uri: Uri,
 ) -> Response {
-    app.stats.record_error(405);
+    app.counters.record_error(405);
     let allowed = match uri.path() {
         "/order" | "/stats/reset" => "POST",
         _ => "GET",
@@ -268,8 +169,10 @@ mod tests {
     use std::io::{Read, Write};
     use std::net::{SocketAddr, TcpStream};
 
+    use std::time::Duration;
+
     use super::*;
-    use crate::Config;
+    use crate::config::Config;
 
     /// Sends `POST /order` with a chunked body, one write per chunk with a pause between,
     /// so the server sees several body frames; returns the whole answer. The server may
@@ -303,7 +206,7 @@ mod tests {
     async fn bodies_in_several_frames_are_joined_up_to_the_limit() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let app = router(Arc::new(AppState::new(&Config::default())));
+        let app = router(Arc::new(OrderService::new(&Config::default())));
         tokio::spawn(async move { axum::serve(listener, app).await });
         let order = r#"{"buy_sell":"buy","symbol":7,"price":100.05,"quantity":100,"market_type":"common","price_type":"limit","time_in_force":"rod","order_type":"stock","user_def":"","client_timestamp":"2026-11-22T10:00:00Z"}"#;
         let (head, tail) = order.split_at(60);

@@ -29,9 +29,9 @@ use hyper_util::rt::TokioIo;
 use tokio::sync::watch;
 use tower_service::Service;
 
+use crate::counters::Counters;
 use crate::error::ApiError;
-use crate::routes::AppState;
-use crate::stats::Stats;
+use crate::service::OrderService;
 
 /// Most bytes of header fields a request may carry, counted as the name, the value and 4
 /// bytes (`: ` and CRLF) per field; more is a 431 with the JSON error body. Generous for
@@ -50,7 +50,7 @@ pub const MAX_HEAD_BYTES: usize = 128 * 1024;
 pub(crate) async fn connections<L: Listener>(
     mut listener: L,
     app: Router,
-    state: Arc<AppState>,
+    state: Arc<OrderService>,
     shutdown: impl Future<Output = ()>,
 ) {
     let mut http = http1::Builder::new();
@@ -76,7 +76,7 @@ pub(crate) async fn connections<L: Listener>(
         let app = app.clone();
         let state = Arc::clone(&state);
         let service =
-            service_fn(move |request: Request<Incoming>| answer(&app, &state.stats, request));
+            service_fn(move |request: Request<Incoming>| answer(&app, &state.counters, request));
         let connection = http.serve_connection(TokioIo::new(io), service);
         let mut stop = stop_rx.clone();
         tokio::spawn(async move {
@@ -110,12 +110,12 @@ pub(crate) async fn connections<L: Listener>(
 /// before it starts, so it borrows nothing from the connection.
 fn answer(
     app: &Router,
-    stats: &Stats,
+    counters: &Counters,
     request: Request<Incoming>,
 ) -> impl Future<Output = Result<Response, Infallible>> + Send + 'static {
     let routed = match header_limit(request.headers()) {
         Some(error) => {
-            stats.record_error(error.status.as_u16());
+            counters.record_error(error.status.as_u16());
             Err(error.into_response())
         }
         // tower's `call` takes `&mut self` and hyper hands the service out as `&self`, so

@@ -378,7 +378,7 @@ async fn the_tail_stall_knob_slows_exactly_one_order_in_n() {
 
 #[test]
 fn the_injection_starts_after_inject_after() {
-    let later = hft_server::AppState::new(&Config {
+    let later = hft_server::OrderService::new(&Config {
         inject_delay: std::time::Duration::from_micros(200),
         inject_after: std::time::Duration::from_secs(30),
         ..Config::default()
@@ -386,6 +386,6 @@ fn the_injection_starts_after_inject_after() {
     assert!(!later.injects_at(std::time::Duration::from_millis(29_999)));
     assert!(later.injects_at(std::time::Duration::from_secs(30)));
     assert!(later.injects_at(std::time::Duration::from_secs(600)));
-    let at_once = hft_server::AppState::new(&Config::default());
+    let at_once = hft_server::OrderService::new(&Config::default());
     assert!(at_once.injects_at(std::time::Duration::ZERO));
 }

@@ -1,5 +1,10 @@
-//! The order of `POST /order`: its types, and validation of the values that
-//! `order_json` read in one pass over the body.
+//! The order of `POST /order`: its type, and validation of the values that `json` read
+//! in one pass over the body.
+//!
+//! - `field`: the fields, their names and value types (the string enums), and `Raw`;
+//! - `json`: the one pass over the body (`json/fast.rs` for plain bodies, serde for the
+//!   rest), 400 / 422 naming the field;
+//! - here: `Order`, and the checks of its values (422).
 
 use std::borrow::Cow;
 
@@ -8,7 +13,12 @@ use chrono::{DateTime, FixedOffset};
 
 use crate::book::{Side, Ticks, TimeInForce};
 use crate::error::ApiError;
-use crate::order_json::{self, invalid, BuySell, Field, Raw, Tif};
+
+mod field;
+mod json;
+
+use field::{invalid, Field, Raw};
+pub use field::{MarketType, OrderType, PriceType};
 
 /// Largest accepted quantity (shares); larger is a typo, not an order.
 pub const MAX_QUANTITY: i64 = 1_000_000_000;
@@ -52,35 +62,6 @@ impl Order<'_> {
     }
 }
 
-/// `market_type`: the trading board of the order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MarketType {
-    /// Board lots during the regular session.
-    Common,
-    /// Odd lots (fewer than 1,000 shares).
-    Odd,
-    /// Fixed-price session after the close.
-    Fixed,
-}
-
-/// `price_type`: whether the price limits matching.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PriceType {
-    Limit,
-    Market,
-}
-
-/// `order_type`: the account type; all three match the same way here.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OrderType {
-    /// Cash stock.
-    Stock,
-    /// Margin purchase.
-    Margin,
-    /// Short sale.
-    Short,
-}
-
 /// The wire name of a side, as echoed in the reply.
 pub fn side_name(side: Side) -> &'static str {
     match side {
@@ -92,7 +73,7 @@ pub fn side_name(side: Side) -> &'static str {
 /// Parses and validates an order body. Malformed JSON is a 400; anything else wrong is a
 /// 422 naming the field.
 pub fn parse(body: &[u8]) -> Result<Order<'_>, ApiError> {
-    validate(order_json::read(body)?)
+    validate(json::read(body)?)
 }
 
 /// Takes a required field or reports it missing.
@@ -111,10 +92,7 @@ fn required<T>(value: Option<T>, field: Field) -> Result<T, ApiError> {
 }
 
 fn validate(raw: Raw<'_>) -> Result<Order<'_>, ApiError> {
-    let side = match required(raw.buy_sell, Field::BuySell)? {
-        BuySell::Buy => Side::Buy,
-        BuySell::Sell => Side::Sell,
-    };
+    let side = required(raw.buy_sell, Field::BuySell)?;
     let symbol = required(raw.symbol, Field::Symbol)?;
     if symbol == 0 {
         return Err(invalid(Field::Symbol, "got 0"));
@@ -126,11 +104,7 @@ fn validate(raw: Raw<'_>) -> Result<Order<'_>, ApiError> {
     }
     let market_type = required(raw.market_type, Field::MarketType)?;
     let price_type = required(raw.price_type, Field::PriceType)?;
-    let time_in_force = match required(raw.time_in_force, Field::TimeInForce)? {
-        Tif::Rod => TimeInForce::Rod,
-        Tif::Ioc => TimeInForce::Ioc,
-        Tif::Fok => TimeInForce::Fok,
-    };
+    let time_in_force = required(raw.time_in_force, Field::TimeInForce)?;
     let order_type = required(raw.order_type, Field::OrderType)?;
     let user_def = required(raw.user_def, Field::UserDef)?;
     if user_def.0.len() > MAX_USER_DEF_BYTES {
@@ -176,5 +150,4 @@ pub fn price_ticks(price: f64) -> Result<Ticks, ApiError> {
 }
 
 #[cfg(test)]
-#[path = "order_tests.rs"]
 mod tests;

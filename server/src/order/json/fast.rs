@@ -7,8 +7,7 @@
 //! so serde_json's `significand / 10^k` and std's correctly rounded parse agree.
 use std::borrow::Cow;
 
-use super::{BuySell, Field, Raw, Text, Tif};
-use crate::order::{MarketType, OrderType, PriceType};
+use crate::order::field::{Field, Raw, Text, WireEnum};
 
 /// A cursor over the body, which was checked to be UTF-8 once.
 struct Cursor<'a> {
@@ -61,12 +60,16 @@ impl<'a> Cursor<'a> {
         self.eat(b':').then_some(*field)
     }
 
-    /// One of `choices`, a string value without escapes.
-    fn choice<T: Copy>(&mut self, choices: &[(&[u8], T)]) -> Option<T> {
-        self.skip_space();
+    /// A value of a string enum, written without escapes.
+    fn choice<T: WireEnum>(&mut self) -> Option<T> {
+        if !self.eat(b'"') {
+            return None;
+        }
         let rest = &self.bytes()[self.at..];
-        let (text, value) = choices.iter().find(|(text, _)| rest.starts_with(text))?;
-        self.at += text.len();
+        let (name, value) = T::VALUES.iter().find(|(name, _)| {
+            rest.starts_with(name.as_bytes()) && rest.get(name.len()) == Some(&b'"')
+        })?;
+        self.at += name.len() + 1;
         Some(*value)
     }
 
@@ -145,10 +148,7 @@ pub(super) fn read(body: &[u8]) -> Option<Raw<'_>> {
     }
     loop {
         match c.key()? {
-            Field::BuySell => set(
-                &mut raw.buy_sell,
-                c.choice(&[(b"\"buy\"", BuySell::Buy), (b"\"sell\"", BuySell::Sell)]),
-            )?,
+            Field::BuySell => set(&mut raw.buy_sell, c.choice())?,
             Field::Symbol => set(
                 &mut raw.symbol,
                 c.number().and_then(|(_, n)| u32::try_from(n?).ok()),
@@ -161,37 +161,10 @@ pub(super) fn read(body: &[u8]) -> Option<Raw<'_>> {
                 &mut raw.quantity,
                 c.number().and_then(|(_, n)| i64::try_from(n?).ok()),
             )?,
-            Field::MarketType => set(
-                &mut raw.market_type,
-                c.choice(&[
-                    (b"\"common\"", MarketType::Common),
-                    (b"\"odd\"", MarketType::Odd),
-                    (b"\"fixed\"", MarketType::Fixed),
-                ]),
-            )?,
-            Field::PriceType => set(
-                &mut raw.price_type,
-                c.choice(&[
-                    (b"\"limit\"", PriceType::Limit),
-                    (b"\"market\"", PriceType::Market),
-                ]),
-            )?,
-            Field::TimeInForce => set(
-                &mut raw.time_in_force,
-                c.choice(&[
-                    (b"\"rod\"", Tif::Rod),
-                    (b"\"ioc\"", Tif::Ioc),
-                    (b"\"fok\"", Tif::Fok),
-                ]),
-            )?,
-            Field::OrderType => set(
-                &mut raw.order_type,
-                c.choice(&[
-                    (b"\"stock\"", OrderType::Stock),
-                    (b"\"margin\"", OrderType::Margin),
-                    (b"\"short\"", OrderType::Short),
-                ]),
-            )?,
+            Field::MarketType => set(&mut raw.market_type, c.choice())?,
+            Field::PriceType => set(&mut raw.price_type, c.choice())?,
+            Field::TimeInForce => set(&mut raw.time_in_force, c.choice())?,
+            Field::OrderType => set(&mut raw.order_type, c.choice())?,
             Field::UserDef => set(
                 &mut raw.user_def,
                 c.plain_str().map(|s| Text(Cow::Borrowed(s))),

@@ -20,7 +20,7 @@ use crate::book::TimeInForce;
 use crate::error::ApiError;
 use crate::order::{self, side_name, MarketType, Order, OrderType, PriceType};
 
-#[path = "../../fuzz/harness.rs"]
+#[path = "../../../fuzz/harness.rs"]
 mod harness;
 
 use harness::{corpus, fuzz, Bytes};

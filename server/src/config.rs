@@ -1,0 +1,41 @@
+//! The server's settings: the command-line flags other than `--addr`, `--workers` and
+//! `--cpus`, as `main.rs` parsed them.
+
+use std::time::Duration;
+
+/// Server settings (the command-line flags other than `--addr` and `--workers`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Resting orders one book may hold; a ROD order that would exceed it is REJECTED.
+    pub max_resting_per_symbol: usize,
+    /// Books (symbols) the server will create; an order for one more is REJECTED.
+    pub max_symbols: usize,
+    /// Busy-wait added to every order: a known slowdown for checking the regression gate.
+    pub inject_delay: Duration,
+    /// Busy-wait added to one order in `every`: a slowdown only the latency tail sees.
+    pub inject_stall: Option<Stall>,
+    /// The delay and the stall start this long after the server started (zero: at once):
+    /// a drift planted in the middle of a soak, to check that its drift verdict sees it.
+    pub inject_after: Duration,
+}
+
+/// `--inject-stall-us D --inject-stall-every N`: every N-th valid order waits D longer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stall {
+    /// How long a stalled order busy-waits.
+    pub delay: Duration,
+    /// One order in this many is stalled (counted over all connections); at least 1.
+    pub every: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_resting_per_symbol: 100_000,
+            max_symbols: 1_024,
+            inject_delay: Duration::ZERO,
+            inject_stall: None,
+            inject_after: Duration::ZERO,
+        }
+    }
+}
