@@ -41,8 +41,8 @@ $(HB_BUILD)/hdr:
 HB_TEST_BIN   := $(HB_BUILD)/hb_test
 HB_ORDER_BIN  := $(HB_BUILD)/hb_print
 
-$(HB_TEST_BIN): $(HB_COMMON_DIR)/tests/hb_test.c $(HB_LIB)
-	$(CC) $(HB_CC_FLAGS) $< -o $@ $(HB_LIB) $(HB_LDLIBS)
+$(HB_TEST_BIN): $(HB_COMMON_DIR)/tests/hb_test.c $(HB_COMMON_DIR)/tests/hb_test_output.c $(HB_COMMON_DIR)/tests/hb_test.h $(HB_LIB)
+	$(CC) $(HB_CC_FLAGS) $(filter %.c,$^) -o $@ $(HB_LIB) $(HB_LDLIBS)
 
 $(HB_ORDER_BIN): $(HB_COMMON_DIR)/tests/hb_print.c $(HB_LIB)
 	$(CC) $(HB_CC_FLAGS) $< -o $@ $(HB_LIB) $(HB_LDLIBS)

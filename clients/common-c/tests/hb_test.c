@@ -1,7 +1,6 @@
 /* hb_test.c - unit tests of the pure parts of the hb_ library: flags, URL, order
- * body, timestamp cache, statistics and merge, result JSON, the interval recorder and its
- * log. Exit 0 when all pass. */
-#include <pthread.h>
+ * body, timestamp cache, statistics and merge, schedule; with hb_test_output.c the result
+ * JSON and the interval recorder and its log. Exit 0 when all pass. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,26 +8,15 @@
 
 #include "hb_args.h"
 #include "hb_clock.h"
-#include "hb_interval.h"
 #include "hb_order.h"
-#include "hb_result.h"
 #include "hb_schedule.h"
 #include "hb_stats.h"
 #include "hb_url.h"
+#include "hb_test.h"
 
-static int failures;
-static int checks;
+int hb_test_failures;
+int hb_test_checks;
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        checks++;                                                            \
-        if (!(cond)) {                                                       \
-            failures++;                                                      \
-            (void)fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            (void)fprintf(stderr, __VA_ARGS__);                              \
-            (void)fputc('\n', stderr);                                       \
-        }                                                                    \
-    } while (0)
 
 /* ---- flags ---- */
 
@@ -314,139 +302,6 @@ static void test_schedule(void)
     CHECK(hb_schedule_total(&cfg) == 4600, "open loop with --duration: the schedule of S seconds");
 }
 
-/* ---- result ---- */
-
-static char *render(const hb_run *run, const hb_stats *s, int (*writer)(FILE *, const hb_run *, const hb_stats *))
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    CHECK(f != NULL && writer(f, run, s) == 0, "render");
-    (void)fclose(f);
-    return text;
-}
-
-static void test_result(void)
-{
-    hb_config cfg;
-    hb_stats s;
-    hb_config_defaults(&cfg);
-    (void)snprintf(cfg.scenario, sizeof(cfg.scenario), "%s", "we\"ird");
-    hb_kv extra[] = {{"workers", "2"}, {"libcurl", "\"7.88.1\""}};
-    hb_run run = {.client = "c", .client_version = "0.1.0", .cfg = &cfg,
-                  .started_at = {.tv_sec = 1795341600, .tv_nsec = 5000000}, .duration_s = 2.0,
-                  .interrupted = true, .extra = extra, .n_extra = 2};
-    CHECK(hb_stats_init(&s, false) == 0, "init");
-    hb_stats_record_ok(&s, 100000, 0);
-    hb_stats_record_error(&s, HB_ERR_CONNECT);
-    char *json = render(&run, &s, hb_result_write_json);
-    CHECK(strstr(json, "\"scenario\": \"we\\\"ird\"") != NULL, "escaped scenario: %s", json);
-    CHECK(strstr(json, "\"orders\": 2,") != NULL && strstr(json, "\"throughput_rps\": 0.500,") != NULL, "%s", json);
-    CHECK(strstr(json, "\"started_at\": \"2026-11-22T10:00:00.005000Z\"") != NULL, "%s", json);
-    CHECK(strstr(json, "\"p50\": 100.") != NULL && strstr(json, "\"data\": \"HISTF") != NULL, "%s", json);
-    CHECK(strstr(json, "\"mode\": \"closed\"") != NULL && strstr(json, "uncorrected") == NULL, "%s", json);
-    CHECK(strstr(json, "\"interrupted\": true") != NULL && strstr(json, "\"libcurl\": \"7.88.1\"") != NULL, "%s",
-          json);
-    free(json);
-    char *hlog = render(&run, &s, hb_result_write_hlog);
-    CHECK(strstr(hlog, "#[StartTime: 1795341600.0 ") != NULL && strstr(hlog, "#[BaseTime: 1795341600.000") != NULL,
-          "%s", hlog);
-    CHECK(strstr(hlog, "\n0.005,2.000,0.100,HISTF") != NULL && strstr(hlog, "Tag=") == NULL, "%s", hlog);
-    free(hlog);
-    hb_stats_close(&s);
-
-    cfg.rate = 1000;
-    CHECK(hb_stats_init(&s, true) == 0, "init open");
-    hb_stats_record_ok(&s, 300000, 100000);
-    json = render(&run, &s, hb_result_write_json);
-    CHECK(strstr(json, "\"target_rate_rps\": 1000,") != NULL && strstr(json, "\"uncorrected_histogram\"") != NULL,
-          "%s", json);
-    free(json);
-    hlog = render(&run, &s, hb_result_write_hlog);
-    CHECK(strstr(hlog, "\nTag=uncorrected,0.005,2.000,0.100,HISTF") != NULL, "%s", hlog);
-    free(hlog);
-    hb_stats_close(&s);
-
-    char path[64];
-    hb_result_hlog_path("out/r.json", path, sizeof(path));
-    CHECK(strcmp(path, "out/r.hlog") == 0, "%s", path);
-    hb_result_hlog_path("out/r.txt", path, sizeof(path));
-    CHECK(strcmp(path, "out/r.txt.hlog") == 0, "%s", path);
-}
-
-
-/* ---- intervals ---- */
-
-#define WRITER_RECORDS 200000
-
-static void *write_many(void *arg)
-{
-    hb_stats *s = arg;
-    for (int i = 0; i < WRITER_RECORDS; i++) {
-        hb_stats_record_ok(s, 1000 + i % 5000, 500);
-    }
-    return NULL;
-}
-
-static void test_intervals(void)
-{
-    hb_interval_recorder r;
-    CHECK(hb_interval_recorder_init(&r, true) == 0, "init");
-    hb_interval_record(&r, 1000, 900);
-    hb_interval_record(&r, 2000, 1900);
-    int old = hb_interval_flip(&r);
-    CHECK(r.latency[old]->total_count == 2 && r.uncorrected[old]->total_count == 2, "first phase holds both");
-    hb_interval_record(&r, 3000, 2900);
-    CHECK(r.latency[old]->total_count == 2 && r.latency[1 - old]->total_count == 1, "the next goes to the other");
-    int again = hb_interval_flip(&r);
-    CHECK(again == 1 - old && r.latency[again]->total_count == 1, "the second flip hands over the second phase");
-    hb_interval_recorder_close(&r);
-
-    /* A writer thread records while this thread flips: every record lands in exactly one
-     * interval, none is lost or counted twice. */
-    hb_stats s;
-    CHECK(hb_stats_init(&s, false) == 0 && hb_stats_enable_intervals(&s) == 0, "stats with intervals");
-    struct hdr_histogram *seen = NULL;
-    CHECK(hdr_init(HB_HIST_LOWEST_NS, HB_HIST_HIGHEST_NS, HB_HIST_SIGFIGS, &seen) == 0, "histogram");
-    pthread_t writer;
-    CHECK(pthread_create(&writer, NULL, write_many, &s) == 0, "writer");
-    int flips = 0;
-    while (seen->total_count < WRITER_RECORDS && flips < 10000000) {
-        int p = hb_interval_flip(s.intervals);
-        (void)hdr_add(seen, s.intervals->latency[p]);
-        hdr_reset(s.intervals->latency[p]);
-        flips++;
-    }
-    (void)pthread_join(writer, NULL);
-    int p = hb_interval_flip(s.intervals);
-    (void)hdr_add(seen, s.intervals->latency[p]);
-    CHECK(seen->total_count == WRITER_RECORDS && s.latency->total_count == WRITER_RECORDS,
-          "%lld of %d records over %d flips", (long long)seen->total_count, WRITER_RECORDS, flips);
-    CHECK(hdr_max(seen) == hdr_max(s.latency), "intervals and the whole run agree");
-    free(seen);
-
-    /* The log: header, then one line per interval; stop writes the open one. */
-    FILE *f = tmpfile();
-    hb_interval_log log;
-    CHECK(f != NULL && hb_interval_log_start(&log, 3600, false, f) == 0, "log start");
-    hb_interval_recorder *recs[1] = {s.intervals};
-    struct timespec wall = {.tv_sec = 1795000000, .tv_nsec = 250000000};
-    hb_interval_log_begin(&log, recs, 1, "Logged with hb_test", &wall, hb_now_ns());
-    hb_stats_record_ok(&s, 5000, 0);
-    hb_stats_record_ok(&s, 7000, 0);
-    CHECK(hb_interval_log_begun(&log) && hb_interval_log_stop(&log) == 0, "log stop");
-    char text[4096] = "";
-    rewind(f);
-    size_t n = fread(text, 1, sizeof(text) - 1, f);
-    text[n] = '\0';
-    CHECK(strstr(text, "#[StartTime: 1795000000") != NULL && strstr(text, "#[BaseTime: 1795000000.000") != NULL,
-          "header: %s", text);
-    CHECK(strstr(text, "\n0.250,") != NULL && strstr(text, ",0.007,HISTF") != NULL,
-          "one interval from 0.250 s, max 7 us: %s", text);
-    (void)fclose(f);
-    hb_stats_close(&s);
-}
-
 int main(void)
 {
     test_args_accept();
@@ -458,6 +313,6 @@ int main(void)
     test_schedule();
     test_result();
     test_intervals();
-    (void)printf("hb_test: %d checks, %d failed\n", checks, failures);
-    return failures == 0 ? 0 : 1;
+    (void)printf("hb_test: %d checks, %d failed\n", hb_test_checks, hb_test_failures);
+    return hb_test_failures == 0 ? 0 : 1;
 }
