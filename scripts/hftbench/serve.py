@@ -23,31 +23,21 @@ from pathlib import Path
 from . import paths
 from . import placement as placement_mod
 from .errors import UsageError
-from .server import Server, ServerError
+from .server import Server, ServerError, add_server_arguments
 
 URL_VAR = "HFTBENCH_SERVER_URL"
 PID_VAR = "HFTBENCH_SERVER_PID"
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser(
-        "serve",
-        help="run a command against a fresh hft-server on a free port",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = subparsers.add_parser("serve", help="run a command against a fresh hft-server", description=__doc__)
     p.add_argument("--bin", type=Path, dest="bins", help="folder with hft-server (default bin/)")
     p.add_argument(
         "--log",
         type=Path,
         help="the server's log (default: a temporary file, kept only when the server fails)",
     )
-    p.add_argument("--server-flag", action="append", default=[], help="extra hft-server flag (repeatable)")
-    p.add_argument(
-        "--server-cpus",
-        metavar="LIST",
-        help=f"pin the server's worker threads, one per CPU (e.g. 2-5; default ${placement_mod.ENV_SERVER})",
-    )
+    add_server_arguments(p)
     p.add_argument(
         "argv", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the command to run against the server"
     )

@@ -11,6 +11,7 @@ address instead (netcells.py).
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -25,10 +26,22 @@ from typing import Any
 
 from . import procs
 from .errors import UsageError
-from .placement import format_cpu_list
+from .placement import ENV_SERVER, format_cpu_list
 
 # Read here and only here (procs.start_ready); server/src/main.rs prints it.
 LISTENING = re.compile(r"hft-server listening on (http://\d+\.\d+\.\d+\.\d+:\d+)")
+
+
+def add_server_arguments(parser: argparse.ArgumentParser) -> None:
+    """--server-flag and --server-cpus, the same in every subcommand that starts the server."""
+    parser.add_argument(
+        "--server-flag", action="append", default=[], help="extra hft-server flag (repeatable)"
+    )
+    parser.add_argument(
+        "--server-cpus",
+        metavar="LIST",
+        help=f"pin the server's worker threads, one per CPU (e.g. 2-5; default ${ENV_SERVER})",
+    )
 
 
 class ServerError(RuntimeError):
