@@ -2,11 +2,11 @@
 
 The server binds `127.0.0.1:0` (the kernel picks a free port, so a port in use never stops a
 run) and prints `hft-server listening on http://127.0.0.1:PORT`; its stdout and stderr go
-to the run folder's server.log, which is also where that line is read from (procs.py). This
-is the one place that starts the server: the conformance suite, clients/bench/throughput.py
-and the shell scripts (through `hftbench serve`) use it too. A network
-scenario starts it inside its namespace (`wrapper` = `ip netns exec NS`) on that namespace's
-address instead (netcells.py).
+to the run folder's server.log, which is also where that line is read from (procs.py). A
+network scenario starts it inside its namespace (`wrapper` = `ip netns exec NS`) on that
+namespace's address instead (netcells.py). This is the one place that starts the server: the
+conformance suite, clients/bench/throughput.py and the shell drivers (through `hftbench
+serve`) use it too.
 """
 
 from __future__ import annotations
