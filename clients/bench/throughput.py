@@ -35,6 +35,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from hftbench.errors import UsageError
+from hftbench.placement import UNPINNED, Placement, format_cpu_list
+from hftbench.server import Server, ServerError
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("HFTBENCH_BIN", ROOT / "bin"))
 CLIENTS = ("python", "c", "cpp", "rust", "go", "hft")
@@ -42,7 +46,6 @@ CLIENTS = ("python", "c", "cpp", "rust", "go", "hft")
 GOALS = {"c": 0.8, "rust": 0.8, "go": 0.8, "cpp": 0.6, "python": 0.25, "hft": 1.0}
 CONNECTIONS = 50
 LAYOUTS = ("shared", "split")
-LISTENING = re.compile(r"hft-server listening on (http://127\.0\.0\.1:\d+)")
 
 
 @dataclass
@@ -201,52 +204,20 @@ def split_cpus(cpus) -> tuple[list[int], list[int]]:
     return cpus[:half], cpus[half:]
 
 
-@dataclass
-class Placement:
-    """Where the server and the load tools run: None = wherever the scheduler puts them."""
-
-    server: list | None = None
-    tool: list | None = None
-
-    def describe(self) -> str:
-        if self.server is None:
-            return "server and load tool share all CPUs"
-        return f"server pinned to CPUs {_cpu_list(self.server)}, load tool to CPUs {_cpu_list(self.tool)}"
-
-    def wrk_threads(self) -> int:
-        return len(self.tool) if self.tool else 2
+def describe_layout(place: Placement) -> str:
+    if not place.server:
+        return "server and load tool share all CPUs"
+    return (
+        f"server pinned to CPUs {format_cpu_list(place.server)}, "
+        f"load tool to CPUs {format_cpu_list(place.clients)}"
+    )
 
 
-def _cpu_list(cpus) -> str:
-    return ",".join(str(c) for c in cpus)
-
-
-def _pinned(cpus):
-    """A preexec_fn that confines the child to ``cpus`` (inherited by its threads)."""
-    if cpus is None:
-        return None
-    return lambda: os.sched_setaffinity(0, cpus)
+def wrk_threads(place: Placement) -> int:
+    return len(place.clients) if place.clients else 2
 
 
 # ---- processes --------------------------------------------------------------------------
-
-
-def start_server(log_path: Path, cpus=None) -> tuple[subprocess.Popen, str]:
-    exe = BIN / "hft-server"
-    if not exe.is_file():
-        sys.exit(f"throughput: {exe} missing: run make build")
-    log = open(log_path, "wb")  # noqa: SIM115 - lives as long as the server
-    # The server pins its worker threads itself, one per CPU (hft-server --cpus).
-    pin = ["--cpus", _cpu_list(cpus)] if cpus else []
-    proc = subprocess.Popen([str(exe), "--addr", "127.0.0.1:0", *pin], stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and proc.poll() is None:
-        m = LISTENING.search(log_path.read_text(errors="replace"))
-        if m:
-            return proc, m.group(1)
-        time.sleep(0.02)
-    proc.kill()
-    sys.exit(f"throughput: hft-server did not start; see {log_path}")
 
 
 def lua_script() -> Path:
@@ -258,11 +229,13 @@ def lua_script() -> Path:
     return script
 
 
-def run_timed(argv: list[str], timeout_s: int, cpus=None) -> tuple[subprocess.CompletedProcess, float]:
-    """Runs argv to its end (on ``cpus`` when given); returns it with the CPU seconds
-    (user + system) it used."""
+def run_timed(argv: list[str], timeout_s: int, place: Placement) -> tuple[subprocess.CompletedProcess, float]:
+    """Runs argv to its end (on the load tool's CPUs when they are pinned); returns it with
+    the CPU seconds (user + system) it used."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, preexec_fn=_pinned(cpus))
+    proc = subprocess.run(
+        argv, capture_output=True, text=True, timeout=timeout_s, preexec_fn=place.confine_client()
+    )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return proc, cpu_s
@@ -271,7 +244,7 @@ def run_timed(argv: list[str], timeout_s: int, cpus=None) -> tuple[subprocess.Co
 def run_wrk(url: str, duration_s: int, script: Path, place: Placement) -> Measure:
     argv = [
         "wrk",
-        f"-t{place.wrk_threads()}",
+        f"-t{wrk_threads(place)}",
         f"-c{CONNECTIONS}",
         f"-d{duration_s}s",
         "--latency",
@@ -279,7 +252,7 @@ def run_wrk(url: str, duration_s: int, script: Path, place: Placement) -> Measur
         str(script),
         url + "/order",
     ]
-    proc, cpu_s = run_timed(argv, duration_s + 30, place.tool)
+    proc, cpu_s = run_timed(argv, duration_s + 30, place)
     if proc.returncode != 0:
         return Measure(None, None, None, f"wrk exit {proc.returncode}: {proc.stderr.strip()[:80]}")
     m = parse_wrk(proc.stdout)
@@ -294,7 +267,7 @@ def run_client(client: str, url: str, duration_s: int, out_dir: Path, place: Pla
     out = out_dir / f"{client}-{time.monotonic_ns()}.json"
     argv = [str(exe), "--url", url, "--duration", str(duration_s), "--connections", str(CONNECTIONS),
             "--warmup", "1000", "--scenario", "throughput", "--output", str(out)]  # fmt: skip
-    proc, cpu_s = run_timed(argv, duration_s + 60, place.tool)
+    proc, cpu_s = run_timed(argv, duration_s + 60, place)
     if not out.is_file():
         return Measure(None, None, None, f"exit {proc.returncode}: {proc.stderr.strip()[:80]}")
     doc = json.loads(out.read_text())
@@ -322,17 +295,23 @@ def main(argv: list[str]) -> int:
     unknown = sorted(set(clients) - set(CLIENTS))
     if unknown or ns.duration < 1 or ns.rounds < 1:
         ap.error(f"--clients must be among {','.join(CLIENTS)} (got {unknown}); --duration, --rounds >= 1")
-    place = Placement()
+    place = UNPINNED
     if ns.layout == "split":
         try:
-            place = Placement(*split_cpus(os.sched_getaffinity(0)))
+            place = Placement(*map(tuple, split_cpus(os.sched_getaffinity(0))))
         except ValueError as err:
             ap.error(str(err))
     if shutil.which("wrk") is None:
         sys.exit("throughput: wrk not found: run make deps (apt-get install wrk)")
     work = Path(tempfile.mkdtemp(prefix="hftbench-throughput-"))
-    proc, url = start_server(work / "server.log", place.server)
     script = lua_script()
+    # The server pins its worker threads itself, one per CPU (hft-server --cpus).
+    server = Server(BIN / "hft-server", work / "server.log", cpus=place.server)
+    try:
+        url = server.start()
+    except (ServerError, UsageError) as exc:
+        server.stop()
+        sys.exit(f"throughput: {exc}")
     sequence = []  # (tool, Measure) in run order: wrk before every client and at the end
 
     def measure(label: str, tool: str, run) -> None:
@@ -346,8 +325,7 @@ def main(argv: list[str]) -> int:
                 measure(f"round {r + 1}", c, lambda c=c: run_client(c, url, ns.duration, work, place))
         measure("end", "wrk", lambda: run_wrk(url, ns.duration, script, place))
     finally:
-        proc.terminate()
-        proc.wait(10)
+        server.stop()
     runs_of = {t: [m for tool, m in sequence if tool == t] for t in ["wrk", *clients]}
     rows = {c: median_measure(runs_of[c]) for c in clients}
     md = table(rows, median_measure(runs_of["wrk"]), paired_ratios(sequence))
@@ -355,7 +333,7 @@ def main(argv: list[str]) -> int:
         f"{time.strftime('%Y-%m-%d', time.gmtime())}, {os.cpu_count()} CPUs, "
         f"{CONNECTIONS} connections closed loop, {ns.duration} s per tool, {ns.rounds} interleaved round(s), "
         f"medians; ratio = client over the mean of the wrk runs right before and after it; "
-        f"{place.describe()}; wrk script {script.relative_to(ROOT)}"
+        f"{describe_layout(place)}; wrk script {script.relative_to(ROOT)}"
     )
     print(f"{header}\n\n{md}")
     if ns.output:

@@ -3,21 +3,18 @@ server's /stats, and the checks shared by several tests. Everything here drives
 bin/hft-server and bin/client-* as built by `make build`; stand-in servers appear only where
 the real one cannot fail the way a test needs (test_conformance_failures.py)."""
 
-import contextlib
-import ctypes
 import json
 import os
-import re
-import signal
 import subprocess
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import hftbench.server
 import jsonschema
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
+from hftbench import procs
 
 ROOT = Path(__file__).resolve().parents[2]
 # HFTBENCH_BIN tests the binaries of another build (a worktree, an install); default bin/.
@@ -27,13 +24,6 @@ SCHEMA = json.loads((ROOT / "bench-config" / "schema" / "result.schema.json").re
 _Draft = jsonschema.Draft202012Validator
 VALIDATOR = _Draft(SCHEMA, format_checker=_Draft.FORMAT_CHECKER)
 INJECTED_DELAY_US = 300  # the delay server's --inject-delay-us
-LISTENING = re.compile(r"hft-server listening on (http://127\.0\.0\.1:\d+)")
-
-
-def _die_with_parent() -> None:
-    """Runs in the child before exec: SIGKILL it when pytest dies, so no server outlives a run."""
-    with contextlib.suppress(OSError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def binary(name: str) -> Path:
@@ -44,45 +34,20 @@ def binary(name: str) -> Path:
     return path
 
 
-class Server:
-    """bin/hft-server on a free port; ``stop`` always reaps it (also when it was SIGSTOPped)."""
+class Server(hftbench.server.Server):
+    """bin/hft-server on a free port, started by hftbench's Server (the suite's one way to
+    start it); adds what the tests need: a log of its own per server, and waiting for orders."""
 
     def __init__(self, log_dir: Path, *extra_args: str, start_timeout_s: float = 30.0):
-        exe = binary("hft-server")
-        self.log_path = log_dir / f"hft-server-{os.getpid()}-{time.monotonic_ns()}.log"
-        # A file, not a pipe: a pipe nobody reads would fill up and block the server.
-        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            [str(exe), "--addr", "127.0.0.1:0", *extra_args],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent,
+        log_path = log_dir / f"hft-server-{os.getpid()}-{time.monotonic_ns()}.log"
+        super().__init__(
+            binary("hft-server"),
+            log_path,
+            list(extra_args),
+            start_timeout_s=start_timeout_s,
+            preexec=procs.die_with_parent,
         )
-        self.url = self._wait_listening(start_timeout_s)
-
-    def _wait_listening(self, timeout_s: float) -> str:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            match = LISTENING.search(self.log_path.read_text(errors="replace"))
-            if match:
-                return match.group(1)
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.02)
-        self.stop()
-        raise AssertionError(
-            f"hft-server did not print its listening line; log:\n{self.log_path.read_text(errors='replace')}"
-        )
-
-    def stats(self) -> dict:
-        with urllib.request.urlopen(self.url + "/stats", timeout=5) as resp:
-            return json.load(resp)
-
-    def reset_stats(self) -> None:
-        req = urllib.request.Request(self.url + "/stats/reset", data=b"", method="POST")
-        with urllib.request.urlopen(req, timeout=5) as resp:
-            assert resp.status == 200, f"POST /stats/reset answered {resp.status}"
+        self.start()
 
     def wait_for_orders(self, at_least: int, timeout_s: float) -> int:
         """Poll /stats until total_orders >= at_least; returns the last total seen."""
@@ -94,20 +59,6 @@ class Server:
                 return total
             time.sleep(0.01)
         raise AssertionError(f"the server saw only {total} orders in {timeout_s} s (waited for {at_least})")
-
-    def signal(self, sig: int) -> None:
-        self.proc.send_signal(sig)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGCONT)
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self._log.close()
 
 
 @dataclass
@@ -136,7 +87,7 @@ def start_client(client: str, out_dir: Path, *args: str, cpus=None) -> tuple[sub
     """Starts bin/client-<client> writing <out_dir>/<client>.json; ``cpus``: the only CPUs it may use."""
 
     def before_exec() -> None:
-        _die_with_parent()
+        procs.die_with_parent()
         if cpus is not None:
             os.sched_setaffinity(0, cpus)
 

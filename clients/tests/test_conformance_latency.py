@@ -56,10 +56,10 @@ def test_coordinated_omission_is_corrected(client, own_server, tmp_path):
     started = start_client(client, tmp_path, "--url", own_server.url, *CO_ARGS)
     try:
         own_server.wait_for_orders(600, timeout_s=20)
-        own_server.signal(signal.SIGSTOP)
+        own_server.send_signal(signal.SIGSTOP)
         time.sleep(STALL_S)
     finally:
-        own_server.signal(signal.SIGCONT)
+        own_server.send_signal(signal.SIGCONT)
     run = finish(client, started, timeout_s=30)
     assert run.returncode == 0, run.stderr
     doc = run.doc

@@ -25,7 +25,7 @@ def test_server_killed_mid_run_counts_failures_and_exits_1(client, own_server, t
     )
     started = start_client(client, tmp_path, *args)
     own_server.wait_for_orders(200, timeout_s=20)
-    own_server.signal(signal.SIGKILL)
+    own_server.send_signal(signal.SIGKILL)
     run = finish(client, started, timeout_s=30)
     assert run.returncode == 1, f"exit {run.returncode}: {run.stderr}"
     doc = run.doc

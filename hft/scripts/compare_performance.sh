@@ -12,6 +12,8 @@
 #   --cpus LIST       passed to client-hft and hft-floor (default: theirs)
 #   --out DIR         where the result JSONs go (default: a new folder under /tmp)
 #   --bin DIR         where hft-server, client-c, client-hft, hft-floor are (default: <repo>/bin)
+# The server is started by `hftbench serve` (scripts/hftbench/serve.py), which runs this
+# script again with HFTBENCH_SERVER_URL set and stops the server when it ends.
 set -euo pipefail
 
 PROG=compare_performance.sh
@@ -20,8 +22,9 @@ BIN=$ROOT/bin
 ORDERS=20000 WARMUP=2000 CONNS=50 TPUT_ORDERS=100000 WRK_SECONDS=5 CPUS="" OUT=""
 
 die() { printf '%s: %s\n' "$PROG" "$*" >&2; exit 2; }
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
 
+ARGS=("$@")
 int_flag() { [[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1 must be an integer >= 1 (got '$2'); pass e.g. $1 $3"; }
 
 while [ $# -gt 0 ]; do
@@ -47,22 +50,13 @@ command -v wrk >/dev/null || die "wrk not found: run 'make deps' (apt-get instal
 command -v jq >/dev/null || die "jq not found: run 'make deps' (apt-get install jq)"
 OUT=${OUT:-$(mktemp -d /tmp/hft-compare.XXXXXX)}
 mkdir -p "$OUT"
+if [ -z "${HFTBENCH_SERVER_URL:-}" ]; then
+  [ -x "$ROOT/.venv/bin/hftbench" ] || die "$ROOT/.venv/bin/hftbench missing: run 'make deps'"
+  exec "$ROOT/.venv/bin/hftbench" serve --bin "$BIN" --log "$OUT/server.log" -- "$0" "${ARGS[@]}" --out "$OUT"
+fi
+URL=$HFTBENCH_SERVER_URL
 HFT_FLAGS=()
 [ -z "$CPUS" ] || HFT_FLAGS=(--cpus "$CPUS")
-
-# ---- the server ----
-SERVER_PID=""
-cleanup() { [ -z "$SERVER_PID" ] || { kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; } || true; }
-trap cleanup EXIT
-"$BIN/hft-server" --addr 127.0.0.1:0 >"$OUT/server.log" 2>&1 &
-SERVER_PID=$!
-URL=""
-for _ in $(seq 1 300); do
-  URL=$(sed -n 's/^hft-server listening on \(http:[^ ]*\)$/\1/p' "$OUT/server.log")
-  [ -n "$URL" ] && break
-  sleep 0.05
-done
-[ -n "$URL" ] || die "hft-server did not start: $(cat "$OUT/server.log")"
 
 run() { # run NAME CMD...: a bounded client run into $OUT/NAME.json; exit 1 (some failed) is reported, not fatal
   local name=$1 rc=0; shift

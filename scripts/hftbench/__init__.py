@@ -10,6 +10,8 @@ One module per stage or subcommand; `cli.py` only parses flags and dispatches.
 - `schema.py`       validate a client result against `bench-config/schema/result.schema.json`
 - `results.py`      typed view of a results folder (results.json + per-client JSON); read by the gate
 - `server.py`       start / stop `bin/hft-server` on a free port, health, /stats, /stats/reset
+- `procs.py`        start a child and wait for its ready line (server, floor, linkem); stop it
+- `serve.py`        `serve` subcommand: a command run against a fresh server (the shell drivers)
 - `errors.py`       the exceptions the CLI turns into an exit status and one message
 - `placement.py`    which CPUs the server and the clients run on (--server-cpus / --client-cpus)
 - `runner.py`       one client invocation: timeout, result validation, the /stats cross-check

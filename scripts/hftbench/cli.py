@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, str] = {
     "run": "run",
     "report": "report",
     "check-runner": "check_runner",
+    "serve": "serve",  # a command run against a fresh server (the shell drivers')
     "compare": "compare",  # the gate
     "ab": "ab",  # the gate
     "bisect": "bisect",  # the commit that made a series slower

@@ -17,11 +17,10 @@ from __future__ import annotations
 import dataclasses
 import re
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import netpath
+from . import netpath, procs
 from .config import FLOOR, LinkProfile, Scenario
 from .placement import Placement
 from .results import Cell
@@ -95,7 +94,7 @@ class NetworkCells:
         finally:
             cell_link = path.stop_link()
             if echo is not None:
-                netpath.stop_process(echo)
+                procs.stop(echo)
         return dataclasses.replace(cell, link=cell_link)
 
     def close(self) -> None:
@@ -139,12 +138,12 @@ class NetworkCells:
             cpus=self.placement.server,
             host=path.server_ip,
             wrapper=path.in_server_ns(),
-            preexec=netpath.die_with_parent,
+            preexec=procs.die_with_parent,
         )
         self.server.start()
         return self.server
 
-    def _start_echo(self, path: netpath.NetPath) -> tuple[subprocess.Popen[str], str]:
+    def _start_echo(self, path: netpath.NetPath) -> tuple[subprocess.Popen[bytes], str]:
         """`hft-floor --listen` in the server's namespace; its URL."""
         cmd = [
             *path.in_server_ns(),
@@ -152,26 +151,13 @@ class NetworkCells:
             "--listen",
             f"{path.server_ip}:0",
         ]
-        proc = subprocess.Popen(
+        proc, match = procs.start_ready(
             cmd,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            preexec_fn=netpath.die_with_parent,
+            self.run_dir / "floor-net.log",
+            FLOOR_LISTENING,
+            name="hft-floor --listen",
+            timeout_s=netpath.READY_TIMEOUT_S,
+            preexec=procs.die_with_parent,
+            error=netpath.NetPathError,
         )
-        assert proc.stdout is not None
-        deadline = time.monotonic() + netpath.READY_TIMEOUT_S
-        lines = []
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()  # the ready line comes first; EOF when it died
-            if not line:
-                break
-            lines.append(line.strip())
-            match = FLOOR_LISTENING.search(line)
-            if match:
-                return proc, match.group(1)
-        netpath.stop_process(proc)
-        raise netpath.NetPathError(
-            f"hft-floor --listen did not start: {' / '.join(lines[-2:]) or 'no output'}"
-        )
+        return proc, match.group(1)

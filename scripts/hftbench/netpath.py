@@ -16,18 +16,17 @@ namespaces such a crash leaves behind are removed by the next network run
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import re
 import shutil
 import signal
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from . import procs
 from .config import LinkProfile
 
 PREFIX = "hftb"
@@ -35,7 +34,7 @@ NS_PATTERN = re.compile(rf"^{PREFIX}-(\d+)-(srv|link)$")
 VETH_PATTERN = re.compile(rf"^{PREFIX}(\d+)c$")
 SUBNET = "10.213"  # /30 per run inside 10.213.0.0/16, chosen from the pid
 READY_TIMEOUT_S = 5.0
-_PR_SET_PDEATHSIG = 1
+LINKEM_READY = re.compile(r"hft-linkem ready")
 
 
 class NetPathError(RuntimeError):
@@ -59,12 +58,6 @@ def missing_requirements(euid: int | None = None, ip: str | None = "") -> str | 
     if not ip:
         missing.append("`ip` (iproute2) on PATH: install it with `apt-get install iproute2` (make deps does)")
     return "the network scenario needs " + "; and ".join(missing) if missing else None
-
-
-def die_with_parent() -> None:
-    """preexec_fn: the child gets SIGKILL when hftbench dies, even by SIGKILL."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def _ip(ip: str, *args: str) -> str:
@@ -225,35 +218,23 @@ class NetPath:
             "--seed", str(p.seed), "--spin-us", f"{p.spin_us:g}", "--stats", str(stats_path),
         ]  # fmt: skip
         stats_path.parent.mkdir(parents=True, exist_ok=True)
-        offset = log_path.stat().st_size if log_path.exists() else 0
-        with open(log_path, "ab") as log:
-            self.link_proc = subprocess.Popen(
-                cmd,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                preexec_fn=die_with_parent,
-            )
         self.link_stats = stats_path
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while True:
-            with open(log_path, "rb") as f:
-                f.seek(offset)
-                text = f.read().decode(errors="replace")
-            if "hft-linkem ready" in text:
-                return
-            if self.link_proc.poll() is not None or time.monotonic() > deadline:
-                self.stop_link()
-                last = text.strip().splitlines()[-1] if text.strip() else "no output"
-                raise NetPathError(f"hft-linkem did not start ({last}); see {log_path}")
-            time.sleep(0.01)
+        self.link_proc, _ = procs.start_ready(
+            cmd,
+            log_path,
+            LINKEM_READY,
+            name=str(self.linkem),
+            timeout_s=READY_TIMEOUT_S,
+            preexec=procs.die_with_parent,
+            error=NetPathError,
+        )
 
     def stop_link(self) -> dict[str, Any] | None:
         """Stop the emulator; its stats (what it forwarded, lost, and the delay it applied)."""
         proc, self.link_proc = self.link_proc, None
         if proc is None:
             return None
-        stop_process(proc)
+        procs.stop(proc)
         try:
             return json.loads(self.link_stats.read_text()) if self.link_stats else None
         except (OSError, json.JSONDecodeError):
@@ -268,17 +249,3 @@ def round_trip_added_us(stats: dict[str, Any] | None, key: str = "p50") -> float
     if any(p is None or p.get(key) is None for p in parts):
         return None
     return float(parts[0][key] + parts[1][key])
-
-
-def stop_process(proc: subprocess.Popen) -> None:
-    """SIGTERM, 5 s to exit, then SIGKILL; its output pipe closed."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    with contextlib.suppress(OSError):
-        if proc.stdout:
-            proc.stdout.close()

@@ -27,7 +27,7 @@ from .plan import FLOOR_SCENARIO, Plan, make_plan
 from .progress import Progress
 from .results import Cell, Run, load_run
 from .runner import describe_server_exit, run_cell
-from .server import Server, ServerError
+from .server import Server, ServerError, add_server_arguments
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -231,12 +231,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, help="run folder to create (default results/run_<UTC>)")
     p.add_argument("--bin", type=Path, dest="bins", help="folder with hft-server and client-* (default bin/)")
     p.add_argument("--config", type=Path, help="scenarios file (default bench-config/scenarios.yaml)")
-    p.add_argument("--server-flag", action="append", default=[], help="extra hft-server flag (repeatable)")
-    p.add_argument(
-        "--server-cpus",
-        metavar="LIST",
-        help=f"pin the server's worker threads, one per CPU (e.g. 2-5; default ${placement_mod.ENV_SERVER})",
-    )
+    add_server_arguments(p)
     p.add_argument(
         "--client-cpus",
         metavar="LIST",

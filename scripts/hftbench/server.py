@@ -2,30 +2,46 @@
 
 The server binds `127.0.0.1:0` (the kernel picks a free port, so a port in use never stops a
 run) and prints `hft-server listening on http://127.0.0.1:PORT`; its stdout and stderr go
-to the run folder's server.log, which is also where that line is read from. A network
-scenario starts it inside its namespace (`wrapper` = `ip netns exec NS`) on that namespace's
-address instead (netcells.py).
+to the run folder's server.log, which is also where that line is read from (procs.py). A
+network scenario starts it inside its namespace (`wrapper` = `ip netns exec NS`) on that
+namespace's address instead (netcells.py). This is the one place that starts the server: the
+conformance suite, clients/bench/throughput.py and the shell drivers (through `hftbench
+serve`) use it too.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
 import re
-import signal
 import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from . import procs
 from .errors import UsageError
-from .placement import format_cpu_list
+from .placement import ENV_SERVER, format_cpu_list
 
-LISTENING = re.compile(rb"hft-server listening on (http://\d+\.\d+\.\d+\.\d+:\d+)")
+# Read here and only here (procs.start_ready); server/src/main.rs prints it.
+LISTENING = re.compile(r"hft-server listening on (http://\d+\.\d+\.\d+\.\d+:\d+)")
+
+
+def add_server_arguments(parser: argparse.ArgumentParser) -> None:
+    """--server-flag and --server-cpus, the same in every subcommand that starts the server."""
+    parser.add_argument(
+        "--server-flag", action="append", default=[], help="extra hft-server flag (repeatable)"
+    )
+    parser.add_argument(
+        "--server-cpus",
+        metavar="LIST",
+        help=f"pin the server's worker threads, one per CPU (e.g. 2-5; default ${ENV_SERVER})",
+    )
 
 
 class ServerError(RuntimeError):
@@ -53,6 +69,7 @@ class Server:
         host: str = "127.0.0.1",
         wrapper: list[str] | None = None,
         preexec: Callable[[], None] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.binary = Path(binary)
         self.log_path = Path(log_path)
@@ -60,7 +77,8 @@ class Server:
         self.cpus = tuple(cpus)  # placement: run the server on these CPUs
         self.host = host  # the address it binds (a network scenario: its namespace's veth)
         self.wrapper = list(wrapper or [])  # e.g. `ip netns exec NS`: where it runs
-        self.preexec = preexec  # run in the child before exec (netpath.die_with_parent)
+        self.preexec = preexec  # run in the child before exec (procs.die_with_parent)
+        self.env = env  # the server's environment (None: this process's), e.g. RUST_LOG
         self.start_timeout_s = start_timeout_s
         self.url: str = ""  # http://127.0.0.1:PORT once started
         self.version: str | None = None  # from /health when the server reports one
@@ -101,45 +119,20 @@ class Server:
     def start(self) -> str:
         if not self.binary.is_file():
             raise UsageError(f"{self.binary} not found: build it with `make build-rust` (or `make build`)")
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.url = ""
-        # Appended, so a restart after a crash keeps the first server's log; read from here on.
-        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(
-                [
-                    *self.wrapper,
-                    str(self.binary),
-                    "--addr",
-                    f"{self.host}:0",
-                    *self.flags,
-                    *self._pin_flags(),
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                preexec_fn=self._pin_mask(),
-            )
         deadline = time.monotonic() + self.start_timeout_s
-        while not self.url:
-            with open(self.log_path, "rb") as log:
-                log.seek(offset)
-                match = LISTENING.search(log.read())
-            if match:
-                self.url = match.group(1).decode()
-                break
-            if self.proc.poll() is not None:
-                raise ServerError(
-                    f"{self.binary} exited with status {self.proc.returncode} before listening; "
-                    f"see {self.log_path}"
-                )
-            if time.monotonic() > deadline:
-                self.stop()
-                raise ServerError(
-                    f"{self.binary} printed no 'hft-server listening on …' line within "
-                    f"{self.start_timeout_s:.0f} s; see {self.log_path}"
-                )
-            time.sleep(0.02)
+        # The log is appended to, so a restart after a crash keeps the first server's output.
+        self.proc, match = procs.start_ready(
+            [*self.wrapper, str(self.binary), "--addr", f"{self.host}:0", *self.flags, *self._pin_flags()],
+            self.log_path,
+            LISTENING,
+            name=str(self.binary),
+            timeout_s=self.start_timeout_s,
+            preexec=self._pin_mask(),
+            env=self.env,
+            error=ServerError,
+        )
+        self.url = match.group(1)
         self.wait_healthy(deadline)
         return self.url
 
@@ -199,17 +192,13 @@ class Server:
         self._request("POST", "/stats/reset")
 
     def stop(self, timeout_s: float = 5.0) -> int | None:
-        """SIGTERM, then SIGKILL after `timeout_s`; returns the exit status."""
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        """SIGCONT and SIGTERM, then SIGKILL after `timeout_s`; returns the exit status."""
+        return None if self.proc is None else procs.stop(self.proc, timeout_s)
+
+    def send_signal(self, sig: int) -> None:
+        """For tests that stop (SIGSTOP) or kill the server under a client."""
+        if self.proc is not None:
+            self.proc.send_signal(sig)
 
     def _request(self, method: str, path: str, timeout: float = 5.0) -> bytes:
         req = urllib.request.Request(self.url + path, method=method, data=b"" if method == "POST" else None)

@@ -152,7 +152,8 @@ def test_a_server_that_does_not_start_again_fails_every_later_cell_that_needs_it
     assert got[0][3].startswith("hft-server was killed by SIGKILL during the cell")
     not_run = (
         "not run: hft-server was killed by SIGKILL before this cell and did not start again "
-        f"({bins / 'hft-server'} exited with status 3 before listening; see {out / 'server.log'})"
+        f"({bins / 'hft-server'} exited with status 3 before its ready line; "
+        f"last output: hft-server: cannot start (planted); see {out / 'server.log'})"
     )
     assert got[1:] == [("long", "rust", "failed", not_run), ("short", "hft", "failed", not_run),
                        ("short", "rust", "failed", not_run)]  # fmt: skip

@@ -138,12 +138,12 @@ def test_split_cpus_refuses_a_single_cpu():
         split_cpus([0])
 
 
-def test_placement_describes_itself_and_sizes_wrk_to_the_tool_cpus():
-    from throughput import Placement
+def test_layout_is_described_and_wrk_sized_to_the_tool_cpus():
+    from hftbench.placement import UNPINNED, Placement
+    from throughput import describe_layout, wrk_threads
 
-    shared = Placement()
-    assert shared.wrk_threads() == 2
-    assert "share all CPUs" in shared.describe()
-    split = Placement([0, 1], [2, 3, 4])
-    assert split.wrk_threads() == 3
-    assert split.describe() == "server pinned to CPUs 0,1, load tool to CPUs 2,3,4"
+    assert wrk_threads(UNPINNED) == 2
+    assert "share all CPUs" in describe_layout(UNPINNED)
+    split = Placement((0, 1), (2, 3, 4))
+    assert wrk_threads(split) == 3
+    assert describe_layout(split) == "server pinned to CPUs 0-1, load tool to CPUs 2-4"

@@ -2,33 +2,24 @@
 # run_integration.sh SAN_BUILD BIN: the sanitized client-hft and hft-floor against a real
 # bin/hft-server (port 0, small bounded runs), then the plain build under valgrind.
 # Every run is bounded by --orders / --duration and by `timeout`.
+# The server is started by `hftbench serve` (scripts/hftbench/serve.py), which runs this
+# script again with HFTBENCH_SERVER_URL set and stops the server when it ends.
 set -euo pipefail
 SAN=$1
 BIN=$2
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 VG_BUILD=$ROOT/build/hft/valgrind
-TMP=$(mktemp -d)
-SERVER_PID=""
 
 fail() { printf 'run_integration: FAIL: %s\n' "$*" >&2; exit 1; }
 pass() { printf 'run_integration: ok: %s\n' "$*"; }
-cleanup() {
-  [ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null || true
-  [ -z "$SERVER_PID" ] || wait "$SERVER_PID" 2>/dev/null || true
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
 
-[ -x "$BIN/hft-server" ] || fail "$BIN/hft-server missing: build the server first (make build-rust)"
-"$BIN/hft-server" --addr 127.0.0.1:0 >"$TMP/server.log" 2>&1 &
-SERVER_PID=$!
-URL=""
-for _ in $(seq 1 300); do
-  URL=$(sed -n 's/^hft-server listening on \(http:[^ ]*\)$/\1/p' "$TMP/server.log")
-  [ -n "$URL" ] && break
-  sleep 0.05
-done
-[ -n "$URL" ] || fail "hft-server printed no listening line: $(cat "$TMP/server.log")"
+if [ -z "${HFTBENCH_SERVER_URL:-}" ]; then
+  [ -x "$ROOT/.venv/bin/hftbench" ] || fail "$ROOT/.venv/bin/hftbench missing: run make deps"
+  exec "$ROOT/.venv/bin/hftbench" serve --bin "$BIN" -- "$0" "$@"
+fi
+URL=$HFTBENCH_SERVER_URL
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
 
 # check NAME EXPECTED_RC CMD...: run, compare the exit status, keep stderr for the caller.
 check_rc() {

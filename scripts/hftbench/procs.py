@@ -1,0 +1,115 @@
+"""Child processes that say when they are ready: start one, wait for its ready line, stop it.
+
+hft-server ("hft-server listening on URL", server.py), `hft-floor --listen` ("hft-floor
+listening on URL", netcells.py) and hft-linkem ("hft-linkem ready", netpath.py) each print
+one line once they serve. Their output goes to a log file, never to a pipe (a pipe nobody
+reads fills up and blocks the child), and the ready line is read from that file, from the
+offset where this start began (a log appended by a restart keeps the earlier output).
+A child that exits or stays silent is reported with its name, its exit status and the last
+lines of its log, so the reason is in the message and not only in a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+_PR_SET_PDEATHSIG = 1
+TAIL_LINES = 3
+
+
+class StartError(RuntimeError):
+    """The child exited or printed no ready line in time; the message says which and why."""
+
+
+def die_with_parent() -> None:
+    """preexec_fn: the child gets SIGKILL when its parent dies, even by SIGKILL, so no
+    server or emulator outlives an hftbench or pytest run."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def log_tail(log_path: Path, offset: int = 0, lines: int = TAIL_LINES) -> str:
+    """The last `lines` non-empty lines written to `log_path` after `offset`, joined with
+    " / " so they fit in one message line; "no output" when there are none."""
+    try:
+        with open(log_path, "rb") as f:
+            f.seek(offset)
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return "no output"
+    kept = [line.strip() for line in text.splitlines() if line.strip()][-lines:]
+    return " / ".join(kept) or "no output"
+
+
+def start_ready(
+    cmd: Sequence[str],
+    log_path: Path,
+    ready: re.Pattern[str],
+    *,
+    name: str,
+    timeout_s: float,
+    preexec: Callable[[], None] | None = None,
+    env: Mapping[str, str] | None = None,
+    error: type[Exception] = StartError,
+) -> tuple[subprocess.Popen[bytes], re.Match[str]]:
+    """Start `cmd` with stdout and stderr appended to `log_path`; return the process and the
+    match of `ready` once its output has that line. Raises `error` naming `name`, the exit
+    status and the log's last lines when it exits first, or stops it and raises when
+    `timeout_s` passes without the line."""
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    offset = log_path.stat().st_size if log_path.exists() else 0
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(
+            list(cmd),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=preexec,
+            env=None if env is None else dict(env),
+        )
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with open(log_path, "rb") as f:
+            f.seek(offset)
+            match = ready.search(f.read().decode(errors="replace"))
+        if match:
+            return proc, match
+        if proc.poll() is not None:
+            raise error(
+                f"{name} exited with status {proc.returncode} before its ready line; "
+                f"last output: {log_tail(log_path, offset)}; see {log_path}"
+            )
+        if time.monotonic() > deadline:
+            stop(proc)
+            raise error(
+                f"{name} printed no line matching {ready.pattern!r} within {timeout_s:g} s; "
+                f"last output: {log_tail(log_path, offset)}; see {log_path}"
+            )
+        time.sleep(0.01)
+
+
+def stop(proc: subprocess.Popen, timeout_s: float = 5.0) -> int:
+    """SIGCONT (a test may have stopped it) and SIGTERM, then SIGKILL after `timeout_s`;
+    returns the exit status."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGCONT)
+            proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    for pipe in (proc.stdout, proc.stderr):
+        with contextlib.suppress(OSError):
+            if pipe:
+                pipe.close()
+    return proc.returncode

@@ -1,0 +1,87 @@
+"""procs.start_ready: the one "start a child, wait for its ready line" of hftbench (the
+server, hft-floor --listen, hft-linkem), driven with small real children."""
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from hftbench import procs
+from hftbench.server import Server, ServerError
+from hftbench_fakes import make_bins
+
+READY = re.compile(r"ready on (\S+)")
+
+
+def child(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def test_the_ready_line_is_read_from_the_log_and_its_match_returned(tmp_path):
+    log = tmp_path / "child.log"
+    proc, match = procs.start_ready(
+        child("import time; print('warming up'); print('ready on tcp://x:1', flush=True); time.sleep(60)"),
+        log, READY, name="child", timeout_s=20,
+    )  # fmt: skip
+    try:
+        assert match.group(1) == "tcp://x:1"
+        assert proc.poll() is None
+    finally:
+        assert procs.stop(proc) == -15  # SIGTERM ended it
+    assert "warming up" in log.read_text()
+
+
+def test_a_ready_line_left_in_the_log_by_an_earlier_start_does_not_count(tmp_path):
+    log = tmp_path / "child.log"
+    log.write_text("ready on tcp://old:1\n")
+    with pytest.raises(procs.StartError, match="status 4"):
+        procs.start_ready(child("raise SystemExit(4)"), log, READY, name="child", timeout_s=20)
+    assert log.read_text().startswith("ready on tcp://old:1")  # appended to, not truncated
+
+
+def test_a_child_that_exits_first_is_named_with_its_status_and_last_output(tmp_path):
+    log = tmp_path / "child.log"
+    with pytest.raises(RuntimeError) as info:
+        procs.start_ready(
+            child("import sys; print('one'); print('two', flush=True); sys.exit('cannot bind: in use')"),
+            log, READY, name="bin/thing", timeout_s=20, error=RuntimeError,
+        )  # fmt: skip
+    message = str(info.value)
+    assert message.startswith("bin/thing exited with status 1 before its ready line")
+    assert "last output: one / two / cannot bind: in use" in message
+    assert str(log) in message
+
+
+def test_a_silent_child_is_stopped_at_the_timeout(tmp_path):
+    log = tmp_path / "child.log"
+    pid_file = tmp_path / "pid"
+    code = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+    code += "print('starting', flush=True); time.sleep(60)"
+    with pytest.raises(
+        procs.StartError, match=r"printed no line matching .* within 0.5 s; last output: starting"
+    ):
+        procs.start_ready(child(code), log, READY, name="child", timeout_s=0.5)
+    assert not Path(f"/proc/{pid_file.read_text()}").exists()  # stopped and reaped, not left running
+
+
+def test_server_failure_names_the_binary_status_and_log_tail(tmp_path):
+    bins = make_bins(tmp_path, {})
+    (bins / "hft-server").write_text("#!/bin/sh\necho 'hft-server: --workers 0 is not allowed' >&2\nexit 2\n")
+    server = Server(bins / "hft-server", tmp_path / "server.log")
+    with pytest.raises(ServerError) as info:
+        server.start()
+    assert str(info.value) == (
+        f"{bins / 'hft-server'} exited with status 2 before its ready line; "
+        f"last output: hft-server: --workers 0 is not allowed; see {tmp_path / 'server.log'}"
+    )
+
+
+def test_server_env_reaches_the_server(tmp_path):
+    bins = make_bins(tmp_path, {})
+    real = (bins / "hft-server").read_text()
+    (bins / "hft-server").write_text(real.replace("exec ", 'echo "marker=$HFTB_MARKER"; exec ', 1))
+    with Server(
+        bins / "hft-server", tmp_path / "server.log", env={"PATH": "/usr/bin:/bin", "HFTB_MARKER": "m42"}
+    ) as s:
+        assert s.url.startswith("http://127.0.0.1:")
+    assert "marker=m42" in (tmp_path / "server.log").read_text()
