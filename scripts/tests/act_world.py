@@ -1,0 +1,158 @@
+"""The world the act tests run in (test_workflows_act.py): the bare origin, a development
+clone that commits and pushes, the fake REST API, and `act` run once per event with the
+stand-ins of scripts/tests/act mapped in; a run's jobs, outputs and summaries read from act's
+JSON log."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "fakes"))
+from github_api import FakeGitHub  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+ACT = ROOT / ".deps" / "bin" / "act"
+STANDINS = ROOT / "scripts" / "tests" / "act"
+TOKEN = "act-test-token"
+BOT = "github-actions[bot]"
+REPO = "acme/hft-bench"
+TEAM = "@acme/perf-team"
+GATES = (Path(__file__).parent / "fixtures" / "ci-gates.yaml").read_text()
+PINNED = {  # the SHAs the workflows pin -> the stand-in folder
+    "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02": "upload-artifact",
+    "actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093": "download-artifact",
+    "actions/setup-go@d35c59abb061a4a6fb18e82ac0862c26744d6ab5": "setup-go",
+    "benchmark-action/github-action-benchmark@d48d326b4ca9ba73ca0cd0d59f108f9e02a381c7": (
+        "github-action-benchmark"
+    ),
+}
+
+needs = pytest.mark.skipif(
+    not all(os.access(ROOT / "bin" / b, os.X_OK) for b in ("hft-server", "client-hft"))
+    or not (ROOT / "gh-pages" / "node_modules" / "uplot").is_dir()
+    or not os.access(ACT, os.X_OK),
+    reason="needs bin/ (make build), gh-pages/node_modules and .deps/bin/act (make deps)",
+)
+
+
+def git(repo: Path, *args: str) -> str:
+    out = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+class World:
+    """The bare origin, a development clone that commits and pushes, the fake API."""
+
+    def __init__(self, tmp: Path, api: FakeGitHub):
+        self.tmp, self.api = tmp, api
+        self.origin, self.dev = tmp / "origin.git", tmp / "dev"
+        self.runs: dict[str, dict] = {}
+        subprocess.run(["git", "init", "-q", "--bare", str(self.origin)], check=True)
+        subprocess.run(["git", "clone", "-q", "--no-local", str(ROOT), str(self.dev)], check=True)
+        diff = subprocess.run(
+            ["git", "-C", str(ROOT), "diff", "HEAD", "--binary"], capture_output=True
+        ).stdout
+        if diff:  # uncommitted edits of this checkout are what is tested
+            subprocess.run(["git", "-C", str(self.dev), "apply", "--index", "-"], input=diff, check=True)
+        for f in git(ROOT, "ls-files", "--others", "--exclude-standard").splitlines():
+            (self.dev / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / f, self.dev / f)
+        git(self.dev, "checkout", "-q", "-B", "main")
+        git(self.dev, "remote", "set-url", "origin", str(self.origin))
+        (tmp / "gates.yaml").write_text(GATES)
+        build = tmp / "build-server"  # ab runs it in each side's worktree
+        build.write_text("#!/bin/sh\ninstall -D -m 755 server.sh bin/hft-server\n")
+        build.chmod(0o755)
+
+    def commit(self, message: str, delay_us: int = 0, branch: str = "main") -> str:
+        git(self.dev, "checkout", "-q", "-B", branch) if branch == "main" else None
+        extra = f"--inject-delay-us {delay_us} " if delay_us else ""
+        (self.dev / "server.sh").write_text(f'#!/bin/sh\nexec {ROOT / "bin" / "hft-server"} {extra}"$@"\n')
+        git(self.dev, "add", "-A")
+        git(
+            self.dev,
+            "-c",
+            "user.name=dev",
+            "-c",
+            "user.email=dev@example.com",
+            "commit",
+            "--allow-empty",
+            "-qm",
+            message,
+        )
+        git(self.dev, "push", "-q", "-f", "origin", f"HEAD:refs/heads/{branch}")
+        return git(self.dev, "rev-parse", "HEAD")
+
+    def act(self, name: str, event: str, payload: dict, sha: str, ref: str, *, workflow="bench.yml",
+            extra=(), background=False):  # fmt: skip
+        """act EVENT on a fresh clone checked out at sha (act copies it for actions/checkout)."""
+        run = self.tmp / name
+        work = run / "repo"
+        subprocess.run(["git", "clone", "-q", "--shared", str(self.dev), str(work)], check=True)
+        branch = ref.removeprefix("refs/heads/")
+        git(work, "checkout", "-q", "-B", branch if ref.startswith("refs/heads/") else "detached", sha)
+        git(work, "remote", "set-url", "origin", str(self.origin))
+        git(work, "remote", "add", "github", f"https://github.com/{REPO}")  # act reads the repo name here
+        (run / "artifacts").mkdir(parents=True)
+        (run / "event.json").write_text(
+            json.dumps({"ref": ref, "repository": {"full_name": REPO}, **payload})
+        )
+        env = {
+            "HFT_CI_PREBUILT": str(ROOT), "ALLOW_UNTUNED": "true", "ACT_ARTIFACTS": str(run / "artifacts"),
+            "GITHUB_API_URL": self.api.url, "SUITE": "pr", "REPORT_SUITE": "", "ROUNDS": "2",
+            "MICRO_SUITES": "go", "ACT_STANDINS": str(STANDINS),
+            "RUN_ARGS": "--scenarios latency-1c --clients hft --orders 3000 --warmup 300",
+            "AB_ARGS": f"--scenarios latency-1c --clients hft --orders 3000 --repeats 6 --max-repeats 6 "
+                       f"--gates {self.tmp / 'gates.yaml'} --build-cmd {self.tmp / 'build-server'}",
+        }  # fmt: skip
+        cmd = [
+            str(ACT), event, "-W", f".github/workflows/{workflow}", "-e", str(run / "event.json"),
+            "--json", "-P", "self-hosted=-self-hosted", "-P", "ubuntu-latest=-self-hosted",
+            "--remote-name", "github", "--action-cache-path", str(run / "cache"),
+            "--action-offline-mode", "-s", f"GITHUB_TOKEN={TOKEN}",
+            *[a for k, v in PINNED.items() for a in ("--local-repository", f"{k}={STANDINS / v}")],
+            *[a for k, v in env.items() for a in ("--env", f"{k}={v}")], *extra,
+        ]  # fmt: skip
+        with open(run / "act.log", "w") as log:
+            proc = subprocess.Popen(cmd, cwd=work, stdout=log, stderr=subprocess.STDOUT)
+        if background:
+            return lambda: self._finish(name, proc, run)
+        return self._finish(name, proc, run)
+
+    def _finish(self, name: str, proc: subprocess.Popen, run: Path) -> dict:
+        code = proc.wait(timeout=600)
+        jobs, outputs, summaries, lines = {}, {}, {}, []
+        for line in (run / "act.log").read_text().splitlines():
+            try:
+                doc = json.loads(line)
+            except ValueError:
+                lines.append(line)
+                continue
+            lines.append(doc.get("msg", ""))
+            job = doc.get("jobID")
+            if "jobResult" in doc:
+                jobs[job] = doc["jobResult"]
+            elif doc.get("command") == "set-output":
+                outputs.setdefault(job, {})[doc["name"]] = doc["arg"]
+            elif doc.get("command") == "summary":
+                summaries[job] = summaries.get(job, "") + doc["content"]
+        result = {"exit": code, "jobs": jobs, "outputs": outputs, "summaries": summaries,
+                  "log": "\n".join(lines)[-6000:]}  # fmt: skip
+        self.runs[name] = result
+        return result
+
+    def pages(self, *args: str) -> str:
+        return git(self.origin, *args)
+
+    def store_commits(self, suite: str = "pr") -> list[str]:
+        shas = []
+        for f in self.pages("ls-tree", "-r", "--name-only", "gh-pages", f"data/shards/{suite}").split():
+            shas += [r["commit"] for r in json.loads(self.pages("show", f"gh-pages:{f}"))["runs"]]
+        return shas

@@ -1,0 +1,65 @@
+"""No source file of the tree past 400 lines (vendored code aside): a file that long is
+usually two. The check anyone can run over every language, beside the import-cycle checks of
+test_structure.py (hftbench) and test_structure_server.py (server/src)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MAX_LINES = 400
+SOURCE_SUFFIXES = {".py", ".rs", ".go", ".c", ".h", ".cpp", ".hpp", ".js", ".mjs", ".sh", ".css", ".html"}
+BUILD_FILES = {"Makefile", "common.mk", "CMakeLists.txt"}
+SCRIPT_DIRS = ("scripts/ci/", ".ci/")  # executables without a suffix
+VENDORED = ("third_party/",)  # upstream's files, kept as upstream wrote them
+
+
+def is_source(path: str) -> bool:
+    if path.startswith(VENDORED):
+        return False
+    p = Path(path)
+    return p.suffix in SOURCE_SUFFIXES or p.name in BUILD_FILES or path.startswith(SCRIPT_DIRS)
+
+
+def too_long(root: Path, paths: list[str], limit: int = MAX_LINES) -> dict[str, int]:
+    """The source files among `paths` (relative to `root`) with more than `limit` lines."""
+    out = {}
+    for rel in filter(is_source, paths):
+        file = root / rel
+        if file.is_file():
+            n = len(file.read_bytes().splitlines())
+            if n > limit:
+                out[rel] = n
+    return out
+
+
+def tracked_files() -> list[str]:
+    try:
+        listing = subprocess.run(
+            ["git", "-C", str(ROOT), "ls-files", "--cached", "--others", "--exclude-standard"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout: the tree's file list comes from git")
+    return listing.splitlines()
+
+
+def test_no_source_file_past_400_lines():
+    assert too_long(ROOT, tracked_files()) == {}
+
+
+def test_the_check_sees_every_language_and_skips_vendored_code(tmp_path):
+    files = {
+        "scripts/ci/publish": 401, "server/src/x.rs": 401, "clients/c/src/y.c": 400,
+        "gh-pages/site/js/z.js": 450, "third_party/HdrHistogram_c/src/big.c": 900,
+        "README.md": 900, "bench-config/data.json": 900,
+    }  # fmt: skip
+    for rel, lines in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x\n" * lines)
+    assert too_long(tmp_path, list(files)) == {
+        "scripts/ci/publish": 401, "server/src/x.rs": 401, "gh-pages/site/js/z.js": 450,
+    }  # fmt: skip
