@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import config as config_mod
-from . import metrics, paths, stats
+from . import metrics, paths
 from .compare import Comparison, compare_sides
 from .compare_gates import Gates, load_gates
 from .compare_sides import load_runs, side_from_runs
@@ -38,6 +38,7 @@ from .fsio import write_atomic
 from .plan import make_plan
 from .results import Run
 from .run import run_plan
+from .verdicts import NO_CHANGE, REGRESSION
 
 KINDS = ("aa", "slow", "stall")
 SHOWN = tuple(m.name for m in (metrics.P50, metrics.P99, metrics.P999))  # the effects calibrate reports
@@ -97,8 +98,8 @@ def _count(t: dict[str, Any], c: Comparison) -> None:
     for name in t["regression"]:
         rows = [r for r in gated if r.metric == name]
         t["tested"][name] += bool(rows)
-        t["regression"][name] += any(r.verdict == stats.REGRESSION for r in rows)
-        t["no_change"][name] += bool(rows) and all(r.verdict == stats.NO_CHANGE for r in rows)
+        t["regression"][name] += any(r.verdict == REGRESSION for r in rows)
+        t["no_change"][name] += bool(rows) and all(r.verdict == NO_CHANGE for r in rows)
     for r in gated:
         if r.mde is not None and np.isfinite(r.mde):
             t["mde"].setdefault(f"{r.series} {r.metric}", []).append(r.mde)
@@ -177,7 +178,7 @@ def render(doc: dict[str, Any]) -> str:
     ]
     for kind, tally in t.items():
         n = tally["comparisons"]
-        cells = [_pct(tally["flagged"], n), _pct(tally["statuses"].get(stats.NO_CHANGE, 0), n)]
+        cells = [_pct(tally["flagged"], n), _pct(tally["statuses"].get(NO_CHANGE, 0), n)]
         cells += [_pct(tally["regression"][m], n) for m in metrics]
         cells += [_pct(tally["no_change"][m], n) for m in metrics]
         lines.append(f"| {TITLE[kind]} | " + " | ".join(cells) + " |")

@@ -37,6 +37,8 @@ from scipy import stats as sps
 
 from . import metrics, samples, stats
 from .compare_gates import MetricGate
+from .verdict_rules import classify, detectable_effect
+from .verdicts import INCONCLUSIVE, NOT_GATED
 
 if TYPE_CHECKING:
     from .compare_gates import Gates
@@ -148,9 +150,7 @@ class DriftResult:
     last_intervals: int
     min_samples: int  # fewest samples in one of those intervals
     threshold: float | None = None
-    verdict: str = (
-        stats.NOT_GATED
-    )  # REGRESSION (drifted) | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | NOT_GATED
+    verdict: str = NOT_GATED  # REGRESSION (drifted) | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | NOT_GATED
     ratio: float | None = None  # last tenth / first tenth
     ci: tuple[float, float] | None = None
     p_value: float | None = None
@@ -246,17 +246,17 @@ def decide(results: Sequence[tuple[DriftResult, tuple[float, float] | None]], m:
     adjusted = stats.holm([r.p_value for r, _ in tested])
     for (r, (sd, smallest_p)), adj in zip(tested, adjusted, strict=True):
         r.p_adjusted = adj
-        r.mde = stats.detectable_effect(sd, m.alpha / len(tested), smallest_p=smallest_p)
+        r.mde = detectable_effect(sd, m.alpha / len(tested), smallest_p=smallest_p)
         fewest = min(r.first_intervals, r.last_intervals)
         if fewest < m.min_repeats:
-            r.verdict = stats.INCONCLUSIVE
+            r.verdict = INCONCLUSIVE
             r.reason = (
                 f"{fewest} intervals in a tenth < min_repeats {m.min_repeats} "
                 "(shorter intervals or a longer soak)"
             )
             continue
-        r.verdict = stats.classify(r.ratio, r.ci, adj, threshold=m.threshold, alpha=m.alpha)
-        if r.verdict == stats.INCONCLUSIVE:
+        r.verdict = classify(r.ratio, r.ci, adj, threshold=m.threshold, alpha=m.alpha)
+        if r.verdict == INCONCLUSIVE:
             band = f"{100 * (1 / m.threshold - 1):+.1f}% … {100 * (m.threshold - 1):+.1f}%"
             r.reason = (
                 f"the interval is not inside {band}: a longer soak (more intervals a tenth) would settle it"

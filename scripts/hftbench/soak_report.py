@@ -21,6 +21,7 @@ from .metrics import fmt_us
 from .proc_sampler import Sample, read_csv
 from .results import Run
 from .runner import server_samples_path
+from .verdicts import IMPROVEMENT, NO_CHANGE, REGRESSION
 
 PERIODS = 10  # the table's rows: tenths, the drift test's unit of comparison
 
@@ -155,9 +156,9 @@ def _opt(x: float | None, fmt: str) -> str:
 
 def _verdict_line(r: drift.DriftResult) -> str:
     icon = {
-        stats.REGRESSION: "❌ drifted",
-        stats.NO_CHANGE: "✅ no drift",
-        stats.IMPROVEMENT: "✅ got faster",
+        REGRESSION: "❌ drifted",
+        NO_CHANGE: "✅ no drift",
+        IMPROVEMENT: "✅ got faster",
     }
     word = icon.get(r.verdict, f"⚠️ {r.verdict.replace('_', ' ')}")
     if r.ratio is None:
