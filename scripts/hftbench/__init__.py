@@ -12,7 +12,7 @@ One module per stage or subcommand; `cli.py` only parses flags and dispatches.
 - `server.py`       start / stop `bin/hft-server` on a free port, health, /stats, /stats/reset
 - `errors.py`       the exceptions the CLI turns into an exit status and one message
 - `placement.py`    which CPUs the server and the clients run on (--server-cpus / --client-cpus)
-- `runner.py`       one client invocation: timeout, result validation, the /stats cross-check
+- `cell.py`         one cell: a client run once, its timeout, result validation, the /stats cross-check
 - `progress.py`     the progress bar with ETA, or plain lines under CI / --quiet
 - `run.py`          the `run` subcommand: scenario × client loop, files written as they arrive
 - `fingerprint.py`  host fingerprint, git state, tool versions

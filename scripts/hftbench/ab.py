@@ -42,6 +42,7 @@ from pathlib import Path
 
 from . import config as config_mod
 from . import paths, profile, verdict_text, verdicts
+from .cell import link_clients
 from .compare import Comparison, compare_sides
 from .compare_gates import Gates, load_gates
 from .compare_sides import load_side
@@ -49,7 +50,6 @@ from .errors import UsageError
 from .fsio import write_atomic
 from .plan import Plan, make_plan
 from .run import run_plan
-from .runner import link_clients
 from .server import ServerError
 
 DEFAULT_BUILD = (

@@ -37,6 +37,7 @@ from . import bisect_steps as bs
 from . import config as config_mod
 from . import metrics, paths, verdicts
 from .ab import DEFAULT_BUILD, _git, build_server, resolve
+from .cell import link_clients
 from .compare import compare_sides
 from .compare_gates import Gates, load_gates
 from .compare_sides import load_side
@@ -44,7 +45,6 @@ from .errors import UsageError
 from .fsio import write_atomic
 from .plan import Plan, make_plan
 from .run import run_plan
-from .runner import link_clients
 from .server import ServerError
 
 SIDES = ("good", "cand", "bad")

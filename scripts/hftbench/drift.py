@@ -298,8 +298,8 @@ def rss_growth_mib_per_h(t_s: Sequence[float], rss_kib: Sequence[float]) -> Grow
 def soak_drift(head: Side, gates: Gates) -> list[DriftResult]:
     """The drift of every head series whose .hlog is cut into intervals (a soak), its
     repeats' tenths pooled; Holm over those series; RSS growth from its last repeat."""
+    from .cell import server_samples_path
     from .proc_sampler import read_csv
-    from .runner import server_samples_path
 
     soaks = {}
     for i, (key, repeats) in enumerate(head.series.items()):

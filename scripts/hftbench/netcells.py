@@ -22,10 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import netpath
+from .cell import client_binary, result_name, run_cell
 from .config import FLOOR, LinkProfile, Scenario
 from .placement import Placement
 from .results import Cell
-from .runner import client_binary, result_name, run_cell
 from .server import Server, ServerError
 
 FLOOR_LISTENING = re.compile(r"hft-floor listening on (http://[\d.]+:\d+)")

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import config as config_mod
+from .cell import BUILD_TARGETS, available_clients, client_binary
 from .config import FLOOR
 from .errors import UsageError
-from .runner import BUILD_TARGETS, available_clients, client_binary
 
 FLOOR_SCENARIO = config_mod.Scenario(
     name=FLOOR,

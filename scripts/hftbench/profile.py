@@ -206,8 +206,8 @@ def say(msg: str) -> None:
 def profile_sides(job, counted_p50_us: dict[str, list[float]]) -> dict[str, Any]:
     """One profiled round per side, after the counted ones; the `profile` object, or
     {"skipped": why} when this machine cannot profile or a tool failed (the verdict stands)."""
+    from .cell import link_clients
     from .run import run_plan
-    from .runner import link_clients
 
     why = unavailable(job.root)
     if why:

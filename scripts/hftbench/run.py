@@ -19,6 +19,7 @@ from pathlib import Path
 from . import config as config_mod
 from . import fingerprint, paths
 from . import placement as placement_mod
+from .cell import describe_server_exit, run_cell
 from .config import FLOOR
 from .errors import UsageError
 from .fsio import write_error
@@ -26,7 +27,6 @@ from .netcells import NetworkCells
 from .plan import FLOOR_SCENARIO, Plan, make_plan
 from .progress import Progress
 from .results import Cell, Run, load_run
-from .runner import describe_server_exit, run_cell
 from .server import Server, ServerError
 
 

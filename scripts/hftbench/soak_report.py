@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 
 from . import drift, metrics, samples, stats
+from .cell import server_samples_path
 from .compare_gates import Gates
 from .metrics import fmt_us
 from .proc_sampler import Sample, read_csv
 from .results import Run
-from .runner import server_samples_path
 from .verdicts import IMPROVEMENT, NO_CHANGE, REGRESSION
 
 PERIODS = 10  # the table's rows: tenths, the drift test's unit of comparison

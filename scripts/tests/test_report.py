@@ -7,7 +7,7 @@ import csv
 
 from hftbench import report
 from hftbench.results import Cell, ClientResult, Run, load_run
-from hftbench.rows import judge, make_row
+from hftbench.rows import check_targets, make_row
 from hftbench_fakes import valid_result
 
 TARGETS = {"p50_us": 500, "p99_us": 2000, "throughput_rps": 10000}
@@ -76,15 +76,15 @@ def test_a_missed_target_is_a_cross_with_the_figure(tmp_path):
 def test_open_loop_is_judged_on_keeping_up_with_the_offered_rate():
     behind = Cell("o", "c", "ok", None, result("c", scenario="o", **OPEN, throughput_rps=4000.0), 1.0)
     on_rate = Cell("o", "c", "ok", None, result("c", scenario="o", **OPEN, throughput_rps=4990.0), 1.0)
-    assert judge(make_row([on_rate]), TARGETS) == (True, [])
-    assert judge(make_row([behind]), TARGETS) == (False, ["throughput 4,000 ≤ 4,750 orders/s"])
+    assert check_targets(make_row([on_rate]), TARGETS) == (True, [])
+    assert check_targets(make_row([behind]), TARGETS) == (False, ["throughput 4,000 ≤ 4,750 orders/s"])
 
 
 def test_too_few_samples_leave_a_target_unjudged_not_failed():
     few = Cell("small", "c", "ok", None, result("c", scenario="small", ok=100), 0.1)
     row = make_row([few])
     assert row.percentile("p99") is None and row.percentile("p90") is not None
-    passed, notes = judge(row, TARGETS)
+    passed, notes = check_targets(row, TARGETS)
     assert passed is True  # P50 99 µs < 500 µs and 46,948 orders/s > 10,000 pass; P99 is not judged
     assert any("P99 not judged (needs ≥ 1,000 samples, has 100)" in n for n in notes)
 

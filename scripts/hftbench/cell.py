@@ -1,4 +1,4 @@
-"""One cell: run one client once against a running server, then judge what it wrote.
+"""One cell: run one client once against a running server, then check what it wrote.
 
 A cell is "ok" only when all of these hold:
 - the client exited 0 or 1 within its timeout (2 = could not run; anything else = crashed);
@@ -244,19 +244,19 @@ def run_cell(
         )
 
     if server_exit:
-        return failed(judge(result, scenario, None) or "no order failed", result, code, wall)
+        return failed(why_not_clean(result, scenario, None) or "no order failed", result, code, wall)
     if server is not None:
         try:
             server_orders = int(server.stats()["total_orders"])
         except (OSError, ServerError, ValueError) as exc:
             return failed(f"GET /stats failed after the run: {exc}", result, code, wall)
-    reason = judge(result, scenario, server_orders)
+    reason = why_not_clean(result, scenario, server_orders)
     if reason:
         return failed(reason, result, code, wall)
     return Cell(scenario.name, client, "ok", None, result, wall, repeat, rel, code, server_orders)
 
 
-def judge(result: ClientResult, scenario: Scenario, server_orders: int | None) -> str | None:
+def why_not_clean(result: ClientResult, scenario: Scenario, server_orders: int | None) -> str | None:
     """None when a schema-valid result shows a clean run, else why not (pure)."""
     if result.errors:
         kinds = ", ".join(f"{k} {v}" for k, v in result.error_kinds.items() if v)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from hftbench import config
-from hftbench.runner import default_timeout_s, judge, result_name, run_cell
+from hftbench.cell import default_timeout_s, result_name, run_cell, why_not_clean
 from hftbench.server import Server
 from hftbench_fakes import make_bins, write_config
 
@@ -15,7 +15,7 @@ BEHAVIOURS = {"rust": "ok", "go": "crash", "c": "hang", "cpp": "invalid", "pytho
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("runner")
+    tmp = tmp_path_factory.mktemp("cell")
     bins = make_bins(tmp, BEHAVIOURS)
     cfg = config.load(write_config(tmp / "scenarios.yaml"))
     with Server(bins / "hft-server", tmp / "run" / "server.log") as server:
@@ -70,7 +70,7 @@ def test_orders_the_server_never_saw_are_lost(tmp_path):
     assert cell.result is not None  # the measurement is kept
 
 
-def test_judge_and_names_are_pure():
+def test_why_not_clean_and_names_are_pure():
     sc = config.Scenario(name="s", connections=1, warmup=5, orders=20)
     assert result_name("s", "go", 1, 1) == "s/go.json"
     assert result_name("s", "go", 2, 3) == "s/go.r2.json"
@@ -78,10 +78,10 @@ def test_judge_and_names_are_pure():
     open_sc = config.Scenario(name="o", connections=1, warmup=0, orders=5000, rate=1000)
     assert default_timeout_s(open_sc) == pytest.approx(7.5 + 60)
 
-    class R:  # the fields judge() reads
+    class R:  # the fields why_not_clean() reads
         errors, error_kinds, interrupted, orders, warmup = 0, {}, False, 20, 5
 
-    assert judge(R, sc, 25) is None
-    assert judge(R, sc, 26) == "the server processed 26 orders, the client says it sent 25"
+    assert why_not_clean(R, sc, 25) is None
+    assert why_not_clean(R, sc, 26) == "the server processed 26 orders, the client says it sent 25"
     R.orders = 19
-    assert judge(R, sc, 24) == "the client measured 19 orders, 20 were asked for"
+    assert why_not_clean(R, sc, 24) == "the client measured 19 orders, 20 were asked for"
