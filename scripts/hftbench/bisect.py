@@ -5,7 +5,7 @@
    (ab's build), so a commit costs an incremental build of hft-server.
 2. A step measures the middle candidate interleaved with both ends (rounds of good,
    candidate, bad in rotating order, a fresh server each) and compares it, with ab's
-   statistics, against good and against bad on one series × metric; bisect_steps.decide
+   statistics, against good and against bad on one series × metric; bisect_steps.side_of
    says which side it falls on. An undecided step gets `--step` more rounds a side, up to
    `--max-repeats` (each look a test: Gates.for_looks); still undecided, the answer is
    "between A and B" with the reason, never a guessed commit.
@@ -264,7 +264,7 @@ def measure_step(b: Bisect, index: int, lo: int, hi: int) -> dict[str, Any]:
         vs_good = _metric(b, step_dir / "good", step_dir / "cand")
         vs_bad = _metric(b, step_dir / "cand", step_dir / "bad")
         ends_cmp = _metric(b, step_dir / "good", step_dir / "bad")
-        decision = bs.decide(vs_good["verdict"], vs_bad["verdict"])
+        decision = bs.side_of(vs_good["verdict"], vs_bad["verdict"])
         record.update(
             rounds=rounds,
             vs_good=vs_good,

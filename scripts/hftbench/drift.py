@@ -213,7 +213,7 @@ def drift_result(
     rng: np.random.Generator,
 ) -> tuple[DriftResult, tuple[float, float] | None]:
     """Test one soak series (each repeat's tenths pooled). Returns the result, its verdict
-    left to `decide`, and the noise for the MDE (bootstrap sd of log ratio, smallest p)."""
+    left to `assign_verdicts`, and the noise for the MDE (bootstrap sd of log ratio, smallest p)."""
     first: list[Interval] = []
     last: list[Interval] = []
     for intervals in intervals_per_run:
@@ -240,7 +240,7 @@ def drift_result(
     return res, (t.noise_log_sd, t.smallest_p)
 
 
-def decide(results: Sequence[tuple[DriftResult, tuple[float, float] | None]], m: MetricGate) -> None:
+def assign_verdicts(results: Sequence[tuple[DriftResult, tuple[float, float] | None]], m: MetricGate) -> None:
     """Holm over the tested soak series, the MDE at Holm's first level, then each verdict."""
     tested = [(r, noise) for r, noise in results if r.p_value is not None and noise is not None]
     adjusted = stats.holm([r.p_value for r, _ in tested])
@@ -327,5 +327,5 @@ def soak_drift(head: Side, gates: Gates) -> list[DriftResult]:
             if growth is not None:
                 res.rss_growth_mib_per_h, res.rss_growth_ci = growth.per_hour, (growth.low, growth.high)
         tested.append((res, noise))
-    decide(tested, m)
+    assign_verdicts(tested, m)
     return [r for r, _ in tested]

@@ -105,7 +105,7 @@ def analyze(run: Run, gates: Gates) -> list[SoakAnalysis]:
         if a.growth is not None:
             a.result.rss_growth_mib_per_h = a.growth.per_hour
             a.result.rss_growth_ci = (a.growth.low, a.growth.high)
-    drift.decide(tested, m)
+    drift.assign_verdicts(tested, m)
     return cells
 
 

@@ -40,7 +40,7 @@ needs_binaries = pytest.mark.skipif(
     ],
 )
 def test_a_candidate_is_placed_only_on_evidence(vs_good, vs_bad, side):
-    assert bs.decide(vs_good, vs_bad) == side
+    assert bs.side_of(vs_good, vs_bad) == side
 
 
 def test_midpoint_and_steps_left_halve_the_range():

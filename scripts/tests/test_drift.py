@@ -32,7 +32,7 @@ def drift_of(intervals_per_run):
         "soak", "hft", intervals_per_run, P99, gated=True, n_perm=2000, n_boot=1000,
         confidence=0.95, rng=np.random.default_rng(3),
     )  # fmt: skip
-    drift.decide([(res, noise)], P99)
+    drift.assign_verdicts([(res, noise)], P99)
     return res
 
 
