@@ -49,6 +49,7 @@ from .compare_sides import load_side
 from .errors import UsageError
 from .fsio import write_atomic
 from .plan import Plan, make_plan
+from .rounds import AB_ROUNDS, Rounds, add_rounds_args, rounds_from_args
 from .run import run_plan
 from .server import ServerError
 
@@ -132,18 +133,9 @@ def add_arguments(p) -> None:
     p.add_argument("--scenarios", help="comma-separated scenarios instead of the suite's")
     p.add_argument("--clients", help="comma-separated clients instead of the suite's")
     p.add_argument("--orders", type=int, help="override measured orders per cell")
-    p.add_argument(
-        "--repeats", type=int, default=16, help="rounds per side before the first verdict (default 16)"
+    add_rounds_args(
+        p, AB_ROUNDS, "no further pair once measuring would pass this many seconds, builds excluded"
     )
-    p.add_argument(
-        "--max-repeats", type=int, default=48, help="most rounds per side while inconclusive (default 48)"
-    )
-    p.add_argument("--step", type=int, default=16, help="rounds a side added per look (default 16)")
-    p.add_argument(
-        "--time-budget", type=float, default=270.0,
-        help="no further pair once measuring would pass this many seconds (default 270; builds excluded)",
-    )  # fmt: skip
-    p.add_argument("--gates", type=Path, help="gates file (default bench-config/gates.yaml)")
     p.add_argument("--out", type=Path, help="output folder (default results/ab_<UTC>)")
     p.add_argument("--repo", type=Path, help="repository holding the refs (default: this checkout)")
     p.add_argument(
@@ -180,10 +172,7 @@ class Job:
     label: dict[str, str | None]  # side -> branch or ref name shown in texts (None: the sha says it)
     flags: dict[str, list[str]]  # side -> hft-server flags
     build_cmd: str
-    repeats: int
-    max_repeats: int
-    step: int  # rounds a side added per look while inconclusive
-    time_budget: float
+    rounds: Rounds  # rounds a side, looks, time budget
     profile: bool | None = None  # True: always, False: never, None: on a regression
     builds: dict[str, float] = field(default_factory=dict)  # side -> build wall time (s)
     p50_us: dict[str, list[float]] = field(default_factory=dict)  # side -> each counted round's P50
@@ -202,16 +191,8 @@ def _label(ref: str, given: str | None) -> str | None:
     return None if SHA.match(ref) else ref
 
 
-def looks(repeats: int, max_repeats: int, step: int) -> int:
-    """How many verdicts ab may take: at `repeats`, then every `step` rounds up to the max."""
-    return 1 + -(-(max_repeats - repeats) // step)
-
-
 def make_job(args) -> Job:
-    if not 1 <= args.repeats <= args.max_repeats:
-        raise UsageError(f"need 1 <= --repeats ({args.repeats}) <= --max-repeats ({args.max_repeats})")
-    if args.step < 1:
-        raise UsageError(f"--step must be >= 1 (got {args.step})")
+    rounds = rounds_from_args(args)
     root = paths.repo_root()
     repo = (args.repo or root).resolve()
     cfg = config_mod.load(paths.config_file(root))
@@ -224,8 +205,8 @@ def make_job(args) -> Job:
         cfg,
         clients_bin,
         args.suite if not args.scenarios else None,
-        args.scenarios.split(",") if args.scenarios else None,
-        args.clients.split(",") if args.clients else None,
+        scenarios=args.scenarios.split(",") if args.scenarios else None,
+        clients=args.clients.split(",") if args.clients else None,
         overrides={"orders": args.orders},
         floor=False,
     )
@@ -239,17 +220,14 @@ def make_job(args) -> Job:
         root=root,
         out=out,
         cfg=cfg,
-        gates=load_gates(args.gates).for_looks(looks(args.repeats, args.max_repeats, args.step)),
+        gates=load_gates(args.gates).for_looks(rounds.looks),
         plan=plan,
         clients_bin=clients_bin,
         sha={"base": resolve(repo, args.base), "head": resolve(repo, args.head)},
         label={"base": _label(args.base, args.base_label), "head": _label(args.head, args.head_label)},
         flags=flags,
         build_cmd=args.build_cmd,
-        repeats=args.repeats,
-        max_repeats=args.max_repeats,
-        step=args.step,
-        time_budget=args.time_budget,
+        rounds=rounds,
         profile=getattr(args, "profile", None),
     )
 
@@ -300,8 +278,16 @@ def run_round(job: Job, side: str, pair: int) -> None:
     run_dir.mkdir(parents=True)
     tree = job.worktree(side)
     try:
-        run = run_plan(job.plan, job.side_bin(side), run_dir, job.cfg.targets, job.flags[side], quiet=True,
-                       root=tree if tree.exists() else job.root, branch=job.label[side])  # fmt: skip
+        run = run_plan(
+            job.plan,
+            job.side_bin(side),
+            run_dir,
+            targets=job.cfg.targets,
+            server_flags=job.flags[side],
+            quiet=True,
+            root=tree if tree.exists() else job.root,
+            branch=job.label[side],
+        )
     except ServerError as exc:
         raise UsageError(f"{side} server: {exc}") from exc
     say(f"round {pair + 1} {side}: {len(run.cells) - len(run.failed)}/{len(run.cells)} cells ok")
@@ -318,21 +304,23 @@ def measure(job: Job, quiet: bool = False) -> int:
     """Interleaved rounds until conclusive (or out of rounds / time); write the verdict."""
     started = time.perf_counter()
     pair, comparison, partial = 0, None, False
-    next_look = job.repeats
+    rounds = job.rounds
+    next_look = rounds.repeats
     try:
         while True:
             for side in order(pair):
                 run_round(job, side, pair)
             pair += 1
-            if pair == min(next_look, job.max_repeats):
+            if pair == min(next_look, rounds.max_repeats):
                 comparison = compare_job(job)
-                if not comparison.needs_more_repeats() or pair >= job.max_repeats:
+                if not comparison.needs_more_repeats() or pair >= rounds.max_repeats:
                     break
                 # The next look costs what the rounds so far cost per round.
-                next_look = min(pair + job.step, job.max_repeats)
+                next_look = min(pair + rounds.step, rounds.max_repeats)
                 elapsed = time.perf_counter() - started
-                if elapsed * next_look / pair > job.time_budget:
-                    say(f"inconclusive after {pair} rounds a side; time budget {job.time_budget:.0f} s spent")
+                if elapsed * next_look / pair > rounds.time_budget_s:
+                    budget = f"time budget {rounds.time_budget_s:.0f} s spent"
+                    say(f"inconclusive after {pair} rounds a side; {budget}")
                     break
                 say(f"inconclusive after {pair} rounds a side; measuring up to {next_look}")
     except KeyboardInterrupt:

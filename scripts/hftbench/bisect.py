@@ -44,12 +44,15 @@ from .compare_sides import load_side
 from .errors import UsageError
 from .fsio import write_atomic
 from .plan import Plan, make_plan
+from .rounds import AB_ROUNDS, Rounds, add_rounds_args, rounds_from_args
 from .run import run_plan
 from .server import ServerError
 
 SIDES = ("good", "cand", "bad")
 # Six orders of three sides, cycled: each side takes each position equally often.
 ORDERS = [(0, 1, 2), (2, 1, 0), (1, 2, 0), (0, 2, 1), (2, 0, 1), (1, 0, 2)]
+# A step takes ab's looks; the time budget is the whole bisect's, builds included.
+BISECT_ROUNDS = replace(AB_ROUNDS, time_budget_s=3600.0)
 
 
 def add_parser(subparsers) -> None:
@@ -71,16 +74,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--series", help="scenario/client to judge (default latency-1c/hft)")
     p.add_argument("--metric", help="gates.yaml metric to judge (default p99_us)")
     p.add_argument("--orders", type=int, help="override measured orders per round")
-    p.add_argument("--repeats", type=int, default=16, help="rounds a side before a step's first look (16)")
-    p.add_argument("--max-repeats", type=int, default=48, help="most rounds a side in one step (48)")
-    p.add_argument("--step", type=int, default=16, help="rounds a side added per look (16)")
-    p.add_argument(
-        "--time-budget",
-        type=float,
-        default=3600.0,
-        help="seconds for the whole bisect, builds included (default 3600)",
-    )
-    p.add_argument("--gates", type=Path, help="gates file (default bench-config/gates.yaml)")
+
+    add_rounds_args(p, BISECT_ROUNDS, "seconds for the whole bisect, builds included")
     p.add_argument("--out", type=Path, help="output folder (default results/bisect_<UTC>)")
     p.add_argument("--repo", type=Path, help="repository holding the commits (default: this checkout)")
     p.add_argument("--clients-bin", type=Path, help="client binaries (default: this checkout's bin/)")
@@ -106,10 +101,7 @@ class Bisect:
     clients_bin: Path
     build_cmd: str
     server_flags: list[str]
-    repeats: int
-    max_repeats: int
-    step: int
-    budget_s: float
+    rounds: Rounds  # a step's rounds and looks; its time budget is the whole bisect's
     started: float = field(default_factory=time.perf_counter)
     built: dict[str, Path] = field(default_factory=dict)  # sha -> folder whose bin/ holds its server
     steps: list[dict[str, Any]] = field(default_factory=list)
@@ -138,10 +130,7 @@ def make_bisect(args) -> Bisect:
         _from_verdict(args)
     if not args.good or not args.bad:
         raise UsageError("pass --good SHA and --bad SHA (or --from-verdict VERDICT with a base and a head)")
-    if not 2 <= args.repeats <= args.max_repeats or args.step < 1:
-        raise UsageError(
-            f"need 2 <= --repeats ({args.repeats}) <= --max-repeats ({args.max_repeats}) and --step >= 1"
-        )
+    rounds = rounds_from_args(args, min_repeats=2)
     series, metric = args.series or "latency-1c/hft", args.metric or metrics.P99.name
     if series.count("/") != 1:
         raise UsageError(f"--series {series!r}: expected scenario/client, e.g. latency-1c/hft")
@@ -155,12 +144,17 @@ def make_bisect(args) -> Bisect:
         raise UsageError(
             f"--metric {metric!r} is not in {gates.source}; one of {', '.join(m.name for m in gates.metrics)}"
         ) from None
-    looks = 1 + -(-(args.max_repeats - args.repeats) // args.step)
-    gates = replace(gates, metrics=[replace(gate, gated=True)], series=(series,)).for_looks(looks)
+    gates = replace(gates, metrics=[replace(gate, gated=True)], series=(series,)).for_looks(rounds.looks)
     scenario, client = series.split("/")
     clients_bin = (args.clients_bin or paths.bin_dir(root)).resolve()
     plan = make_plan(
-        cfg, clients_bin, None, [scenario], [client], overrides={"orders": args.orders}, floor=False
+        cfg,
+        clients_bin,
+        None,
+        scenarios=[scenario],
+        clients=[client],
+        overrides={"orders": args.orders},
+        floor=False,
     )
     plan.suite, plan.colocate = args.suite, cfg.suite(args.suite).colocate
     good, bad = resolve(repo, args.good), resolve(repo, args.bad)
@@ -175,22 +169,19 @@ def make_bisect(args) -> Bisect:
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"--out {out} exists and is not empty; pass a new folder")
     return Bisect(
-        repo,
-        root,
-        out,
-        cfg,
-        plan,
-        gates,
-        metric,
-        series,
-        commits,
-        clients_bin,
-        args.build_cmd,
-        shlex.split(args.server_flags),
-        args.repeats,
-        args.max_repeats,
-        args.step,
-        args.time_budget,
+        repo=repo,
+        root=root,
+        out=out,
+        cfg=cfg,
+        plan=plan,
+        gates=gates,
+        metric=metric,
+        series=series,
+        commits=commits,
+        clients_bin=clients_bin,
+        build_cmd=args.build_cmd,
+        server_flags=shlex.split(args.server_flags),
+        rounds=rounds,
     )
 
 
@@ -218,8 +209,8 @@ def run_round(b: Bisect, step_dir: Path, side: str, commit: bs.Commit, n: int) -
             b.plan,
             built(b, commit) / "bin",
             run_dir,
-            b.cfg.targets,
-            b.server_flags,
+            targets=b.cfg.targets,
+            server_flags=b.server_flags,
             quiet=True,
             root=tree if tree.exists() else b.root,
         )
@@ -248,7 +239,7 @@ def measure_step(b: Bisect, index: int, lo: int, hi: int) -> dict[str, Any]:
     ends = (b.commits[0], commit, b.commits[-1])
     for c in ends:
         built(b, c)
-    t0, rounds, look = time.perf_counter(), 0, b.repeats
+    t0, rounds, look = time.perf_counter(), 0, b.rounds.repeats
     record: dict[str, Any] = {
         "commit": commit.sha,
         "subject": commit.subject,
@@ -273,11 +264,11 @@ def measure_step(b: Bisect, index: int, lo: int, hi: int) -> dict[str, Any]:
             decision=decision,
             seconds=round(time.perf_counter() - t0, 1),
         )
-        if decision != bs.UNDECIDED or rounds >= b.max_repeats:
+        if decision != bs.UNDECIDED or rounds >= b.rounds.max_repeats:
             break
-        nxt = min(rounds + b.step, b.max_repeats)
+        nxt = min(rounds + b.rounds.step, b.rounds.max_repeats)
         per_round = (time.perf_counter() - t0) / rounds
-        if b.elapsed() + per_round * (nxt - rounds) > b.budget_s:
+        if b.elapsed() + per_round * (nxt - rounds) > b.rounds.time_budget_s:
             record["stopped"] = "time budget"
             break
         say(f"{commit.sha[:10]} undecided after {rounds} rounds a side; measuring up to {nxt}")
@@ -295,8 +286,8 @@ def run_bisect(b: Bisect, quiet: bool) -> dict[str, Any]:
     save(b, lo, hi, "bisecting: no step finished yet")
     try:
         while (mid := bs.midpoint(lo, hi)) is not None:
-            if b.steps and b.elapsed() + b.steps[-1]["seconds"] > b.budget_s:
-                reason = f"time budget of {b.budget_s:.0f} s spent after {len(b.steps)} steps"
+            if b.steps and b.elapsed() + b.steps[-1]["seconds"] > b.rounds.time_budget_s:
+                reason = f"time budget of {b.rounds.time_budget_s:.0f} s spent after {len(b.steps)} steps"
                 break
             step = measure_step(b, mid, lo, hi)
             b.steps.append(step)

@@ -37,6 +37,7 @@ from .errors import UsageError
 from .fsio import write_atomic
 from .plan import make_plan
 from .results import Run
+from .rounds import add_looks_arg
 from .run import run_plan
 from .verdicts import NO_CHANGE, REGRESSION
 
@@ -61,7 +62,7 @@ def measure(out: Path, counts: dict[str, int], args) -> None:
     bins = paths.bin_dir(root)
     scenarios = args.scenarios.split(",") if args.scenarios else None
     clients = args.clients.split(",") if args.clients else None
-    plan = make_plan(cfg, bins, None if scenarios else args.suite, scenarios, clients,
+    plan = make_plan(cfg, bins, None if scenarios else args.suite, scenarios=scenarios, clients=clients,
                      overrides={"orders": args.orders}, floor=False)  # fmt: skip
     plan.suite = args.suite
     plan.colocate = cfg.suite(args.suite).colocate
@@ -72,7 +73,9 @@ def measure(out: Path, counts: dict[str, int], args) -> None:
                 continue
             run_dir = out / kind / f"run_{i + 1:03d}"
             run_dir.mkdir(parents=True)
-            run = run_plan(plan, bins, run_dir, cfg.targets, flags[kind], quiet=True, root=root)
+            run = run_plan(
+                plan, bins, run_dir, targets=cfg.targets, server_flags=flags[kind], quiet=True, root=root
+            )
             print(f"calibrate: {kind} run {i + 1}: {len(run.cells) - len(run.failed)}/{len(run.cells)} ok",
                   file=sys.stderr, flush=True)  # fmt: skip
 
@@ -219,13 +222,7 @@ def add_parser(subparsers) -> None:
         "--comparisons", type=int, default=200, help="random comparisons of each kind (default 200)"
     )
     p.add_argument("--k", type=int, default=32, help="runs per side in a comparison (default 32)")
-    p.add_argument(
-        "--looks",
-        type=int,
-        default=3,
-        help="verdicts taken at this many looks, as ab does (16, 32, 48 rounds: 3; the default)",
-    )
-    p.add_argument("--gates", type=Path, help="gates file (default bench-config/gates.yaml)")
+    add_looks_arg(p)
     p.add_argument("--bootstrap", type=int, default=500, help="bootstrap replicates (default 500)")
     p.add_argument("--permutations", type=int, default=1000, help="permutation splits (default 1000)")
     p.add_argument(

@@ -51,6 +51,7 @@ def make_plan(
     cfg: config_mod.Config,
     bins_dir: Path,
     suite: str | None,
+    *,
     scenarios: list[str] | None = None,
     clients: list[str] | None = None,
     repeats: int = 1,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from hftbench import config
-from hftbench.cell import default_timeout_s, result_name, run_cell, why_not_clean
+from hftbench.cell import CellSetup, default_timeout_s, result_name, run_cell, why_not_clean
 from hftbench.server import Server
 from hftbench_fakes import make_bins, write_config
 
@@ -24,7 +24,7 @@ def setup(tmp_path_factory):
 
 def test_a_clean_run_is_ok_and_matches_the_server_count(setup):
     server, bins, run_dir, cfg = setup
-    cell = run_cell(server, bins, run_dir, cfg.scenarios["tiny"], "rust")
+    cell = run_cell(CellSetup(bins, run_dir), server, cfg.scenarios["tiny"], "rust")
     assert (cell.status, cell.reason, cell.exit_code) == ("ok", None, 0)
     assert cell.server_orders == 25  # 5 warm-up + 20 measured
     assert cell.file == "tiny/rust.json"
@@ -42,20 +42,20 @@ def test_a_clean_run_is_ok_and_matches_the_server_count(setup):
 )
 def test_failures_carry_the_reason(setup, client, reason):
     server, bins, run_dir, cfg = setup
-    cell = run_cell(server, bins, run_dir, cfg.scenarios["tiny"], client)
+    cell = run_cell(CellSetup(bins, run_dir), server, cfg.scenarios["tiny"], client)
     assert cell.status == "failed"
     assert cell.reason.startswith(reason), cell.reason
 
 
 def test_a_hung_client_is_killed_at_its_timeout(setup):
     server, bins, run_dir, cfg = setup
-    cell = run_cell(server, bins, run_dir, cfg.scenarios["tiny"], "c", timeout_s=1)
+    cell = run_cell(CellSetup(bins, run_dir, timeout_s=1), server, cfg.scenarios["tiny"], "c")
     assert cell.status == "failed" and cell.reason == "timeout: no exit within 1 s (--timeout); killed"
 
 
 def test_a_missing_binary_names_its_make_target(setup, tmp_path):
     server, _, run_dir, cfg = setup
-    cell = run_cell(server, tmp_path, run_dir, cfg.scenarios["tiny"], "go")
+    cell = run_cell(CellSetup(tmp_path, run_dir), server, cfg.scenarios["tiny"], "go")
     assert cell.status == "failed"
     assert cell.reason.endswith("build it with `make build-go`")
 
@@ -64,7 +64,7 @@ def test_orders_the_server_never_saw_are_lost(tmp_path):
     bins = make_bins(tmp_path, {"rust": "ok"}, server_args="--lose 3")
     cfg = config.load(write_config(tmp_path / "scenarios.yaml"))
     with Server(bins / "hft-server", tmp_path / "run" / "server.log") as server:
-        cell = run_cell(server, bins, tmp_path / "run", cfg.scenarios["tiny"], "rust")
+        cell = run_cell(CellSetup(bins, tmp_path / "run"), server, cfg.scenarios["tiny"], "rust")
     assert cell.status == "failed"
     assert cell.reason == "orders lost: the client sent 25 (warm-up included), the server processed 22"
     assert cell.result is not None  # the measurement is kept
