@@ -320,7 +320,7 @@ def _narrow(step: dict[str, Any], mid: int, lo: int, hi: int) -> tuple[int, int]
 
 
 def save(b: Bisect, lo: int, hi: int, reason: str | None) -> dict[str, Any]:
-    doc = bs.result(b.commits, lo, hi, b.steps, reason, b.series, b.metric)
+    doc = bs.result(b.commits, lo, hi, b.steps, reason=reason, series=b.series, metric=b.metric)
     write_atomic(b.out / "bisect.json", json.dumps(doc, indent=2) + "\n")
     return doc
 

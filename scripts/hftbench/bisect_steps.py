@@ -96,6 +96,7 @@ def result(
     lo: int,
     hi: int,
     steps: list[dict[str, Any]],
+    *,
     reason: str | None,
     series: str,
     metric: str,

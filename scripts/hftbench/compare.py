@@ -82,19 +82,25 @@ class Comparison:
     def checks(self) -> list[RegressionCheck]:
         return [
             RegressionCheck(
-                r.series,
-                r.metric,
-                r.ratio,
-                r.ci,
-                r.p_adjusted,
-                self.gates.metric(r.metric).threshold,
-                r.verdict,
+                series=r.series,
+                metric=r.metric,
+                ratio=r.ratio,
+                interval=r.ci,
+                p_adjusted=r.p_adjusted,
+                threshold=self.gates.metric(r.metric).threshold,
+                verdict=r.verdict,
             )
             for r in self.results
             if r.gated and r.ratio is not None and r.ci is not None and r.p_adjusted is not None
         ] + [
             RegressionCheck(
-                r.series, f"{r.metric} drift", r.ratio, r.ci, r.p_adjusted, r.threshold, r.verdict
+                series=r.series,
+                metric=f"{r.metric} drift",
+                ratio=r.ratio,
+                interval=r.ci,
+                p_adjusted=r.p_adjusted,
+                threshold=r.threshold,
+                verdict=r.verdict,
             )
             for r in self.drift
             if r.gated and r.ratio is not None and r.ci is not None and r.p_adjusted is not None
@@ -181,8 +187,18 @@ def _enough_splits(gates: Gates, gated_series: int) -> Gates:
 
 
 def _missing(key: SeriesKey, m: MetricGate, only: str, b: list[Repeat], h: list[Repeat]) -> MetricResult:
+    scenario, client = key
     return MetricResult(
-        *key, m.name, False, len(b), len(h), 0, m.threshold, verdict=NOT_GATED, reason=f"only in {only}"
+        scenario=scenario,
+        client=client,
+        metric=m.name,
+        gated=False,
+        base_runs=len(b),
+        head_runs=len(h),
+        min_samples=0,
+        threshold=m.threshold,
+        verdict=NOT_GATED,
+        reason=f"only in {only}",
     )
 
 
@@ -197,10 +213,19 @@ def _series(
     for m in gates.metrics:
         # Errors count every measured order; latency metrics only the successful ones.
         n = min(r.ok + r.errors if m.kind == "errors" else r.ok for r in (*b, *h))
-        res = MetricResult(*key, m.name, m.gated and gated_series, len(b), len(h), n, m.threshold)
+        res = MetricResult(
+            scenario=key[0],
+            client=key[1],
+            metric=m.name,
+            gated=m.gated and gated_series,
+            base_runs=len(b),
+            head_runs=len(h),
+            min_samples=n,
+            threshold=m.threshold,
+        )
         enough = n >= m.min_samples
         if m.kind == "quantile":
-            spread = _quantile(res, m, g, sides, gates, rng, test=enough)
+            spread = _quantile(res, m, g, sides, gates=gates, rng=rng, test=enough)
         elif m.kind == "throughput":
             spread = _throughput(res, *sides, gates, rng)
         else:
@@ -223,6 +248,7 @@ def _quantile(
     m: MetricGate,
     g: stats.Grid | None,
     sides: tuple[Series, Series],
+    *,
     gates: Gates,
     rng,
     test: bool,

@@ -197,7 +197,15 @@ def drift_test(
     perm = stats.permutation_quantile_test(g, quantile, n_perm=n_perm, rng=rng)
     reps = stats.bootstrap_ratio_replicates(g, quantile, n_boot=n_boot, rng=rng)
     ci = stats.ratio_interval(reps, confidence, min(len(first), len(last)))
-    return DriftTest(qh / qb, ci, perm.p_value, qb / 1000.0, qh / 1000.0, stats.log_sd(reps), perm.smallest_p)
+    return DriftTest(
+        ratio=qh / qb,
+        ci=ci,
+        p_value=perm.p_value,
+        first_value_us=qb / 1000.0,
+        last_value_us=qh / 1000.0,
+        noise_log_sd=stats.log_sd(reps),
+        smallest_p=perm.smallest_p,
+    )
 
 
 def drift_result(
@@ -221,7 +229,16 @@ def drift_result(
         first += f
         last += la
     fewest = min((i.count for i in [*first, *last]), default=0)
-    res = DriftResult(scenario, client, m.name, gated, len(first), len(last), fewest, m.threshold)
+    res = DriftResult(
+        scenario=scenario,
+        client=client,
+        metric=m.name,
+        gated=gated,
+        first_intervals=len(first),
+        last_intervals=len(last),
+        min_samples=fewest,
+        threshold=m.threshold,
+    )
     if not first or not last or fewest == 0:
         res.gated, res.reason = (
             False,

@@ -92,4 +92,13 @@ def make_plan(
         raise UsageError(f"--repeat must be >= 1 (got {repeats})")
     has_floor = floor and os.access(client_binary(bins_dir, FLOOR), os.X_OK)
     colocate = bool(chosen and chosen.colocate)
-    return Plan(suite or "adhoc", scs, names, repeats, has_floor, skipped, colocate, dict(cfg.links))
+    return Plan(
+        suite=suite or "adhoc",
+        scenarios=scs,
+        clients=names,
+        repeats=repeats,
+        floor=has_floor,
+        skipped=skipped,
+        colocate=colocate,
+        links=dict(cfg.links),
+    )

@@ -137,15 +137,15 @@ def period_rows(a: SoakAnalysis, periods: int = PERIODS) -> list[PeriodRow]:
         cpu = [s.cpu_pct for s in near if s.cpu_pct is not None]
         rows.append(
             PeriodRow(
-                lo - t0,
-                hi - t0,
-                n,
-                n / span if span else 0.0,
-                *(pct(m.percent) for m in metrics.SOAK_PERCENTILES),
-                float(np.mean([s.rss_kib for s in near])) / 1024 if near else None,
-                float(np.mean(cpu)) if cpu else None,
-                float(np.mean([s.connections for s in near])) if near else None,
-            )  # fmt: skip
+                start_s=lo - t0,
+                end_s=hi - t0,
+                orders=n,
+                throughput_rps=n / span if span else 0.0,
+                **{m.name: pct(m.percent) for m in metrics.SOAK_PERCENTILES},
+                rss_mib=float(np.mean([s.rss_kib for s in near])) / 1024 if near else None,
+                cpu_pct=float(np.mean(cpu)) if cpu else None,
+                connections=float(np.mean([s.connections for s in near])) if near else None,
+            )
         )
     return rows
 

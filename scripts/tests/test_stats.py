@@ -80,9 +80,10 @@ def test_classify_throughput_direction():
 
 
 def test_regression_check_fails_message():
-    check = RegressionCheck("large/rust", "p99_us", 1.18, (1.1, 1.25), 0.001, 1.10, REGRESSION)
+    rust = {"series": "large/rust", "metric": "p99_us", "threshold": 1.10}
+    check = RegressionCheck(**rust, ratio=1.18, interval=(1.1, 1.25), p_adjusted=0.001, verdict=REGRESSION)
     assert "large/rust p99_us" in check.fails() and "1.180" in check.fails()
-    ok = RegressionCheck("large/rust", "p99_us", 1.01, (0.98, 1.03), 0.9, 1.10, NO_CHANGE)
+    ok = RegressionCheck(**rust, ratio=1.01, interval=(0.98, 1.03), p_adjusted=0.9, verdict=NO_CHANGE)
     assert ok.fails() is None
 
 
