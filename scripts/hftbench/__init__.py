@@ -10,7 +10,7 @@ One module per stage or subcommand; `cli.py` only parses flags and dispatches.
 - `schema.py`       validate a client result against `bench-config/schema/result.schema.json`
 - `results.py`      typed view of a results folder (results.json + per-client JSON); read by the gate
 - `server.py`       start / stop `bin/hft-server` on a free port, health, /stats, /stats/reset
-- `errors.py`       the exceptions the CLI turns into an exit status and one message
+- `errors.py`       the exceptions the CLI turns into an exit status and one message; SIGTERM as Ctrl-C
 - `placement.py`    which CPUs the server and the clients run on (--server-cpus / --client-cpus)
 - `plan.py`         what a run will do: suite, scenarios and clients resolved against bench-config and bin/
 - `cell.py`         one cell: a client run once, its timeout, result validation, the /stats cross-check
@@ -41,6 +41,7 @@ One module per stage or subcommand; `cli.py` only parses flags and dispatches.
 - `verdict_extras.py` the verdict text's bisect and profile sections
 - `regression_issue.py` `regression-issue` subcommand: one GitHub issue per regression on main
 - `rounds.py`       ab's and bisect's rounds, looks and time budget: flags and checks, once
+- `worktrees.py`    a commit checked out into a worktree, its server built (ab, bisect)
 - `ab.py`           `ab` subcommand: both refs built in worktrees, interleaved runs, the verdict
 - `profile.py`      ab's differential profile of head against base (perf, flame graph)
 - `bisect.py`       `bisect` subcommand: the first slower commit; `bisect_steps.py` its pure decisions

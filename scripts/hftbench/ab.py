@@ -29,12 +29,10 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import re
 import shlex
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -46,71 +44,18 @@ from .cell import link_clients
 from .compare import Comparison, compare_sides
 from .compare_gates import Gates, load_gates
 from .compare_sides import load_side
-from .errors import UsageError
+from .errors import UsageError, raise_interrupt
 from .fsio import write_atomic
 from .plan import Plan, make_plan
 from .rounds import AB_ROUNDS, Rounds, add_rounds_args, rounds_from_args
 from .run import run_plan
 from .server import ServerError
-
-DEFAULT_BUILD = (
-    'cargo build --release --quiet -p hft-server && install -D -m 755 "$CARGO_TARGET_DIR/release/hft-server" '
-    "bin/hft-server"
-)
-
-
-def _git(repo: Path, *args: str) -> str:
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise UsageError(f"git {' '.join(args)} in {repo} failed: {proc.stderr.strip()}")
-    return proc.stdout.strip()
-
-
-def resolve(repo: Path, ref: str) -> str:
-    """The commit a ref names, or UsageError naming it."""
-    proc = subprocess.run(
-        ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        raise UsageError(f"{ref!r} is not a commit in {repo}; pass a branch, tag or sha (git fetch it first)")
-    return proc.stdout.strip()
+from .worktrees import DEFAULT_BUILD, build_server, remove_worktrees, resolve_commit
 
 
 def order(pair: int) -> tuple[str, str]:
     """Which side runs first in round pair `pair`: B,H then H,B then B,H …"""
     return ("base", "head") if pair % 2 == 0 else ("head", "base")
-
-
-def build_server(repo: Path, sha: str, side_dir: Path, build_cmd: str, target_dir: Path) -> float:
-    """Check `sha` out into side_dir/worktree, run build_cmd there, copy its bin/hft-server
-    into side_dir/bin. Returns the build's wall time (excluded from the measurement)."""
-    tree = side_dir / "worktree"
-    _git(repo, "worktree", "add", "--detach", "--force", str(tree), sha)
-    env = {**os.environ, "CARGO_TARGET_DIR": str(target_dir)}
-    started = time.perf_counter()
-    proc = subprocess.run(["bash", "-c", build_cmd], cwd=tree, env=env, capture_output=True, text=True)
-    took = time.perf_counter() - started
-    log = side_dir / "build.log"
-    log.write_text(proc.stdout + proc.stderr)
-    built = tree / "bin" / "hft-server"
-    if proc.returncode != 0 or not built.is_file():
-        why = f"exit {proc.returncode}" if proc.returncode else "it left no bin/hft-server"
-        raise UsageError(f"building {sha[:10]} failed ({why}); see {log}")
-    (side_dir / "bin").mkdir(exist_ok=True)
-    shutil.copy2(built, side_dir / "bin" / "hft-server")
-    return took
-
-
-def remove_worktrees(repo: Path, out: Path) -> None:
-    for side in ("base", "head"):
-        tree = out / side / "worktree"
-        if tree.exists():
-            subprocess.run(
-                ["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)], capture_output=True
-            )
-    subprocess.run(["git", "-C", str(repo), "worktree", "prune"], capture_output=True)
 
 
 def add_parser(subparsers) -> None:
@@ -223,7 +168,7 @@ def make_job(args) -> Job:
         gates=load_gates(args.gates).for_looks(rounds.looks),
         plan=plan,
         clients_bin=clients_bin,
-        sha={"base": resolve(repo, args.base), "head": resolve(repo, args.head)},
+        sha={"base": resolve_commit(repo, args.base), "head": resolve_commit(repo, args.head)},
         label={"base": _label(args.base, args.base_label), "head": _label(args.head, args.head_label)},
         flags=flags,
         build_cmd=args.build_cmd,
@@ -235,18 +180,14 @@ def make_job(args) -> Job:
 def main(args) -> int:
     job = make_job(args)
     # SIGTERM (a cancelled CI job) must still remove the worktrees and keep the rounds.
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous = signal.signal(signal.SIGTERM, raise_interrupt)
     try:
         build(job)
         return measure(job, quiet=args.quiet)
     finally:
         signal.signal(signal.SIGTERM, previous)
         if not args.keep_worktrees:
-            remove_worktrees(job.repo, job.out)
-
-
-def _raise_interrupt(*_):
-    raise KeyboardInterrupt
+            remove_worktrees(job.repo, [job.out / side / "worktree" for side in ("base", "head")])
 
 
 def say(msg: str) -> None:

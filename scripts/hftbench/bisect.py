@@ -26,7 +26,6 @@ import argparse
 import json
 import shlex
 import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -36,17 +35,17 @@ from typing import Any
 from . import bisect_steps as bs
 from . import config as config_mod
 from . import metrics, paths, verdicts
-from .ab import DEFAULT_BUILD, _git, build_server, resolve
 from .cell import link_clients
 from .compare import compare_sides
 from .compare_gates import Gates, load_gates
 from .compare_sides import load_side
-from .errors import UsageError
+from .errors import UsageError, raise_interrupt
 from .fsio import write_atomic
 from .plan import Plan, make_plan
 from .rounds import AB_ROUNDS, Rounds, add_rounds_args, rounds_from_args
 from .run import run_plan
 from .server import ServerError
+from .worktrees import DEFAULT_BUILD, build_server, git_output, remove_worktrees, resolve_commit
 
 SIDES = ("good", "cand", "bad")
 # Six orders of three sides, cycled: each side takes each position equally often.
@@ -157,13 +156,13 @@ def make_bisect(args) -> Bisect:
         floor=False,
     )
     plan.suite, plan.colocate = args.suite, cfg.suite(args.suite).colocate
-    good, bad = resolve(repo, args.good), resolve(repo, args.bad)
-    shas = _git(repo, "rev-list", "--first-parent", "--reverse", f"{good}..{bad}").split()
+    good, bad = resolve_commit(repo, args.good), resolve_commit(repo, args.bad)
+    shas = git_output(repo, "rev-list", "--first-parent", "--reverse", f"{good}..{bad}").split()
     if not shas or shas[-1] != bad:
         raise UsageError(
             f"{args.bad} is not a descendant of {args.good} on its first-parent line; pass an older --good"
         )
-    commits = [bs.Commit(s, _git(repo, "log", "-1", "--format=%s", s)) for s in [good, *shas]]
+    commits = [bs.Commit(s, git_output(repo, "log", "-1", "--format=%s", s)) for s in [good, *shas]]
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     out = (args.out or paths.results_dir(root) / f"bisect_{stamp}").resolve()
     if out.exists() and any(out.iterdir()):
@@ -342,20 +341,6 @@ def _note(bar, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
 
-def remove_worktrees(b: Bisect) -> None:
-    for folder in b.built.values():
-        if (folder / "worktree").exists():
-            subprocess.run(
-                ["git", "-C", str(b.repo), "worktree", "remove", "--force", str(folder / "worktree")],
-                capture_output=True,
-            )
-    subprocess.run(["git", "-C", str(b.repo), "worktree", "prune"], capture_output=True)
-
-
-def _raise_interrupt(*_):
-    raise KeyboardInterrupt
-
-
 def main(args) -> int:
     b = make_bisect(args)
     b.out.mkdir(parents=True, exist_ok=True)
@@ -363,7 +348,7 @@ def main(args) -> int:
         f"{len(b.commits) - 1} commits after {b.commits[0].sha[:10]}; judging {b.series} {b.metric}; "
         f"at most {bs.steps_left(0, len(b.commits) - 1)} steps"
     )
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous = signal.signal(signal.SIGTERM, raise_interrupt)
     code = 130
     try:
         doc = run_bisect(b, args.quiet)
@@ -373,7 +358,7 @@ def main(args) -> int:
         say(f"interrupted: the {len(b.steps)} steps done are in {b.out / 'bisect.json'}")
     finally:
         signal.signal(signal.SIGTERM, previous)
-        remove_worktrees(b)
+        remove_worktrees(b.repo, [folder / "worktree" for folder in b.built.values()])
     from .verdict_extras import bisect_lines
 
     print("\n".join(bisect_lines(doc)))

@@ -21,7 +21,7 @@ from . import fingerprint, paths
 from . import placement as placement_mod
 from .cell import CellSetup, describe_server_exit, run_cell
 from .config import FLOOR
-from .errors import UsageError
+from .errors import UsageError, raise_interrupt
 from .fsio import write_error
 from .netcells import NetworkCells
 from .plan import FLOOR_SCENARIO, Plan, make_plan
@@ -205,10 +205,6 @@ def _restart(server: Server, progress: Progress) -> str | None:
     return None
 
 
-def _raise_interrupt(*_) -> None:
-    raise KeyboardInterrupt
-
-
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "run",
@@ -298,7 +294,7 @@ def main(args: argparse.Namespace) -> int:
         run_dir = new_run_dir(paths.results_dir(root))
     print(f"hftbench run: {run_dir}", file=sys.stderr)
     # SIGTERM (a cancelled CI job) unwinds like Ctrl-C: results kept, namespaces removed.
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous = signal.signal(signal.SIGTERM, raise_interrupt)
     try:
         run = run_plan(
             plan,
