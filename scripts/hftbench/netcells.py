@@ -73,11 +73,11 @@ class NetworkCells:
         except netpath.NetPathError as exc:
             self.errors.setdefault(profile.name, str(exc))  # the host will not change during the run
             return failed(str(exc))
-        stats = (self.run_dir / rel).with_suffix(".linkem.json")
+        link_stats = (self.run_dir / rel).with_suffix(".linkem.json")
         echo = None
         try:
             # The emulator first: the server's health check and the cell both cross it.
-            path.start_link(stats, self.run_dir / "linkem.log", zero_delay=client == FLOOR)
+            path.start_link(link_stats, self.run_dir / "linkem.log", zero_delay=client == FLOOR)
             server, floor_url = None, None
             if client == FLOOR:
                 echo, floor_url = self._start_echo(path)
