@@ -23,7 +23,7 @@ test('headlines: the line verdict_text.py writes', () => {
   }
 });
 
-test('classify: the verdicts of stats.classify', () => {
+test('classify: the verdicts of verdict_rules.classify', () => {
   for (const { verdict, ...input } of fixture.classify) {
     const ci = input.ci.map((x) => (x === null ? NaN : x));
     assert.equal(classify({ ...input, ci }), verdict, JSON.stringify(input));

@@ -12,30 +12,45 @@ One module per stage or subcommand; `cli.py` only parses flags and dispatches.
 - `server.py`       start / stop `bin/hft-server` on a free port, health, /stats, /stats/reset
 - `procs.py`        start a child and wait for its ready line (server, floor, linkem); stop it
 - `serve.py`        `serve` subcommand: a command run against a fresh server (the shell drivers)
-- `errors.py`       the exceptions the CLI turns into an exit status and one message
+- `errors.py`       the exceptions the CLI turns into an exit status and one message; SIGTERM as Ctrl-C
 - `placement.py`    which CPUs the server and the clients run on (--server-cpus / --client-cpus)
-- `runner.py`       one client invocation: timeout, result validation, the /stats cross-check
+- `plan.py`         what a run will do: suite, scenarios and clients resolved against bench-config and bin/
+- `cell.py`         one cell: a client run once, its timeout, result validation, the /stats cross-check
+- `netpath.py`      a network scenario's path: the server in its own namespace, veths, hft-linkem
+- `netcells.py`     the cells of the network scenarios, each over its path
+- `proc_sampler.py` the server's RSS, CPU and connections during a soak, from /proc
 - `progress.py`     the progress bar with ETA, or plain lines under CI / --quiet
 - `run.py`          the `run` subcommand: scenario × client loop, files written as they arrive
-- `fingerprint.py`  host fingerprint, git state, tool versions
+- `fingerprint.py`  host fingerprint, git state, tool versions, the runner id
 - `metrics.py`      the metric vocabulary, declared once: name, key, quantile, label, unit, direction
 - `series.py`       a scenario × client over its repeats: pooled quantiles, Σ ok / Σ duration throughput
 - `samples.py`      which percentiles a sample count supports (pure)
 - `rows.py`         one report row per scenario × client, its series' numbers
 - `report.py`       `report` subcommand: report.md
+- `report_net.py`   the network scenarios' part of report.md
+- `drift.py`        a soak's drift: last tenth against first tenth (pure)
+- `soak_report.py`  the soak section of report.md; `soak_plots.py` its plots
 - `plots.py`        PNG plots from the HDR histograms
 - `csvout.py`       results.csv
 - `check_runner.py` `check-runner` subcommand: is this host tuned for benchmarking
 - `stats.py`        the gate's statistics, pure functions (permutation test, expanded bootstrap, Holm)
+- `verdicts.py`     the gate's answers (REGRESSION, NO_CHANGE, ...), plain constants
 - `verdict_rules.py` from the statistics to a verdict: MDE, runs to settle, classify, RegressionCheck
 - `compare_gates.py` bench-config/gates.yaml: gated metrics, thresholds, sample rules
 - `compare_sides.py` one side of a comparison (run folders or the history store)
 - `compare.py`      `compare` subcommand: every series × metric tested, one verdict
 - `verdict_text.py` every verdict text (job summary, PR comment, issue body, console) from verdict.json
+- `verdict_extras.py` the verdict text's bisect and profile sections
+- `regression_issue.py` `regression-issue` subcommand: one GitHub issue per regression on main
+- `rounds.py`       ab's and bisect's rounds, looks and time budget: flags and checks, once
+- `worktrees.py`    a commit checked out into a worktree, its server built (ab, bisect)
 - `ab.py`           `ab` subcommand: both refs built in worktrees, interleaved runs, the verdict
+- `profile.py`      ab's differential profile of head against base (perf, flame graph)
+- `bisect.py`       `bisect` subcommand: the first slower commit; `bisect_steps.py` its pure decisions
 - `calibrate.py`    `calibrate` subcommand: measured false-alarm and detection rates
-- `fsio.py`         atomic file writes
-- `history_store.py` the gh-pages history store: shards, index, runner id, change points
+- `fsio.py`         atomic file writes (every file hftbench writes whole goes through it)
+- `history_entry.py` one commit's runs as one history-store entry
+- `history_store.py` the gh-pages history store: shards and index, add, read, baselines (only stores)
 - `history.py`      `history add | baseline | changepoints` subcommands
 - `changepoints.py` E-divisive means with a permutation test (pure)
 - `gab.py`          `export-gab` subcommand: github-action-benchmark JSON

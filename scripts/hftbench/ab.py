@@ -29,12 +29,10 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import re
 import shlex
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -42,74 +40,22 @@ from pathlib import Path
 
 from . import config as config_mod
 from . import paths, profile, verdict_text, verdicts
+from .cell import link_clients
 from .compare import Comparison, compare_sides
 from .compare_gates import Gates, load_gates
 from .compare_sides import load_side
-from .errors import UsageError
+from .errors import UsageError, raise_interrupt
 from .fsio import write_atomic
 from .plan import Plan, make_plan
+from .rounds import AB_ROUNDS, Rounds, add_rounds_args, rounds_from_args
 from .run import run_plan
-from .runner import link_clients
 from .server import ServerError
-
-DEFAULT_BUILD = (
-    'cargo build --release --quiet -p hft-server && install -D -m 755 "$CARGO_TARGET_DIR/release/hft-server" '
-    "bin/hft-server"
-)
-
-
-def _git(repo: Path, *args: str) -> str:
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise UsageError(f"git {' '.join(args)} in {repo} failed: {proc.stderr.strip()}")
-    return proc.stdout.strip()
-
-
-def resolve(repo: Path, ref: str) -> str:
-    """The commit a ref names, or UsageError naming it."""
-    proc = subprocess.run(
-        ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        raise UsageError(f"{ref!r} is not a commit in {repo}; pass a branch, tag or sha (git fetch it first)")
-    return proc.stdout.strip()
+from .worktrees import DEFAULT_BUILD, build_server, remove_worktrees, resolve_commit
 
 
 def order(pair: int) -> tuple[str, str]:
     """Which side runs first in round pair `pair`: B,H then H,B then B,H …"""
     return ("base", "head") if pair % 2 == 0 else ("head", "base")
-
-
-def build_server(repo: Path, sha: str, side_dir: Path, build_cmd: str, target_dir: Path) -> float:
-    """Check `sha` out into side_dir/worktree, run build_cmd there, copy its bin/hft-server
-    into side_dir/bin. Returns the build's wall time (excluded from the measurement)."""
-    tree = side_dir / "worktree"
-    _git(repo, "worktree", "add", "--detach", "--force", str(tree), sha)
-    env = {**os.environ, "CARGO_TARGET_DIR": str(target_dir)}
-    started = time.perf_counter()
-    proc = subprocess.run(["bash", "-c", build_cmd], cwd=tree, env=env, capture_output=True, text=True)
-    took = time.perf_counter() - started
-    log = side_dir / "build.log"
-    log.write_text(proc.stdout + proc.stderr)
-    built = tree / "bin" / "hft-server"
-    if proc.returncode != 0 or not built.is_file():
-        why = f"exit {proc.returncode}" if proc.returncode else "it left no bin/hft-server"
-        raise UsageError(f"building {sha[:10]} failed ({why}); see {log}")
-    (side_dir / "bin").mkdir(exist_ok=True)
-    shutil.copy2(built, side_dir / "bin" / "hft-server")
-    return took
-
-
-def remove_worktrees(repo: Path, out: Path) -> None:
-    for side in ("base", "head"):
-        tree = out / side / "worktree"
-        if tree.exists():
-            subprocess.run(
-                ["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)], capture_output=True
-            )
-    subprocess.run(["git", "-C", str(repo), "worktree", "prune"], capture_output=True)
 
 
 def add_parser(subparsers) -> None:
@@ -132,18 +78,9 @@ def add_arguments(p) -> None:
     p.add_argument("--scenarios", help="comma-separated scenarios instead of the suite's")
     p.add_argument("--clients", help="comma-separated clients instead of the suite's")
     p.add_argument("--orders", type=int, help="override measured orders per cell")
-    p.add_argument(
-        "--repeats", type=int, default=16, help="rounds per side before the first verdict (default 16)"
+    add_rounds_args(
+        p, AB_ROUNDS, "no further pair once measuring would pass this many seconds, builds excluded"
     )
-    p.add_argument(
-        "--max-repeats", type=int, default=48, help="most rounds per side while inconclusive (default 48)"
-    )
-    p.add_argument("--step", type=int, default=16, help="rounds a side added per look (default 16)")
-    p.add_argument(
-        "--time-budget", type=float, default=270.0,
-        help="no further pair once measuring would pass this many seconds (default 270; builds excluded)",
-    )  # fmt: skip
-    p.add_argument("--gates", type=Path, help="gates file (default bench-config/gates.yaml)")
     p.add_argument("--out", type=Path, help="output folder (default results/ab_<UTC>)")
     p.add_argument("--repo", type=Path, help="repository holding the refs (default: this checkout)")
     p.add_argument(
@@ -180,10 +117,7 @@ class Job:
     label: dict[str, str | None]  # side -> branch or ref name shown in texts (None: the sha says it)
     flags: dict[str, list[str]]  # side -> hft-server flags
     build_cmd: str
-    repeats: int
-    max_repeats: int
-    step: int  # rounds a side added per look while inconclusive
-    time_budget: float
+    rounds: Rounds  # rounds a side, looks, time budget
     profile: bool | None = None  # True: always, False: never, None: on a regression
     builds: dict[str, float] = field(default_factory=dict)  # side -> build wall time (s)
     p50_us: dict[str, list[float]] = field(default_factory=dict)  # side -> each counted round's P50
@@ -202,16 +136,8 @@ def _label(ref: str, given: str | None) -> str | None:
     return None if SHA.match(ref) else ref
 
 
-def looks(repeats: int, max_repeats: int, step: int) -> int:
-    """How many verdicts ab may take: at `repeats`, then every `step` rounds up to the max."""
-    return 1 + -(-(max_repeats - repeats) // step)
-
-
 def make_job(args) -> Job:
-    if not 1 <= args.repeats <= args.max_repeats:
-        raise UsageError(f"need 1 <= --repeats ({args.repeats}) <= --max-repeats ({args.max_repeats})")
-    if args.step < 1:
-        raise UsageError(f"--step must be >= 1 (got {args.step})")
+    rounds = rounds_from_args(args)
     root = paths.repo_root()
     repo = (args.repo or root).resolve()
     cfg = config_mod.load(paths.config_file(root))
@@ -224,8 +150,8 @@ def make_job(args) -> Job:
         cfg,
         clients_bin,
         args.suite if not args.scenarios else None,
-        args.scenarios.split(",") if args.scenarios else None,
-        args.clients.split(",") if args.clients else None,
+        scenarios=args.scenarios.split(",") if args.scenarios else None,
+        clients=args.clients.split(",") if args.clients else None,
         overrides={"orders": args.orders},
         floor=False,
     )
@@ -239,17 +165,14 @@ def make_job(args) -> Job:
         root=root,
         out=out,
         cfg=cfg,
-        gates=load_gates(args.gates).for_looks(looks(args.repeats, args.max_repeats, args.step)),
+        gates=load_gates(args.gates).for_looks(rounds.looks),
         plan=plan,
         clients_bin=clients_bin,
-        sha={"base": resolve(repo, args.base), "head": resolve(repo, args.head)},
+        sha={"base": resolve_commit(repo, args.base), "head": resolve_commit(repo, args.head)},
         label={"base": _label(args.base, args.base_label), "head": _label(args.head, args.head_label)},
         flags=flags,
         build_cmd=args.build_cmd,
-        repeats=args.repeats,
-        max_repeats=args.max_repeats,
-        step=args.step,
-        time_budget=args.time_budget,
+        rounds=rounds,
         profile=getattr(args, "profile", None),
     )
 
@@ -257,18 +180,14 @@ def make_job(args) -> Job:
 def main(args) -> int:
     job = make_job(args)
     # SIGTERM (a cancelled CI job) must still remove the worktrees and keep the rounds.
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous = signal.signal(signal.SIGTERM, raise_interrupt)
     try:
         build(job)
         return measure(job, quiet=args.quiet)
     finally:
         signal.signal(signal.SIGTERM, previous)
         if not args.keep_worktrees:
-            remove_worktrees(job.repo, job.out)
-
-
-def _raise_interrupt(*_):
-    raise KeyboardInterrupt
+            remove_worktrees(job.repo, [job.out / side / "worktree" for side in ("base", "head")])
 
 
 def say(msg: str) -> None:
@@ -300,8 +219,16 @@ def run_round(job: Job, side: str, pair: int) -> None:
     run_dir.mkdir(parents=True)
     tree = job.worktree(side)
     try:
-        run = run_plan(job.plan, job.side_bin(side), run_dir, job.cfg.targets, job.flags[side], quiet=True,
-                       root=tree if tree.exists() else job.root, branch=job.label[side])  # fmt: skip
+        run = run_plan(
+            job.plan,
+            job.side_bin(side),
+            run_dir,
+            targets=job.cfg.targets,
+            server_flags=job.flags[side],
+            quiet=True,
+            root=tree if tree.exists() else job.root,
+            branch=job.label[side],
+        )
     except ServerError as exc:
         raise UsageError(f"{side} server: {exc}") from exc
     say(f"round {pair + 1} {side}: {len(run.cells) - len(run.failed)}/{len(run.cells)} cells ok")
@@ -318,21 +245,23 @@ def measure(job: Job, quiet: bool = False) -> int:
     """Interleaved rounds until conclusive (or out of rounds / time); write the verdict."""
     started = time.perf_counter()
     pair, comparison, partial = 0, None, False
-    next_look = job.repeats
+    rounds = job.rounds
+    next_look = rounds.repeats
     try:
         while True:
             for side in order(pair):
                 run_round(job, side, pair)
             pair += 1
-            if pair == min(next_look, job.max_repeats):
+            if pair == min(next_look, rounds.max_repeats):
                 comparison = compare_job(job)
-                if not comparison.needs_more_repeats() or pair >= job.max_repeats:
+                if not comparison.needs_more_repeats() or pair >= rounds.max_repeats:
                     break
                 # The next look costs what the rounds so far cost per round.
-                next_look = min(pair + job.step, job.max_repeats)
+                next_look = min(pair + rounds.step, rounds.max_repeats)
                 elapsed = time.perf_counter() - started
-                if elapsed * next_look / pair > job.time_budget:
-                    say(f"inconclusive after {pair} rounds a side; time budget {job.time_budget:.0f} s spent")
+                if elapsed * next_look / pair > rounds.time_budget_s:
+                    budget = f"time budget {rounds.time_budget_s:.0f} s spent"
+                    say(f"inconclusive after {pair} rounds a side; {budget}")
                     break
                 say(f"inconclusive after {pair} rounds a side; measuring up to {next_look}")
     except KeyboardInterrupt:

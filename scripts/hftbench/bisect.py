@@ -5,7 +5,7 @@
    (ab's build), so a commit costs an incremental build of hft-server.
 2. A step measures the middle candidate interleaved with both ends (rounds of good,
    candidate, bad in rotating order, a fresh server each) and compares it, with ab's
-   statistics, against good and against bad on one series × metric; bisect_steps.decide
+   statistics, against good and against bad on one series × metric; bisect_steps.side_of
    says which side it falls on. An undecided step gets `--step` more rounds a side, up to
    `--max-repeats` (each look a test: Gates.for_looks); still undecided, the answer is
    "between A and B" with the reason, never a guessed commit.
@@ -26,7 +26,6 @@ import argparse
 import json
 import shlex
 import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -36,20 +35,23 @@ from typing import Any
 from . import bisect_steps as bs
 from . import config as config_mod
 from . import metrics, paths, verdicts
-from .ab import DEFAULT_BUILD, _git, build_server, resolve
+from .cell import link_clients
 from .compare import compare_sides
 from .compare_gates import Gates, load_gates
 from .compare_sides import load_side
-from .errors import UsageError
+from .errors import UsageError, raise_interrupt
 from .fsio import write_atomic
 from .plan import Plan, make_plan
+from .rounds import AB_ROUNDS, Rounds, add_rounds_args, rounds_from_args
 from .run import run_plan
-from .runner import link_clients
 from .server import ServerError
+from .worktrees import DEFAULT_BUILD, build_server, git_output, remove_worktrees, resolve_commit
 
 SIDES = ("good", "cand", "bad")
 # Six orders of three sides, cycled: each side takes each position equally often.
 ORDERS = [(0, 1, 2), (2, 1, 0), (1, 2, 0), (0, 2, 1), (2, 0, 1), (1, 0, 2)]
+# A step takes ab's looks; the time budget is the whole bisect's, builds included.
+BISECT_ROUNDS = replace(AB_ROUNDS, time_budget_s=3600.0)
 
 
 def add_parser(subparsers) -> None:
@@ -71,16 +73,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--series", help="scenario/client to judge (default latency-1c/hft)")
     p.add_argument("--metric", help="gates.yaml metric to judge (default p99_us)")
     p.add_argument("--orders", type=int, help="override measured orders per round")
-    p.add_argument("--repeats", type=int, default=16, help="rounds a side before a step's first look (16)")
-    p.add_argument("--max-repeats", type=int, default=48, help="most rounds a side in one step (48)")
-    p.add_argument("--step", type=int, default=16, help="rounds a side added per look (16)")
-    p.add_argument(
-        "--time-budget",
-        type=float,
-        default=3600.0,
-        help="seconds for the whole bisect, builds included (default 3600)",
-    )
-    p.add_argument("--gates", type=Path, help="gates file (default bench-config/gates.yaml)")
+
+    add_rounds_args(p, BISECT_ROUNDS, "seconds for the whole bisect, builds included")
     p.add_argument("--out", type=Path, help="output folder (default results/bisect_<UTC>)")
     p.add_argument("--repo", type=Path, help="repository holding the commits (default: this checkout)")
     p.add_argument("--clients-bin", type=Path, help="client binaries (default: this checkout's bin/)")
@@ -106,10 +100,7 @@ class Bisect:
     clients_bin: Path
     build_cmd: str
     server_flags: list[str]
-    repeats: int
-    max_repeats: int
-    step: int
-    budget_s: float
+    rounds: Rounds  # a step's rounds and looks; its time budget is the whole bisect's
     started: float = field(default_factory=time.perf_counter)
     built: dict[str, Path] = field(default_factory=dict)  # sha -> folder whose bin/ holds its server
     steps: list[dict[str, Any]] = field(default_factory=list)
@@ -138,10 +129,7 @@ def make_bisect(args) -> Bisect:
         _from_verdict(args)
     if not args.good or not args.bad:
         raise UsageError("pass --good SHA and --bad SHA (or --from-verdict VERDICT with a base and a head)")
-    if not 2 <= args.repeats <= args.max_repeats or args.step < 1:
-        raise UsageError(
-            f"need 2 <= --repeats ({args.repeats}) <= --max-repeats ({args.max_repeats}) and --step >= 1"
-        )
+    rounds = rounds_from_args(args, min_repeats=2)
     series, metric = args.series or "latency-1c/hft", args.metric or metrics.P99.name
     if series.count("/") != 1:
         raise UsageError(f"--series {series!r}: expected scenario/client, e.g. latency-1c/hft")
@@ -155,42 +143,44 @@ def make_bisect(args) -> Bisect:
         raise UsageError(
             f"--metric {metric!r} is not in {gates.source}; one of {', '.join(m.name for m in gates.metrics)}"
         ) from None
-    looks = 1 + -(-(args.max_repeats - args.repeats) // args.step)
-    gates = replace(gates, metrics=[replace(gate, gated=True)], series=(series,)).for_looks(looks)
+    gates = replace(gates, metrics=[replace(gate, gated=True)], series=(series,)).for_looks(rounds.looks)
     scenario, client = series.split("/")
     clients_bin = (args.clients_bin or paths.bin_dir(root)).resolve()
     plan = make_plan(
-        cfg, clients_bin, None, [scenario], [client], overrides={"orders": args.orders}, floor=False
+        cfg,
+        clients_bin,
+        None,
+        scenarios=[scenario],
+        clients=[client],
+        overrides={"orders": args.orders},
+        floor=False,
     )
     plan.suite, plan.colocate = args.suite, cfg.suite(args.suite).colocate
-    good, bad = resolve(repo, args.good), resolve(repo, args.bad)
-    shas = _git(repo, "rev-list", "--first-parent", "--reverse", f"{good}..{bad}").split()
+    good, bad = resolve_commit(repo, args.good), resolve_commit(repo, args.bad)
+    shas = git_output(repo, "rev-list", "--first-parent", "--reverse", f"{good}..{bad}").split()
     if not shas or shas[-1] != bad:
         raise UsageError(
             f"{args.bad} is not a descendant of {args.good} on its first-parent line; pass an older --good"
         )
-    commits = [bs.Commit(s, _git(repo, "log", "-1", "--format=%s", s)) for s in [good, *shas]]
+    commits = [bs.Commit(s, git_output(repo, "log", "-1", "--format=%s", s)) for s in [good, *shas]]
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     out = (args.out or paths.results_dir(root) / f"bisect_{stamp}").resolve()
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"--out {out} exists and is not empty; pass a new folder")
     return Bisect(
-        repo,
-        root,
-        out,
-        cfg,
-        plan,
-        gates,
-        metric,
-        series,
-        commits,
-        clients_bin,
-        args.build_cmd,
-        shlex.split(args.server_flags),
-        args.repeats,
-        args.max_repeats,
-        args.step,
-        args.time_budget,
+        repo=repo,
+        root=root,
+        out=out,
+        cfg=cfg,
+        plan=plan,
+        gates=gates,
+        metric=metric,
+        series=series,
+        commits=commits,
+        clients_bin=clients_bin,
+        build_cmd=args.build_cmd,
+        server_flags=shlex.split(args.server_flags),
+        rounds=rounds,
     )
 
 
@@ -218,8 +208,8 @@ def run_round(b: Bisect, step_dir: Path, side: str, commit: bs.Commit, n: int) -
             b.plan,
             built(b, commit) / "bin",
             run_dir,
-            b.cfg.targets,
-            b.server_flags,
+            targets=b.cfg.targets,
+            server_flags=b.server_flags,
             quiet=True,
             root=tree if tree.exists() else b.root,
         )
@@ -248,7 +238,7 @@ def measure_step(b: Bisect, index: int, lo: int, hi: int) -> dict[str, Any]:
     ends = (b.commits[0], commit, b.commits[-1])
     for c in ends:
         built(b, c)
-    t0, rounds, look = time.perf_counter(), 0, b.repeats
+    t0, rounds, look = time.perf_counter(), 0, b.rounds.repeats
     record: dict[str, Any] = {
         "commit": commit.sha,
         "subject": commit.subject,
@@ -264,7 +254,7 @@ def measure_step(b: Bisect, index: int, lo: int, hi: int) -> dict[str, Any]:
         vs_good = _metric(b, step_dir / "good", step_dir / "cand")
         vs_bad = _metric(b, step_dir / "cand", step_dir / "bad")
         ends_cmp = _metric(b, step_dir / "good", step_dir / "bad")
-        decision = bs.decide(vs_good["verdict"], vs_bad["verdict"])
+        decision = bs.side_of(vs_good["verdict"], vs_bad["verdict"])
         record.update(
             rounds=rounds,
             vs_good=vs_good,
@@ -273,11 +263,11 @@ def measure_step(b: Bisect, index: int, lo: int, hi: int) -> dict[str, Any]:
             decision=decision,
             seconds=round(time.perf_counter() - t0, 1),
         )
-        if decision != bs.UNDECIDED or rounds >= b.max_repeats:
+        if decision != bs.UNDECIDED or rounds >= b.rounds.max_repeats:
             break
-        nxt = min(rounds + b.step, b.max_repeats)
+        nxt = min(rounds + b.rounds.step, b.rounds.max_repeats)
         per_round = (time.perf_counter() - t0) / rounds
-        if b.elapsed() + per_round * (nxt - rounds) > b.budget_s:
+        if b.elapsed() + per_round * (nxt - rounds) > b.rounds.time_budget_s:
             record["stopped"] = "time budget"
             break
         say(f"{commit.sha[:10]} undecided after {rounds} rounds a side; measuring up to {nxt}")
@@ -295,8 +285,8 @@ def run_bisect(b: Bisect, quiet: bool) -> dict[str, Any]:
     save(b, lo, hi, "bisecting: no step finished yet")
     try:
         while (mid := bs.midpoint(lo, hi)) is not None:
-            if b.steps and b.elapsed() + b.steps[-1]["seconds"] > b.budget_s:
-                reason = f"time budget of {b.budget_s:.0f} s spent after {len(b.steps)} steps"
+            if b.steps and b.elapsed() + b.steps[-1]["seconds"] > b.rounds.time_budget_s:
+                reason = f"time budget of {b.rounds.time_budget_s:.0f} s spent after {len(b.steps)} steps"
                 break
             step = measure_step(b, mid, lo, hi)
             b.steps.append(step)
@@ -329,7 +319,7 @@ def _narrow(step: dict[str, Any], mid: int, lo: int, hi: int) -> tuple[int, int]
 
 
 def save(b: Bisect, lo: int, hi: int, reason: str | None) -> dict[str, Any]:
-    doc = bs.result(b.commits, lo, hi, b.steps, reason, b.series, b.metric)
+    doc = bs.result(b.commits, lo, hi, b.steps, reason=reason, series=b.series, metric=b.metric)
     write_atomic(b.out / "bisect.json", json.dumps(doc, indent=2) + "\n")
     return doc
 
@@ -351,20 +341,6 @@ def _note(bar, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
 
-def remove_worktrees(b: Bisect) -> None:
-    for folder in b.built.values():
-        if (folder / "worktree").exists():
-            subprocess.run(
-                ["git", "-C", str(b.repo), "worktree", "remove", "--force", str(folder / "worktree")],
-                capture_output=True,
-            )
-    subprocess.run(["git", "-C", str(b.repo), "worktree", "prune"], capture_output=True)
-
-
-def _raise_interrupt(*_):
-    raise KeyboardInterrupt
-
-
 def main(args) -> int:
     b = make_bisect(args)
     b.out.mkdir(parents=True, exist_ok=True)
@@ -372,7 +348,7 @@ def main(args) -> int:
         f"{len(b.commits) - 1} commits after {b.commits[0].sha[:10]}; judging {b.series} {b.metric}; "
         f"at most {bs.steps_left(0, len(b.commits) - 1)} steps"
     )
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous = signal.signal(signal.SIGTERM, raise_interrupt)
     code = 130
     try:
         doc = run_bisect(b, args.quiet)
@@ -382,7 +358,7 @@ def main(args) -> int:
         say(f"interrupted: the {len(b.steps)} steps done are in {b.out / 'bisect.json'}")
     finally:
         signal.signal(signal.SIGTERM, previous)
-        remove_worktrees(b)
+        remove_worktrees(b.repo, [folder / "worktree" for folder in b.built.values()])
     from .verdict_extras import bisect_lines
 
     print("\n".join(bisect_lines(doc)))

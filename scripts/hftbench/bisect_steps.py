@@ -41,7 +41,7 @@ class Commit:
         return {"sha": self.sha, "subject": self.subject}
 
 
-def decide(vs_good: str, vs_bad: str) -> str:
+def side_of(vs_good: str, vs_bad: str) -> str:
     """The side a candidate falls on, from its two verdicts (verdicts.* names)."""
     if vs_good == verdicts.REGRESSION:
         return BAD
@@ -96,6 +96,7 @@ def result(
     lo: int,
     hi: int,
     steps: list[dict[str, Any]],
+    *,
     reason: str | None,
     series: str,
     metric: str,

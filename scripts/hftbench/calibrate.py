@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import config as config_mod
-from . import metrics, paths, stats
+from . import metrics, paths
 from .compare import Comparison, compare_sides
 from .compare_gates import Gates, load_gates
 from .compare_sides import load_runs, side_from_runs
@@ -37,7 +37,9 @@ from .errors import UsageError
 from .fsio import write_atomic
 from .plan import make_plan
 from .results import Run
+from .rounds import add_looks_arg
 from .run import run_plan
+from .verdicts import NO_CHANGE, REGRESSION
 
 KINDS = ("aa", "slow", "stall")
 SHOWN = tuple(m.name for m in (metrics.P50, metrics.P99, metrics.P999))  # the effects calibrate reports
@@ -60,7 +62,7 @@ def measure(out: Path, counts: dict[str, int], args) -> None:
     bins = paths.bin_dir(root)
     scenarios = args.scenarios.split(",") if args.scenarios else None
     clients = args.clients.split(",") if args.clients else None
-    plan = make_plan(cfg, bins, None if scenarios else args.suite, scenarios, clients,
+    plan = make_plan(cfg, bins, None if scenarios else args.suite, scenarios=scenarios, clients=clients,
                      overrides={"orders": args.orders}, floor=False)  # fmt: skip
     plan.suite = args.suite
     plan.colocate = cfg.suite(args.suite).colocate
@@ -71,7 +73,9 @@ def measure(out: Path, counts: dict[str, int], args) -> None:
                 continue
             run_dir = out / kind / f"run_{i + 1:03d}"
             run_dir.mkdir(parents=True)
-            run = run_plan(plan, bins, run_dir, cfg.targets, flags[kind], quiet=True, root=root)
+            run = run_plan(
+                plan, bins, run_dir, targets=cfg.targets, server_flags=flags[kind], quiet=True, root=root
+            )
             print(f"calibrate: {kind} run {i + 1}: {len(run.cells) - len(run.failed)}/{len(run.cells)} ok",
                   file=sys.stderr, flush=True)  # fmt: skip
 
@@ -97,8 +101,8 @@ def _count(t: dict[str, Any], c: Comparison) -> None:
     for name in t["regression"]:
         rows = [r for r in gated if r.metric == name]
         t["tested"][name] += bool(rows)
-        t["regression"][name] += any(r.verdict == stats.REGRESSION for r in rows)
-        t["no_change"][name] += bool(rows) and all(r.verdict == stats.NO_CHANGE for r in rows)
+        t["regression"][name] += any(r.verdict == REGRESSION for r in rows)
+        t["no_change"][name] += bool(rows) and all(r.verdict == NO_CHANGE for r in rows)
     for r in gated:
         if r.mde is not None and np.isfinite(r.mde):
             t["mde"].setdefault(f"{r.series} {r.metric}", []).append(r.mde)
@@ -177,7 +181,7 @@ def render(doc: dict[str, Any]) -> str:
     ]
     for kind, tally in t.items():
         n = tally["comparisons"]
-        cells = [_pct(tally["flagged"], n), _pct(tally["statuses"].get(stats.NO_CHANGE, 0), n)]
+        cells = [_pct(tally["flagged"], n), _pct(tally["statuses"].get(NO_CHANGE, 0), n)]
         cells += [_pct(tally["regression"][m], n) for m in metrics]
         cells += [_pct(tally["no_change"][m], n) for m in metrics]
         lines.append(f"| {TITLE[kind]} | " + " | ".join(cells) + " |")
@@ -218,13 +222,7 @@ def add_parser(subparsers) -> None:
         "--comparisons", type=int, default=200, help="random comparisons of each kind (default 200)"
     )
     p.add_argument("--k", type=int, default=32, help="runs per side in a comparison (default 32)")
-    p.add_argument(
-        "--looks",
-        type=int,
-        default=3,
-        help="verdicts taken at this many looks, as ab does (16, 32, 48 rounds: 3; the default)",
-    )
-    p.add_argument("--gates", type=Path, help="gates file (default bench-config/gates.yaml)")
+    add_looks_arg(p)
     p.add_argument("--bootstrap", type=int, default=500, help="bootstrap replicates (default 500)")
     p.add_argument("--permutations", type=int, default=1000, help="permutation splits (default 1000)")
     p.add_argument(

@@ -4,7 +4,7 @@ BASE and HEAD are run folders, folders of run folders, or (BASE only) a history 
 For each scenario × client present on both sides and each metric of gates.yaml:
 ratio head/base of the pooled histograms, expanded bootstrap interval over runs,
 permutation p over runs (Holm-corrected over the gated family), the minimum detectable
-effect at this noise, verdict (stats.classify). Exit 1 when a gated metric regressed, else 0.
+effect at this noise, verdict (verdict_rules.classify). Exit 1 when a gated metric regressed, else 0.
 Why these statistics: stats.py.
 """
 
@@ -23,6 +23,8 @@ from .compare_gates import Gates, MetricGate, load_gates
 from .compare_sides import SeriesKey, Side, is_store, load_side
 from .fsio import write_atomic
 from .series import Repeat, Series
+from .verdict_rules import RegressionCheck, classify, detectable_effect, rounds_to_settle
+from .verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION
 
 VERDICT_SCHEMA_VERSION = 1
 
@@ -37,7 +39,7 @@ class MetricResult:
     head_runs: int
     min_samples: int  # fewest samples in one run, both sides
     threshold: float | None = None  # gates.yaml's smallest effect that matters, for the text
-    verdict: str = stats.INCONCLUSIVE  # REGRESSION | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | NOT_GATED
+    verdict: str = INCONCLUSIVE  # REGRESSION | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | NOT_GATED
     ratio: float | None = None  # head / base (errors: head rate / base rate, None when base is 0)
     ci: tuple[float, float] | None = None  # bootstrap interval of the ratio (None: not computed)
     p_value: float | None = None  # permutation test over runs, two-sided, uncorrected
@@ -68,31 +70,37 @@ class Comparison:
     def status(self) -> str:
         """regression > inconclusive > improvement > no_change, over the gated metrics and drifts."""
         verdicts = {r.verdict for r in [*self.results, *self.drift] if r.gated}
-        for status in (stats.REGRESSION, stats.INCONCLUSIVE, stats.IMPROVEMENT):
+        for status in (REGRESSION, INCONCLUSIVE, IMPROVEMENT):
             if status in verdicts:
                 return status
-        return stats.NO_CHANGE
+        return NO_CHANGE
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.status == stats.REGRESSION else 0
+        return 1 if self.status == REGRESSION else 0
 
-    def checks(self) -> list[stats.RegressionCheck]:
+    def checks(self) -> list[RegressionCheck]:
         return [
-            stats.RegressionCheck(
-                r.series,
-                r.metric,
-                r.ratio,
-                r.ci,
-                r.p_adjusted,
-                self.gates.metric(r.metric).threshold,
-                r.verdict,
+            RegressionCheck(
+                series=r.series,
+                metric=r.metric,
+                ratio=r.ratio,
+                interval=r.ci,
+                p_adjusted=r.p_adjusted,
+                threshold=self.gates.metric(r.metric).threshold,
+                verdict=r.verdict,
             )
             for r in self.results
             if r.gated and r.ratio is not None and r.ci is not None and r.p_adjusted is not None
         ] + [
-            stats.RegressionCheck(
-                r.series, f"{r.metric} drift", r.ratio, r.ci, r.p_adjusted, r.threshold, r.verdict
+            RegressionCheck(
+                series=r.series,
+                metric=f"{r.metric} drift",
+                ratio=r.ratio,
+                interval=r.ci,
+                p_adjusted=r.p_adjusted,
+                threshold=r.threshold,
+                verdict=r.verdict,
             )
             for r in self.drift
             if r.gated and r.ratio is not None and r.ci is not None and r.p_adjusted is not None
@@ -103,7 +111,7 @@ class Comparison:
         return [msg for msg in (check.fails() for check in self.checks()) if msg]
 
     def needs_more_repeats(self) -> bool:
-        return any(r.gated and r.verdict == stats.INCONCLUSIVE for r in self.results)
+        return any(r.gated and r.verdict == INCONCLUSIVE for r in self.results)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -125,7 +133,7 @@ class Comparison:
                     "verdict": r.verdict,
                 }
                 for r in self.results
-                if r.gated and r.verdict in (stats.REGRESSION, stats.IMPROVEMENT)
+                if r.gated and r.verdict in (REGRESSION, IMPROVEMENT)
             ]
             + [
                 {
@@ -136,7 +144,7 @@ class Comparison:
                     "verdict": r.verdict,
                 }
                 for r in self.drift
-                if r.gated and r.verdict == stats.REGRESSION
+                if r.gated and r.verdict == REGRESSION
             ],
             "results": [asdict(r) for r in self.results],
             "drift": [asdict(r) for r in self.drift],
@@ -179,8 +187,18 @@ def _enough_splits(gates: Gates, gated_series: int) -> Gates:
 
 
 def _missing(key: SeriesKey, m: MetricGate, only: str, b: list[Repeat], h: list[Repeat]) -> MetricResult:
+    scenario, client = key
     return MetricResult(
-        *key, m.name, False, len(b), len(h), 0, m.threshold, verdict=stats.NOT_GATED, reason=f"only in {only}"
+        scenario=scenario,
+        client=client,
+        metric=m.name,
+        gated=False,
+        base_runs=len(b),
+        head_runs=len(h),
+        min_samples=0,
+        threshold=m.threshold,
+        verdict=NOT_GATED,
+        reason=f"only in {only}",
     )
 
 
@@ -195,10 +213,19 @@ def _series(
     for m in gates.metrics:
         # Errors count every measured order; latency metrics only the successful ones.
         n = min(r.ok + r.errors if m.kind == "errors" else r.ok for r in (*b, *h))
-        res = MetricResult(*key, m.name, m.gated and gated_series, len(b), len(h), n, m.threshold)
+        res = MetricResult(
+            scenario=key[0],
+            client=key[1],
+            metric=m.name,
+            gated=m.gated and gated_series,
+            base_runs=len(b),
+            head_runs=len(h),
+            min_samples=n,
+            threshold=m.threshold,
+        )
         enough = n >= m.min_samples
         if m.kind == "quantile":
-            spread = _quantile(res, m, g, sides, gates, rng, test=enough)
+            spread = _quantile(res, m, g, sides, gates=gates, rng=rng, test=enough)
         elif m.kind == "throughput":
             spread = _throughput(res, *sides, gates, rng)
         else:
@@ -206,9 +233,9 @@ def _series(
             _errors(res, b, h)
         if spread is not None:
             noise[id(res)] = spread
-        if res.verdict != stats.NOT_GATED and not enough:
-            res.verdict, res.reason = stats.NOT_GATED, f"n too small: {n} samples in a run < {m.min_samples}"
-        if res.verdict == stats.NOT_GATED:
+        if res.verdict != NOT_GATED and not enough:
+            res.verdict, res.reason = NOT_GATED, f"n too small: {n} samples in a run < {m.min_samples}"
+        if res.verdict == NOT_GATED:
             res.gated = False
         if m.gated and not gated_series and res.reason is None:
             res.reason = "reported only: the scenario measures the host, not the server (gates.yaml series)"
@@ -221,6 +248,7 @@ def _quantile(
     m: MetricGate,
     g: stats.Grid | None,
     sides: tuple[Series, Series],
+    *,
     gates: Gates,
     rng,
     test: bool,
@@ -229,7 +257,7 @@ def _quantile(
     per-run counts) only when `test`. Returns the noise for the MDE: (bootstrap sd of log
     ratio, the test's smallest p)."""
     if g is None:
-        res.verdict, res.reason = stats.NOT_GATED, "a run recorded no latency (every order failed)"
+        res.verdict, res.reason = NOT_GATED, "a run recorded no latency (every order failed)"
         return None
     qb, qh = (s.quantile_us(m.quantile) for s in sides)
     res.base_value, res.head_value, res.ratio = qb, qh, qh / qb
@@ -271,7 +299,7 @@ def _correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple[f
     The error rate is a correctness check, not a noisy measurement, so it is tested on its
     own (uncorrected): a head that fails orders in every run must not hide behind the family.
     """
-    testable = [r for r in results if r.p_value is not None and r.verdict != stats.NOT_GATED]
+    testable = [r for r in results if r.p_value is not None and r.verdict != NOT_GATED]
     errors = [r for r in testable if r.metric == "errors"]
     families = [[r for r in testable if r.metric != "errors" and r.gated == g] for g in (True, False)]
     for family in families:
@@ -280,7 +308,7 @@ def _correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple[f
             if id(r) in noise:
                 sd, smallest_p = noise[id(r)]
                 level = gates.metric(r.metric).alpha / len(family)
-                r.mde = stats.detectable_effect(sd, level, smallest_p=smallest_p)
+                r.mde = detectable_effect(sd, level, smallest_p=smallest_p)
     for r in errors:
         r.p_adjusted = r.p_value
     for r in testable:
@@ -290,25 +318,23 @@ def _correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple[f
 
 def _verdict(r: MetricResult, m: MetricGate) -> tuple[str, str | None]:
     if min(r.base_runs, r.head_runs) < m.min_repeats:
-        return stats.INCONCLUSIVE, f"{min(r.base_runs, r.head_runs)} repeats < min_repeats {m.min_repeats}"
+        return INCONCLUSIVE, f"{min(r.base_runs, r.head_runs)} repeats < min_repeats {m.min_repeats}"
     if m.kind == "errors":
         diff = r.head_value - r.base_value
         if r.p_adjusted < m.alpha and abs(diff) >= m.threshold:
-            return (stats.REGRESSION if diff > 0 else stats.IMPROVEMENT), None
+            return (REGRESSION if diff > 0 else IMPROVEMENT), None
         if abs(diff) < m.threshold:
-            return stats.NO_CHANGE, None
-        return stats.INCONCLUSIVE, "error rates differ but not significantly"
+            return NO_CHANGE, None
+        return INCONCLUSIVE, "error rates differ but not significantly"
     if r.ratio is None or r.ci is None:
-        return stats.INCONCLUSIVE, "base value is zero"
-    verdict = stats.classify(
+        return INCONCLUSIVE, "base value is zero"
+    verdict = classify(
         r.ratio, r.ci, r.p_adjusted, threshold=m.threshold, alpha=m.alpha, lower_is_better=m.lower_is_better
     )
-    if verdict != stats.INCONCLUSIVE:
+    if verdict != INCONCLUSIVE:
         return verdict, None
     runs = min(r.base_runs, r.head_runs)
-    r.settle_runs = stats.rounds_to_settle(
-        r.ratio, r.ci, m.threshold, runs, lower_is_better=m.lower_is_better
-    )
+    r.settle_runs = rounds_to_settle(r.ratio, r.ci, m.threshold, runs, lower_is_better=m.lower_is_better)
     if r.settle_runs is None:
         return verdict, "the ratio sits on the threshold: no number of runs can settle it"
     band = f"{100 * (1 / m.threshold - 1):+.1f}% … {100 * (m.threshold - 1):+.1f}%"

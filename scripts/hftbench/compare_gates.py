@@ -128,13 +128,13 @@ def parse_gates(doc: Any, source: str) -> Gates:
             f"(got {drift_metric!r}); e.g. p99_us"
         )
     return Gates(
-        metrics,
-        confidence,
-        boot,
-        seed,
-        source,
-        perms,
-        tuple(series) if series else None,
+        metrics=metrics,
+        confidence=confidence,
+        bootstrap=boot,
+        seed=seed,
+        source=source,
+        permutations=perms,
+        series=tuple(series) if series else None,
         drift_metric=drift_metric,
     )
 
@@ -166,7 +166,16 @@ def _metric(name: str, spec: Any, source: str) -> MetricGate:
     min_repeats = int(_number(spec, "min_repeats", where, 3))
     if min_repeats < 2:
         raise UsageError(f"{where}.min_repeats must be >= 2 (got {min_repeats}): one run has no spread")
-    return MetricGate(name, kind, quantile, threshold, alpha, gated, min_samples, min_repeats)
+    return MetricGate(
+        name=name,
+        kind=kind,
+        quantile=quantile,
+        threshold=threshold,
+        alpha=alpha,
+        gated=gated,
+        min_samples=min_samples,
+        min_repeats=min_repeats,
+    )
 
 
 def _number(doc: dict, key: str, where: str, default: float | None = None) -> float:

@@ -37,6 +37,8 @@ from scipy import stats as sps
 
 from . import metrics, samples, stats
 from .compare_gates import MetricGate
+from .verdict_rules import classify, detectable_effect
+from .verdicts import INCONCLUSIVE, NOT_GATED
 
 if TYPE_CHECKING:
     from .compare_gates import Gates
@@ -148,9 +150,7 @@ class DriftResult:
     last_intervals: int
     min_samples: int  # fewest samples in one of those intervals
     threshold: float | None = None
-    verdict: str = (
-        stats.NOT_GATED
-    )  # REGRESSION (drifted) | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | NOT_GATED
+    verdict: str = NOT_GATED  # REGRESSION (drifted) | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | NOT_GATED
     ratio: float | None = None  # last tenth / first tenth
     ci: tuple[float, float] | None = None
     p_value: float | None = None
@@ -197,7 +197,15 @@ def drift_test(
     perm = stats.permutation_quantile_test(g, quantile, n_perm=n_perm, rng=rng)
     reps = stats.bootstrap_ratio_replicates(g, quantile, n_boot=n_boot, rng=rng)
     ci = stats.ratio_interval(reps, confidence, min(len(first), len(last)))
-    return DriftTest(qh / qb, ci, perm.p_value, qb / 1000.0, qh / 1000.0, stats.log_sd(reps), perm.smallest_p)
+    return DriftTest(
+        ratio=qh / qb,
+        ci=ci,
+        p_value=perm.p_value,
+        first_value_us=qb / 1000.0,
+        last_value_us=qh / 1000.0,
+        noise_log_sd=stats.log_sd(reps),
+        smallest_p=perm.smallest_p,
+    )
 
 
 def drift_result(
@@ -213,7 +221,7 @@ def drift_result(
     rng: np.random.Generator,
 ) -> tuple[DriftResult, tuple[float, float] | None]:
     """Test one soak series (each repeat's tenths pooled). Returns the result, its verdict
-    left to `decide`, and the noise for the MDE (bootstrap sd of log ratio, smallest p)."""
+    left to `assign_verdicts`, and the noise for the MDE (bootstrap sd of log ratio, smallest p)."""
     first: list[Interval] = []
     last: list[Interval] = []
     for intervals in intervals_per_run:
@@ -221,7 +229,16 @@ def drift_result(
         first += f
         last += la
     fewest = min((i.count for i in [*first, *last]), default=0)
-    res = DriftResult(scenario, client, m.name, gated, len(first), len(last), fewest, m.threshold)
+    res = DriftResult(
+        scenario=scenario,
+        client=client,
+        metric=m.name,
+        gated=gated,
+        first_intervals=len(first),
+        last_intervals=len(last),
+        min_samples=fewest,
+        threshold=m.threshold,
+    )
     if not first or not last or fewest == 0:
         res.gated, res.reason = (
             False,
@@ -240,23 +257,23 @@ def drift_result(
     return res, (t.noise_log_sd, t.smallest_p)
 
 
-def decide(results: Sequence[tuple[DriftResult, tuple[float, float] | None]], m: MetricGate) -> None:
+def assign_verdicts(results: Sequence[tuple[DriftResult, tuple[float, float] | None]], m: MetricGate) -> None:
     """Holm over the tested soak series, the MDE at Holm's first level, then each verdict."""
     tested = [(r, noise) for r, noise in results if r.p_value is not None and noise is not None]
     adjusted = stats.holm([r.p_value for r, _ in tested])
     for (r, (sd, smallest_p)), adj in zip(tested, adjusted, strict=True):
         r.p_adjusted = adj
-        r.mde = stats.detectable_effect(sd, m.alpha / len(tested), smallest_p=smallest_p)
+        r.mde = detectable_effect(sd, m.alpha / len(tested), smallest_p=smallest_p)
         fewest = min(r.first_intervals, r.last_intervals)
         if fewest < m.min_repeats:
-            r.verdict = stats.INCONCLUSIVE
+            r.verdict = INCONCLUSIVE
             r.reason = (
                 f"{fewest} intervals in a tenth < min_repeats {m.min_repeats} "
                 "(shorter intervals or a longer soak)"
             )
             continue
-        r.verdict = stats.classify(r.ratio, r.ci, adj, threshold=m.threshold, alpha=m.alpha)
-        if r.verdict == stats.INCONCLUSIVE:
+        r.verdict = classify(r.ratio, r.ci, adj, threshold=m.threshold, alpha=m.alpha)
+        if r.verdict == INCONCLUSIVE:
             band = f"{100 * (1 / m.threshold - 1):+.1f}% … {100 * (m.threshold - 1):+.1f}%"
             r.reason = (
                 f"the interval is not inside {band}: a longer soak (more intervals a tenth) would settle it"
@@ -298,8 +315,8 @@ def rss_growth_mib_per_h(t_s: Sequence[float], rss_kib: Sequence[float]) -> Grow
 def soak_drift(head: Side, gates: Gates) -> list[DriftResult]:
     """The drift of every head series whose .hlog is cut into intervals (a soak), its
     repeats' tenths pooled; Holm over those series; RSS growth from its last repeat."""
+    from .cell import server_samples_path
     from .proc_sampler import read_csv
-    from .runner import server_samples_path
 
     soaks = {}
     for i, (key, repeats) in enumerate(head.series.items()):
@@ -327,5 +344,5 @@ def soak_drift(head: Side, gates: Gates) -> list[DriftResult]:
             if growth is not None:
                 res.rss_growth_mib_per_h, res.rss_growth_ci = growth.per_hour, (growth.low, growth.high)
         tested.append((res, noise))
-    decide(tested, m)
+    assign_verdicts(tested, m)
     return [r for r, _ in tested]

@@ -6,3 +6,8 @@ class UsageError(Exception):
 
     The message names the input and the fix; the CLI prints it as is.
     """
+
+
+def raise_interrupt(*_) -> None:
+    """A SIGTERM handler: a cancelled CI job unwinds like Ctrl-C (results kept, cleanup run)."""
+    raise KeyboardInterrupt

@@ -10,8 +10,9 @@ import os
 from typing import Any
 
 import numpy as np
+from hdrh.histogram import HdrHistogram
 
-from . import metrics, results
+from . import metrics, results, stats
 from .fingerprint import runner_id
 from .series import Series
 
@@ -26,8 +27,6 @@ def run_entry(run: results.Run | list[results.Run], verdict: dict[str, Any] | No
     same expanded bootstrap the gate uses), so the chart can draw the noise around the point.
     A run's own --repeat cells are merged into that run first.
     """
-    from . import stats
-
     runs = run if isinstance(run, list) else [run]
     if not runs:
         raise ValueError("run_entry: no run")
@@ -93,16 +92,16 @@ def _series_entry(
                 ]
                 for m in SPREAD_METRICS
             }
-        entry["histogram"] = encode_counts(values_ns, merged, stats)
+        entry["histogram"] = encode_counts(values_ns, merged)
     else:
         entry.update({m.name: None for m in (*metrics.STORE_PERCENTILES, metrics.MAX)}, histogram=None)
     entry["throughput_rps"] = round(pooled.throughput_rps() or 0.0, 1)
     return entry
 
 
-def encode_counts(values_ns: np.ndarray, counts: np.ndarray, stats) -> str:
+def encode_counts(values_ns: np.ndarray, counts: np.ndarray) -> str:
     """A merged count row back into the clients' histogram encoding."""
-    hist = stats.HdrHistogram(stats.LOWEST_NS, stats.HIGHEST_NS, stats.SIGNIFICANT_DIGITS)
+    hist = HdrHistogram(stats.LOWEST_NS, stats.HIGHEST_NS, stats.SIGNIFICANT_DIGITS)
     for v, c in zip(values_ns[counts > 0].tolist(), counts[counts > 0].tolist(), strict=True):
         hist.record_value(int(v), int(c))
     return hist.encode().decode()

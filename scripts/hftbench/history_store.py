@@ -4,7 +4,7 @@
     <store>/shards/<suite>/<YYYY-MM>.json   the runs of one suite and month, in date order
     <store>/changepoints.json               written by `history changepoints`
 
-Every write is atomic (temp file in the same folder, fsync, rename), shard before index, so
+Every write is atomic (fsio.write_atomic: temp file, fsync, rename), shard before index, so
 a crash leaves at worst a run in its shard that the index does not count yet (the next add
 recounts from the shards). A store that does not parse, or whose schema_version is newer
 than STORE_SCHEMA_VERSION, is refused with StoreError and never written.

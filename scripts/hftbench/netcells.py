@@ -21,10 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import netpath, procs
+from .cell import CellSetup, client_binary, result_name, run_cell
 from .config import FLOOR, LinkProfile, Scenario
-from .placement import Placement
 from .results import Cell
-from .runner import client_binary, result_name, run_cell
 from .server import Server, ServerError
 
 FLOOR_LISTENING = re.compile(r"hft-floor listening on (http://[\d.]+:\d+)")
@@ -36,38 +35,36 @@ class NetworkCells:
     def __init__(
         self,
         links: dict[str, LinkProfile],
-        bins_dir: Path,
-        run_dir: Path,
+        setup: CellSetup,
         server_flags: list[str] | None,
-        placement: Placement,
         note: Callable[[str], None],
     ) -> None:
         self.links = links
-        self.bins_dir = Path(bins_dir)
-        self.run_dir = Path(run_dir)
+        self.setup = setup
+        self.bins_dir = Path(setup.bins_dir)
+        self.run_dir = Path(setup.run_dir)
         self.server_flags = list(server_flags or [])
-        self.placement = placement
+        self.placement = setup.placement
         self.note = note
         self.path: netpath.NetPath | None = None
         self.server: Server | None = None
         self.swept = False
         self.errors: dict[str, str] = {}  # profile -> why its path cannot be built (not retried)
 
-    def run(
-        self,
-        scenario: Scenario,
-        client: str,
-        repeat: int,
-        repeats: int,
-        timeout_s: float | None,
-        schema_path: Path | None,
-    ) -> Cell:
+    def run(self, scenario: Scenario, client: str, repeat: int) -> Cell:
         profile = self.links[scenario.link or ""]
-        rel = result_name(scenario.name, client, repeat, repeats)
+        rel = result_name(scenario.name, client, repeat, self.setup.repeats)
 
         def failed(reason: str) -> Cell:
             return Cell(
-                scenario.name, client, "failed", f"link {profile.name}: {reason}", None, None, repeat, rel
+                scenario=scenario.name,
+                client=client,
+                status="failed",
+                reason=f"link {profile.name}: {reason}",
+                result=None,
+                wall_s=None,
+                repeat=repeat,
+                file=rel,
             )
 
         try:
@@ -75,20 +72,17 @@ class NetworkCells:
         except netpath.NetPathError as exc:
             self.errors.setdefault(profile.name, str(exc))  # the host will not change during the run
             return failed(str(exc))
-        stats = (self.run_dir / rel).with_suffix(".linkem.json")
+        link_stats = (self.run_dir / rel).with_suffix(".linkem.json")
         echo = None
         try:
             # The emulator first: the server's health check and the cell both cross it.
-            path.start_link(stats, self.run_dir / "linkem.log", zero_delay=client == FLOOR)
+            path.start_link(link_stats, self.run_dir / "linkem.log", zero_delay=client == FLOOR)
             server, floor_url = None, None
             if client == FLOOR:
                 echo, floor_url = self._start_echo(path)
             else:
                 server = self._server(path)
-            cell = run_cell(
-                server, self.bins_dir, self.run_dir, scenario, client, repeat, repeats,
-                timeout_s, schema_path, self.placement, floor_url=floor_url,
-            )  # fmt: skip
+            cell = run_cell(self.setup, server, scenario, client, repeat, floor_url=floor_url)
         except (netpath.NetPathError, ServerError) as exc:
             return failed(str(exc))
         finally:

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import config as config_mod
+from .cell import BUILD_TARGETS, available_clients, client_binary
 from .config import FLOOR
 from .errors import UsageError
-from .runner import BUILD_TARGETS, available_clients, client_binary
 
 FLOOR_SCENARIO = config_mod.Scenario(
     name=FLOOR,
@@ -51,6 +51,7 @@ def make_plan(
     cfg: config_mod.Config,
     bins_dir: Path,
     suite: str | None,
+    *,
     scenarios: list[str] | None = None,
     clients: list[str] | None = None,
     repeats: int = 1,
@@ -91,4 +92,13 @@ def make_plan(
         raise UsageError(f"--repeat must be >= 1 (got {repeats})")
     has_floor = floor and os.access(client_binary(bins_dir, FLOOR), os.X_OK)
     colocate = bool(chosen and chosen.colocate)
-    return Plan(suite or "adhoc", scs, names, repeats, has_floor, skipped, colocate, dict(cfg.links))
+    return Plan(
+        suite=suite or "adhoc",
+        scenarios=scs,
+        clients=names,
+        repeats=repeats,
+        floor=has_floor,
+        skipped=skipped,
+        colocate=colocate,
+        links=dict(cfg.links),
+    )

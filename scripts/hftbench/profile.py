@@ -206,8 +206,8 @@ def say(msg: str) -> None:
 def profile_sides(job, counted_p50_us: dict[str, list[float]]) -> dict[str, Any]:
     """One profiled round per side, after the counted ones; the `profile` object, or
     {"skipped": why} when this machine cannot profile or a tool failed (the verdict stands)."""
+    from .cell import link_clients
     from .run import run_plan
-    from .runner import link_clients
 
     why = unavailable(job.root)
     if why:
@@ -224,8 +224,16 @@ def profile_sides(job, counted_p50_us: dict[str, list[float]]) -> dict[str, Any]
             tree = job.worktree(side)
             say(f"profiled round {side} (not counted) …")
             run_dir = folder / side / "run"
-            run = run_plan(job.plan, bins, run_dir, job.cfg.targets, job.flags[side], quiet=True,
-                           root=tree if tree.exists() else job.root, branch=job.label[side])  # fmt: skip
+            run = run_plan(
+                job.plan,
+                bins,
+                run_dir,
+                targets=job.cfg.targets,
+                server_flags=job.flags[side],
+                quiet=True,
+                root=tree if tree.exists() else job.root,
+                branch=job.label[side],
+            )
             if not data.is_file():
                 raise ProfileError(f"perf wrote no {data}; see {run_dir / 'server.log'}")
             folded = folder / f"{side}.folded"

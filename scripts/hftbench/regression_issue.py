@@ -71,7 +71,9 @@ def _sha(doc: dict[str, Any]) -> str:
     return ((doc.get("head") or {}).get("commit") or "")[:10]
 
 
-def decide(doc: dict[str, Any], open_issue: dict[str, Any] | None, run_url: str | None = None) -> Action:
+def issue_action(
+    doc: dict[str, Any], open_issue: dict[str, Any] | None, run_url: str | None = None
+) -> Action:
     """What to do with the issue tracker for this verdict (pure: tested without a network)."""
     suite = doc.get("suite") or "unknown"
     if doc.get("partial"):
@@ -178,6 +180,6 @@ def main(args) -> int:
     doc = verdict_text.load(args.verdict)
     gh = GitHub(args.api, args.repo, token)
     issue = gh.open_issue(doc.get("suite") or "unknown", args.bot)
-    action = decide(doc, issue, args.run_url)
+    action = issue_action(doc, issue, args.run_url)
     print(f"regression-issue: {apply(gh, action, issue)}: {action.reason}", file=sys.stderr)
     return 0

@@ -14,7 +14,7 @@ from .errors import UsageError
 from .fsio import write_atomic
 from .metrics import fmt_rate, fmt_us
 from .results import Run, load_run, previous_run
-from .rows import OPEN_LOOP_KEEP_UP, Row, judge, rows_of
+from .rows import OPEN_LOOP_KEEP_UP, Row, check_targets, rows_of
 
 COLUMNS = tuple(m.key for m in metrics.REPORT_COLUMNS)  # "p50", "p90", "p99", "p999"
 
@@ -77,7 +77,7 @@ def scenario_table(
     if targets:
         lines.append(_target_row(targets, open_loop, show_floor))
     for row in rows:
-        passed, notes = judge(row, targets)
+        passed, notes = check_targets(row, targets)
         if reference and row.ok:
             notes = ["reference, not judged"]
         notes = list(dict.fromkeys(notes))  # repeats often fail the same way

@@ -151,9 +151,9 @@ class ClientResult:
         return HdrHistogram.decode(data) if data else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Cell:
-    """One scenario × client × repeat of a run."""
+    """One scenario × client × repeat of a run (built with keywords: ten fields read alike)."""
 
     scenario: str
     client: str

@@ -100,7 +100,7 @@ def _figure(row: Row, m: metrics.Metric) -> float | None:
 OPEN_LOOP_KEEP_UP = 0.95  # open loop passes on throughput when it delivers 95 % of the offered rate
 
 
-def judge(row: Row, targets: dict[str, float]) -> tuple[bool, list[str]]:
+def check_targets(row: Row, targets: dict[str, float]) -> tuple[bool, list[str]]:
     """(passes, notes): ❌ for a failed cell or a missed target; a target the samples cannot
     judge (P99 of 100 orders) is noted, not failed. In open loop the offered rate sets the
     throughput, so the throughput target becomes "kept up with the offered rate"."""

@@ -19,14 +19,14 @@ from pathlib import Path
 from . import config as config_mod
 from . import fingerprint, paths
 from . import placement as placement_mod
+from .cell import CellSetup, describe_server_exit, run_cell
 from .config import FLOOR
-from .errors import UsageError
+from .errors import UsageError, raise_interrupt
 from .fsio import write_error
 from .netcells import NetworkCells
 from .plan import FLOOR_SCENARIO, Plan, make_plan
 from .progress import Progress
 from .results import Cell, Run, load_run
-from .runner import describe_server_exit, run_cell
 from .server import Server, ServerError, add_server_arguments
 
 
@@ -68,7 +68,8 @@ def run_plan(
     plan: Plan,
     bins_dir: Path,
     run_dir: Path,
-    cfg_targets: dict,
+    *,
+    targets: dict,
     server_flags: list[str] | None = None,
     timeout_s: float | None = None,
     quiet: bool = False,
@@ -108,7 +109,7 @@ def run_plan(
         git={**fingerprint.git_info(root), **({"branch": branch} if branch else {})},
         tools=fingerprint.tools(),
         server={},
-        targets=dict(cfg_targets),
+        targets=dict(targets),
         scenarios={
             sc.name: _scenario_record(sc, plan.links)
             for sc in ([FLOOR_SCENARIO] if plan.floor else []) + plan.scenarios
@@ -124,7 +125,15 @@ def run_plan(
     progress = Progress([_orders(sc) for sc, _, _ in cells], quiet)
     for skip in plan.skipped:
         progress.note(f"skipped {skip['client']}: {skip['reason']}")
-    network = NetworkCells(plan.links, bins_dir, run_dir, server_flags, placement, progress.note)
+    setup = CellSetup(
+        bins_dir=Path(bins_dir),
+        run_dir=run_dir,
+        repeats=plan.repeats,
+        timeout_s=timeout_s,
+        schema_path=schema_path,
+        placement=placement,
+    )
+    network = NetworkCells(plan.links, setup, server_flags, progress.note)
     try:
         server.start()
         run.server = server.describe()
@@ -135,22 +144,19 @@ def run_plan(
             if not scenario.link and client != FLOOR and down is None and not server.alive():
                 down = _restart(server, progress)
             if scenario.link:
-                cell = network.run(scenario, client, repeat, plan.repeats, timeout_s, schema_path)
+                cell = network.run(scenario, client, repeat)
             elif client != FLOOR and down:
-                cell = Cell(scenario.name, client, "failed", down, None, None, repeat)
-            else:
-                cell = run_cell(
-                    None if client == FLOOR else server,
-                    bins_dir,
-                    run_dir,
-                    scenario,
-                    client,
-                    repeat,
-                    plan.repeats,
-                    timeout_s,
-                    schema_path,
-                    placement,
+                cell = Cell(
+                    scenario=scenario.name,
+                    client=client,
+                    status="failed",
+                    reason=down,
+                    result=None,
+                    wall_s=None,
+                    repeat=repeat,
                 )
+            else:
+                cell = run_cell(setup, None if client == FLOOR else server, scenario, client, repeat)
             run.cells.append(cell)
             run.write()
             progress.finish(cell)
@@ -197,10 +203,6 @@ def _restart(server: Server, progress: Progress) -> str | None:
         progress.note(f"{died} and did not start again: {exc}")
         return f"not run: {died} before this cell and did not start again ({exc})"
     return None
-
-
-def _raise_interrupt(*_) -> None:
-    raise KeyboardInterrupt
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -272,10 +274,10 @@ def main(args: argparse.Namespace) -> int:
         cfg,
         bins,
         args.suite,
-        _split(args.scenarios),
-        _split(args.clients),
-        args.repeat,
-        overrides,
+        scenarios=_split(args.scenarios),
+        clients=_split(args.clients),
+        repeats=args.repeat,
+        overrides=overrides,
         floor=not args.no_floor,
     )
     if args.out:
@@ -287,16 +289,16 @@ def main(args: argparse.Namespace) -> int:
         run_dir = new_run_dir(paths.results_dir(root))
     print(f"hftbench run: {run_dir}", file=sys.stderr)
     # SIGTERM (a cancelled CI job) unwinds like Ctrl-C: results kept, namespaces removed.
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous = signal.signal(signal.SIGTERM, raise_interrupt)
     try:
         run = run_plan(
             plan,
             bins,
             run_dir,
-            cfg.targets,
-            args.server_flag,
-            args.timeout,
-            args.quiet,
+            targets=cfg.targets,
+            server_flags=args.server_flag,
+            timeout_s=args.timeout,
+            quiet=args.quiet,
             root=root,
             placement=placement,
         )

@@ -16,11 +16,12 @@ from pathlib import Path
 import numpy as np
 
 from . import drift, metrics, samples, stats
+from .cell import server_samples_path
 from .compare_gates import Gates
 from .metrics import fmt_us
 from .proc_sampler import Sample, read_csv
 from .results import Run
-from .runner import server_samples_path
+from .verdicts import IMPROVEMENT, NO_CHANGE, REGRESSION
 
 PERIODS = 10  # the table's rows: tenths, the drift test's unit of comparison
 
@@ -104,7 +105,7 @@ def analyze(run: Run, gates: Gates) -> list[SoakAnalysis]:
         if a.growth is not None:
             a.result.rss_growth_mib_per_h = a.growth.per_hour
             a.result.rss_growth_ci = (a.growth.low, a.growth.high)
-    drift.decide(tested, m)
+    drift.assign_verdicts(tested, m)
     return cells
 
 
@@ -136,15 +137,15 @@ def period_rows(a: SoakAnalysis, periods: int = PERIODS) -> list[PeriodRow]:
         cpu = [s.cpu_pct for s in near if s.cpu_pct is not None]
         rows.append(
             PeriodRow(
-                lo - t0,
-                hi - t0,
-                n,
-                n / span if span else 0.0,
-                *(pct(m.percent) for m in metrics.SOAK_PERCENTILES),
-                float(np.mean([s.rss_kib for s in near])) / 1024 if near else None,
-                float(np.mean(cpu)) if cpu else None,
-                float(np.mean([s.connections for s in near])) if near else None,
-            )  # fmt: skip
+                start_s=lo - t0,
+                end_s=hi - t0,
+                orders=n,
+                throughput_rps=n / span if span else 0.0,
+                **{m.name: pct(m.percent) for m in metrics.SOAK_PERCENTILES},
+                rss_mib=float(np.mean([s.rss_kib for s in near])) / 1024 if near else None,
+                cpu_pct=float(np.mean(cpu)) if cpu else None,
+                connections=float(np.mean([s.connections for s in near])) if near else None,
+            )
         )
     return rows
 
@@ -155,9 +156,9 @@ def _opt(x: float | None, fmt: str) -> str:
 
 def _verdict_line(r: drift.DriftResult) -> str:
     icon = {
-        stats.REGRESSION: "❌ drifted",
-        stats.NO_CHANGE: "✅ no drift",
-        stats.IMPROVEMENT: "✅ got faster",
+        REGRESSION: "❌ drifted",
+        NO_CHANGE: "✅ no drift",
+        IMPROVEMENT: "✅ got faster",
     }
     word = icon.get(r.verdict, f"⚠️ {r.verdict.replace('_', ' ')}")
     if r.ratio is None:

@@ -30,12 +30,12 @@ and why:
   is the *expanded* percentile interval (Hesterberg 2015, "What teachers should know about
   the bootstrap"): the percentiles are taken at the level whose normal quantile is
   sqrt(n / (n - 1)) · t(n - 1), n the smaller side.
-- Three answers (`classify`): a regression needs significance *and* a point effect of at
-  least the metric's threshold; "no change" is an equivalence claim: the whole interval
-  lies inside (1 / threshold, threshold); everything else is inconclusive, and
-  `rounds_to_settle` says how many runs would decide it.
-- Every verdict states its minimum detectable effect (`detectable_effect`): the change the
-  permutation test would flag with 80 % power at this comparison's noise and level.
+- Three answers (verdict_rules.classify): a regression needs significance *and* a point
+  effect of at least the metric's threshold; "no change" is an equivalence claim: the whole
+  interval lies inside (1 / threshold, threshold); everything else is inconclusive, and
+  verdict_rules.rounds_to_settle says how many runs would decide it.
+- Every verdict states its minimum detectable effect (verdict_rules.detectable_effect): the
+  change the permutation test would flag with 80 % power at this comparison's noise and level.
 
 Quantiles follow HdrHistogram's definition exactly (`get_value_at_percentile`: the highest
 equivalent value of the bucket where the cumulative count first reaches
@@ -52,16 +52,6 @@ from dataclasses import dataclass
 import numpy as np
 from hdrh.histogram import HdrHistogram
 from scipy import stats as sps
-
-from .verdict_rules import (  # noqa: F401 (re-exported: the gate's callers read them as stats.*)
-    POWER_Z,
-    RegressionCheck,
-    classify,
-    detectable_effect,
-    rounds_to_settle,
-    worse_factor,
-)
-from .verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION  # noqa: F401 (re-exported)
 
 # The clients' histogram layout (clients/README.md): 1 ns .. 60 s, 3 significant digits.
 LOWEST_NS = 1

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 from hftbench import cli
-from hftbench.ab import order, resolve
+from hftbench.ab import order
 from hftbench.errors import UsageError
+from hftbench.worktrees import resolve_commit
 from hftbench_fakes import children
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,7 +119,7 @@ def test_a_tail_only_stall_is_a_p99_regression_with_p50_unchanged(repo, tmp_path
 
 def test_bad_ref_and_bad_build_are_usage_errors(repo, tmp_path):
     with pytest.raises(UsageError, match="is not a commit"):
-        resolve(repo, "no-such-branch")
+        resolve_commit(repo, "no-such-branch")
     args = ["ab", "--repo", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--out", str(tmp_path / "o"),
             "--scenarios", "small", "--clients", "hft", "--build-cmd", "exit 3"]  # fmt: skip
     code = cli.main(args)

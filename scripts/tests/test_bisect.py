@@ -40,7 +40,7 @@ needs_binaries = pytest.mark.skipif(
     ],
 )
 def test_a_candidate_is_placed_only_on_evidence(vs_good, vs_bad, side):
-    assert bs.decide(vs_good, vs_bad) == side
+    assert bs.side_of(vs_good, vs_bad) == side
 
 
 def test_midpoint_and_steps_left_halve_the_range():
@@ -57,10 +57,18 @@ def _step(sha, decision, ratio):
 def test_the_record_names_the_culprit_only_when_the_range_closed():
     commits = [bs.Commit(s, f"subject {s}") for s in "abcdefgh"]
     steps = [_step("d", bs.GOOD, 1.0), _step("f", bs.BAD, 1.5), _step("e", bs.BAD, 1.4)]
-    done = bs.result(commits, 3, 4, steps, None, "latency-1c/hft", "p50_us")
+    done = bs.result(commits, 3, 4, steps, reason=None, series="latency-1c/hft", metric="p50_us")
     assert done["status"] == bs.CULPRIT and done["culprit"] == {"sha": "e", "subject": "subject e"}
     assert (done["good"], done["bad"]) == ("d", "e") and done["effect"]["ratio"] == 1.4
-    cut = bs.result(commits, 3, 5, steps[:2], "time budget of 60 s spent after 2 steps", "x/y", "p50_us")
+    cut = bs.result(
+        commits,
+        3,
+        5,
+        steps[:2],
+        reason="time budget of 60 s spent after 2 steps",
+        series="x/y",
+        metric="p50_us",
+    )
     assert cut["status"] == bs.BETWEEN and cut["culprit"] is None and (cut["good"], cut["bad"]) == ("d", "f")
     assert "Between `d` (good) and `f` (bad): time budget" in verdict_extras.bisect_headline(cut)
 

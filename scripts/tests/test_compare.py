@@ -7,11 +7,12 @@ import json
 import numpy as np
 import pytest
 from gate_synth import latency_run, result_doc, write_run
-from hftbench import cli, stats
+from hftbench import cli
 from hftbench.compare import compare_sides, run_compare
 from hftbench.compare_gates import load_gates, parse_gates
 from hftbench.compare_sides import load_side
 from hftbench.errors import UsageError
+from hftbench.verdicts import INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION
 
 
 def _side(tmp_path, name, rng, runs=8, n=10_000, errors=0, large=None, **shape):
@@ -39,7 +40,7 @@ def test_aa_is_not_a_regression(tmp_path, gates):
     rng = np.random.default_rng(1)
     c = run_compare(_side(tmp_path, "base", rng), _side(tmp_path, "head", rng), gates)
     assert c.exit_code == 0
-    assert c.status in (stats.NO_CHANGE, stats.INCONCLUSIVE)
+    assert c.status in (NO_CHANGE, INCONCLUSIVE)
     p99 = {r.series: r for r in c.results if r.metric == "p99_us"}
     assert set(p99) == {"large/rust", "latency-1c/hft", "floor/floor"}
     # gates.yaml `series`: only latency-1c/hft is judged; the others are reported, and say why
@@ -48,7 +49,7 @@ def test_aa_is_not_a_regression(tmp_path, gates):
     assert not p99["floor/floor"].gated
     # 10,000 samples per run: P99.9 is not gated (needs 100,000)
     p999 = [r for r in c.results if r.metric == "p999_us"]
-    assert all(r.verdict == stats.NOT_GATED and "n too small" in r.reason for r in p999)
+    assert all(r.verdict == NOT_GATED and "n too small" in r.reason for r in p999)
 
 
 def test_p99_regression_exits_1_with_summary_and_json(tmp_path, capsys):
@@ -79,7 +80,7 @@ def test_too_few_repeats_is_inconclusive_not_a_failure(tmp_path, gates):
     head = _side(tmp_path, "head", rng, runs=2, tail_scale=2.0)
     c = run_compare(base, head, gates)
     p99 = next(r for r in c.results if r.metric == "p99_us" and r.series == "latency-1c/hft")
-    assert p99.verdict == stats.INCONCLUSIVE and "min_repeats" in p99.reason
+    assert p99.verdict == INCONCLUSIVE and "min_repeats" in p99.reason
     assert c.exit_code == 0 and c.needs_more_repeats()
 
 
@@ -87,7 +88,7 @@ def test_errors_gate(tmp_path, gates):
     rng = np.random.default_rng(4)
     c = run_compare(_side(tmp_path, "base", rng), _side(tmp_path, "head", rng, errors=200), gates)
     err = next(r for r in c.results if r.metric == "errors" and r.series == "latency-1c/hft")
-    assert err.verdict == stats.REGRESSION and c.exit_code == 1
+    assert err.verdict == REGRESSION and c.exit_code == 1
 
 
 def test_a_reported_only_series_never_fails_the_gate(tmp_path, gates):
@@ -107,7 +108,7 @@ def test_series_only_on_one_side_is_reported_not_gated(tmp_path, gates):
     head.series.pop(("latency-1c", "hft"))
     c = compare_sides(base, head, gates)
     only = [r for r in c.results if r.series == "latency-1c/hft"]
-    assert only and all(r.verdict == stats.NOT_GATED and r.reason == "only in base" for r in only)
+    assert only and all(r.verdict == NOT_GATED and r.reason == "only in base" for r in only)
 
 
 def test_repeats_inside_one_run_folder_are_repeats(tmp_path):

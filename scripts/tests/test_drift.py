@@ -9,6 +9,7 @@ from gate_synth import encode_ns, latency_run
 from hdrh.histogram import HdrHistogram
 from hftbench import drift, stats
 from hftbench.compare_gates import load_gates
+from hftbench.verdicts import INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION
 
 P99 = load_gates().metric("p99_us")
 INTERVAL_S = 6.0
@@ -26,49 +27,49 @@ def soak(rng, intervals=100, *, tail_from=None, tail_scale=1.0) -> list[drift.In
     return out
 
 
-def judge(intervals_per_run):
+def drift_of(intervals_per_run):
     res, noise = drift.drift_result(
         "soak", "hft", intervals_per_run, P99, gated=True, n_perm=2000, n_boot=1000,
         confidence=0.95, rng=np.random.default_rng(3),
     )  # fmt: skip
-    drift.decide([(res, noise)], P99)
+    drift.assign_verdicts([(res, noise)], P99)
     return res
 
 
 def test_a_drift_in_the_last_tenth_is_flagged():
     rng = np.random.default_rng(11)
-    res = judge([soak(rng, tail_from=50, tail_scale=1.6)])
+    res = drift_of([soak(rng, tail_from=50, tail_scale=1.6)])
     assert (res.first_intervals, res.last_intervals) == (10, 10)
-    assert res.verdict == stats.REGRESSION, res
+    assert res.verdict == REGRESSION, res
     assert res.ratio > P99.threshold and res.p_adjusted < P99.alpha
     assert res.ci[0] > 1.0 and res.last_value > res.first_value
 
 
 def test_a_flat_soak_is_not_flagged_and_says_no_change():
     rng = np.random.default_rng(12)
-    res = judge([soak(rng)])
-    assert res.verdict == stats.NO_CHANGE, res
+    res = drift_of([soak(rng)])
+    assert res.verdict == NO_CHANGE, res
     assert 1 / P99.threshold < res.ci[0] <= res.ci[1] < P99.threshold
     assert res.mde is not None and 1.0 < res.mde < P99.threshold
 
 
 def test_flat_soaks_raise_no_false_alarm():
     rng = np.random.default_rng(13)
-    verdicts = [judge([soak(rng, intervals=60)]).verdict for _ in range(8)]
-    assert stats.REGRESSION not in verdicts, verdicts
+    verdicts = [drift_of([soak(rng, intervals=60)]).verdict for _ in range(8)]
+    assert REGRESSION not in verdicts, verdicts
 
 
 def test_too_few_intervals_a_tenth_is_inconclusive_not_a_verdict():
     rng = np.random.default_rng(14)
-    res = judge([soak(rng, intervals=50, tail_from=25, tail_scale=1.6)])  # 5 a tenth < min_repeats 8
+    res = drift_of([soak(rng, intervals=50, tail_from=25, tail_scale=1.6)])  # 5 a tenth < min_repeats 8
     assert res.last_intervals == 5 < P99.min_repeats
-    assert res.verdict == stats.INCONCLUSIVE and "min_repeats" in res.reason
+    assert res.verdict == INCONCLUSIVE and "min_repeats" in res.reason
 
 
 def test_intervals_too_small_for_p99_are_not_gated():
     small = [drift.Interval(k * 1.0, 1.0, encode_ns(np.full(500, 40_000.0)), 500) for k in range(100)]
-    res = judge([small])
-    assert res.verdict == stats.NOT_GATED and not res.gated and "min_samples" in res.reason
+    res = drift_of([small])
+    assert res.verdict == NOT_GATED and not res.gated and "min_samples" in res.reason
 
 
 def test_tenths_are_cut_by_time_and_the_partial_last_interval_is_left_out():

@@ -96,7 +96,7 @@ def test_a_client_killed_mid_cell_fails_that_cell_and_the_run_goes_on(tmp_path):
 
 def test_a_stopped_client_is_killed_at_its_deadline_and_the_run_goes_on(tmp_path):
     # The real client stopped with SIGSTOP: alive, silent, never exiting. --timeout stands in
-    # for the deadline derived from the scenario (runner.default_timeout_s: the expected time
+    # for the deadline derived from the scenario (cell.default_timeout_s: the expected time
     # + 60 s), which would keep this test waiting a minute.
     out = tmp_path / "run"
     proc = start_run(tmp_path, out, "long,short", "hft", "--timeout", "6")

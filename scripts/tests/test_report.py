@@ -7,7 +7,7 @@ import csv
 
 from hftbench import report
 from hftbench.results import Cell, ClientResult, Run, load_run
-from hftbench.rows import judge, make_row
+from hftbench.rows import check_targets, make_row
 from hftbench_fakes import valid_result
 
 TARGETS = {"p50_us": 500, "p99_us": 2000, "throughput_rps": 10000}
@@ -22,7 +22,18 @@ def result(client: str, scenario: str = "medium", **changes) -> ClientResult:
 
 def ok_cell(client: str, repeat: int = 1, **changes) -> Cell:
     r = result(client, **changes)
-    return Cell("medium", client, "ok", None, r, 0.5, repeat, f"medium/{client}.json", 0, 1100)
+    return Cell(
+        scenario="medium",
+        client=client,
+        status="ok",
+        reason=None,
+        result=r,
+        wall_s=0.5,
+        repeat=repeat,
+        file=f"medium/{client}.json",
+        exit_code=0,
+        server_orders=1100,
+    )
 
 
 def make_run(tmp_path, cells, name="run_20261122T030000Z", targets=TARGETS) -> Run:
@@ -55,7 +66,17 @@ def table_row(md: str, client: str, after: str = "### medium") -> str:
 
 
 def test_targets_vs_actual_marks_pass_fail_and_unsupported_percentiles(tmp_path):
-    failed = Cell("medium", "go", "failed", "killed by SIGSEGV", None, 0.1, 1, "medium/go.json", -11)
+    failed = Cell(
+        scenario="medium",
+        client="go",
+        status="failed",
+        reason="killed by SIGSEGV",
+        result=None,
+        wall_s=0.1,
+        repeat=1,
+        file="medium/go.json",
+        exit_code=-11,
+    )
     md = report.render(make_run(tmp_path, [ok_cell("c"), failed]))
     assert "| **target** | > 10,000 | < 500 µs |  | < 2.00 ms |" in md
     row = table_row(md, "c")
@@ -74,17 +95,38 @@ def test_a_missed_target_is_a_cross_with_the_figure(tmp_path):
 
 
 def test_open_loop_is_judged_on_keeping_up_with_the_offered_rate():
-    behind = Cell("o", "c", "ok", None, result("c", scenario="o", **OPEN, throughput_rps=4000.0), 1.0)
-    on_rate = Cell("o", "c", "ok", None, result("c", scenario="o", **OPEN, throughput_rps=4990.0), 1.0)
-    assert judge(make_row([on_rate]), TARGETS) == (True, [])
-    assert judge(make_row([behind]), TARGETS) == (False, ["throughput 4,000 ≤ 4,750 orders/s"])
+    behind = Cell(
+        scenario="o",
+        client="c",
+        status="ok",
+        reason=None,
+        result=result("c", scenario="o", **OPEN, throughput_rps=4000.0),
+        wall_s=1.0,
+    )
+    on_rate = Cell(
+        scenario="o",
+        client="c",
+        status="ok",
+        reason=None,
+        result=result("c", scenario="o", **OPEN, throughput_rps=4990.0),
+        wall_s=1.0,
+    )
+    assert check_targets(make_row([on_rate]), TARGETS) == (True, [])
+    assert check_targets(make_row([behind]), TARGETS) == (False, ["throughput 4,000 ≤ 4,750 orders/s"])
 
 
 def test_too_few_samples_leave_a_target_unjudged_not_failed():
-    few = Cell("small", "c", "ok", None, result("c", scenario="small", ok=100), 0.1)
+    few = Cell(
+        scenario="small",
+        client="c",
+        status="ok",
+        reason=None,
+        result=result("c", scenario="small", ok=100),
+        wall_s=0.1,
+    )
     row = make_row([few])
     assert row.percentile("p99") is None and row.percentile("p90") is not None
-    passed, notes = judge(row, TARGETS)
+    passed, notes = check_targets(row, TARGETS)
     assert passed is True  # P50 99 µs < 500 µs and 46,948 orders/s > 10,000 pass; P99 is not judged
     assert any("P99 not judged (needs ≥ 1,000 samples, has 100)" in n for n in notes)
 

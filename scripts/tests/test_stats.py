@@ -7,6 +7,8 @@ import pytest
 from gate_synth import encode_ns, latency_run
 from hftbench import stats
 from hftbench.stats import decode
+from hftbench.verdict_rules import RegressionCheck, classify, detectable_effect, rounds_to_settle
+from hftbench.verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, REGRESSION
 
 # --- fixed vectors -----------------------------------------------------------------------
 
@@ -54,33 +56,34 @@ def test_quantile_of_empty_row_is_nan():
 @pytest.mark.parametrize(
     "ratio, ci, p, expected",
     [
-        (1.20, (1.12, 1.30), 0.001, stats.REGRESSION),
-        (1.20, (1.12, 1.30), 0.2, stats.INCONCLUSIVE),  # big but not significant
-        (1.05, (1.01, 1.08), 0.001, stats.NO_CHANGE),  # significant, below the threshold, CI too
-        (1.05, (0.98, 1.15), 0.001, stats.INCONCLUSIVE),  # CI reaches the threshold
-        (1.00, (0.96, 1.04), 0.8, stats.NO_CHANGE),
-        (0.80, (0.75, 0.86), 0.001, stats.IMPROVEMENT),
-        (float("nan"), (1.0, 1.0), 0.001, stats.INCONCLUSIVE),
+        (1.20, (1.12, 1.30), 0.001, REGRESSION),
+        (1.20, (1.12, 1.30), 0.2, INCONCLUSIVE),  # big but not significant
+        (1.05, (1.01, 1.08), 0.001, NO_CHANGE),  # significant, below the threshold, CI too
+        (1.05, (0.98, 1.15), 0.001, INCONCLUSIVE),  # CI reaches the threshold
+        (1.00, (0.96, 1.04), 0.8, NO_CHANGE),
+        (0.80, (0.75, 0.86), 0.001, IMPROVEMENT),
+        (float("nan"), (1.0, 1.0), 0.001, INCONCLUSIVE),
     ],
 )
 def test_classify_latency(ratio, ci, p, expected):
-    assert stats.classify(ratio, ci, p, threshold=1.10, alpha=0.01) == expected
+    assert classify(ratio, ci, p, threshold=1.10, alpha=0.01) == expected
 
 
 def test_classify_throughput_direction():
     # head has 20% less throughput: ratio 0.8 is a regression for a higher-is-better metric
-    assert stats.classify(0.8, (0.75, 0.85), 0.001, threshold=1.10, alpha=0.01, lower_is_better=False) == (
-        stats.REGRESSION
+    assert classify(0.8, (0.75, 0.85), 0.001, threshold=1.10, alpha=0.01, lower_is_better=False) == (
+        REGRESSION
     )
-    assert stats.classify(1.25, (1.2, 1.3), 0.001, threshold=1.10, alpha=0.01, lower_is_better=False) == (
-        stats.IMPROVEMENT
+    assert classify(1.25, (1.2, 1.3), 0.001, threshold=1.10, alpha=0.01, lower_is_better=False) == (
+        IMPROVEMENT
     )
 
 
 def test_regression_check_fails_message():
-    check = stats.RegressionCheck("large/rust", "p99_us", 1.18, (1.1, 1.25), 0.001, 1.10, stats.REGRESSION)
+    rust = {"series": "large/rust", "metric": "p99_us", "threshold": 1.10}
+    check = RegressionCheck(**rust, ratio=1.18, interval=(1.1, 1.25), p_adjusted=0.001, verdict=REGRESSION)
     assert "large/rust p99_us" in check.fails() and "1.180" in check.fails()
-    ok = stats.RegressionCheck("large/rust", "p99_us", 1.01, (0.98, 1.03), 0.9, 1.10, stats.NO_CHANGE)
+    ok = RegressionCheck(**rust, ratio=1.01, interval=(0.98, 1.03), p_adjusted=0.9, verdict=NO_CHANGE)
     assert ok.fails() is None
 
 
@@ -107,7 +110,7 @@ def _verdict(g, q, *, threshold=1.05, alpha=0.01, family=1, seed=0):
     rng = np.random.default_rng(seed)
     p = stats.permutation_quantile_test(g, q, n_perm=2000, rng=rng).p_value
     ci = stats.bootstrap_quantile_ratio(g, q, n_boot=1000, confidence=0.95, rng=rng)
-    return stats.classify(qh / qb, ci, min(1.0, p * family), threshold=threshold, alpha=alpha), qh / qb, ci
+    return classify(qh / qb, ci, min(1.0, p * family), threshold=threshold, alpha=alpha), qh / qb, ci
 
 
 def test_no_regression_is_not_flagged():
@@ -116,7 +119,7 @@ def test_no_regression_is_not_flagged():
         g = _sides(rng)
         for q in (0.5, 0.99):
             verdict, ratio, ci = _verdict(g, q, family=2, seed=trial)
-            assert verdict in (stats.NO_CHANGE, stats.INCONCLUSIVE), (q, ratio, ci)
+            assert verdict in (NO_CHANGE, INCONCLUSIVE), (q, ratio, ci)
             assert 0.95 < ratio < 1.05
 
 
@@ -125,9 +128,9 @@ def test_ten_percent_p99_shift_is_a_p99_regression_only():
     # the tail above the median stretched so that p99 moves ~10%, p50 does not move
     g = _sides(rng, head={"tail_scale": 1.20})
     verdict, ratio, ci = _verdict(g, 0.99)
-    assert verdict == stats.REGRESSION, (ratio, ci)
+    assert verdict == REGRESSION, (ratio, ci)
     assert 1.07 < ratio < 1.14
-    assert _verdict(g, 0.5)[0] == stats.NO_CHANGE
+    assert _verdict(g, 0.5)[0] == NO_CHANGE
 
 
 def test_shift_in_p50_only():
@@ -135,9 +138,9 @@ def test_shift_in_p50_only():
     # the body below the median shifts 10%, the tail stays where it was
     g = _sides(rng, head={"body_scale": 1.10, "tail_scale": 1.0})
     v50, r50, _ = _verdict(g, 0.5)
-    assert v50 == stats.REGRESSION and r50 > 1.07
+    assert v50 == REGRESSION and r50 > 1.07
     v99, r99, ci = _verdict(g, 0.99, threshold=1.10)
-    assert v99 != stats.REGRESSION, (r99, ci)
+    assert v99 != REGRESSION, (r99, ci)
 
 
 def test_bimodal_tail_moves_p99_not_p50():
@@ -145,16 +148,16 @@ def test_bimodal_tail_moves_p99_not_p50():
     # 2% of head's orders take a slow path at ~400 us: p99 lands in the slow mode
     g = _sides(rng, head={"slow_fraction": 0.02, "slow_us": 400.0})
     v99, r99, _ = _verdict(g, 0.99)
-    assert v99 == stats.REGRESSION and r99 > 1.5
+    assert v99 == REGRESSION and r99 > 1.5
     v50, r50, _ = _verdict(g, 0.5)
-    assert v50 != stats.REGRESSION and r50 < 1.05
+    assert v50 != REGRESSION and r50 < 1.05
 
 
 def test_few_repeats_cannot_be_significant():
     rng = np.random.default_rng(15)
     g = _sides(rng, runs=2, head={"tail_scale": 2.0})
     verdict, ratio, _ = _verdict(g, 0.99)
-    assert ratio > 1.3 and verdict == stats.INCONCLUSIVE  # min two-sided p for 2 vs 2 is 1/3
+    assert ratio > 1.3 and verdict == INCONCLUSIVE  # min two-sided p for 2 vs 2 is 1/3
 
 
 def test_one_outlier_run_is_not_a_regression():
@@ -167,7 +170,7 @@ def test_one_outlier_run_is_not_a_regression():
     g = stats.grid(base, head)
     verdict, ratio, ci = _verdict(g, 0.99, threshold=1.10)
     assert ratio > 1.10, ratio  # the outlier does move the pooled P99 past the threshold
-    assert verdict == stats.INCONCLUSIVE, (ratio, ci)
+    assert verdict == INCONCLUSIVE, (ratio, ci)
     perm = stats.permutation_quantile_test(g, 0.99, n_perm=2000, rng=np.random.default_rng(1))
     assert perm.p_value > 0.05
 
@@ -177,7 +180,7 @@ def test_uniform_shift_is_a_regression_of_p50_and_p99():
     g = _sides(rng, head={"body_scale": 1.20, "tail_scale": 1.20})
     for q in (0.5, 0.99):
         verdict, ratio, ci = _verdict(g, q, threshold=1.10, family=4)
-        assert verdict == stats.REGRESSION and 1.15 < ratio < 1.25, (q, ratio, ci)
+        assert verdict == REGRESSION and 1.15 < ratio < 1.25, (q, ratio, ci)
 
 
 def test_no_change_is_an_equivalence_claim():
@@ -186,7 +189,7 @@ def test_no_change_is_an_equivalence_claim():
     g = _sides(rng, runs=12, base={"run_noise": 0.01}, head={"run_noise": 0.01})
     for q in (0.5, 0.99):
         verdict, ratio, ci = _verdict(g, q, threshold=1.10, family=4)
-        assert verdict == stats.NO_CHANGE, (q, ratio, ci)
+        assert verdict == NO_CHANGE, (q, ratio, ci)
         assert 1 / 1.10 < ci[0] < ratio < ci[1] < 1.10
 
 
@@ -234,12 +237,12 @@ def test_detectable_effect_shrinks_with_sharper_runs_and_is_infinite_with_too_fe
     mde = []
     for g in (noisy, sharp):
         reps = stats.bootstrap_ratio_replicates(g, 0.5, n_boot=2000, rng=np.random.default_rng(2))
-        mde.append(stats.detectable_effect(stats.log_sd(reps), 0.0025))
+        mde.append(detectable_effect(stats.log_sd(reps), 0.0025))
     assert 1.0 < mde[1] < 1.05 < mde[0] < 2.0, mde
     # a fixed vector: sd 0.02 of log ratio at level 0.0025 -> exp((3.0233 + 0.8416) * 0.02)
-    assert stats.detectable_effect(0.02, 0.0025) == pytest.approx(np.exp(3.8649 * 0.02), rel=1e-4)
+    assert detectable_effect(0.02, 0.0025) == pytest.approx(np.exp(3.8649 * 0.02), rel=1e-4)
     # 3 vs 3 runs: the permutation test's smallest p is 2 / C(6, 3) = 0.1 > 0.0025
-    assert stats.detectable_effect(0.02, 0.0025, smallest_p=0.1) == float("inf")
+    assert detectable_effect(0.02, 0.0025, smallest_p=0.1) == float("inf")
 
 
 def test_the_detectable_effect_is_the_noise_not_the_effect():
@@ -256,8 +259,8 @@ def test_the_detectable_effect_is_the_noise_not_the_effect():
 
 def test_rounds_to_settle():
     # half-width 0.05 (log), point at 0: 0.0953 of margin -> 8 * (0.05 / 0.0953)^2 < 8: one more run
-    assert stats.rounds_to_settle(1.0, (np.exp(-0.05), np.exp(0.05)), 1.10, 8) == 9
+    assert rounds_to_settle(1.0, (np.exp(-0.05), np.exp(0.05)), 1.10, 8) == 9
     # point at +5%, interval +-10% around it: margin to +10% is 0.0465 -> 8 * (0.0953 / 0.0465)^2 = 33.6
     r = 1.05
-    assert stats.rounds_to_settle(r, (r * np.exp(-0.0953), r * np.exp(0.0953)), 1.10, 8) == 34
-    assert stats.rounds_to_settle(1.10, (1.0, 1.2), 1.10, 8) is None  # on the threshold: never
+    assert rounds_to_settle(r, (r * np.exp(-0.0953), r * np.exp(0.0953)), 1.10, 8) == 34
+    assert rounds_to_settle(1.10, (1.0, 1.2), 1.10, 8) is None  # on the threshold: never

@@ -1,6 +1,6 @@
 """bench-config/testdata/verdict-rows.json: the verdict table, headline and classify rules the
 dashboard's compare view repeats in JS (gh-pages/site/js/verdict-rows.js, checked against the
-same file by gh-pages/test/verdict-rows.test.mjs). If this fails, verdict_text.py, stats.classify
+same file by gh-pages/test/verdict-rows.test.mjs). If this fails, verdict_text.py, classify
 or gates.yaml changed: change the JS the same way and update the fixture."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ import math
 from pathlib import Path
 
 import pytest
-from hftbench import stats, verdict_text
+from hftbench import verdict_text
 from hftbench.compare_gates import load_gates
+from hftbench.verdict_rules import classify
 
 FIXTURE = json.loads(
     (Path(__file__).resolve().parents[2] / "bench-config" / "testdata" / "verdict-rows.json").read_text()
@@ -52,4 +53,4 @@ def test_headline(case):
 def test_classify(case):
     ci = tuple(math.nan if x is None else x for x in case["ci"])
     p = 0.0 if case["significant"] else 1.0
-    assert stats.classify(case["ratio"], ci, p, threshold=case["threshold"], alpha=0.01) == case["verdict"]
+    assert classify(case["ratio"], ci, p, threshold=case["threshold"], alpha=0.01) == case["verdict"]

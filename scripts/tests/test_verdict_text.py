@@ -108,7 +108,7 @@ def test_cli_renders_each_kind(tmp_path, capsys):
     assert cli.main(["verdict-text", str(tmp_path / "missing.json")]) == 2
 
 
-# --- regression_issue.decide: the issue's life cycle, without a network ------------------------
+# --- regression_issue.issue_action: the issue's life cycle, without a network ----------------
 
 OPEN = {
     "number": 7,
@@ -118,7 +118,7 @@ OPEN = {
 
 
 def test_a_regression_opens_one_issue_with_its_marker():
-    action = regression_issue.decide(REGRESSION, None)
+    action = regression_issue.issue_action(REGRESSION, None)
     assert action.kind == "open" and action.title.startswith(f"Latency regression on main at {SHA_HEAD[:10]}")
     assert regression_issue.parse_marker(action.body) == ("pr", ["latency-1c/hft:p99_us"])
 
@@ -126,21 +126,21 @@ def test_a_regression_opens_one_issue_with_its_marker():
 def test_a_regression_while_one_is_open_updates_it():
     doc = copy.deepcopy(REGRESSION)
     doc["results"][1] = _row("p50_us", "regression", 1.3, [1.2, 1.4])
-    action = regression_issue.decide(doc, OPEN)
+    action = regression_issue.issue_action(doc, OPEN)
     assert action.kind == "update" and "regression again" in action.comment
     assert regression_issue.parse_marker(action.body)[1] == ["latency-1c/hft:p50_us", "latency-1c/hft:p99_us"]
 
 
 def test_recovery_closes_only_when_every_listed_series_improved():
     improved = _doc("improvement", [_row("p99_us", "improvement", 0.8, [0.75, 0.85])])
-    action = regression_issue.decide(improved, OPEN)
+    action = regression_issue.issue_action(improved, OPEN)
     assert action.kind == "close" and action.comment.startswith(f"Recovered at {SHA_HEAD[:10]}")
-    assert regression_issue.decide(NO_CHANGE, OPEN).kind == "none"  # not slower, not recovered either
-    assert regression_issue.decide(NO_CHANGE, None).kind == "none"
+    assert regression_issue.issue_action(NO_CHANGE, OPEN).kind == "none"  # not slower, not recovered either
+    assert regression_issue.issue_action(NO_CHANGE, None).kind == "none"
 
 
 def test_a_partial_verdict_changes_no_issue():
-    assert regression_issue.decide(dict(REGRESSION, partial=True), None).kind == "none"
+    assert regression_issue.issue_action(dict(REGRESSION, partial=True), None).kind == "none"
 
 
 @pytest.mark.parametrize("login", ["someone-else", None])

@@ -5,7 +5,7 @@
 import { GATES, classify, overallStatus } from './verdict-rows.js';
 
 const Z95 = 1.959964;
-const POWER_Z = 0.8416; // stats.POWER_Z: 80 % power
+const POWER_Z = 0.8416; // verdict_rules.POWER_Z: 80 % power
 
 /** The standard normal quantile (Acklam's rational approximation, |error| < 1.2e-9). */
 export function probit(p) {

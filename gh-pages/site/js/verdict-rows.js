@@ -1,5 +1,5 @@
 // The gate's verdict table and wording, in JS: the same rules as scripts/hftbench/verdict_text.py
-// (row cells, table head, headline, order) and stats.classify, for comparing two stored runs in
+// (row cells, table head, headline, order) and verdict_rules.classify, for comparing two stored runs in
 // the page. bench-config/testdata/verdict-rows.json holds inputs and the expected cells; a
 // pytest checks verdict_text.py against it and a node test this module, so the two cannot drift.
 // Pure: no DOM.
@@ -114,7 +114,7 @@ export function headline(doc) {
   return lead;
 }
 
-/** stats.classify: a verdict from the ratio, its interval and significance (lower is better). */
+/** verdict_rules.classify: a verdict from the ratio, its interval and significance (lower is better). */
 export function classify({ ratio, ci, significant, threshold }) {
   if (!finite(ratio) || !Array.isArray(ci) || !ci.every(finite)) return 'inconclusive';
   const [lo, hi] = [...ci].sort((a, b) => a - b);

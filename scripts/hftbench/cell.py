@@ -1,4 +1,4 @@
-"""One cell: run one client once against a running server, then judge what it wrote.
+"""One cell: run one client once against a running server, then check what it wrote.
 
 A cell is "ok" only when all of these hold:
 - the client exited 0 or 1 within its timeout (2 = could not run; anything else = crashed);
@@ -17,6 +17,7 @@ import os
 import signal
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from .config import CLIENTS, FLOOR, Scenario
@@ -143,41 +144,63 @@ def _server_sampler(server: Server | None, scenario: Scenario, out: Path):
     return ProcSampler(server.proc.pid, server_samples_path(out))
 
 
+@dataclass(frozen=True)
+class CellSetup:
+    """What every cell of one run shares: where the binaries are and the results go, how many
+    repeats name the result files, the per-cell timeout (None: from the scenario), the result
+    schema (None: the repository's) and where the clients run."""
+
+    bins_dir: Path
+    run_dir: Path
+    repeats: int = 1
+    timeout_s: float | None = None
+    schema_path: Path | None = None
+    placement: Placement = UNPINNED
+
+
 def run_cell(
+    setup: CellSetup,
     server: Server | None,
-    bins_dir: Path,
-    run_dir: Path,
     scenario: Scenario,
     client: str,
     repeat: int = 1,
-    repeats: int = 1,
-    timeout_s: float | None = None,
-    schema_path: Path | None = None,
-    placement: Placement = UNPINNED,
+    *,
     floor_url: str | None = None,
 ) -> Cell:
-    """Run `client` for `scenario` once, write its result under `run_dir`, return the cell.
+    """Run `client` for `scenario` once, write its result under `setup.run_dir`, return the cell.
 
     `server` None is for the floor, which needs no server; `floor_url` points the floor at
     an echo server elsewhere (`hft-floor --listen`: a network scenario's path) instead of
     its own on loopback. Never raises for a client's failure: that is the returned cell's
     status and reason.
     """
-    rel = result_name(scenario.name, client, repeat, repeats)
-    out = Path(run_dir) / rel
+    rel = result_name(scenario.name, client, repeat, setup.repeats)
+    out = Path(setup.run_dir) / rel
     out.parent.mkdir(parents=True, exist_ok=True)
     log = out.with_suffix(".log")  # the client's stdout + stderr
-    deadline = _deadline(scenario, timeout_s)
-    timeout_s = timeout_s or default_timeout_s(scenario)
+    deadline = _deadline(scenario, setup.timeout_s)
+    timeout_s = setup.timeout_s or default_timeout_s(scenario)
+    placement = setup.placement
 
     def failed(reason: str, result: ClientResult | None = None, code: int | None = None, wall=None) -> Cell:
         if server_exit:  # the cause comes first: what the client saw follows from it
             reason = f"{server_exit}; the client: {reason}"
-        return Cell(scenario.name, client, "failed", reason, result, wall, repeat, rel, code, server_orders)
+        return Cell(
+            scenario=scenario.name,
+            client=client,
+            status="failed",
+            reason=reason,
+            result=result,
+            wall_s=wall,
+            repeat=repeat,
+            file=rel,
+            exit_code=code,
+            server_orders=server_orders,
+        )
 
     server_orders: int | None = None
     server_exit: str | None = None  # set when the server died during the cell
-    binary = client_binary(bins_dir, client)
+    binary = client_binary(setup.bins_dir, client)
     if not os.access(binary, os.X_OK):
         return failed(f"{binary} not found; build it with `{BUILD_TARGETS.get(client, 'make build')}`")
 
@@ -231,7 +254,7 @@ def run_cell(
         doc = json.loads(out.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return failed(f"{rel} is not JSON: {exc}", code=code, wall=wall)
-    problem = check_result(doc, schema_path)
+    problem = check_result(doc, setup.schema_path)
     if problem:
         return failed(problem, code=code, wall=wall)
     result = ClientResult.from_dict(doc)
@@ -244,19 +267,30 @@ def run_cell(
         )
 
     if server_exit:
-        return failed(judge(result, scenario, None) or "no order failed", result, code, wall)
+        return failed(why_not_clean(result, scenario, None) or "no order failed", result, code, wall)
     if server is not None:
         try:
             server_orders = int(server.stats()["total_orders"])
         except (OSError, ServerError, ValueError) as exc:
             return failed(f"GET /stats failed after the run: {exc}", result, code, wall)
-    reason = judge(result, scenario, server_orders)
+    reason = why_not_clean(result, scenario, server_orders)
     if reason:
         return failed(reason, result, code, wall)
-    return Cell(scenario.name, client, "ok", None, result, wall, repeat, rel, code, server_orders)
+    return Cell(
+        scenario=scenario.name,
+        client=client,
+        status="ok",
+        reason=None,
+        result=result,
+        wall_s=wall,
+        repeat=repeat,
+        file=rel,
+        exit_code=code,
+        server_orders=server_orders,
+    )
 
 
-def judge(result: ClientResult, scenario: Scenario, server_orders: int | None) -> str | None:
+def why_not_clean(result: ClientResult, scenario: Scenario, server_orders: int | None) -> str | None:
     """None when a schema-valid result shows a clean run, else why not (pure)."""
     if result.errors:
         kinds = ", ".join(f"{k} {v}" for k, v in result.error_kinds.items() if v)
