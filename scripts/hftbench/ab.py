@@ -47,6 +47,7 @@ from .compare_sides import load_side
 from .errors import UsageError, raise_interrupt
 from .fsio import write_atomic
 from .plan import Plan, make_plan
+from .results import Run
 from .rounds import AB_ROUNDS, Rounds, add_rounds_args, rounds_from_args
 from .run import run_plan
 from .server import ServerError
@@ -128,6 +129,21 @@ class Job:
     def worktree(self, side: str) -> Path:
         tree = self.out / side / "worktree"
         return tree if tree.exists() else self.out / "base" / "worktree"  # A/A: one worktree
+
+    def run_side(self, side: str, bins: Path, run_dir: Path) -> Run:
+        """One run of the plan against a fresh server of `side` (its flags, its ref's label)
+        from the binaries in `bins`, into `run_dir`: a counted round, or profile's extra one."""
+        tree = self.worktree(side)
+        return run_plan(
+            self.plan,
+            bins,
+            run_dir,
+            targets=self.cfg.targets,
+            server_flags=self.flags[side],
+            quiet=True,
+            root=tree if tree.exists() else self.root,
+            branch=self.label[side],
+        )
 
 
 def _label(ref: str, given: str | None) -> str | None:
@@ -217,18 +233,8 @@ def run_round(job: Job, side: str, pair: int) -> None:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     run_dir = job.out / side / f"run_{stamp}_{side}{pair + 1:02d}"
     run_dir.mkdir(parents=True)
-    tree = job.worktree(side)
     try:
-        run = run_plan(
-            job.plan,
-            job.side_bin(side),
-            run_dir,
-            targets=job.cfg.targets,
-            server_flags=job.flags[side],
-            quiet=True,
-            root=tree if tree.exists() else job.root,
-            branch=job.label[side],
-        )
+        run = job.run_side(side, job.side_bin(side), run_dir)
     except ServerError as exc:
         raise UsageError(f"{side} server: {exc}") from exc
     say(f"round {pair + 1} {side}: {len(run.cells) - len(run.failed)}/{len(run.cells)} cells ok")

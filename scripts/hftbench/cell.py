@@ -185,18 +185,10 @@ def run_cell(
     def failed(reason: str, result: ClientResult | None = None, code: int | None = None, wall=None) -> Cell:
         if server_exit:  # the cause comes first: what the client saw follows from it
             reason = f"{server_exit}; the client: {reason}"
-        return Cell(
-            scenario=scenario.name,
-            client=client,
-            status="failed",
-            reason=reason,
-            result=result,
-            wall_s=wall,
-            repeat=repeat,
-            file=rel,
-            exit_code=code,
-            server_orders=server_orders,
-        )
+        return Cell.failure(
+            scenario.name, client, repeat, reason,
+            result=result, wall_s=wall, file=rel, exit_code=code, server_orders=server_orders,
+        )  # fmt: skip
 
     server_orders: int | None = None
     server_exit: str | None = None  # set when the server died during the cell

@@ -56,16 +56,7 @@ class NetworkCells:
         rel = result_name(scenario.name, client, repeat, self.setup.repeats)
 
         def failed(reason: str) -> Cell:
-            return Cell(
-                scenario=scenario.name,
-                client=client,
-                status="failed",
-                reason=f"link {profile.name}: {reason}",
-                result=None,
-                wall_s=None,
-                repeat=repeat,
-                file=rel,
-            )
+            return Cell.failure(scenario.name, client, repeat, f"link {profile.name}: {reason}", file=rel)
 
         try:
             path = self._path_for(profile)

@@ -207,7 +207,6 @@ def profile_sides(job, counted_p50_us: dict[str, list[float]]) -> dict[str, Any]
     """One profiled round per side, after the counted ones; the `profile` object, or
     {"skipped": why} when this machine cannot profile or a tool failed (the verdict stands)."""
     from .cell import link_clients
-    from .run import run_plan
 
     why = unavailable(job.root)
     if why:
@@ -221,19 +220,9 @@ def profile_sides(job, counted_p50_us: dict[str, list[float]]) -> dict[str, Any]
             data = folder / side / "perf.data"
             wrap_server((job.side_bin(side) / "hft-server").resolve(), bins / "hft-server", data, job.root)
             link_clients(job.clients_bin, bins, job.plan.clients)
-            tree = job.worktree(side)
             say(f"profiled round {side} (not counted) …")
             run_dir = folder / side / "run"
-            run = run_plan(
-                job.plan,
-                bins,
-                run_dir,
-                targets=job.cfg.targets,
-                server_flags=job.flags[side],
-                quiet=True,
-                root=tree if tree.exists() else job.root,
-                branch=job.label[side],
-            )
+            run = job.run_side(side, bins, run_dir)
             if not data.is_file():
                 raise ProfileError(f"perf wrote no {data}; see {run_dir / 'server.log'}")
             folded = folder / f"{side}.folded"

@@ -158,9 +158,9 @@ class Cell:
     scenario: str
     client: str
     status: str  # "ok" | "failed"
-    reason: str | None  # why it failed (None when ok)
-    result: ClientResult | None  # None when the client wrote no valid result
-    wall_s: float | None  # wall time of the client process
+    reason: str | None = None  # why it failed (None when ok)
+    result: ClientResult | None = None  # None when the client wrote no valid result
+    wall_s: float | None = None  # wall time of the client process
     repeat: int = 1  # 1 … repeats
     file: str | None = None  # result path relative to the run folder
     exit_code: int | None = None
@@ -170,6 +170,11 @@ class Cell:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @classmethod
+    def failure(cls, scenario: str, client: str, repeat: int, reason: str, **known: Any) -> Cell:
+        """A failed cell: why, and what is known of it (result, wall_s, file, exit_code, ...)."""
+        return cls(scenario=scenario, client=client, status="failed", reason=reason, repeat=repeat, **known)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Cell:

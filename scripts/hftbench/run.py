@@ -146,15 +146,7 @@ def run_plan(
             if scenario.link:
                 cell = network.run(scenario, client, repeat)
             elif client != FLOOR and down:
-                cell = Cell(
-                    scenario=scenario.name,
-                    client=client,
-                    status="failed",
-                    reason=down,
-                    result=None,
-                    wall_s=None,
-                    repeat=repeat,
-                )
+                cell = Cell.failure(scenario.name, client, repeat, down)
             else:
                 cell = run_cell(setup, None if client == FLOOR else server, scenario, client, repeat)
             run.cells.append(cell)
