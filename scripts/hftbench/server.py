@@ -64,6 +64,7 @@ class Server:
         binary: Path,
         log_path: Path,
         flags: list[str] | None = None,
+        *,
         start_timeout_s: float = 20.0,
         cpus: tuple[int, ...] = (),
         host: str = "127.0.0.1",
