@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import verdicts
+from .metrics import fmt_change
 
 GOOD, BAD, UNDECIDED = "good", "bad", "undecided"
 CULPRIT, BETWEEN = "culprit", "between"
@@ -57,17 +58,14 @@ def why_undecided(vs_good: dict[str, Any], vs_bad: dict[str, Any], ends: dict[st
     if ends is not None and ends["verdict"] != verdicts.REGRESSION:
         parts.append(
             f"in the same rounds bad itself was {ends['verdict'].replace('_', ' ')} against good "
-            f"({_pct(ends.get('ratio'))}): the slowdown is within this series' noise or below the threshold"
+            f"({fmt_change(ends.get('ratio'))}): the slowdown is within this series' noise or below "
+            "the threshold"
         )
     elif g == verdicts.NO_CHANGE and b == verdicts.NO_CHANGE:
         parts.append("the candidate is within the threshold of both ends: each part of the slowdown is small")
     elif g == verdicts.INCONCLUSIVE or b == verdicts.INCONCLUSIVE:
         parts.append("more rounds would be needed to tell")
     return "; ".join(parts)
-
-
-def _pct(ratio: float | None) -> str:
-    return "–" if ratio is None else f"{100 * (ratio - 1):+.1f}%"
 
 
 def midpoint(lo: int, hi: int) -> int | None:
@@ -136,8 +134,8 @@ def table_row(i: int, s: dict[str, Any]) -> str:
 
     def cell(c: dict[str, Any]) -> str:
         ci = c.get("ci")
-        band = f" ({_pct(ci[0])} … {_pct(ci[1])})" if ci and None not in ci else ""
-        return f"{_pct(c.get('ratio'))}{band} {c['verdict'].replace('_', ' ')}"
+        band = f" ({fmt_change(ci[0])} … {fmt_change(ci[1])})" if ci and None not in ci else ""
+        return f"{fmt_change(c.get('ratio'))}{band} {c['verdict'].replace('_', ' ')}"
 
     subject = s.get("subject", "").replace("|", "\\|").replace("@", "@\u200b").replace("<", "&lt;")[:60]
     return (

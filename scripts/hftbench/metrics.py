@@ -97,3 +97,8 @@ def fmt_us(value: float | None) -> str:
 def fmt_rate(value: float | None) -> str:
     """Orders per second, whole: 46,948; '–' for None."""
     return "–" if value is None else f"{value:,.0f}"
+
+
+def fmt_change(ratio: float | None) -> str:
+    """A head/base ratio as a signed change: 1.138 -> '+13.8%'; '–' for None."""
+    return "–" if ratio is None else f"{100 * (ratio - 1):+.1f}%"

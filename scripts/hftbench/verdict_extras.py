@@ -8,14 +8,11 @@ from typing import Any
 
 from . import bisect_steps as bs
 from . import metrics
+from .metrics import fmt_change
 
 
 def _esc(text: str) -> str:
     return str(text).replace("@", "@\u200b").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
-
-
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * (x - 1):+.1f}%"
 
 
 def bisect_headline(doc: dict[str, Any]) -> str:
@@ -28,8 +25,8 @@ def bisect_headline(doc: dict[str, Any]) -> str:
         ci = eff.get("ci")
         size = ""
         if eff.get("ratio") is not None:
-            band = f", interval {_pct(ci[0])} … {_pct(ci[1])}" if ci and None not in ci else ""
-            size = f" ({doc.get('series', '')} {metric} {_pct(eff['ratio'])}{band})"
+            band = f", interval {fmt_change(ci[0])} … {fmt_change(ci[1])}" if ci and None not in ci else ""
+            size = f" ({doc.get('series', '')} {metric} {fmt_change(eff['ratio'])}{band})"
         return f"First bad commit: `{c['sha'][:10]}` “{_esc(c['subject'])}”{size}"
     return f"Between `{doc['good'][:10]}` (good) and `{doc['bad'][:10]}` (bad): {_esc(doc.get('reason', ''))}"
 

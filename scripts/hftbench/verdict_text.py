@@ -20,6 +20,7 @@ from typing import Any
 from . import metrics, verdict_extras, verdicts
 from .errors import UsageError
 from .fsio import write_atomic
+from .metrics import fmt_change
 
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
 BODY_BUDGET = GITHUB_BODY_LIMIT - 1_536  # room for what the CI scripts wrap around it
@@ -59,10 +60,6 @@ def ref_name(side: dict[str, Any]) -> str:
     return f"`{neutralise(name)}`" if name else "(unknown)"
 
 
-def _pct(x: float) -> str:
-    return f"{100 * (x - 1):+.1f}%"
-
-
 def value(metric: str, v: float | None) -> str:
     if v is None:
         return "–"
@@ -90,7 +87,7 @@ def interval(r: dict[str, Any]) -> str:
     ci = r.get("ci")
     if not ci or any(x is None or x != x for x in ci):
         return "–"
-    return f"{_pct(ci[0])} … {_pct(ci[1])}"
+    return f"{fmt_change(ci[0])} … {fmt_change(ci[1])}"
 
 
 def detectable(r: dict[str, Any]) -> str:
@@ -100,7 +97,7 @@ def detectable(r: dict[str, Any]) -> str:
         return "–"
     if not math.isfinite(mde):
         return "none (too few runs)"
-    return f"≥ {_pct(mde)}"
+    return f"≥ {fmt_change(mde)}"
 
 
 def _series(r: dict[str, Any]) -> str:
@@ -183,7 +180,7 @@ def headline(doc: dict[str, Any]) -> str:
     if status == verdicts.NO_CHANGE and rows:
         worst = max((r.get("mde") or 1.0) for r in rows)
         within = f"±{rows[0].get('threshold', 1.1) - 1:.0%}"
-        sees = f"; each could have detected {_pct(worst)} or more" if math.isfinite(worst) else ""
+        sees = f"; each could have detected {fmt_change(worst)} or more" if math.isfinite(worst) else ""
         return f"{lead}: all {len(rows)} gated series × metrics within {within}{sees}"
     if status == verdicts.INCONCLUSIVE:
         open_rows = [r for r in rows if r["verdict"] == verdicts.INCONCLUSIVE]
