@@ -6,15 +6,7 @@
 
 #include "cc_worker.h"
 #include "hb_schedule.h"
-
-static int failures;
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                              \
-        }                                                                            \
-    } while (0)
+#include "tests/hb_check.h"
 
 #define CONNS 5
 #define WORKERS 2
@@ -24,7 +16,7 @@ static hb_config cfg;
 static cc_phase phase;
 static cc_worker workers[WORKERS];
 
-/* A phase and its workers as cc_run sets them up (connections split by hb_schedule_share). */
+/* A phase and its workers as cc_run (cc_runner.c) sets them up (connections split by hb_schedule_share). */
 static int setup(double rate, uint64_t total)
 {
     hb_config_defaults(&cfg);

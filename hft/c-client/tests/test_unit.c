@@ -12,15 +12,7 @@
 #include "hft_http.h"
 #include "hft_tune.h"
 #include "hft_worker.h"
-
-static int failures;
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                          \
-        }                                                                        \
-    } while (0)
+#include "tests/hb_check.h"
 
 static int parse(const char *text, hft_head *h) { return hft_parse_response_head(text, strlen(text), 8192, h); }
 
