@@ -36,6 +36,11 @@ def ok_cell(client: str, repeat: int = 1, **changes) -> Cell:
     )
 
 
+def c_cell(scenario: str, r, wall_s: float) -> Cell:
+    """client c's ok cell of `scenario` holding result `r`."""
+    return Cell(scenario=scenario, client="c", status="ok", result=r, wall_s=wall_s)
+
+
 def make_run(tmp_path, cells, name="run_20261122T030000Z", targets=TARGETS) -> Run:
     path = tmp_path / name
     path.mkdir(parents=True)
@@ -95,35 +100,14 @@ def test_a_missed_target_is_a_cross_with_the_figure(tmp_path):
 
 
 def test_open_loop_is_judged_on_keeping_up_with_the_offered_rate():
-    behind = Cell(
-        scenario="o",
-        client="c",
-        status="ok",
-        reason=None,
-        result=result("c", scenario="o", **OPEN, throughput_rps=4000.0),
-        wall_s=1.0,
-    )
-    on_rate = Cell(
-        scenario="o",
-        client="c",
-        status="ok",
-        reason=None,
-        result=result("c", scenario="o", **OPEN, throughput_rps=4990.0),
-        wall_s=1.0,
-    )
+    behind = c_cell("o", result("c", scenario="o", **OPEN, throughput_rps=4000.0), 1.0)
+    on_rate = c_cell("o", result("c", scenario="o", **OPEN, throughput_rps=4990.0), 1.0)
     assert check_targets(make_row([on_rate]), TARGETS) == (True, [])
     assert check_targets(make_row([behind]), TARGETS) == (False, ["throughput 4,000 ≤ 4,750 orders/s"])
 
 
 def test_too_few_samples_leave_a_target_unjudged_not_failed():
-    few = Cell(
-        scenario="small",
-        client="c",
-        status="ok",
-        reason=None,
-        result=result("c", scenario="small", ok=100),
-        wall_s=0.1,
-    )
+    few = c_cell("small", result("c", scenario="small", ok=100), 0.1)
     row = make_row([few])
     assert row.percentile("p99") is None and row.percentile("p90") is not None
     passed, notes = check_targets(row, TARGETS)
