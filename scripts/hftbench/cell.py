@@ -23,6 +23,7 @@ from pathlib import Path
 from .config import CLIENTS, FLOOR, Scenario
 from .placement import UNPINNED, Placement
 from .proc_sampler import ProcSampler
+from .procs import log_tail
 from .results import Cell, ClientResult
 from .schema import check_result
 from .server import Server, ServerError
@@ -86,14 +87,6 @@ def _describe_exit(code: int) -> str:
         except ValueError:
             return f"killed by signal {-code}"
     return f"exit {code}"
-
-
-def _last_line(log: Path) -> str:
-    try:
-        lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return ""
-    return lines[-1][:300] if lines else ""
 
 
 def _kill_session(pid: int) -> None:
@@ -236,7 +229,7 @@ def run_cell(
     server_exit = _server_exit(server)
 
     if code not in (0, 1):
-        detail = _last_line(log)
+        detail = log_tail(log, lines=1)[:300]
         return failed(
             f"{_describe_exit(code)}: {detail}" if detail else _describe_exit(code), code=code, wall=wall
         )

@@ -37,15 +37,15 @@ def die_with_parent() -> None:
 
 def log_tail(log_path: Path, offset: int = 0, lines: int = TAIL_LINES) -> str:
     """The last `lines` non-empty lines written to `log_path` after `offset`, joined with
-    " / " so they fit in one message line; "no output" when there are none."""
+    " / " so they fit in one message line; "" when there are none."""
     try:
         with open(log_path, "rb") as f:
             f.seek(offset)
             text = f.read().decode(errors="replace")
     except OSError:
-        return "no output"
+        return ""
     kept = [line.strip() for line in text.splitlines() if line.strip()][-lines:]
-    return " / ".join(kept) or "no output"
+    return " / ".join(kept)
 
 
 def start_ready(
@@ -85,13 +85,13 @@ def start_ready(
         if proc.poll() is not None:
             raise error(
                 f"{name} exited with status {proc.returncode} before its ready line; "
-                f"last output: {log_tail(log_path, offset)}; see {log_path}"
+                f"last output: {log_tail(log_path, offset) or 'no output'}; see {log_path}"
             )
         if time.monotonic() > deadline:
             stop(proc)
             raise error(
                 f"{name} printed no line matching {ready.pattern!r} within {timeout_s:g} s; "
-                f"last output: {log_tail(log_path, offset)}; see {log_path}"
+                f"last output: {log_tail(log_path, offset) or 'no output'}; see {log_path}"
             )
         time.sleep(0.01)
 
