@@ -2,32 +2,25 @@
 // noise bands, the compare view of two points with the gate's table, URL state, phone width, dark.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from '../build/build.mjs';
 import { synthStore } from '../tools/synth-store.mjs';
-import { launch } from './helpers/browser.mjs';
 import { inkOf, open as openPage } from './helpers/page.mjs';
-import { serve } from './helpers/serve.mjs';
+import { SHOTS, startSite } from './helpers/site.mjs';
 
-const SHOTS = new URL('../test-output/', import.meta.url).pathname;
-let tmp; let server; let chromium;
+let site; let server; let chromium;
 
 before(async () => {
-  tmp = mkdtempSync(join(tmpdir(), 'hft-dashboard-synth-'));
-  mkdirSync(SHOTS, { recursive: true });
   // Wide spreads (±10 % P50, ±20 % P99), so the bands are plain to see and to count.
-  synthStore({ out: join(tmp, 'store'), commits: 400, scenarios: 2, clients: 2, gated: 2, spread: 0.2 });
-  build({ store: join(tmp, 'store'), out: join(tmp, 'site') });
-  server = await serve(join(tmp, 'site'));
-  chromium = await launch();
+  site = await startSite('hft-dashboard-synth-', (tmp) => {
+    const store = join(tmp, 'store');
+    synthStore({ out: store, commits: 400, scenarios: 2, clients: 2, gated: 2, spread: 0.2 });
+    return { store };
+  });
+  ({ server, chromium } = site);
 });
 
 after(async () => {
-  await chromium?.close();
-  await server?.close();
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
+  await site?.close();
 });
 
 const open = (query = '', options = {}) => openPage(chromium.browser, server.url, query, options);

@@ -2,33 +2,22 @@
 // hftbench runs. Screenshots go to gh-pages/test-output/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from '../build/build.mjs';
-import { launch, watchedPage } from './helpers/browser.mjs';
+import { watchedPage } from './helpers/browser.mjs';
 import { CULPRIT_SUBJECT, realStore, XSS } from './helpers/real-store.mjs';
 import { inkOf, open as openPage } from './helpers/page.mjs';
-import { serve } from './helpers/serve.mjs';
+import { SHOTS, startSite } from './helpers/site.mjs';
 
-const SHOTS = new URL('../test-output/', import.meta.url).pathname;
-let tmp; let site; let server; let chromium; let clients; let scenario;
+let site; let server; let chromium; let clients; let scenario;
 
 before(async () => {
-  tmp = mkdtempSync(join(tmpdir(), 'hft-dashboard-'));
-  mkdirSync(SHOTS, { recursive: true });
-  const made = realStore(tmp);
-  ({ clients, scenario } = made);
-  site = join(tmp, 'site');
-  build({ store: made.store, out: site });
-  server = await serve(site);
-  chromium = await launch();
+  site = await startSite('hft-dashboard-', realStore);
+  ({ server, chromium } = site);
+  ({ clients, scenario } = site.made);
 });
 
 after(async () => {
-  await chromium?.close();
-  await server?.close();
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
+  await site?.close();
 });
 
 const open = (query = '', options = {}) => openPage(chromium.browser, server.url, query, options);
