@@ -45,7 +45,6 @@ class Server(hftbench.server.Server):
             log_path,
             list(extra_args),
             start_timeout_s=start_timeout_s,
-            preexec=procs.die_with_parent,
         )
         self.start()
 

@@ -17,13 +17,14 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .config import CLIENTS, FLOOR, Scenario
 from .placement import UNPINNED, Placement
 from .proc_sampler import ProcSampler
-from .procs import log_tail
+from .procs import die_with_parent, log_tail
 from .results import Cell, ClientResult
 from .schema import check_result
 from .server import Server, ServerError
@@ -87,6 +88,19 @@ def _describe_exit(code: int) -> str:
         except ValueError:
             return f"killed by signal {-code}"
     return f"exit {code}"
+
+
+def _client_preexec(placement: Placement) -> Callable[[], None]:
+    """The client dies with hftbench, even a SIGKILLed one (a stopped or stalled client would
+    otherwise outlive it and write into the run folder), and runs on its CPUs when pinned."""
+    confine = placement.confine_client()
+
+    def preexec() -> None:
+        die_with_parent()
+        if confine is not None:
+            confine()
+
+    return preexec
 
 
 def _kill_session(pid: int) -> None:
@@ -207,7 +221,7 @@ def run_cell(
             stdout=log_file,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=placement.confine_client(),
+            preexec_fn=_client_preexec(placement),
         )
         try:
             code = proc.wait(timeout=timeout_s)

@@ -123,7 +123,6 @@ class NetworkCells:
             cpus=self.placement.server,
             host=path.server_ip,
             wrapper=path.in_server_ns(),
-            preexec=procs.die_with_parent,
         )
         self.server.start()
         return self.server

@@ -69,7 +69,6 @@ class Server:
         cpus: tuple[int, ...] = (),
         host: str = "127.0.0.1",
         wrapper: list[str] | None = None,
-        preexec: Callable[[], None] | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.binary = Path(binary)
@@ -78,7 +77,6 @@ class Server:
         self.cpus = tuple(cpus)  # placement: run the server on these CPUs
         self.host = host  # the address it binds (a network scenario: its namespace's veth)
         self.wrapper = list(wrapper or [])  # e.g. `ip netns exec NS`: where it runs
-        self.preexec = preexec  # run in the child before exec (procs.die_with_parent)
         self.env = env  # the server's environment (None: this process's), e.g. RUST_LOG
         self.start_timeout_s = start_timeout_s
         self.url: str = ""  # http://127.0.0.1:PORT once started
@@ -147,16 +145,17 @@ class Server:
         """--cpus LIST: the server pins one worker thread per CPU (placement.py)."""
         return ["--cpus", format_cpu_list(self.cpus)] if self.cpus and self._has_cpus_flag() else []
 
-    def _pin_mask(self):
-        """For a build without --cpus: confine the whole process to the CPUs instead."""
+    def _pin_mask(self) -> Callable[[], None]:
+        """Run in the child before exec: it dies with this process, even a SIGKILLed one (no
+        server outlives an hftbench, ab or pytest run); a build without --cpus is confined to
+        the CPUs instead."""
         if not self.cpus or self._has_cpus_flag():
-            return self.preexec
-        cpus, preexec = set(self.cpus), self.preexec
+            return procs.die_with_parent
+        cpus = set(self.cpus)
 
         def confine() -> None:
             os.sched_setaffinity(0, cpus)
-            if preexec:
-                preexec()
+            procs.die_with_parent()
 
         return confine
 

@@ -113,6 +113,34 @@ def test_a_stopped_client_is_killed_at_its_deadline_and_the_run_goes_on(tmp_path
     assert f"- ❌ long/hft: {reason}" in (out / "report.md").read_text()
 
 
+def _gone(pid: int) -> bool:
+    """Exited: no such process, or a zombie waiting for init to reap it."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def test_hftbench_killed_by_sigkill_takes_its_server_and_its_stopped_client_with_it(tmp_path):
+    # A stopped client never notices that its server is gone: only PR_SET_PDEATHSIG ends it
+    # when hftbench dies without running any cleanup.
+    out = tmp_path / "run"
+    proc = start_run(tmp_path, out, "long,short")
+    kids = wait_mid_cell(proc, out, "hft")
+    os.kill(kids["client-hft"], signal.SIGSTOP)
+    try:
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while not all(_gone(pid) for pid in kids.values()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert {name: _gone(pid) for name, pid in kids.items()} == {name: True for name in kids}
+    finally:
+        for pid in kids.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)  # only if hftbench's children outlived it
+
+
 def test_the_server_killed_mid_run_fails_its_cell_and_is_started_again(tmp_path):
     out = tmp_path / "run"
     proc = start_run(tmp_path, out, "long,short")
