@@ -7,7 +7,7 @@ use serde::ser::Serializer;
 use serde::Serialize;
 
 use crate::engine::Execution;
-use crate::order::{side_name, Order};
+use crate::order::Order;
 
 /// Typical reply size with a few fills; one allocation covers it.
 const REPLY_CAPACITY: usize = 512;
@@ -44,7 +44,7 @@ fn write_reply(out: &mut Vec<u8>, order: &Order<'_>, execution: &Execution, now:
     out.extend_from_slice(b",\"symbol\":");
     number(out, order.symbol);
     out.extend_from_slice(b",\"buy_sell\":\"");
-    out.extend_from_slice(side_name(order.side).as_bytes());
+    out.extend_from_slice(order.side.wire_name().as_bytes());
     out.extend_from_slice(b"\",\"status\":\"");
     out.extend_from_slice(outcome.status.as_str().as_bytes());
     out.extend_from_slice(b"\",\"client_timestamp\":");
@@ -208,7 +208,7 @@ mod tests {
         serde_json::to_vec(&DerivedReply {
             order_id: execution.order_id,
             symbol: order.symbol,
-            buy_sell: side_name(order.side),
+            buy_sell: order.side.wire_name(),
             status: outcome.status.as_str(),
             client_timestamp: &order.client_timestamp,
             server_timestamp: UtcMicros(now),

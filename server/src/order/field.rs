@@ -49,6 +49,15 @@ pub enum OrderType {
 pub(crate) trait WireEnum: Copy + 'static {
     /// Every value with its wire name (without quotes).
     const VALUES: &'static [(&'static str, Self)];
+    /// The valid values for an error message: `"rod", "ioc" or "fok"`.
+    const EXPECTED: &'static str;
+}
+
+/// `"a"`, `"a" or "b"`, `"a", "b" or "c"`: a list of wire names as a sentence.
+macro_rules! one_of {
+    ($only:literal) => { concat!("\"", $only, "\"") };
+    ($first:literal, $last:literal) => { concat!("\"", $first, "\" or \"", $last, "\"") };
+    ($first:literal, $($rest:literal),+) => { concat!("\"", $first, "\", ", one_of!($($rest),+)) };
 }
 
 /// Implements `WireEnum` and a `Deserialize` through `deserialize_str`, so that a value of
@@ -58,6 +67,16 @@ macro_rules! wire_enum {
     ($ty:ident { $($text:literal => $variant:ident),+ $(,)? }) => {
         impl WireEnum for $ty {
             const VALUES: &'static [(&'static str, $ty)] = &[$(($text, $ty::$variant)),+];
+            const EXPECTED: &'static str = one_of!($($text),+);
+        }
+
+        impl $ty {
+            /// The wire name, as the reply echoes it.
+            pub fn wire_name(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $text,)+
+                }
+            }
         }
 
         impl<'de> Deserialize<'de> for $ty {
@@ -136,14 +155,14 @@ impl Field {
     /// What a valid value looks like, for error messages.
     pub(crate) fn expected(self) -> &'static str {
         match self {
-            Field::BuySell => "\"buy\" or \"sell\"",
+            Field::BuySell => Side::EXPECTED,
             Field::Symbol => "an integer from 1 to 4294967295",
             Field::Price => "a number > 0 with at most two decimals, e.g. 100.05",
             Field::Quantity => "an integer from 1 to 1000000000",
-            Field::MarketType => "\"common\", \"odd\" or \"fixed\"",
-            Field::PriceType => "\"limit\" or \"market\"",
-            Field::TimeInForce => "\"rod\", \"ioc\" or \"fok\"",
-            Field::OrderType => "\"stock\", \"margin\" or \"short\"",
+            Field::MarketType => MarketType::EXPECTED,
+            Field::PriceType => PriceType::EXPECTED,
+            Field::TimeInForce => TimeInForce::EXPECTED,
+            Field::OrderType => OrderType::EXPECTED,
             Field::UserDef => "a string of at most 32 bytes",
             Field::ClientTimestamp => {
                 "an RFC 3339 time with Z or an offset, e.g. \"2026-11-22T10:00:00.123456Z\""

@@ -62,14 +62,6 @@ impl Order<'_> {
     }
 }
 
-/// The wire name of a side, as echoed in the reply.
-pub fn side_name(side: Side) -> &'static str {
-    match side {
-        Side::Buy => "buy",
-        Side::Sell => "sell",
-    }
-}
-
 /// Parses and validates an order body. Malformed JSON is a 400; anything else wrong is a
 /// 422 naming the field.
 pub fn parse(body: &[u8]) -> Result<Order<'_>, ApiError> {

@@ -66,6 +66,22 @@ fn every_enum_value_is_accepted() {
 }
 
 #[test]
+fn enum_error_texts_and_reply_names_come_from_the_one_table() {
+    use super::field::WireEnum;
+    assert_eq!(Side::EXPECTED, r#""buy" or "sell""#);
+    assert_eq!(MarketType::EXPECTED, r#""common", "odd" or "fixed""#);
+    assert_eq!(PriceType::EXPECTED, r#""limit" or "market""#);
+    assert_eq!(TimeInForce::EXPECTED, r#""rod", "ioc" or "fok""#);
+    assert_eq!(OrderType::EXPECTED, r#""stock", "margin" or "short""#);
+    for (name, side) in Side::VALUES {
+        assert_eq!(side.wire_name(), *name);
+    }
+    for (name, tif) in TimeInForce::VALUES {
+        assert_eq!(tif.wire_name(), *name);
+    }
+}
+
+#[test]
 fn extra_fields_are_ignored_and_key_order_is_free() {
     let body = r#"{"note":{"a":[1,2]},"client_timestamp":"2026-11-22T10:00:00Z","user_def":"","order_type":"stock","time_in_force":"ioc","price_type":"limit","market_type":"odd","quantity":1,"price":99,"symbol":1,"buy_sell":"buy"}"#;
     let order = parse(body.as_bytes()).unwrap();

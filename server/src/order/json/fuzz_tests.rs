@@ -18,7 +18,7 @@ use super::reference::{self, Expected, Price, Verdict};
 use super::{fast, read_serde};
 use crate::book::TimeInForce;
 use crate::error::ApiError;
-use crate::order::{self, side_name, MarketType, Order, OrderType, PriceType};
+use crate::order::{self, MarketType, Order, OrderType, PriceType};
 
 #[path = "../../../fuzz/harness.rs"]
 mod harness;
@@ -105,7 +105,7 @@ fn same_order(order: &Order<'_>, want: &Expected) -> Result<(), TestCaseError> {
         Price::Invalid => unreachable!("an accepted order has a price"),
     };
     let got = (
-        side_name(order.side),
+        order.side.wire_name(),
         order.symbol,
         order.price,
         order.quantity,
