@@ -27,7 +27,6 @@ Exit 0 no regression (or still inconclusive at --max-repeats), 1 a gated metric 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import re
 import shlex
@@ -157,7 +156,7 @@ def make_job(args) -> Job:
     root = paths.repo_root()
     repo = (args.repo or root).resolve()
     cfg = config_mod.load(paths.config_file(root))
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    stamp = paths.utc_stamp()
     out = (args.out or paths.results_dir(root) / f"ab_{stamp}").resolve()
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"--out {out} exists and is not empty; pass a new folder")
@@ -230,9 +229,7 @@ def build(job: Job) -> None:
 def run_round(job: Job, side: str, pair: int) -> None:
     """One run of the plan against a fresh server of `side`, into <out>/<side>/run_…"""
     # Unique run ids (the history store keys runs by id): time, side, round.
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    run_dir = job.out / side / f"run_{stamp}_{side}{pair + 1:02d}"
-    run_dir.mkdir(parents=True)
+    run_dir = paths.fresh_dir(job.out / side, f"run_{paths.utc_stamp()}_{side}{pair + 1:02d}")
     try:
         run = job.run_side(side, job.side_bin(side), run_dir)
     except ServerError as exc:

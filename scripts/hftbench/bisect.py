@@ -163,7 +163,7 @@ def make_bisect(args) -> Bisect:
             f"{args.bad} is not a descendant of {args.good} on its first-parent line; pass an older --good"
         )
     commits = [bs.Commit(s, git_output(repo, "log", "-1", "--format=%s", s)) for s in [good, *shas]]
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    stamp = paths.utc_stamp()
     out = (args.out or paths.results_dir(root) / f"bisect_{stamp}").resolve()
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"--out {out} exists and is not empty; pass a new folder")
@@ -200,8 +200,7 @@ def built(b: Bisect, commit: bs.Commit) -> Path:
 
 
 def run_round(b: Bisect, step_dir: Path, side: str, commit: bs.Commit, n: int) -> None:
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    run_dir = step_dir / side / f"run_{stamp}_{side}{n:02d}"
+    run_dir = paths.fresh_dir(step_dir / side, f"run_{paths.utc_stamp()}_{side}{n:02d}")
     tree = built(b, commit) / "worktree"
     try:
         run_plan(

@@ -18,7 +18,6 @@ a rate is an estimate from the real runs behind it, which the report says next t
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import shlex
 import sys
@@ -235,7 +234,7 @@ def add_parser(subparsers) -> None:
 def main(args) -> int:
     gates = replace(load_gates(args.gates), bootstrap=args.bootstrap, permutations=args.permutations)
     gates = gates.for_looks(args.looks)
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    stamp = paths.utc_stamp()
     out = (args.out or args.source or paths.results_dir() / f"calibrate_{stamp}").resolve()
     if args.source is None:
         if out.exists() and any(out.iterdir()):

@@ -3,6 +3,7 @@ gate's A/B runs (other worktrees, other bin/ folders) can point anywhere."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from pathlib import Path
 
@@ -52,3 +53,22 @@ def shown(path: str | Path) -> str:
         return str(p.resolve().relative_to(repo_root()))
     except (ValueError, OSError):
         return p.name
+
+
+def utc_stamp() -> str:
+    """Now in UTC to the second, as run folders are named: 20261122T030000Z."""
+    return dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def fresh_dir(parent: Path, name: str) -> Path:
+    """Create parent/name, or parent/name_2, name_3, … when taken: never a folder that exists,
+    even when two runs start in the same second (mkdir is the check, so no race)."""
+    Path(parent).mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        path = Path(parent) / (name if n == 1 else f"{name}_{n}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            n += 1

@@ -36,14 +36,7 @@ def _split(value: str | None) -> list[str] | None:
 
 def new_run_dir(results_root: Path) -> Path:
     """results/run_<UTC>: a fresh folder, never one that exists."""
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    path = Path(results_root) / f"run_{stamp}"
-    n = 1
-    while path.exists():
-        n += 1
-        path = Path(results_root) / f"run_{stamp}_{n}"
-    path.mkdir(parents=True)
-    return path
+    return paths.fresh_dir(results_root, f"run_{paths.utc_stamp()}")
 
 
 def _now() -> str:
