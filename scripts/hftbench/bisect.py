@@ -15,7 +15,8 @@
 4. `--time-budget` bounds the whole bisect, builds included: no step starts (and no look is
    added) that would likely end past it; the answer is then the range so far.
 5. `--from-verdict VERDICT` takes good, bad, series and metric from an ab verdict (its base,
-   head and first regression) and writes the result into it as `bisect` (main-bench).
+   head and the regression that slowed its series most) and writes the result into it as
+   `bisect` (main-bench).
 
 Exit 0 a culprit found, 1 the answer is a range, 2 it could not run, 130 interrupted.
 """
@@ -34,7 +35,7 @@ from typing import Any
 
 from . import bisect_steps as bs
 from . import config as config_mod
-from . import metrics, paths, verdicts
+from . import metrics, paths
 from .cell import link_clients
 from .compare import compare_sides
 from .compare_gates import Gates, load_gates
@@ -109,24 +110,36 @@ class Bisect:
         return time.perf_counter() - self.started
 
 
-def _from_verdict(args) -> None:
-    """Fill good, bad, series and metric from an ab verdict's base, head and first regression."""
+def fill_from_verdict(args) -> None:
+    """Fill good, bad, series and metric from an ab verdict: its base, its head, and its worst
+    regression (among those of --series / --metric when given)."""
     try:
         doc = json.loads(args.from_verdict.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise UsageError(f"--from-verdict {args.from_verdict}: {exc}; pass ab's verdict.json") from exc
     args.good = args.good or (doc.get("base") or {}).get("commit")
     args.bad = args.bad or (doc.get("head") or {}).get("commit")
-    flag = next((f for f in doc.get("flags", []) if f.get("verdict") == verdicts.REGRESSION), None)
-    if flag:
-        args.series = args.series or f"{flag['scenario']}/{flag['client']}"
-        args.metric = args.metric or flag["metric"]
+    found = [
+        f
+        for f in bs.regressions_by_slowdown(doc.get("flags", []))
+        if args.series in (None, f"{f['scenario']}/{f['client']}") and args.metric in (None, f["metric"])
+    ]
+    if found:
+        worst = found[0]
+        if not (args.series and args.metric):
+            more = ""
+            if len(found) > 1:
+                more = f", the largest of {len(found)} regressions; --series/--metric pick another"
+            say(f"bisecting {worst['scenario']}/{worst['client']} {metrics.label(worst['metric'])} "
+                f"({metrics.fmt_change(worst['ratio'])} in the verdict){more}")  # fmt: skip
+        args.series = args.series or f"{worst['scenario']}/{worst['client']}"
+        args.metric = args.metric or worst["metric"]
     args.suite = doc.get("suite") or args.suite
 
 
 def make_bisect(args) -> Bisect:
     if args.from_verdict:
-        _from_verdict(args)
+        fill_from_verdict(args)
     if not args.good or not args.bad:
         raise UsageError("pass --good SHA and --bad SHA (or --from-verdict VERDICT with a base and a head)")
     rounds = rounds_from_args(args, min_repeats=2)

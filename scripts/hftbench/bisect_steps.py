@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import verdicts
+from . import metrics, verdicts
 from .metrics import fmt_change
 
 GOOD, BAD, UNDECIDED = "good", "bad", "undecided"
@@ -148,3 +148,15 @@ TABLE_HEAD = (
     "| step | candidate | rounds a side | vs good (interval) | vs bad (interval) | decision |\n"
     "|---|---|---|---|---|---|"
 )
+
+
+def regressions_by_slowdown(flags: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The verdict's gated regressions, the one that slowed its series most first. A drift
+    flag is left out: it is a trend within runs, not a metric the steps can compare."""
+    slowdowns = []
+    for flag in flags:
+        metric = metrics.BY_NAME.get(flag.get("metric", ""))
+        ratio = flag.get("ratio")
+        if flag.get("verdict") == verdicts.REGRESSION and metric is not None and ratio:
+            slowdowns.append((ratio if metric.lower_is_better else 1 / ratio, flag))
+    return [flag for _, flag in sorted(slowdowns, key=lambda pair: -pair[0])]

@@ -6,12 +6,14 @@ Plus the decisions and the record as pure functions."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from hftbench import bisect as bisect_cmd
 from hftbench import bisect_steps as bs
 from hftbench import cli, verdict_extras, verdicts
 
@@ -71,6 +73,54 @@ def test_the_record_names_the_culprit_only_when_the_range_closed():
     )
     assert cut["status"] == bs.BETWEEN and cut["culprit"] is None and (cut["good"], cut["bad"]) == ("d", "f")
     assert "Between `d` (good) and `f` (bad): time budget" in verdict_extras.bisect_headline(cut)
+
+
+def _flag(series: str, metric: str, ratio: float, verdict: str = verdicts.REGRESSION) -> dict:
+    scenario, client = series.split("/")
+    return {"scenario": scenario, "client": client, "metric": metric, "ratio": ratio, "verdict": verdict}
+
+
+VERDICT = {
+    "suite": "pr",
+    "base": {"commit": "b" * 40},
+    "head": {"commit": "h" * 40},
+    "flags": [
+        _flag("latency-1c/hft", "p50_us", 1.12),
+        _flag("latency-4c/rust", "p99_us", 1.40),
+        _flag("latency-1c/go", "throughput_rps", 0.60),  # 1/0.60: 1.67 times slower, the worst
+        _flag("latency-1c/c", "p99_us_drift", 3.0),  # a trend within runs: no metric to bisect
+        _flag("latency-1c/cpp", "p99_us", 0.5, verdicts.IMPROVEMENT),
+    ],
+}
+
+
+def _filled(tmp_path: Path, **given) -> argparse.Namespace:
+    path = tmp_path / "verdict.json"
+    path.write_text(json.dumps(VERDICT))
+    args = argparse.Namespace(from_verdict=path, good=None, bad=None, series=None, metric=None, suite="x")
+    for key, value in given.items():
+        setattr(args, key, value)
+    bisect_cmd.fill_from_verdict(args)
+    return args
+
+
+def test_from_a_verdict_the_regression_that_slowed_its_series_most_is_bisected(tmp_path, capsys):
+    args = _filled(tmp_path)
+    assert (args.good, args.bad, args.suite) == ("b" * 40, "h" * 40, "pr")
+    assert (args.series, args.metric) == ("latency-1c/go", "throughput_rps")
+    said = capsys.readouterr().err
+    assert "bisecting latency-1c/go throughput (-40.0% in the verdict), the largest of 3 regressions" in said
+
+
+def test_a_series_or_metric_given_picks_among_its_own_regressions(tmp_path):
+    assert _filled(tmp_path, series="latency-4c/rust").metric == "p99_us"
+    assert _filled(tmp_path, metric="p50_us").series == "latency-1c/hft"
+    assert (
+        bs.regressions_by_slowdown(
+            [_flag("a/b", "p99_us_drift", 2.0), _flag("a/b", "p99_us", 0.8, "improvement")]
+        )
+        == []
+    )
 
 
 def _repo(path: Path, delays: dict[int, int]) -> Path:
