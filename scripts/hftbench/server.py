@@ -127,7 +127,7 @@ class Server:
             LISTENING,
             name=str(self.binary),
             timeout_s=self.start_timeout_s,
-            preexec=self._pin_mask(),
+            preexec=self._before_exec(),
             env=self.env,
             error=ServerError,
         )
@@ -145,7 +145,7 @@ class Server:
         """--cpus LIST: the server pins one worker thread per CPU (placement.py)."""
         return ["--cpus", format_cpu_list(self.cpus)] if self.cpus and self._has_cpus_flag() else []
 
-    def _pin_mask(self) -> Callable[[], None]:
+    def _before_exec(self) -> Callable[[], None]:
         """Run in the child before exec: it dies with this process, even a SIGKILLed one (no
         server outlives an hftbench, ab or pytest run); a build without --cpus is confined to
         the CPUs instead."""
