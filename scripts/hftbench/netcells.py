@@ -18,7 +18,6 @@ import dataclasses
 import re
 import subprocess
 from collections.abc import Callable
-from pathlib import Path
 
 from . import netpath, procs
 from .cell import CellSetup, client_binary, result_name, run_cell
@@ -41,10 +40,7 @@ class NetworkCells:
     ) -> None:
         self.links = links
         self.setup = setup
-        self.bins_dir = Path(setup.bins_dir)
-        self.run_dir = Path(setup.run_dir)
         self.server_flags = list(server_flags or [])
-        self.placement = setup.placement
         self.note = note
         self.path: netpath.NetPath | None = None
         self.server: Server | None = None
@@ -63,11 +59,11 @@ class NetworkCells:
         except netpath.NetPathError as exc:
             self.errors.setdefault(profile.name, str(exc))  # the host will not change during the run
             return failed(str(exc))
-        link_stats = (self.run_dir / rel).with_suffix(".linkem.json")
+        link_stats = (self.setup.run_dir / rel).with_suffix(".linkem.json")
         echo = None
         try:
             # The emulator first: the server's health check and the cell both cross it.
-            path.start_link(link_stats, self.run_dir / "linkem.log", zero_delay=client == FLOOR)
+            path.start_link(link_stats, self.setup.run_dir / "linkem.log", zero_delay=client == FLOOR)
             server, floor_url = None, None
             if client == FLOOR:
                 echo, floor_url = self._start_echo(path)
@@ -106,7 +102,7 @@ class NetworkCells:
             if removed:
                 self.note(f"removed what an earlier crashed run left: {', '.join(removed)}")
         self.close()  # another profile's path: one at a time
-        self.path = netpath.NetPath(profile, self.bins_dir, ip).open()
+        self.path = netpath.NetPath(profile, self.setup.bins_dir, ip).open()
         return self.path
 
     def _server(self, path: netpath.NetPath) -> Server:
@@ -117,10 +113,10 @@ class NetworkCells:
                 f"hft-server in {path.ns_srv} exited (status {self.server.proc.returncode}); restarting it"
             )
         self.server = Server(
-            self.bins_dir / "hft-server",
-            self.run_dir / "server-net.log",
+            self.setup.bins_dir / "hft-server",
+            self.setup.run_dir / "server-net.log",
             self.server_flags,
-            cpus=self.placement.server,
+            cpus=self.setup.placement.server,
             host=path.server_ip,
             wrapper=path.in_server_ns(),
         )
@@ -131,13 +127,13 @@ class NetworkCells:
         """`hft-floor --listen` in the server's namespace; its URL."""
         cmd = [
             *path.in_server_ns(),
-            str(client_binary(self.bins_dir, FLOOR)),
+            str(client_binary(self.setup.bins_dir, FLOOR)),
             "--listen",
             f"{path.server_ip}:0",
         ]
         proc, match = procs.start_ready(
             cmd,
-            self.run_dir / "floor-net.log",
+            self.setup.run_dir / "floor-net.log",
             FLOOR_LISTENING,
             name="hft-floor --listen",
             timeout_s=netpath.READY_TIMEOUT_S,

@@ -120,7 +120,7 @@ def run_plan(
         progress.note(f"skipped {skip['client']}: {skip['reason']}")
     setup = CellSetup(
         bins_dir=Path(bins_dir),
-        run_dir=run_dir,
+        run_dir=Path(run_dir),
         repeats=plan.repeats,
         timeout_s=timeout_s,
         schema_path=schema_path,
