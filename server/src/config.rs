@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-/// Server settings (the command-line flags other than `--addr` and `--workers`).
+/// Server settings (the command-line flags other than `--addr`, `--workers` and `--cpus`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     /// Resting orders one book may hold; a ROD order that would exceed it is REJECTED.

@@ -7,7 +7,7 @@ use serde::ser::Serializer;
 use serde::Serialize;
 
 use crate::engine::Execution;
-use crate::order::Order;
+use crate::order::{Order, WireEnum};
 
 /// Typical reply size with a few fills; one allocation covers it.
 const REPLY_CAPACITY: usize = 512;

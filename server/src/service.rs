@@ -22,9 +22,9 @@ pub struct OrderService {
     /// Counters and the latency histogram.
     pub counters: Counters,
     /// `--inject-delay-us`: busy-wait per order, a known slowdown for testing the gate.
-    pub inject_delay: Duration,
+    inject_delay: Duration,
     /// `--inject-stall-*`: a busy-wait for one order in N, a slowdown of the tail only.
-    pub inject_stall: Option<Stall>,
+    inject_stall: Option<Stall>,
     /// Valid orders seen, for picking every N-th one to stall (only touched with a stall).
     stall_counter: AtomicU64,
     /// `--inject-after-s`: the delay and the stall start this long after `started`.
@@ -82,20 +82,7 @@ impl OrderService {
             .record_order(outcome.status, outcome.fills.len(), outcome.filled);
         Ok(reply::order_reply(&order, &execution, Utc::now()))
     }
-}
 
-/// Busy-waits: a sleep would free the worker thread and not cost CPU like real work does.
-fn spin(delay: Duration) {
-    if delay.is_zero() {
-        return;
-    }
-    let start = Instant::now();
-    while start.elapsed() < delay {
-        std::hint::spin_loop();
-    }
-}
-
-impl OrderService {
     /// The `GET /stats` document: the counters since the last reset and the books now.
     pub fn stats_report(&self) -> StatsReport {
         let (totals, elapsed) = self.counters.since_reset();
@@ -128,5 +115,16 @@ impl OrderService {
             &self.counters.handler_latency(),
             gauges,
         )
+    }
+}
+
+/// Busy-waits: a sleep would free the worker thread and not cost CPU like real work does.
+fn spin(delay: Duration) {
+    if delay.is_zero() {
+        return;
+    }
+    let start = Instant::now();
+    while start.elapsed() < delay {
+        std::hint::spin_loop();
     }
 }

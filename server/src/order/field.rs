@@ -51,6 +51,8 @@ pub(crate) trait WireEnum: Copy + 'static {
     const VALUES: &'static [(&'static str, Self)];
     /// The valid values for an error message: `"rod", "ioc" or "fok"`.
     const EXPECTED: &'static str;
+    /// The wire name, as the reply echoes it (a match, not a search of `VALUES`).
+    fn wire_name(self) -> &'static str;
 }
 
 /// `"a"`, `"a" or "b"`, `"a", "b" or "c"`: a list of wire names as a sentence.
@@ -68,11 +70,8 @@ macro_rules! wire_enum {
         impl WireEnum for $ty {
             const VALUES: &'static [(&'static str, $ty)] = &[$(($text, $ty::$variant)),+];
             const EXPECTED: &'static str = one_of!($($text),+);
-        }
 
-        impl $ty {
-            /// The wire name, as the reply echoes it.
-            pub fn wire_name(self) -> &'static str {
+            fn wire_name(self) -> &'static str {
                 match self {
                     $($ty::$variant => $text,)+
                 }

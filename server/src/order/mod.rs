@@ -17,6 +17,7 @@ use crate::error::ApiError;
 mod field;
 mod json;
 
+pub(crate) use field::WireEnum;
 use field::{invalid, Field, Raw};
 pub use field::{MarketType, OrderType, PriceType};
 

@@ -66,19 +66,13 @@ fn every_enum_value_is_accepted() {
 }
 
 #[test]
-fn enum_error_texts_and_reply_names_come_from_the_one_table() {
+fn enum_error_texts_list_the_wire_names_as_a_sentence() {
     use super::field::WireEnum;
     assert_eq!(Side::EXPECTED, r#""buy" or "sell""#);
     assert_eq!(MarketType::EXPECTED, r#""common", "odd" or "fixed""#);
     assert_eq!(PriceType::EXPECTED, r#""limit" or "market""#);
     assert_eq!(TimeInForce::EXPECTED, r#""rod", "ioc" or "fok""#);
     assert_eq!(OrderType::EXPECTED, r#""stock", "margin" or "short""#);
-    for (name, side) in Side::VALUES {
-        assert_eq!(side.wire_name(), *name);
-    }
-    for (name, tif) in TimeInForce::VALUES {
-        assert_eq!(tif.wire_name(), *name);
-    }
 }
 
 #[test]
