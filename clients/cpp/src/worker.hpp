@@ -62,7 +62,7 @@ struct Ticket {
  * Where a worker's orders come from, as Rust's worker::Tickets. Closed loop: the shared
  * counter up to `end` or the deadline. Open loop: this worker's slots' orders, each once
  * it is due. A plain value on the worker's stack: taking a ticket allocates nothing and
- * makes no syscall; the open loop compares against a `now` read once per round.
+ * makes no syscall; it compares against a `now` the caller reads once per round.
  */
 class Tickets {
 public:
@@ -73,14 +73,17 @@ public:
     /** Open loop: orders first_slot, then hb_schedule_next, of n_slots slots, below phase.total. */
     static Tickets schedule(Phase &phase, std::uint64_t first_slot, std::uint64_t n_slots);
 
-    /** The next ticket into `out`; `later` (open loop) when it is not due at `now`; `none` at the end or on SIGINT. */
+    /** The next ticket into `out`; `later` (open loop: not due at `now`, its due time in
+     *  out.intended_ns); `none` at the end, past the deadline at `now`, or on SIGINT. */
     Take take(std::uint64_t now, Ticket &out);
-    /** Open loop reads the clock once per round for take(); closed loop never needs it. */
-    bool paced() const { return paced_; }
+    /** Whether take() reads `now` (open loop, or a deadline): the caller reads the clock
+     *  once per round only then. */
+    bool needs_clock() const { return paced_ || deadline_ns_ != 0; }
+
+private:
     /** Open loop: the intended send time of the next ticket. */
     std::uint64_t due_ns() const;
 
-private:
     Tickets(Phase &phase, bool paced) : phase_(phase), paced_(paced) {}
 
     Phase &phase_;
