@@ -79,7 +79,7 @@ int cc_run(const hb_config *cfg, cc_outcome *out, char *err, size_t errlen)
     memset(out, 0, sizeof(*out));
     out->workers = n;
     int rc = workers == NULL ? -1 : setup(cfg, &phase, workers, n, &barrier_made);
-    if (rc == 0 && hb_stats_init(&out->merged, hb_config_open_loop(cfg)) != 0) {
+    if (rc == 0 && hb_stats_init(&out->merged, phase.open_loop) != 0) {
         rc = -1;
     }
     if (rc != 0 || !launch(workers, n, &phase)) {
@@ -92,7 +92,7 @@ int cc_run(const hb_config *cfg, cc_outcome *out, char *err, size_t errlen)
         hb_wall_now(&wall0);
         phase.t0_ns = mono0 + OPEN_LOOP_LEAD_NS;
         atomic_store_explicit(&phase.gate, 1, memory_order_release);
-        if (hb_config_open_loop(cfg)) { /* measured from the intended time of the first measured order */
+        if (phase.open_loop) { /* measured from the intended time of the first measured order */
             phase.measure_start_ns = hb_schedule_intended_ns(phase.t0_ns, cfg->warmup, cfg->rate);
             out->started_at = wall0;
             add_ns(&out->started_at, phase.measure_start_ns - mono0);

@@ -141,7 +141,7 @@ static int start_intervals(hft_phase *p) {
     if (p->opt->interval_s <= 0) return 0;
     p->recorders = calloc((size_t)p->nw, sizeof(hb_interval_recorder *));
     if (p->recorders == NULL) return ENOMEM;
-    return hb_interval_log_start(&p->intervals, p->opt->interval_s, hb_config_open_loop(p->cfg), p->opt->interval_hlog);
+    return hb_interval_log_start(&p->intervals, p->opt->interval_s, p->open_loop, p->opt->interval_hlog);
 }
 
 /* The workers are joined: the collector writes the last interval and ends. */
@@ -159,7 +159,7 @@ int hft_run(const hb_config *cfg, const hft_options *opt, hft_outcome *out, char
     p.timeout_ticks = hft_ns_to_ticks((double)cfg->timeout_ms * 1e6);
     p.total = cfg->duration_s > 0 ? UINT64_MAX : cfg->warmup + cfg->orders;
     p.w = aligned_alloc(HFT_CACHE_LINE, (size_t)p.nw * sizeof(hft_worker)); /* sizeof is a multiple of 64 */
-    if (p.w == NULL || hb_stats_init(&out->merged, hb_config_open_loop(cfg)) != 0) {
+    if (p.w == NULL || hb_stats_init(&out->merged, p.open_loop) != 0) {
         free(p.w);
         snprintf(err, errlen, "out of memory; pass fewer --connections");
         return -1;

@@ -190,7 +190,7 @@ void hft_worker_setup(hft_worker *w) {
     (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     w->ep = -1;
     w->mem = hft_mem_alloc(sizeof(hft_conn) * (size_t)w->n, &w->mapped, &w->tuning);
-    if (w->mem == NULL || hb_stats_init(&w->stats, hb_config_open_loop(p->cfg)) != 0 ||
+    if (w->mem == NULL || hb_stats_init(&w->stats, p->open_loop) != 0 ||
         (p->opt->interval_s > 0 && hb_stats_enable_intervals(&w->stats) != 0)) {
         snprintf(w->err, sizeof w->err, "out of memory for %d connections; pass fewer --connections", w->n);
         return;

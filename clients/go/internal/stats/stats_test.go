@@ -85,8 +85,6 @@ func TestErrorKindsAddUp(t *testing.T) {
 	}
 }
 
-// A worker sends exactly its phase's orders, each once, and counts failures by kind.
-
 func TestMergeReportsAddsEveryWorkersCountsAndHistograms(t *testing.T) {
 	part := func(from, to int64, connect uint64) Report {
 		latency, uncorrected := NewHistogram(), NewHistogram()
