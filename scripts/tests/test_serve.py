@@ -1,5 +1,6 @@
 """`hftbench serve -- COMMAND`: the shell drivers' way to start hft-server (the fake one here)."""
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +47,9 @@ def test_a_server_that_does_not_start_exits_2_naming_it_and_runs_nothing(tmp_pat
     assert "last output: hft-server: bad --cpus 9" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not marker.exists()
+    kept = Path(proc.stderr.strip().rsplit("; see ", 1)[1])  # the temporary log stays when it fails
+    assert kept.name == "server.log" and "bad --cpus 9" in kept.read_text()
+    shutil.rmtree(kept.parent)
 
 
 def test_no_command_is_a_usage_error(tmp_path):

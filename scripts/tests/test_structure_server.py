@@ -1,5 +1,5 @@
 """Structure checks of the Rust server (server/src) anyone can run: no cycle between its
-modules and no file past 400 lines.
+modules (file lengths, in every language: test_file_sizes.py).
 
 The module tree comes from the `mod` declarations (files, `#[path]`, inline `mod x { }`
 blocks). A module depends on another when it names it in a path: `use crate::…`,
@@ -18,7 +18,6 @@ from pathlib import Path
 from test_structure import cycles
 
 SERVER_SRC = Path(__file__).resolve().parents[2] / "server" / "src"
-MAX_LINES = 400
 ROOT = "crate"
 
 _TOKEN = re.compile(
@@ -193,12 +192,6 @@ def module_graph(src: Path = SERVER_SRC, root: str = "lib.rs") -> dict[str, set[
     return _Crate(src / root).graph()
 
 
-def long_files(src: Path = SERVER_SRC) -> dict[str, int]:
-    """The .rs files under `src` past `MAX_LINES` lines, with their line counts."""
-    counts = {str(p.relative_to(src)): len(p.read_text().splitlines()) for p in src.rglob("*.rs")}
-    return {name: n for name, n in counts.items() if n > MAX_LINES}
-
-
 def _write(root: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -261,16 +254,7 @@ def test_a_parent_and_a_child_that_use_each_other_are_a_cycle(tmp_path):
     ]
 
 
-def test_long_files_are_reported(tmp_path):
-    _write(tmp_path, {"lib.rs": "mod a;\n", "a.rs": "\n" * 401, "b/c.rs": "fn f() {}\n" * 400})
-    assert long_files(tmp_path) == {"a.rs": 401}
-
-
 def test_no_module_cycle_in_the_server():
     for root in ("lib.rs", "main.rs"):
         found = cycles(module_graph(root=root))
         assert found == [], f"{root}: these modules use each other, directly or in a ring: {found}"
-
-
-def test_no_server_file_past_400_lines():
-    assert long_files() == {}, f"split these files (limit {MAX_LINES} lines): {long_files()}"
