@@ -35,7 +35,7 @@ HAVE_DASHBOARD   := $(wildcard gh-pages/package.json)
         test-rust test-python test-go test-c test-hft test-dashboard test-ci
 
 help:
-	@echo "make bench   set up, build, run the '$(SUITE)' suite and write results/run_<UTC>/report.md"
+	@echo "make bench   set up, build, run the '$(SUITE)' suite and write results/run_<UTC>_<hex>/report.md"
 	@echo "make test    set up, build, run every test (unit, integration, conformance)"
 	@echo "make deps    install system packages, .venv, cargo/go/npm dependencies (idempotent)"
 	@echo "make build   fill bin/ with the server and every client"

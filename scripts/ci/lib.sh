@@ -33,9 +33,10 @@ need_hftbench() {
 is_uint() { [[ $2 =~ ^[0-9]+$ ]] || die "input $1 must be a whole number (got '$2')"; }
 is_number() { [[ $2 =~ ^[0-9]+([.][0-9]+)?$ ]] || die "input $1 must be a number (got '$2')"; }
 
-# A new run folder's path, named as hftbench names them: the folder name is the run_id of
-# the history store, so every run needs its own (run_<UTC>).
-new_run_dir() { printf '%s/run_%s' "$1" "$(date -u +%Y%m%dT%H%M%SZ)"; }
+# A new run folder's path, named as hftbench names them (paths.fresh_dir): the folder name
+# is the run_id of the history store, so every run needs its own, even two started in the
+# same second on two runners: run_<UTC second>_<6 random hex digits>.
+new_run_dir() { printf '%s/run_%s_%s' "$1" "$(date -u +%Y%m%dT%H%M%SZ)" "$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')"; }
 
 # run_dir PATH: PATH itself when it is a run folder, else the one run_*/ folder under PATH
 # or PATH/runs/ (an artifact downloaded with or without its runs/ level).

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import secrets
 from pathlib import Path
 
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # scripts/hftbench/ -> the repository
@@ -56,19 +57,20 @@ def shown(path: str | Path) -> str:
 
 
 def utc_stamp() -> str:
-    """Now in UTC to the second, as run folders are named: 20261122T030000Z."""
+    """Now in UTC to the second, as run folders begin: 20261122T030000Z."""
     return dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
 def fresh_dir(parent: Path, name: str) -> Path:
-    """Create parent/name, or parent/name_2, name_3, … when taken: never a folder that exists,
-    even when two runs start in the same second (mkdir is the check, so no race)."""
+    """Create parent/<name>_<6 random hex digits>: a folder no other run has, here or on
+    another runner. The folder name is the run_id the history store keys runs by, and two
+    runs started in the same second (two jobs, two runners) must not replace each other;
+    mkdir is the check, so a token already taken here is drawn again (no race)."""
     Path(parent).mkdir(parents=True, exist_ok=True)
-    n = 1
     while True:
-        path = Path(parent) / (name if n == 1 else f"{name}_{n}")
+        path = Path(parent) / f"{name}_{secrets.token_hex(3)}"
         try:
             path.mkdir()
             return path
         except FileExistsError:
-            n += 1
+            continue

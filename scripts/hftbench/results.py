@@ -2,7 +2,7 @@
 
 Folder layout, written by `hftbench run`:
 
-    results/run_<UTC>/                    run_id = the folder name, e.g. run_20261122T030000Z
+    results/run_<UTC>_<hex>/              run_id = the folder name, e.g. run_20261122T030000Z_3fa2c1
       results.json                        the whole run (below); rewritten after every cell
       <scenario>/<client>.json            one client result (Contract 3), as the client wrote it
       <scenario>/<client>.hlog            its HdrHistogram interval log
@@ -13,7 +13,7 @@ results.json (schema_version 1; fields are only ever added, never renamed or rem
 
     {
       "schema_version": 1,
-      "run_id": "run_20261122T030000Z",
+      "run_id": "run_20261122T030000Z_3fa2c1",
       "suite": "standard",                 suite name, or "adhoc" for --scenarios without a suite
       "started_at": "2026-11-22T03:00:00Z", "finished_at": "…" (null while running),
       "complete": true,                    false while running or when interrupted

@@ -35,7 +35,7 @@ def _split(value: str | None) -> list[str] | None:
 
 
 def new_run_dir(results_root: Path) -> Path:
-    """results/run_<UTC>: a fresh folder, never one that exists."""
+    """results/run_<UTC>_<hex>: a fresh folder, a run id no other run has (paths.fresh_dir)."""
     return paths.fresh_dir(results_root, f"run_{paths.utc_stamp()}")
 
 

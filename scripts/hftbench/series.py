@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 class Repeat:
     """One repeat of one series: what the numbers and the statistics need, nothing else."""
 
-    run_id: str  # "run_20261122T030000Z" or "run_…#r2" for the 2nd repeat inside a run
+    run_id: str  # "run_20261122T030000Z_3fa2c1" or "run_…#r2" for the 2nd repeat inside a run
     histogram: str | None  # HdrHistogram V2 deflate base64 (ns); None when no order succeeded
     ok: int  # latency samples recorded = successful measured orders
     errors: int

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
+import numpy as np
+from gate_synth import latency_run, result_doc, write_run
+from hftbench import history_store as hs
 from hftbench import paths
+from hftbench.results import load_run
 from hftbench.run import new_run_dir
 
 
-def test_a_fresh_dir_is_never_one_that_exists(tmp_path):
-    (tmp_path / "run_x").mkdir()
-    (tmp_path / "run_x" / "results.json").write_text("{}")
-    assert paths.fresh_dir(tmp_path, "run_x") == tmp_path / "run_x_2"
-    assert paths.fresh_dir(tmp_path, "run_x") == tmp_path / "run_x_3"
-    assert (tmp_path / "run_x" / "results.json").read_text() == "{}"  # the first run is untouched
+def test_a_fresh_dir_is_never_one_that_exists(tmp_path, monkeypatch):
+    (tmp_path / "run_x_aaaaaa").mkdir()
+    (tmp_path / "run_x_aaaaaa" / "results.json").write_text("{}")
+    tokens = iter(["aaaaaa", "aaaaaa", "bbbbbb"])
+    monkeypatch.setattr(paths.secrets, "token_hex", lambda n: next(tokens))
+    assert paths.fresh_dir(tmp_path, "run_x") == tmp_path / "run_x_bbbbbb"  # a taken token is drawn again
+    assert (tmp_path / "run_x_aaaaaa" / "results.json").read_text() == "{}"  # the first run is untouched
 
 
 def test_runs_started_in_the_same_second_get_folders_of_their_own(tmp_path):
@@ -27,6 +35,38 @@ def test_runs_started_in_the_same_second_get_folders_of_their_own(tmp_path):
     assert sorted(p.name for p in (tmp_path / "results").iterdir()) == sorted(p.name for p in made)
 
 
-def test_a_run_folder_is_named_by_the_utc_second(tmp_path):
+def test_a_run_folder_is_named_by_the_utc_second_and_a_random_suffix(tmp_path):
     run_dir = new_run_dir(tmp_path)
-    assert run_dir.is_dir() and re.fullmatch(r"run_\d{8}T\d{6}Z(_\d+)?", run_dir.name)
+    assert run_dir.is_dir() and re.fullmatch(r"run_\d{8}T\d{6}Z_[0-9a-f]{6}", run_dir.name)
+
+
+def test_two_runs_started_in_the_same_second_on_two_runners_are_both_stored(tmp_path, monkeypatch):
+    """The run folder's name is the history store's run_id: the same second must not make
+    the second add replace the first."""
+    monkeypatch.setattr(paths, "utc_stamp", lambda: "20261124T000000Z")
+    rng = np.random.default_rng(3)
+    store = tmp_path / "store"
+    ids = []
+    for runner in ("runner-a", "runner-b"):
+        made = new_run_dir(tmp_path / runner)
+        made.rmdir()  # write_run makes the folder itself
+        doc = result_doc("large", "rust", latency_run(rng, 2_000))
+        hs.add_run(store, load_run(write_run(made.parent, made.name, {("large", "rust"): [doc]})))
+        ids.append(made.name)
+    shard = json.loads((store / "shards" / "pr" / "2026-11.json").read_text())
+    assert ids[0] != ids[1] and sorted(r["run_id"] for r in shard["runs"]) == sorted(ids)
+
+
+def test_the_ci_scripts_name_run_folders_alike(tmp_path):
+    lib = Path(__file__).resolve().parents[2] / "scripts" / "ci" / "lib.sh"
+    names = {
+        subprocess.run(
+            ["bash", "-c", f'. "{lib}"; new_run_dir "$0"', str(tmp_path)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout  # fmt: skip
+        for _ in range(2)
+    }
+    assert len(names) == 2
+    assert all(re.fullmatch(rf"{tmp_path}/run_\d{{8}}T\d{{6}}Z_[0-9a-f]{{6}}", n) for n in names)

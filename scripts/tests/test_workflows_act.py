@@ -195,7 +195,9 @@ def test_dispatch_good_inputs_publishes_from_main_only_bad_inputs_refused(world)
     r = dispatch(world, "dispatch-good", sha, "refs/heads/main")
     assert r["jobs"] == {"dispatch-bench": "success", "publish": "success"}, r["log"]
     assert "quick" in world.pages("ls-tree", "--name-only", "gh-pages", "data/shards/")
-    assert re.fullmatch(r"history: add run_\d{8}T\d{6}Z", world.pages("log", "-1", "--format=%s", "gh-pages"))
+    assert re.fullmatch(
+        r"history: add run_\d{8}T\d{6}Z_[0-9a-f]{6}", world.pages("log", "-1", "--format=%s", "gh-pages")
+    )
 
     tip = world.pages("rev-parse", "gh-pages")
     r = dispatch(world, "dispatch-branch", sha, "refs/heads/feature/faster")
