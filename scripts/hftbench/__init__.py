@@ -38,6 +38,9 @@ One module per stage or subcommand; `cli.py` only parses flags and dispatches.
 - `verdict_rules.py` from the statistics to a verdict: MDE, runs to settle, classify, RegressionCheck
 - `compare_gates.py` bench-config/gates.yaml: gated metrics, thresholds, sample rules
 - `compare_sides.py` one side of a comparison (run folders or the history store)
+- `designs.py`      how base and head were measured (unpaired runs, paired rounds, duet) and each one's test
+- `paired.py`       the paired designs' statistics: sign-flip test and bootstrap over pairs (pure)
+- `family.py`       a comparison's tests as one family: Holm, the MDE, each metric's verdict
 - `compare.py`      `compare` subcommand: every series × metric tested, one verdict
 - `verdict_text.py` every verdict text (job summary, PR comment, issue body, console) from verdict.json
 - `verdict_extras.py` the verdict text's bisect and profile sections

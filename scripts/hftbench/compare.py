@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from . import drift, paths, stats, verdict_text
+from . import designs, drift, family, paths, stats, verdict_text
 from .compare_gates import Gates, MetricGate, load_gates
 from .compare_sides import SeriesKey, Side, is_store, load_side
 from .fsio import write_atomic
 from .series import Repeat, Series
-from .verdict_rules import RegressionCheck, classify, detectable_effect, rounds_to_settle
+from .verdict_rules import RegressionCheck
 from .verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION
 
 VERDICT_SCHEMA_VERSION = 1
@@ -65,6 +65,7 @@ class Comparison:
     results: list[MetricResult]
     # A soak's drift in head (drift.py): last tenth against first; gated like a metric.
     drift: list[drift.DriftResult] = field(default_factory=list)
+    design: str = designs.UNPAIRED  # how base and head were measured: the units of the tests
 
     @property
     def status(self) -> str:
@@ -121,6 +122,7 @@ class Comparison:
             "gates": paths.shown(self.gates.source),
             "confidence": self.gates.confidence,
             "looks": self.gates.looks,
+            "design": {"name": self.design, "units": designs.DESCRIBE[self.design]},
             "suite": self.head.meta.get("suite") or self.base.meta.get("suite"),
             "base": {"runs": len(self.base.runs), "run_ids": self.base.runs, **_plain_meta(self.base.meta)},
             "head": {"runs": len(self.head.runs), "run_ids": self.head.runs, **_plain_meta(self.head.meta)},
@@ -155,25 +157,26 @@ def _plain_meta(meta: dict[str, Any]) -> dict[str, Any]:
     return {k: meta.get(k) for k in ("commit", "branch", "runner")}
 
 
-def compare_sides(base: Side, head: Side, gates: Gates) -> Comparison:
-    """Test every series present on both sides; series on one side only are reported, not gated."""
+def compare_sides(base: Side, head: Side, gates: Gates, design: str = designs.UNPAIRED) -> Comparison:
+    """Test every series present on both sides with the test `design` calls for (designs.py);
+    series on one side only are reported, not gated."""
     out: list[MetricResult] = []
     noise: dict[int, tuple[float, float]] = {}  # id(result) -> (bootstrap log sd, smallest p): the MDE
     keys = [k for k in base.series if k in head.series]
     gates = _enough_splits(gates, sum(gates.gates_series(*k) for k in keys))
     for i, key in enumerate(keys):
         rng = np.random.default_rng([gates.seed, i])
-        out.extend(_series(key, base.series[key], head.series[key], gates, rng, noise))
+        out.extend(_series(key, base.series[key], head.series[key], gates, rng, noise, design))
     for key in [*base.series, *head.series]:
         if key in base.series and key in head.series:
             continue
         where = "base" if key in base.series else "head"
         for m in gates.metrics:
             out.append(_missing(key, m, where, base.series.get(key, []), head.series.get(key, [])))
-    _correct(out, gates, noise)
+    family.correct(out, gates, noise)
     order = {m.name: i for i, m in enumerate(gates.metrics)}
     out.sort(key=lambda r: (order[r.metric], r.scenario, r.client))
-    return Comparison(base, head, gates, out, drift.soak_drift(head, gates))
+    return Comparison(base, head, gates, out, drift.soak_drift(head, gates), design)
 
 
 def _enough_splits(gates: Gates, gated_series: int) -> Gates:
@@ -203,12 +206,18 @@ def _missing(key: SeriesKey, m: MetricGate, only: str, b: list[Repeat], h: list[
 
 
 def _series(
-    key: SeriesKey, b: list[Repeat], h: list[Repeat], gates: Gates, rng, noise: dict[int, tuple[float, float]]
+    key: SeriesKey,
+    b: list[Repeat],
+    h: list[Repeat],
+    gates: Gates,
+    rng,
+    noise: dict[int, tuple[float, float]],
+    design: str,
 ) -> list[MetricResult]:
     with_hist = all(r.histogram and r.ok > 0 for r in (*b, *h))
     sides = Series(*key, tuple(b)), Series(*key, tuple(h))  # the shown numbers (series.py)
     gated_series = gates.gates_series(*key)
-    g = stats.grid([r.histogram for r in b], [r.histogram for r in h]) if with_hist else None
+    u = designs.units(design, b, h) if with_hist else None
     results = []
     for m in gates.metrics:
         # Errors count every measured order; latency metrics only the successful ones.
@@ -225,9 +234,9 @@ def _series(
         )
         enough = n >= m.min_samples
         if m.kind == "quantile":
-            spread = _quantile(res, m, g, sides, gates=gates, rng=rng, test=enough)
+            spread = _quantile(res, m, u, sides, gates=gates, rng=rng, test=enough)
         elif m.kind == "throughput":
-            spread = _throughput(res, *sides, gates, rng)
+            spread = _throughput(res, *sides, gates, rng, design)
         else:
             spread = None
             _errors(res, b, h)
@@ -246,42 +255,46 @@ def _series(
 def _quantile(
     res: MetricResult,
     m: MetricGate,
-    g: stats.Grid | None,
+    u: designs.Units | None,
     sides: tuple[Series, Series],
     *,
     gates: Gates,
     rng,
     test: bool,
 ) -> tuple[float, float] | None:
-    """Pooled quantiles (series.py) and their ratio; the test and the interval (over g's
-    per-run counts) only when `test`. Returns the noise for the MDE: (bootstrap sd of log
+    """Pooled quantiles (series.py) and their ratio; the test and the interval (over the
+    design's units) only when `test`. Returns the noise for the MDE: (bootstrap sd of log
     ratio, the test's smallest p)."""
-    if g is None:
-        res.verdict, res.reason = NOT_GATED, "a run recorded no latency (every order failed)"
+    if u is None:
+        why = "a run recorded no latency (every order failed)"
+        if any(s.repeats for s in sides) and all(r.histogram for s in sides for r in s.repeats):
+            why = "no round measured on both sides: nothing to pair"
+        res.verdict, res.reason = NOT_GATED, why
         return None
     qb, qh = (s.quantile_us(m.quantile) for s in sides)
     res.base_value, res.head_value, res.ratio = qb, qh, qh / qb
     if not test:
         return None
-    perm = stats.permutation_quantile_test(g, m.quantile, n_perm=gates.permutations, rng=rng)
-    res.p_value = perm.p_value
-    reps = stats.bootstrap_ratio_replicates(g, m.quantile, n_boot=gates.bootstrap, rng=rng)
-    res.ci = stats.ratio_interval(reps, gates.confidence, min(len(g.base), len(g.head)))
-    return stats.log_sd(reps), perm.smallest_p
+    t = designs.quantile_test(u, m.quantile, n_perm=gates.permutations, n_boot=gates.bootstrap, rng=rng)
+    return _tested(res, t, gates)
 
 
-def _throughput(res: MetricResult, base: Series, head: Series, gates: Gates, rng) -> tuple[float, float]:
+def _throughput(res: MetricResult, base: Series, head: Series, gates: Gates, rng, design: str):
     """The shown values and ratio are each side's pooled throughput (series.py); the test and
-    the interval are over the per-run rates (stats.py: runs are the unit of replication)."""
+    the interval are over per-run rates (runs, or round pairs: designs.mean_test)."""
     mb, mh = base.throughput_rps() or 0.0, head.throughput_rps() or 0.0
     res.base_value, res.head_value = mb, mh
     res.ratio = mh / mb if mb > 0 else None
-    b, h = base.repeat_throughputs(), head.repeat_throughputs()
-    perm = stats.permutation_mean_test(b, h, n_perm=gates.permutations, rng=rng)
-    res.p_value = perm.p_value
-    reps = stats.bootstrap_mean_replicates(b, h, n_boot=gates.bootstrap, rng=rng)
-    res.ci = stats.ratio_interval(reps, gates.confidence, min(len(b), len(h)))
-    return stats.log_sd(reps), perm.smallest_p
+    t = designs.mean_test(
+        design, base.repeats, head.repeats, n_perm=gates.permutations, n_boot=gates.bootstrap, rng=rng
+    )
+    return _tested(res, t, gates)
+
+
+def _tested(res: MetricResult, t: designs.Tested, gates: Gates) -> tuple[float, float]:
+    res.p_value = t.p_value
+    res.ci = stats.ratio_interval(t.replicates, gates.confidence, t.n)
+    return stats.log_sd(t.replicates), t.smallest_p
 
 
 def _errors(res: MetricResult, b: list[Repeat], h: list[Repeat]) -> None:
@@ -290,55 +303,6 @@ def _errors(res: MetricResult, b: list[Repeat], h: list[Repeat]) -> None:
     res.base_value, res.head_value = float(np.mean(rb)), float(np.mean(rh))
     res.ratio = res.head_value / res.base_value if res.base_value > 0 else None
     res.p_value = stats.mann_whitney_p(rb, rh)
-
-
-def _correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple[float, float]]) -> None:
-    """Holm within each family (gated latency/throughput, reported-only), the minimum
-    detectable effect at the family's first Holm level, then the verdicts.
-
-    The error rate is a correctness check, not a noisy measurement, so it is tested on its
-    own (uncorrected): a head that fails orders in every run must not hide behind the family.
-    """
-    testable = [r for r in results if r.p_value is not None and r.verdict != NOT_GATED]
-    errors = [r for r in testable if r.metric == "errors"]
-    families = [[r for r in testable if r.metric != "errors" and r.gated == g] for g in (True, False)]
-    for family in families:
-        for r, adj in zip(family, stats.holm([r.p_value for r in family]), strict=True):
-            r.p_adjusted = adj
-            if id(r) in noise:
-                sd, smallest_p = noise[id(r)]
-                level = gates.metric(r.metric).alpha / len(family)
-                r.mde = detectable_effect(sd, level, smallest_p=smallest_p)
-    for r in errors:
-        r.p_adjusted = r.p_value
-    for r in testable:
-        r.verdict, why = _verdict(r, gates.metric(r.metric))
-        r.reason = why or r.reason
-
-
-def _verdict(r: MetricResult, m: MetricGate) -> tuple[str, str | None]:
-    if min(r.base_runs, r.head_runs) < m.min_repeats:
-        return INCONCLUSIVE, f"{min(r.base_runs, r.head_runs)} repeats < min_repeats {m.min_repeats}"
-    if m.kind == "errors":
-        diff = r.head_value - r.base_value
-        if r.p_adjusted < m.alpha and abs(diff) >= m.threshold:
-            return (REGRESSION if diff > 0 else IMPROVEMENT), None
-        if abs(diff) < m.threshold:
-            return NO_CHANGE, None
-        return INCONCLUSIVE, "error rates differ but not significantly"
-    if r.ratio is None or r.ci is None:
-        return INCONCLUSIVE, "base value is zero"
-    verdict = classify(
-        r.ratio, r.ci, r.p_adjusted, threshold=m.threshold, alpha=m.alpha, lower_is_better=m.lower_is_better
-    )
-    if verdict != INCONCLUSIVE:
-        return verdict, None
-    runs = min(r.base_runs, r.head_runs)
-    r.settle_runs = rounds_to_settle(r.ratio, r.ci, m.threshold, runs, lower_is_better=m.lower_is_better)
-    if r.settle_runs is None:
-        return verdict, "the ratio sits on the threshold: no number of runs can settle it"
-    band = f"{100 * (1 / m.threshold - 1):+.1f}% … {100 * (m.threshold - 1):+.1f}%"
-    return verdict, f"the interval is not inside {band}: about {r.settle_runs} runs a side would settle it"
 
 
 def run_compare(

@@ -1,0 +1,142 @@
+"""The gate's statistics when base and head were measured side by side: pure functions over
+paired blocks.
+
+Why pairs. On a shared host the speed changes every few seconds (a "regime": here P50 is
+21 µs in some seconds and 25-33 µs in others), and it changes for every process at once.
+Measured in separate rounds, that regime lands on base in one round and on head in the next,
+and the gate reads it as noise of the comparison. Measured as pairs, it hits both members of
+a pair alike and cancels in their ratio. Two designs give pairs (rounds.py, duet.py):
+
+- **duet** (the default of `ab`): both builds' servers run at once, pinned alike, and one
+  client sends each order to both, in an order drawn at random per pair (client-hft
+  `--duet-url`). Its `.hlog` is cut into short intervals (blocks) that start and end at the
+  same instant on both sides: block i of base and block i of head are one pair.
+- **paired rounds** (where two servers cannot run at once): rounds run B H H B …, and the
+  base and head rounds of each round pair are one pair.
+
+The rules, and why:
+
+- The statistic is the one the unpaired gate uses: log(quantile of head's pooled blocks /
+  quantile of base's pooled blocks). Pooling is symmetric in a pair, so a regime that lasts
+  a block enters both quantiles in the same proportion.
+- The test is a *within-pair* randomization test: each random replicate swaps the two
+  members of every pair with probability 1/2 (a sign flip of the pair) and recomputes the
+  statistic; p is the share of replicates at least as extreme. Under "no change" the two
+  members of a pair are exchangeable, because the design makes them so: the same CPUs, the
+  same flags, the same orders, the order inside each pair drawn at random by the client, and
+  which build takes which server slot drawn at random per round (duet.py). So the level
+  holds for any distribution and any regime pattern, however strong: regimes are constant
+  within a pair and cannot move the statistic's null distribution. The test flips only
+  within pairs and never mixes blocks of different moments, which is the pairing's gain.
+- What the exchangeability rests on, and what it costs. The two servers of a duet share the
+  CPU's caches and the kernel's queues; that sharing is symmetric in expectation (the order
+  in a pair is random) but it is not absent, so a duet's absolute latency is not a solo
+  server's: `ab` records both servers' P50 and calibrate reports the difference (the price
+  of duet). A persistent difference between two *processes* of one build (heap layout,
+  ASLR) is not randomized within a round; rounds start fresh servers and swap their slots,
+  and calibrate measures the A/A false-alarm rate that remains (gates.yaml's header).
+- The interval is a bootstrap over pairs: each replicate draws pairs with replacement and
+  keeps both members of a drawn pair together, then merges and takes the ratio. Blocks of
+  one round are serially correlated through the regime, but the regime cancels within a
+  pair, so the differences that remain are close to independent; the interval is the same
+  expanded percentile interval as stats.ratio_interval, with the number of pairs as n.
+- The smallest p of B pairs is 2 / 2^B (two-sided); with blocks of 0.2 s that floor is far
+  below any level the gate asks for after a few seconds.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .stats import Grid, Permutation, _multiplicities, quantile_rows
+
+
+def check_pairs(g: Grid) -> int:
+    """The number of pairs; ValueError when the two sides do not have one row per pair."""
+    if g.base.shape != g.head.shape:
+        raise ValueError(f"paired grid: {len(g.base)} base rows vs {len(g.head)} head rows; pairs need both")
+    return len(g.base)
+
+
+def _flips(rng: np.random.Generator, pairs: int, n: int) -> np.ndarray:
+    """(n, pairs) 0/1 rows: 1 where a replicate swaps the pair's members."""
+    return rng.integers(0, 2, size=(n, pairs), dtype=np.int64)
+
+
+def log_ratio(g: Grid, q: float) -> float:
+    """log(q of head's pooled rows / q of base's pooled rows): the paired statistic."""
+    qh = quantile_rows(g.values_ns, g.head.sum(axis=0), q)[0]
+    qb = quantile_rows(g.values_ns, g.base.sum(axis=0), q)[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.log(qh / qb))
+
+
+def sign_flip_test(
+    g: Grid, q: float, *, n_perm: int, rng: np.random.Generator, chunk: int = 250
+) -> Permutation:
+    """Within-pair randomization test of log(merged-q(head) / merged-q(base)), two-sided."""
+    pairs = check_pairs(g)
+    observed = log_ratio(g, q)
+    null = []
+    for start in range(0, n_perm, chunk):
+        f = _flips(rng, pairs, min(chunk, n_perm - start))
+        head = (1 - f) @ g.head + f @ g.base
+        base = (1 - f) @ g.base + f @ g.head
+        with np.errstate(divide="ignore", invalid="ignore"):
+            null.append(np.log(quantile_rows(g.values_ns, head, q) / quantile_rows(g.values_ns, base, q)))
+    return _p_value(observed, np.concatenate(null) if null else np.array([]), pairs)
+
+
+def bootstrap_replicates(
+    g: Grid, q: float, *, n_boot: int, rng: np.random.Generator, chunk: int = 250
+) -> np.ndarray:
+    """Replicates of merged-q(head) / merged-q(base), drawing whole pairs with replacement."""
+    pairs = check_pairs(g)
+    out = []
+    for start in range(0, n_boot, chunk):
+        m = _multiplicities(rng, pairs, min(chunk, n_boot - start))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out.append(quantile_rows(g.values_ns, m @ g.head, q) / quantile_rows(g.values_ns, m @ g.base, q))
+    return np.concatenate(out) if out else np.array([])
+
+
+def mean_sign_flip_test(
+    base: np.ndarray, head: np.ndarray, *, n_perm: int, rng: np.random.Generator
+) -> Permutation:
+    """Within-pair randomization test of log(mean(head) / mean(base)) for per-pair scalars."""
+    b, h = np.asarray(base, dtype=float), np.asarray(head, dtype=float)
+    if b.shape != h.shape or len(b) == 0:
+        return Permutation(1.0, np.array([]), 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        observed = float(np.log(h.mean() / b.mean()))
+        f = _flips(rng, len(b), n_perm)
+        null = np.log(((1 - f) @ h + f @ b) / ((1 - f) @ b + f @ h))
+    return _p_value(observed, null, len(b))
+
+
+def mean_bootstrap_replicates(
+    base: np.ndarray, head: np.ndarray, *, n_boot: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Replicates of mean(head) / mean(base), drawing whole pairs with replacement."""
+    b, h = np.asarray(base, dtype=float), np.asarray(head, dtype=float)
+    m = _multiplicities(rng, len(b), n_boot)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (m @ h) / (m @ b)
+
+
+def smallest_p(pairs: int) -> float:
+    """The least two-sided p a sign-flip test over `pairs` pairs can give."""
+    return min(1.0, 2.0 / math.pow(2.0, pairs)) if pairs < 1024 else 0.0
+
+
+def _p_value(observed: float, null: np.ndarray, pairs: int) -> Permutation:
+    """(1 + #{|null| >= |observed|}) / (1 + replicates), never below the design's floor."""
+    finite = null[np.isfinite(null)]
+    if not np.isfinite(observed) or len(finite) == 0:
+        return Permutation(1.0, finite, 1.0)
+    # A hair of tolerance: replicates equal to the observed one count as "as extreme".
+    extreme = np.count_nonzero(np.abs(finite) >= abs(observed) - 1e-12)
+    floor = smallest_p(pairs)
+    return Permutation(float(max((1 + extreme) / (1 + len(finite)), floor)), finite, floor)
