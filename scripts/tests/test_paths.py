@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,7 +21,7 @@ def test_a_fresh_dir_is_never_one_that_exists(tmp_path, monkeypatch):
     (tmp_path / "run_x_aaaaaa").mkdir()
     (tmp_path / "run_x_aaaaaa" / "results.json").write_text("{}")
     tokens = iter(["aaaaaa", "aaaaaa", "bbbbbb"])
-    monkeypatch.setattr(paths.secrets, "token_hex", lambda n: next(tokens))
+    monkeypatch.setattr(secrets, "token_hex", lambda n: next(tokens))
     assert paths.fresh_dir(tmp_path, "run_x") == tmp_path / "run_x_bbbbbb"  # a taken token is drawn again
     assert (tmp_path / "run_x_aaaaaa" / "results.json").read_text() == "{}"  # the first run is untouched
 
