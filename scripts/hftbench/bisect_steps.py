@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import metrics, verdicts
+from . import mdsafe, metrics, verdicts
 from .metrics import fmt_change
 
 GOOD, BAD, UNDECIDED = "good", "bad", "undecided"
@@ -137,9 +137,9 @@ def table_row(i: int, s: dict[str, Any]) -> str:
         band = f" ({fmt_change(ci[0])} … {fmt_change(ci[1])})" if ci and None not in ci else ""
         return f"{fmt_change(c.get('ratio'))}{band} {c['verdict'].replace('_', ' ')}"
 
-    subject = s.get("subject", "").replace("|", "\\|").replace("@", "@\u200b").replace("<", "&lt;")[:60]
+    subject = mdsafe.text(s.get("subject", "")[:60])
     return (
-        f"| {i} | `{s['commit'][:10]}` {subject} | {s['rounds']} | {cell(s['vs_good'])} | "
+        f"| {i} | `{mdsafe.sha(s['commit'])}` {subject} | {s['rounds']} | {cell(s['vs_good'])} | "
         f"{cell(s['vs_bad'])} | {s['decision']} |"
     )
 

@@ -26,12 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import verdict_text, verdicts
+from . import mdsafe, verdict_text, verdicts
 from .errors import UsageError
 
 LABEL = "performance"
 DEFAULT_BOT = "github-actions[bot]"
 MARKER = re.compile(r"<!-- hft-bench-regression suite=(?P<suite>[A-Za-z0-9._-]+) keys=(?P<keys>[^ ]*) -->")
+_NOT_IN_MARKER = re.compile(r"[^A-Za-z0-9._/:,-]")  # a `-->` or a space would end the marker early
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,10 @@ def keys_with(doc: dict[str, Any], verdict: str) -> list[str]:
 
 
 def marker(suite: str, keys: list[str]) -> str:
-    return f"<!-- hft-bench-regression suite={suite} keys={','.join(sorted(set(keys)))} -->"
+    """The hidden marker; suite and keys come from verdict.json, so only plain characters stay."""
+    plain_keys = sorted({_NOT_IN_MARKER.sub("_", k.replace(",", "_")) for k in keys})
+    plain_suite = re.sub(r"[^A-Za-z0-9._-]", "_", suite) or "unknown"
+    return f"<!-- hft-bench-regression suite={plain_suite} keys={','.join(plain_keys)} -->"
 
 
 def parse_marker(body: str) -> tuple[str, list[str]] | None:
@@ -68,7 +72,7 @@ def parse_marker(body: str) -> tuple[str, list[str]] | None:
 
 
 def _sha(doc: dict[str, Any]) -> str:
-    return ((doc.get("head") or {}).get("commit") or "")[:10]
+    return mdsafe.sha((doc.get("head") or {}).get("commit"))
 
 
 def issue_action(
@@ -82,8 +86,10 @@ def issue_action(
     text = verdict_text.issue(doc, run_url=run_url)
     if doc["status"] == verdicts.REGRESSION:
         if open_issue is None:
+            # A title is plain text: the outside names in it get the title's escaping, not markdown's.
             title = (
-                f"Latency regression on main at {_sha(doc)}: " + verdict_text.headline(doc).split(": ", 1)[-1]
+                f"Latency regression on main at {_sha(doc)}: "
+                + verdict_text.headline(doc, mdsafe.title).split(": ", 1)[-1]
             )
             return Action("open", "new regression", title[:250], f"{marker(suite, regressed)}\n{text}")
         _, listed = parse_marker(open_issue["body"]) or (suite, [])
@@ -97,7 +103,7 @@ def issue_action(
     if listed and all(k in improved for k in listed):
         comment = (
             f"Recovered at {_sha(doc)}: every regressed series × metric improved again "
-            f"({', '.join(listed)}).\n\n{verdict_text.markdown(doc, run_url=run_url)}"
+            f"({mdsafe.text(', '.join(listed))}).\n\n{verdict_text.markdown(doc, run_url=run_url)}"
         )
         return Action("close", "recovered", comment=comment)
     missing = [k for k in listed if k not in improved]

@@ -3,8 +3,9 @@ and the console lines.
 
 One headline line first, then one row per gated series × metric with its minimum detectable
 effect, then the detail folded away. Refs are named by branch and short sha, never by a
-local path. Text that comes from outside (branch names, commit subjects) has its `@`
-mentions neutralised. A body never exceeds GitHub's comment limit: detail is dropped first,
+local path. Text that comes from outside (scenario, client, suite and branch names, reasons,
+commit subjects) is made inert by mdsafe.py: no mention, issue link, tag, code span or line
+break of its own. A body never exceeds GitHub's comment limit: detail is dropped first,
 then rows, with a line saying how many.
 
     hftbench verdict-text VERDICT_JSON [--as summary|comment|issue] [--run-url URL] [--out FILE]
@@ -17,7 +18,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from . import metrics, verdict_extras, verdicts
+from . import mdsafe, metrics, verdict_extras, verdicts
 from .errors import UsageError
 from .fsio import write_atomic
 from .metrics import fmt_change
@@ -42,22 +43,17 @@ HEADLINE = {
 RANK = {verdicts.REGRESSION: 0, verdicts.INCONCLUSIVE: 1, verdicts.IMPROVEMENT: 2, verdicts.NO_CHANGE: 3}
 
 
-def neutralise(text: str) -> str:
-    """Outside text made inert in markdown: no @mentions, no table or HTML breaks."""
-    return str(text).replace("@", "@\u200b").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
-
-
 def ref_name(side: dict[str, Any]) -> str:
     """`main` (1a2b3c4d5e): the branch or ref and the short sha; never a local path."""
-    sha = side.get("commit") or ""
+    sha = mdsafe.sha(side.get("commit"), 40)
     name = side.get("ref") or side.get("branch") or ""
     if name and len(name) >= 7 and sha.startswith(name):
         name = ""  # a ref given as a sha: the sha says it
     if name and sha:
-        return f"`{neutralise(name)}` ({sha[:10]})"
+        return f"`{mdsafe.code(name)}` ({sha[:10]})"
     if sha:
         return f"`{sha[:10]}`"
-    return f"`{neutralise(name)}`" if name else "(unknown)"
+    return f"`{mdsafe.code(name)}`" if name else "(unknown)"
 
 
 def value(metric: str, v: float | None) -> str:
@@ -100,8 +96,12 @@ def detectable(r: dict[str, Any]) -> str:
     return f"≥ {fmt_change(mde)}"
 
 
-def _series(r: dict[str, Any]) -> str:
-    return f"{r['scenario']}/{r['client']}"
+def _series(r: dict[str, Any], esc=mdsafe.text) -> str:
+    return esc(f"{r['scenario']}/{r['client']}")
+
+
+def _metric(r: dict[str, Any], esc=mdsafe.text) -> str:
+    return esc(metrics.label(r["metric"]))
 
 
 def _verdict_cell(r: dict[str, Any]) -> str:
@@ -111,7 +111,7 @@ def _verdict_cell(r: dict[str, Any]) -> str:
 def _row(r: dict[str, Any]) -> str:
     icon = ICON[r["verdict"]] if r["gated"] else ICON[verdicts.NOT_GATED]
     return (
-        f"| {icon} | {_series(r)} | {metrics.label(r['metric'])} | "
+        f"| {icon} | {_series(r)} | {_metric(r)} | "
         f"{value(r['metric'], r.get('base_value'))} | "
         f"{value(r['metric'], r.get('head_value'))} | {change(r)} | {interval(r)} | {detectable(r)} | "
         f"{_verdict_cell(r)} |"
@@ -142,7 +142,8 @@ def drift_lines(doc: dict[str, Any]) -> list[str]:
         g_ci = r.get("rss_growth_ci") or [None, None]
         rss = "–" if growth is None else f"{growth:+,.1f} MiB/h ({g_ci[0]:+,.1f} … {g_ci[1]:+,.1f})"
         verdict = "drifted" if r["verdict"] == verdicts.REGRESSION else _verdict_cell(r)
-        why = f": {r['reason']}" if r.get("reason") and r["verdict"] != verdicts.REGRESSION else ""
+        shown = r.get("reason") and r["verdict"] != verdicts.REGRESSION
+        why = f": {mdsafe.text(r['reason'])}" if shown else ""
         out.append(
             f"| {icon} | {_series(r)} | {value('p99_us', r.get('first_value'))} | "
             f"{value('p99_us', r.get('last_value'))} | {change(r)} | {interval(r)} | {detectable(r)} | "
@@ -158,8 +159,9 @@ def gated_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: RANK[r["verdict"]])
 
 
-def headline(doc: dict[str, Any]) -> str:
-    """One line: the status and why, in words a reviewer reads first."""
+def headline(doc: dict[str, Any], esc=mdsafe.text) -> str:
+    """One line: the status and why, in words a reviewer reads first (`esc`: the outside
+    names made inert for markdown, or for an issue title with mdsafe.title)."""
     status = doc["status"]
     rows = gated_rows(doc)
     errors = [r for r in doc["results"] if r["gated"] and r["metric"] == "errors" and r["verdict"] == status]
@@ -169,10 +171,10 @@ def headline(doc: dict[str, Any]) -> str:
     hit = [r for r in rows if r["verdict"] == status]
     drifted = [r for r in doc.get("drift") or [] if r["gated"] and r["verdict"] == status]
     if status in (verdicts.REGRESSION, verdicts.IMPROVEMENT) and (hit or errors or drifted):
-        parts = [f"{_series(r)} {metrics.label(r['metric'])} {change(r).split(' ', 1)[-1]}" for r in hit]
-        parts += [f"{_series(r)} error rate {change(r)}" for r in errors]
+        parts = [f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}" for r in hit]
+        parts += [f"{_series(r, esc)} error rate {change(r)}" for r in errors]
         parts += [
-            f"{_series(r)} {metrics.label(r['metric'])} drifted {change(r).split(' ', 1)[-1]} over the soak"
+            f"{_series(r, esc)} {_metric(r, esc)} drifted {change(r).split(' ', 1)[-1]} over the soak"
             for r in drifted
         ]
         more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
@@ -194,7 +196,7 @@ def _sides(doc: dict[str, Any]) -> str:
     base, head = doc.get("base") or {}, doc.get("head") or {}
     parts = [f"Base {ref_name(base)} vs head {ref_name(head)}"]
     if doc.get("suite"):
-        parts.append(f"suite `{neutralise(doc['suite'])}`")
+        parts.append(f"suite `{mdsafe.code(doc['suite'])}`")
     ab = doc.get("ab") or {}
     if ab.get("rounds_per_side"):
         parts.append(
@@ -220,7 +222,7 @@ def _method(doc: dict[str, Any]) -> str:
         f"permutation test over runs, Holm-corrected over the gated family.{sequential} A regression needs "
         "significance and at least the threshold; *no change* means the whole interval lies "
         "within ±threshold; *could detect* is the slowdown this comparison flags with 80% power. "
-        f"Gates: `{neutralise(doc.get('gates', 'gates.yaml'))}`."
+        f"Gates: `{mdsafe.code(doc.get('gates', 'gates.yaml'))}`."
     )
 
 
@@ -230,7 +232,7 @@ def _details(doc: dict[str, Any]) -> list[str]:
     undecided = [r for r in gated_rows(doc) if r["verdict"] == verdicts.INCONCLUSIVE and r.get("reason")]
     if undecided:
         out += ["**Undecided:**", ""]
-        out += [f"- {_series(r)} {metrics.label(r['metric'])}: {r['reason']}" for r in undecided]
+        out += [f"- {_series(r)} {_metric(r)}: {mdsafe.text(r['reason'])}" for r in undecided]
         out.append("")
     quiet_errors = [r for r in doc["results"] if r["gated"] and r["metric"] == "errors"]
     if quiet_errors:
@@ -241,7 +243,7 @@ def _details(doc: dict[str, Any]) -> list[str]:
     if too_small:
         groups: dict[tuple[str, str], list[str]] = {}
         for r in too_small:
-            groups.setdefault((metrics.label(r["metric"]), r["reason"]), []).append(_series(r))
+            groups.setdefault((_metric(r), mdsafe.text(r["reason"])), []).append(_series(r))
         items = "; ".join(f"{m} of {', '.join(s)} ({why})" for (m, why), s in groups.items())
         out += [f"**Not gated:** {items}.", ""]
     info = [r for r in doc["results"] if not r["gated"] and r["verdict"] != verdicts.NOT_GATED]
@@ -258,7 +260,7 @@ def markdown(doc: dict[str, Any], *, run_url: str | None = None, budget: int = B
     head = [f"## {headline(doc)}", "", _sides(doc), ""]
     links = [f"[Run folders and logs]({run_url})", ""] if run_url else []
     for a in doc.get("attachments") or []:
-        links += [f"- {neutralise(a['title'])}: `{neutralise(a['path'])}`"]
+        links += [f"- {mdsafe.text(a['title'])}: `{mdsafe.code(a['path'])}`"]
     table = (
         [_table_head(doc.get("confidence", 0.95)), *(_row(r) for r in rows), ""]
         if rows
@@ -311,12 +313,12 @@ def console_lines(doc: dict[str, Any]) -> list[str]:
     for r in doc["results"]:
         if r["gated"] or r["verdict"] == verdicts.NOT_GATED:
             lines.append(
-                f"  {r['verdict']:<12} {_series(r):<24} {metrics.label(r['metric']):<10} {change(r):>10}  "
+                f"  {r['verdict']:<12} {_series(r, str):<24} {_metric(r, str):<10} {change(r):>10}  "
                 f"CI {interval(r):<22} detect {detectable(r):<10} {r.get('reason') or ''}"
             )
     for r in doc.get("drift") or []:
         lines.append(
-            f"  {r['verdict']:<12} {_series(r):<24} {metrics.label(r['metric']) + ' drift':<10} "
+            f"  {r['verdict']:<12} {_series(r, str):<24} {metrics.label(r['metric']) + ' drift':<10} "
             f"{change(r):>10}  "
             f"CI {interval(r):<22} detect {detectable(r):<10} {r.get('reason') or ''}"
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 from hftbench import cli, regression_issue, verdict_text
@@ -81,6 +82,44 @@ def test_outside_text_cannot_mention_or_inject():
     assert "@everyone" not in md and "@\u200beveryone" in md and "<b>" not in md
 
 
+HOSTILE = "x`<script>alert(1)</script>|@org/team #123\n## fake heading *[link](https://evil)*_"
+
+
+def _hostile_regression():
+    doc = copy.deepcopy(REGRESSION)
+    for r in doc["results"]:
+        r["scenario"] = HOSTILE
+    doc["results"][1].update(verdict="inconclusive", reason=HOSTILE)
+    doc["suite"] = HOSTILE
+    doc["bisect"] = {"status": "between", "good": SHA_BASE, "bad": "`@x" + SHA_HEAD, "reason": HOSTILE,
+                     "steps": [{"commit": SHA_HEAD, "subject": HOSTILE, "rounds": 4, "decision": "bad",
+                                "vs_good": {"ratio": 1.2, "verdict": "regression"},
+                                "vs_bad": {"ratio": 1.0, "verdict": "no_change"}}]}  # fmt: skip
+    return doc
+
+
+def _inert(text: str) -> None:
+    assert "<script" not in text and "@org" not in text and "#123" not in text, text
+    prose = re.sub(r"(?<!\\)`[^`]*`", "", text)  # a code span shows its text as written
+    assert "\n## fake" not in text and "[link](" not in prose and "*[" not in prose, prose
+
+
+def test_a_hostile_scenario_name_renders_inert_in_every_body_and_the_issue_title():
+    doc = _hostile_regression()
+    for body in (verdict_text.markdown(doc), verdict_text.comment(doc), verdict_text.issue(doc)):
+        _inert(body)
+        # every table row still has its 10 cells: no `|` of the name split one
+        rows = [line for line in body.splitlines() if line.startswith("| 🔴") or line.startswith("| 🟡")]
+        assert rows and all(len(re.findall(r"(?<!\\)\|", line)) == 10 for line in rows), rows
+        assert len(re.findall(r"(?<!\\)`", body)) % 2 == 0  # no code span left open by the name
+    action = regression_issue.issue_action(doc, None)
+    title = action.title  # plain text on GitHub: one line, no mention, issue link, code span or tag
+    assert not [c for c in ("@org", "#123", "\n", "`", "<") if c in title], title
+    _inert(action.body)
+    assert action.body.count("-->") == 1  # the hidden marker is not closed early by the name
+    assert regression_issue.parse_marker(action.body)[0].startswith("x__script_alert_1___script___org_team")
+
+
 def test_a_huge_verdict_is_folded_under_the_comment_limit():
     doc = copy.deepcopy(REGRESSION)
     doc["results"] += [
@@ -104,7 +143,7 @@ def test_cli_renders_each_kind(tmp_path, capsys):
     assert cli.main(["verdict-text", str(path), "--as", "comment"]) == 0
     assert capsys.readouterr().out.startswith(verdict_text.STICKY_MARKER)
     assert cli.main(["verdict-text", str(path), "--as", "issue", "--out", str(tmp_path / "i.md")]) == 0
-    assert (tmp_path / "i.md").read_text().startswith("Main at `feature/@\u200beveryone &lt;b>`")
+    assert (tmp_path / "i.md").read_text().startswith("Main at `feature/@\u200beveryone ‹b›`")
     assert cli.main(["verdict-text", str(tmp_path / "missing.json")]) == 2
 
 
