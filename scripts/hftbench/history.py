@@ -10,6 +10,7 @@ The format is docs/history-store.md; the store logic is history_store.py.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,24 @@ from . import metrics, results
 from .changepoints import e_divisive
 from .errors import UsageError
 
+SHA = re.compile(r"[0-9a-f]{7,40}")  # what a stored commit must be before git sees it
 CHANGEPOINT_METRICS = tuple(m.name for m in (metrics.P50, metrics.P99, metrics.P999, metrics.THROUGHPUT_RPS))
+
+
+def baseline_commit(store: Path, entry: dict[str, Any]) -> str:
+    """The stored run's commit, checked: the store is gh-pages data anyone with push access (or
+    a runner's results.json) shaped, and main-bench hands this to git (`--output=…` would be
+    an option there, `main~3` another commit)."""
+    commit = entry.get("commit")
+    if not commit:
+        raise UsageError(f"{store}: the newest baseline run {entry['run_id']} names no commit")
+    if not isinstance(commit, str) or not SHA.fullmatch(commit):
+        raise UsageError(
+            f"{store}: the newest baseline run {entry['run_id']} names commit {str(commit)[:50]!r}, not a "
+            "7 to 40 digit lowercase hex sha; fix or drop that run in the store's shard (restore it "
+            "from the gh-pages git history), or let this push record itself as the next baseline"
+        )
+    return commit
 
 
 def compute_changepoints(
@@ -162,10 +180,7 @@ def _dispatch(args) -> int:
             why = hs.why_no_baseline(store, suite=args.suite, branch=args.branch, runner=runner)
             raise UsageError(f"{store}: no baseline: {why}")
         if args.commit:
-            commit = entries[-1].get("commit")
-            if not commit:
-                raise UsageError(f"{store}: the newest baseline run {entries[-1]['run_id']} names no commit")
-            print(commit)
+            print(baseline_commit(store, entries[-1]))
             return 0
         if args.out:
             for path in hs.materialize(entries, args.out, args.suite):

@@ -3,6 +3,7 @@ never overwritten; two `hftbench history add` processes on one store at once kee
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -119,3 +120,26 @@ def test_two_adds_at_once_keep_both_runs(store, tmp_path):
     index = hs.load_index(store)
     assert index["suites"]["pr"]["runs"] == 4 and index["suites"]["pr"]["latest_run"] == "run_2"
     assert not [p for p in store.rglob(".*")]
+
+
+@pytest.mark.parametrize("commit", ["--output=/tmp/pwned", "main~3", "abc12", "A" * 40, "a" * 41])
+def test_a_stored_baseline_commit_that_is_not_a_sha_never_reaches_git(tmp_path, capsys, commit):
+    """main-bench passes `history baseline --commit`'s answer to git: the store is data."""
+    rng = np.random.default_rng(21)
+    store = tmp_path / "store"
+    hs.add_run(store, load_run(_run(tmp_path, rng, "run_01", "2026-11-22T01:00:00Z")))
+    shard = store / "shards" / "pr" / "2026-11.json"
+    shard.write_text(shard.read_text().replace('"' + "a" * 40 + '"', json.dumps(commit)))
+    args = ["history", "baseline", "--store", str(store), "--suite", "pr", "--commit"]
+    assert cli.main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and str(store) in captured.err
+    assert "not a 7 to 40 digit lowercase hex sha" in captured.err and "restore it" in captured.err
+
+
+def test_a_stored_baseline_sha_is_printed(tmp_path, capsys):
+    rng = np.random.default_rng(22)
+    store = tmp_path / "store"
+    hs.add_run(store, load_run(_run(tmp_path, rng, "run_01", "2026-11-22T01:00:00Z")))
+    assert cli.main(["history", "baseline", "--store", str(store), "--suite", "pr", "--commit"]) == 0
+    assert capsys.readouterr().out.strip() == "a" * 40
