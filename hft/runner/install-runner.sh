@@ -23,7 +23,7 @@
 #   RUNNER_ADMIN_TOKEN=<token allowed to create registration tokens: a fine-grained PAT with
 #   "Administration: write" on the repository, or "Self-hosted runners: write" on the org>
 #   RUNNER_SHA256=<sha256 of the tarball> \
-#     hft/runner/install-runner.sh --url https://github.com/OWNER/REPO [--name NAME]
+#     hft/runner/install-runner.sh --url https://github.com/OWNER/REPO [--name NAME (default random)]
 #       [--runner-group GROUP] [--version 2.x.y] [--user ghrunner] [--dir /opt/actions-runner]
 #       [--isolate 2-7 --server-cpus 2-7 --client-cpus 8-27] [--dry-run]
 # --url https://github.com/ORG registers an organization runner; --runner-group puts it in a
@@ -35,7 +35,7 @@ PROG=install-runner.sh
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 
-URL="" NAME=$(hostname -s) VERSION=2.329.0 RUNNER_USER=ghrunner DIR=/opt/actions-runner
+URL="" NAME="" VERSION=2.329.0 RUNNER_USER=ghrunner DIR=/opt/actions-runner
 ISOLATE="" SERVER_CPUS="" CLIENT_CPUS="" DRY_RUN=false GROUP=""
 LABELS=self-hosted,linux,x64,hft-tuned
 TUNING_BIN=/usr/local/sbin/hft-setup-system
@@ -94,6 +94,9 @@ done
 [[ $URL =~ ^https://[^/[:space:]]+/[^/[:space:]]+(/[^/[:space:]]+)?$ ]] || die "--url must be the repository or organization URL, e.g. https://github.com/OWNER/REPO (got '$URL')"
 [[ $VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "--version must look like 2.329.0 (got '$VERSION')"
 [[ $RUNNER_USER =~ ^[a-z_][a-z0-9_-]*$ ]] || die "--user must be a plain user name (got '$RUNNER_USER')"
+# The runner's name shows in every job log of a public repository: never the host name by
+# default, a random one (one registration per job; --replace keeps one name per install).
+[ -n "$NAME" ] || NAME=hft-bench-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 [[ $NAME =~ ^[A-Za-z0-9._-]+$ ]] || die "--name must be a plain name (got '$NAME')"
 [ -z "$GROUP" ] || [[ $GROUP =~ ^[A-Za-z0-9._\ -]+$ ]] || die "--runner-group must be a group name (got '$GROUP')"
 CPU_LIST='^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$'

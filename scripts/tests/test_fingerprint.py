@@ -34,3 +34,21 @@ def test_detached_checkout_takes_the_ci_branch_name(tmp_path, monkeypatch):
     assert git_info(tmp_path)["branch"] == "main"
     monkeypatch.setenv("GITHUB_HEAD_REF", "feature/faster-book")
     assert git_info(tmp_path)["branch"] == "feature/faster-book"
+
+
+def test_the_host_name_is_never_stored_nor_part_of_the_runner_id(tmp_path):
+    """The history store is published on gh-pages: the runner's host name stays off it, and
+    the runner id (a hash of CPU, cores, kernel, ...) does not change with it."""
+    import numpy as np
+    from gate_synth import latency_run, result_doc, write_run
+    from hftbench import history_store as hs
+    from hftbench.fingerprint import host, runner_id
+    from hftbench.results import load_run
+
+    fp = {**host(), "hostname": "bench-7.secret-lab.example"}
+    assert runner_id(fp) == runner_id({**fp, "hostname": "another-name"})
+    doc = result_doc("large", "rust", latency_run(np.random.default_rng(5), 2_000))
+    run = write_run(tmp_path / "runs", "run_01", {("large", "rust"): [doc]}, fingerprint=fp)
+    hs.add_run(tmp_path / "store", load_run(run))
+    stored = [p.read_text() for p in (tmp_path / "store").rglob("*.json")]
+    assert stored and not [t for t in stored if "secret-lab" in t or "bench-7" in t]

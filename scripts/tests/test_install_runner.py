@@ -71,3 +71,11 @@ def test_tunings_and_placement(log):
 def test_a_runner_group_needs_an_organization_url():
     r = dry_run("--url", "https://github.com/acme/hft-bench", "--runner-group", "g")
     assert r.returncode == 2 and "--runner-group needs an organization --url" in r.stderr
+
+
+def test_the_runner_is_not_named_after_the_host(log):
+    """Every public job log shows the runner's name: by default a random one, not the host's."""
+    import socket
+
+    name = re.search(r"--name (\S+)", log)[1]
+    assert re.fullmatch(r"hft-bench-[0-9a-f]{8}", name) and socket.gethostname().split(".")[0] not in name
