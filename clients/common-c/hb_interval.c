@@ -91,12 +91,12 @@ int hb_hlog_write_interval(FILE *f, const char *tag, double start_s, double leng
     return ferror(f) ? EIO : 0;
 }
 
-/* Flip every recorder, merge the old phases, write the interval [start, end) and reset. */
-static void write_interval(hb_interval_log *log, uint64_t start_ns, uint64_t end_ns)
+/* After the flip: merge the recorders' old phases, write the interval [start, end), reset. */
+static void merge_write(hb_interval_log *log, uint64_t start_ns, uint64_t end_ns)
 {
     for (int i = 0; i < log->n; i++) {
         hb_interval_recorder *r = log->recorders[i];
-        int old = hb_interval_flip(r);
+        int old = atomic_load(&r->start_epoch) < 0 ? 0 : 1; /* the phase before the flip */
         (void)hdr_add(log->latency, r->latency[old]);
         hdr_reset(r->latency[old]);
         if (log->uncorrected != NULL && r->uncorrected[old] != NULL) {
@@ -121,6 +121,22 @@ static void write_interval(hb_interval_log *log, uint64_t start_ns, uint64_t end
         hdr_reset(log->uncorrected);
     }
     log->written++;
+}
+
+/* Flip every recorder of the log and of its peer (back to back: both sides' intervals end at
+ * the same tick), then merge each log's old phases, write the interval [start, end), reset. */
+static void write_interval(hb_interval_log *log, uint64_t start_ns, uint64_t end_ns)
+{
+    hb_interval_log *logs[2] = {log, log->peer};
+    int n_logs = log->peer != NULL ? 2 : 1;
+    for (int l = 0; l < n_logs; l++) {
+        for (int i = 0; i < logs[l]->n; i++) {
+            (void)hb_interval_flip(logs[l]->recorders[i]);
+        }
+    }
+    for (int l = 0; l < n_logs; l++) {
+        merge_write(logs[l], start_ns, end_ns);
+    }
 }
 
 static struct timespec mono_timespec(uint64_t ns)
@@ -153,15 +169,36 @@ static void *collector_main(void *arg)
     return NULL;
 }
 
-int hb_interval_log_start(hb_interval_log *log, double interval_s, bool open_loop, FILE *hlog)
+/* The histograms and settings of a log, no thread. @return 0 or ENOMEM (nothing kept). */
+static int log_init(hb_interval_log *log, uint64_t interval_ns, bool open_loop, FILE *hlog)
 {
     memset(log, 0, sizeof(*log));
-    log->interval_ns = (uint64_t)(interval_s * 1e9);
+    log->interval_ns = interval_ns;
     log->hlog = hlog;
     int rc = new_histogram(&log->latency);
     if (rc == 0 && open_loop) {
         rc = new_histogram(&log->uncorrected);
     }
+    if (rc != 0) {
+        free(log->latency);
+        log->latency = NULL;
+    }
+    return rc;
+}
+
+int hb_interval_log_start_peer(hb_interval_log *peer, hb_interval_log *leader, FILE *hlog)
+{
+    int rc = log_init(peer, leader->interval_ns, leader->uncorrected != NULL, hlog);
+    if (rc == 0) {
+        peer->is_peer = true;
+        leader->peer = peer;
+    }
+    return rc;
+}
+
+int hb_interval_log_start(hb_interval_log *log, double interval_s, bool open_loop, FILE *hlog)
+{
+    int rc = log_init(log, (uint64_t)(interval_s * 1e9), open_loop, hlog);
     pthread_condattr_t attr;
     bool cond_made = false, mu_made = false;
     if (rc == 0 && (rc = pthread_condattr_init(&attr)) == 0) {
@@ -193,6 +230,15 @@ void hb_interval_log_begin(hb_interval_log *log, hb_interval_recorder **recorder
                            const struct timespec *started_at, uint64_t start_mono_ns)
 {
     int rc = hb_hlog_write_header(log->hlog, prefix, started_at);
+    if (log->is_peer) { /* no thread: the leader's begin (after this one) publishes these fields */
+        log->recorders = recorders;
+        log->n = n;
+        log->rc = rc;
+        log->start_mono_ns = start_mono_ns;
+        log->start_offset_s = (double)started_at->tv_nsec / 1e9;
+        log->begun = true;
+        return;
+    }
     (void)pthread_mutex_lock(&log->mu);
     log->recorders = recorders;
     log->n = n;
@@ -206,6 +252,12 @@ void hb_interval_log_begin(hb_interval_log *log, hb_interval_recorder **recorder
 
 int hb_interval_log_stop(hb_interval_log *log)
 {
+    if (log->is_peer) {
+        free(log->latency);
+        free(log->uncorrected);
+        log->latency = log->uncorrected = NULL;
+        return log->rc;
+    }
     if (!log->thread_started) {
         return log->rc;
     }

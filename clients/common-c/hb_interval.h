@@ -70,6 +70,8 @@ typedef struct hb_interval_log {
     uint64_t written;                 /* intervals written so far */
     int rc;                           /* first write error (errno / HdrHistogram code), 0 when fine */
     bool begun, stopping;
+    struct hb_interval_log *peer;     /* a duet's other side: closed by this collector at the same ticks; NULL */
+    bool is_peer;                     /* this log has no thread: its leader's collector writes it */
     pthread_mutex_t mu;               /* guards begun/stopping for the condition variable only */
     pthread_cond_t wake;
     pthread_t thread;
@@ -81,6 +83,15 @@ typedef struct hb_interval_log {
  * (ENOMEM, EAGAIN) with nothing started.
  */
 int hb_interval_log_start(hb_interval_log *log, double interval_s, bool open_loop, FILE *hlog);
+
+/**
+ * A duet's second log (another .hlog, other recorders) that has no thread of its own: the
+ * collector of leader (started, not yet begun) closes both logs' intervals at the same tick,
+ * flipping every recorder of both before it merges and writes either, so interval i of the
+ * two files covers the same span. Begin the peer before the leader; stop the leader (it
+ * writes both last intervals) before the peer. @return 0, or ENOMEM with nothing kept.
+ */
+int hb_interval_log_start_peer(hb_interval_log *peer, hb_interval_log *leader, FILE *hlog);
 
 /**
  * The measured phase starts (or started) at start_mono_ns on hb_now_ns()'s clock and at
@@ -95,7 +106,8 @@ void hb_interval_log_begin(hb_interval_log *log, hb_interval_recorder **recorder
 static inline bool hb_interval_log_begun(const hb_interval_log *log) { return log->begun; }
 
 /**
- * The workers have stopped (joined): write the last, partial interval and end the thread.
+ * The workers have stopped (joined): write the last, partial interval and end the thread
+ * (a peer's: only free it; its leader's stop wrote its last interval).
  * @return 0, or the first write error (an errno or HdrHistogram code).
  */
 int hb_interval_log_stop(hb_interval_log *log);

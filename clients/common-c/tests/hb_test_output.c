@@ -140,5 +140,33 @@ void test_intervals(void)
     CHECK(strstr(text, "\n0.250,") != NULL && strstr(text, ",0.007,HISTF") != NULL,
           "one interval from 0.250 s, max 7 us: %s", text);
     (void)fclose(f);
+
+    /* A duet: the leader's collector also writes its peer's .hlog, the same intervals. */
+    hb_stats b;
+    CHECK(hb_stats_init(&b, false) == 0 && hb_stats_enable_intervals(&b) == 0, "peer stats");
+    FILE *fa = tmpfile(), *fb = tmpfile();
+    hb_interval_log la, lb;
+    CHECK(fa != NULL && fb != NULL && hb_interval_log_start(&la, 3600, false, fa) == 0 &&
+              hb_interval_log_start_peer(&lb, &la, fb) == 0, "duet logs start");
+    hb_interval_recorder *recs_b[1] = {b.intervals};
+    uint64_t t0 = hb_now_ns();
+    hb_interval_log_begin(&lb, recs_b, 1, "Logged with hb_test", &wall, t0);
+    hb_interval_log_begin(&la, recs, 1, "Logged with hb_test", &wall, t0);
+    hb_stats_record_ok(&s, 3000, 0);
+    hb_stats_record_ok(&b, 9000, 0);
+    CHECK(hb_interval_log_stop(&la) == 0 && hb_interval_log_stop(&lb) == 0, "duet logs stop");
+    char ta[4096] = "", tb[4096] = "";
+    rewind(fa);
+    ta[fread(ta, 1, sizeof(ta) - 1, fa)] = '\0';
+    rewind(fb);
+    tb[fread(tb, 1, sizeof(tb) - 1, fb)] = '\0';
+    const char *line_a = strstr(ta, "\n0.250,"), *line_b = strstr(tb, "\n0.250,");
+    CHECK(line_a != NULL && line_b != NULL && strstr(ta, ",0.003,HISTF") != NULL && strstr(tb, ",0.009,HISTF") != NULL,
+          "each side's own record: %s / %s", ta, tb);
+    /* "start,length," of the one interval: the same span on both sides. */
+    CHECK(line_a != NULL && line_b != NULL && strncmp(line_a, line_b, 13) == 0, "same interval: %s / %s", ta, tb);
+    (void)fclose(fa);
+    (void)fclose(fb);
+    hb_stats_close(&b);
     hb_stats_close(&s);
 }
