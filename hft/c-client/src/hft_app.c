@@ -93,26 +93,71 @@ void hft_app_parse(hft_app *app, int argc, char *const argv[], const hb_extra_op
     }
 }
 
-int hft_app_run(hft_app *app, const hb_kv *more, size_t n_more) {
+int hft_app_open(const hft_app *app, const hb_config *cfg, hb_result_out *out) {
     char err[HB_ERR_LEN];
-    hb_result_out out;
-    if (hb_result_open(&out, &app->cfg, err, sizeof err) != 0) {
+    if (hb_result_open(out, cfg, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", app->prog, err);
         return 2;
     }
-    if (hb_signal_install() != 0) {
-        fprintf(stderr, "%s: cannot install the SIGINT handler; run without a seccomp profile that forbids it\n", app->prog);
-        hb_result_close(&out);
+    if (app->opt.interval_s > 0 && out->hlog == NULL) {
+        fprintf(stderr, "%s: --interval-s writes the .hlog beside --output; pass --output PATH\n", app->prog);
+        hb_result_close(out);
         return 2;
     }
-    if (app->opt.interval_s > 0 && out.hlog == NULL) {
-        fprintf(stderr, "%s: --interval-s writes the .hlog beside --output; pass --output PATH\n", app->prog);
+    return 0;
+}
+
+int hft_app_start(hft_app *app) {
+    if (hb_signal_install() != 0) {
+        fprintf(stderr, "%s: cannot install the SIGINT handler; run without a seccomp profile that forbids it\n", app->prog);
+        return 2;
+    }
+    hb_hlog_prefix(app->client, HFT_VERSION, app->opt.hlog_prefix, sizeof app->opt.hlog_prefix);
+    hft_clock_init(true, CALIBRATION_MS);
+    return 0;
+}
+
+int hft_app_write(const hft_app *app, const hb_config *cfg, hb_result_out *out, const hft_outcome *res,
+                  const hb_kv *more, size_t n_more) {
+    char err[HB_ERR_LEN];
+    char tuning[1024], workers[16], cpus[256], cpus_json[300], clock[128], busy[8];
+    hft_tuning_json(&res->tuning, tuning, sizeof tuning);
+    snprintf(workers, sizeof workers, "%d", res->workers);
+    hft_cpus used = app->opt.cpus;
+    used.n = res->workers;
+    hft_cpus_format(&used, cpus, sizeof cpus);
+    snprintf(cpus_json, sizeof cpus_json, "\"%s\"", cpus);
+    if (hft_clk.tsc) snprintf(clock, sizeof clock, "{\"source\": \"tsc\", \"tsc_hz\": %.0f}", hft_clk.tsc_hz);
+    else snprintf(clock, sizeof clock, "{\"source\": \"CLOCK_MONOTONIC_RAW\"}");
+    snprintf(busy, sizeof busy, "%s", res->busy_poll ? "true" : "false");
+    hb_kv extra[16] = {{"tuning", tuning}, {"workers", workers}, {"cpus", cpus_json}, {"clock", clock},
+                       {"busy_poll", busy}};
+    size_t n_extra = 5;
+    for (size_t i = 0; i < n_more && n_extra < 16; i++) extra[n_extra++] = more[i];
+
+    hb_run run = {.client = app->client, .client_version = HFT_VERSION, .cfg = cfg,
+                  .started_at = res->started_at, .duration_s = res->duration_s, .interrupted = res->interrupted,
+                  .intervals_logged = res->intervals_logged, .extra = extra, .n_extra = n_extra};
+    int rc = hb_result_write(out, &run, &res->merged, err, sizeof err);
+    if (rc == 0 && res->intervals_rc != 0) {
+        snprintf(err, sizeof err, "writing %.300s per interval failed (%s); check the disk and --output",
+                 out->hlog_path, res->intervals_rc == EIO || res->intervals_rc == ENOMEM ? strerror(res->intervals_rc)
+                                                                                   : hdr_strerror(res->intervals_rc));
+        rc = -1;
+    }
+    if (rc != 0) fprintf(stderr, "%s: %s\n", app->prog, err);
+    return rc == 0 ? hb_result_exit_code(&res->merged) : 2;
+}
+
+int hft_app_run(hft_app *app, const hb_kv *more, size_t n_more) {
+    char err[HB_ERR_LEN];
+    hb_result_out out;
+    if (hft_app_open(app, &app->cfg, &out) != 0) return 2;
+    if (hft_app_start(app) != 0) {
         hb_result_close(&out);
         return 2;
     }
     app->opt.interval_hlog = out.hlog;
-    hb_hlog_prefix(app->client, HFT_VERSION, app->opt.hlog_prefix, sizeof app->opt.hlog_prefix);
-    hft_clock_init(true, CALIBRATION_MS);
     hft_outcome res;
     if (hft_run(&app->cfg, &app->opt, &res, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", app->prog, err);
@@ -120,34 +165,7 @@ int hft_app_run(hft_app *app, const hb_kv *more, size_t n_more) {
         return 2;
     }
     hft_tuning_warn(&res.tuning, app->prog);
-
-    char tuning[1024], workers[16], cpus[256], cpus_json[300], clock[128], busy[8];
-    hft_tuning_json(&res.tuning, tuning, sizeof tuning);
-    snprintf(workers, sizeof workers, "%d", res.workers);
-    hft_cpus used = app->opt.cpus;
-    used.n = res.workers;
-    hft_cpus_format(&used, cpus, sizeof cpus);
-    snprintf(cpus_json, sizeof cpus_json, "\"%s\"", cpus);
-    if (hft_clk.tsc) snprintf(clock, sizeof clock, "{\"source\": \"tsc\", \"tsc_hz\": %.0f}", hft_clk.tsc_hz);
-    else snprintf(clock, sizeof clock, "{\"source\": \"CLOCK_MONOTONIC_RAW\"}");
-    snprintf(busy, sizeof busy, "%s", res.busy_poll ? "true" : "false");
-    hb_kv extra[16] = {{"tuning", tuning}, {"workers", workers}, {"cpus", cpus_json}, {"clock", clock},
-                       {"busy_poll", busy}};
-    size_t n_extra = 5;
-    for (size_t i = 0; i < n_more && n_extra < 16; i++) extra[n_extra++] = more[i];
-
-    hb_run run = {.client = app->client, .client_version = HFT_VERSION, .cfg = &app->cfg,
-                  .started_at = res.started_at, .duration_s = res.duration_s, .interrupted = res.interrupted,
-                  .intervals_logged = res.intervals_logged, .extra = extra, .n_extra = n_extra};
-    int rc = hb_result_write(&out, &run, &res.merged, err, sizeof err);
-    if (rc == 0 && res.intervals_rc != 0) {
-        snprintf(err, sizeof err, "writing %.300s per interval failed (%s); check the disk and --output",
-                 out.hlog_path, res.intervals_rc == EIO || res.intervals_rc == ENOMEM ? strerror(res.intervals_rc)
-                                                                                   : hdr_strerror(res.intervals_rc));
-        rc = -1;
-    }
-    int code = rc == 0 ? hb_result_exit_code(&res.merged) : 2;
-    if (rc != 0) fprintf(stderr, "%s: %s\n", app->prog, err);
+    int code = hft_app_write(app, &app->cfg, &out, &res, more, n_more);
     hft_outcome_close(&res);
     return code;
 }

@@ -39,4 +39,19 @@ void hft_app_parse(hft_app *app, int argc, char *const argv[], const hb_extra_op
  */
 int hft_app_run(hft_app *app, const hb_kv *more, size_t n_more);
 
+/* The steps of hft_app_run, for a run of another shape (hft_duet: two results). */
+
+/** Open cfg's result files into out; --interval-s needs the .hlog. @return 0, or 2 after one stderr line. */
+int hft_app_open(const hft_app *app, const hb_config *cfg, hb_result_out *out);
+
+/** Once, before the run: the SIGINT handler, the .hlog prefix, the clock. @return 0, or 2 after one stderr line. */
+int hft_app_start(hft_app *app);
+
+/**
+ * Write res as cfg's result into out (closed after) with extra = tuning, workers, cpus,
+ * clock, busy_poll + more. @return 0 or 1 (hb_result_exit_code), or 2 after one stderr line.
+ */
+int hft_app_write(const hft_app *app, const hb_config *cfg, hb_result_out *out, const hft_outcome *res,
+                  const hb_kv *more, size_t n_more);
+
 #endif

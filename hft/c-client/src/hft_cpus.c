@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int fail(char *err, size_t errlen, const char *text, const char *why) {
     snprintf(err, errlen, "--cpus must be a CPU list like 0-3,6 (got \"%s\": %s); pass e.g. --cpus 1", text, why);
@@ -64,4 +65,10 @@ void hft_cpus_format(const hft_cpus *c, char *buf, size_t cap) {
         if (n < 0) break;
         used += (size_t)n;
     }
+}
+
+int hft_cpus_allowed(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+    return (int)sysconf(_SC_NPROCESSORS_ONLN);
 }

@@ -23,6 +23,9 @@ int hft_cpus_parse(const char *text, hft_cpus *out, char *err, size_t errlen);
 /** The CPUs of this process's affinity mask, highest first. @return 0, or -1. */
 int hft_cpus_default(hft_cpus *out);
 
+/** CPUs this process may run on (its affinity mask); the CPUs online if that cannot be read. */
+int hft_cpus_allowed(void);
+
 /** "1,0" into buf. */
 void hft_cpus_format(const hft_cpus *c, char *buf, size_t cap);
 

@@ -18,13 +18,6 @@
 
 #define STACK_BYTES ((size_t)256 * 1024) /* small stacks: less to lock with mlockall */
 
-/* CPUs this process may run on (its affinity mask); the CPUs online if that cannot be read. */
-static int cpus_allowed(void) {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-    return (int)sysconf(_SC_NPROCESSORS_ONLN);
-}
-
 /* ---- barrier: the last thread to arrive runs the phase change, then releases ---- */
 
 static bool barrier_arrive(hft_phase *p, int *gen) {
@@ -155,7 +148,7 @@ int hft_run(const hb_config *cfg, const hft_options *opt, hft_outcome *out, char
     memset(out, 0, sizeof *out);
     hft_phase p = {.cfg = cfg, .opt = opt, .open_loop = hb_config_open_loop(cfg)};
     p.nw = opt->cpus.n < cfg->connections ? opt->cpus.n : cfg->connections;
-    p.busy = hft_busy_poll_resolve(opt->poll, p.nw, cpus_allowed());
+    p.busy = hft_busy_poll_resolve(opt->poll, p.nw, hft_cpus_allowed());
     p.timeout_ticks = hft_ns_to_ticks((double)cfg->timeout_ms * 1e6);
     p.total = cfg->duration_s > 0 ? UINT64_MAX : cfg->warmup + cfg->orders;
     p.w = aligned_alloc(HFT_CACHE_LINE, (size_t)p.nw * sizeof(hft_worker)); /* sizeof is a multiple of 64 */

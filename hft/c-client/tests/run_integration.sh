@@ -3,7 +3,10 @@
 # bin/hft-server (port 0, small bounded runs), then the plain build under valgrind.
 # Every run is bounded by --orders / --duration and by `timeout`.
 # The server is started by `hftbench serve` (scripts/hftbench/serve.py), which runs this
-# script again with HFTBENCH_SERVER_URL set and stops the server when it ends.
+# script again with HFTBENCH_SERVER_URL set and stops the server when it ends. The duet
+# (--duet-url) needs a second server, slowed by --inject-delay-us 300: a nested `hftbench
+# serve` runs this script a third time with HFT_DUET_URL_A (the first server) set, and only
+# the duet's checks run then.
 set -euo pipefail
 SAN=$1
 BIN=$2
@@ -19,6 +22,7 @@ if [ -z "${HFTBENCH_SERVER_URL:-}" ]; then
 fi
 URL=$HFTBENCH_SERVER_URL
 TMP=$(mktemp -d)
+VG=(valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite)
 trap 'rm -rf "$TMP"' EXIT
 
 # check NAME EXPECTED_RC CMD...: run, compare the exit status, keep stderr for the caller.
@@ -48,6 +52,50 @@ EOF
   fi
   pass "$1 ($orders orders, p50 $(jq .latency_us.p50 "$json") us)"
 }
+
+# duet NAME URL_A URL_B CMD...: a duet against the plain server (a) and the slowed one
+# (b). Both results are complete and valid, extra.duet is right, every pair was recorded on
+# both sides, b's P50 is at least 200 us above a's (the injected 300 us, far above any noise).
+duet() {
+  local name=$1 url_a=$2 url_b=$3; shift 3
+  check_rc "$name" 0 "$@" --url "$url_a" --duet-url "$url_b" --output "$TMP/${name}_a.json" \
+    --duet-output "$TMP/${name}_b.json" --seed 7
+  local pairs
+  pairs=$(jq .extra.duet.pairs "$TMP/${name}_a.json")
+  [ "$pairs" -gt 0 ] || fail "$name: no pair measured"
+  expect_ok "${name}_a" "$pairs"
+  expect_ok "${name}_b" "$pairs"
+  jq -e --arg peer "$url_b" --argjson n "$pairs" '.extra.duet == {"role": "a", "peer_url": $peer, "pairs": $n,
+    "order": "random within each pair", "seed": 7} and .connections == 1 and .mode == "closed"' \
+    "$TMP/${name}_a.json" >/dev/null || fail "$name: side a's extra.duet: $(jq -c .extra.duet "$TMP/${name}_a.json")"
+  jq -e --arg peer "$url_a" --argjson n "$pairs" '.extra.duet == {"role": "b", "peer_url": $peer, "pairs": $n,
+    "order": "random within each pair", "seed": 7} and .connections == 1 and .mode == "closed"' \
+    "$TMP/${name}_b.json" >/dev/null || fail "$name: side b's extra.duet: $(jq -c .extra.duet "$TMP/${name}_b.json")"
+  jq -e -n --slurpfile a "$TMP/${name}_a.json" --slurpfile b "$TMP/${name}_b.json" \
+    '$b[0].latency_us.p50 >= $a[0].latency_us.p50 + 200' >/dev/null ||
+    fail "$name: slowed side b's p50 $(jq .latency_us.p50 "$TMP/${name}_b.json") us is not 200 us above a's $(jq .latency_us.p50 "$TMP/${name}_a.json")"
+  pass "$name ($pairs pairs, p50 a $(jq .latency_us.p50 "$TMP/${name}_a.json") us, b $(jq .latency_us.p50 "$TMP/${name}_b.json") us)"
+}
+
+# same_intervals NAME MIN: both sides' .hlog have the same interval lines' start and length (at
+# least MIN of them): one collector closed both sides' intervals at the same tick.
+same_intervals() {
+  local name=$1 min=$2
+  grep '^[0-9]' "$TMP/${name}_a.hlog" | cut -d, -f1,2 >"$TMP/${name}_a.spans"
+  grep '^[0-9]' "$TMP/${name}_b.hlog" | cut -d, -f1,2 >"$TMP/${name}_b.spans"
+  [ "$(wc -l <"$TMP/${name}_a.spans")" -ge "$min" ] || fail "$name: fewer than $min interval lines"
+  cmp -s "$TMP/${name}_a.spans" "$TMP/${name}_b.spans" ||
+    fail "$name: the sides' intervals differ: $(diff "$TMP/${name}_a.spans" "$TMP/${name}_b.spans" | head -5)"
+  pass "$name: $(wc -l <"$TMP/${name}_a.spans") intervals, the same spans on both sides"
+}
+
+if [ -n "${HFT_DUET_URL_A:-}" ]; then # the nested run: URL is the slowed server
+  duet duet "$HFT_DUET_URL_A" "$URL" "$SAN/client-hft" --duration 0.5 --warmup 20 --interval-s 0.1
+  same_intervals duet 2
+  duet vg_duet "$HFT_DUET_URL_A" "$URL" "${VG[@]}" "$VG_BUILD/client-hft" --orders 100 --warmup 10 --interval-s 0.1
+  same_intervals vg_duet 1
+  exit 0
+fi
 
 C="$SAN/client-hft"
 check_rc closed1 0 "$C" --url "$URL" --orders 300 --warmup 30 --connections 1 --output "$TMP/closed1.json"
@@ -85,7 +133,6 @@ pass "bad flag, unreachable server and --strict exit 2"
 # valgrind: the plain build (no -march=native: valgrind does not know AVX-512).
 make --no-print-directory -C "$ROOT/hft/c-client" MODE=release ARCH= BUILD="$VG_BUILD" \
   "$VG_BUILD/client-hft" "$VG_BUILD/hft-floor" >/dev/null
-VG=(valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite)
 check_rc vg_client 0 "${VG[@]}" "$VG_BUILD/client-hft" --url "$URL" --orders 200 --warmup 20 --connections 3 \
   --output "$TMP/vg_client.json"
 expect_ok vg_client 200
@@ -99,3 +146,8 @@ check_rc vg_floor 0 "${VG[@]}" "$VG_BUILD/hft-floor" --orders 200 --warmup 20 --
   --output "$TMP/vg_floor.json"
 expect_ok vg_floor 200 floor
 pass "valgrind clean"
+
+# The duet: a second server, slowed by 300 us, and this script again in duet mode (after the
+# valgrind build, which its valgrind run uses).
+HFT_DUET_URL_A=$URL "$ROOT/.venv/bin/hftbench" serve --bin "$BIN" --server-flag=--inject-delay-us \
+  --server-flag=300 -- "$0" "$SAN" "$BIN" || fail "duet (see above)"

@@ -1,5 +1,6 @@
 /* Unit tests of the pure parts: the request template, the response parser, the canned
- * response, CPU lists, the tuning JSON, the clock, the workers' ticket source. Run by
+ * response, CPU lists, the tuning JSON, the clock, the workers' ticket source, the duet's
+ * pair order and flag refusals. Run by
  * `make test` (sanitized build). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include "hb_order.h"
 #include "hft_clock.h"
 #include "hft_cpus.h"
+#include "hft_duet.h"
 #include "hft_runner.h"
 #include "hft_http.h"
 #include "hft_tune.h"
@@ -239,6 +241,75 @@ static void test_tickets_closed_loop(void) {
     CHECK(atomic_load(&t_phase.next) == 0);
 }
 
+/* The duet's pair order: the same seed, the same draws; both orders, neither over 55 %. */
+static void test_pair_order(void) {
+    const uint64_t seeds[] = {0, 1, 2, 42, UINT64_MAX};
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        hft_pair_rng r1, r2;
+        hft_pair_rng_init(&r1, seeds[i]);
+        hft_pair_rng_init(&r2, seeds[i]);
+        int b_first = 0, same = 1, longest = 0, run = 0;
+        bool prev = false;
+        for (int k = 0; k < 10000; k++) {
+            bool b = hft_pair_b_first(&r1);
+            same &= b == hft_pair_b_first(&r2);
+            b_first += b;
+            run = k > 0 && b == prev ? run + 1 : 1;
+            if (run > longest) longest = run;
+            prev = b;
+        }
+        CHECK(same);
+        CHECK(b_first >= 4500 && b_first <= 5500);
+        CHECK(longest > 1 && longest < 40); /* not alternating, not stuck */
+    }
+    hft_pair_rng a, b;
+    hft_pair_rng_init(&a, 1);
+    hft_pair_rng_init(&b, 2);
+    int differ = 0;
+    for (int k = 0; k < 64; k++) differ += hft_pair_b_first(&a) != hft_pair_b_first(&b);
+    CHECK(differ > 0); /* another seed, another order */
+}
+
+/* Parse argv with the duet's options, then resolve: 0, or -1 with err naming the flag. */
+static int duet_args(int argc, char *const argv[], hb_config *cfg, hft_duet_flags *d, char *err, size_t errlen) {
+    hb_extra_option o[HFT_DUET_N_OPTIONS];
+    hft_duet_options(d, o);
+    if (hb_args_parse(cfg, argc, argv, "client-hft", o, HFT_DUET_N_OPTIONS, err, errlen) != HB_ARGS_OK) return -1;
+    return hft_duet_resolve(cfg, d, hft_duet_connections_given(argc, argv), err, errlen);
+}
+
+static void test_duet_flags(void) {
+    hb_config cfg;
+    hft_duet_flags d;
+    char err[HB_ERR_LEN];
+#define ARGV(...) ((char *const[]){"client-hft", __VA_ARGS__})
+#define NARGS(...) ((int)(sizeof((char *const[]){"client-hft", __VA_ARGS__}) / sizeof(char *)))
+#define DUET(...) duet_args(NARGS(__VA_ARGS__), ARGV(__VA_ARGS__), &cfg, &d, err, sizeof err)
+    CHECK(DUET("--url", "http://127.0.0.1:8080", "--duet-url", "http://127.0.0.1:8081", "--duet-output", "b.json",
+               "--output", "a.json") == 0);
+    CHECK(d.on && cfg.connections == 1 && d.url.port == 8081 && strcmp(d.output, "b.json") == 0);
+    hb_config b;
+    hft_duet_config_b(&cfg, &d, &b);
+    CHECK(b.url.port == 8081 && strcmp(b.output, "b.json") == 0 && b.seed == cfg.seed && b.warmup == cfg.warmup);
+    CHECK(DUET("--duet-url", "http://127.0.0.1:8081", "--duet-output=b.json", "--connections=1") == 0);
+    CHECK(DUET("--orders", "5") == 0 && !d.on && cfg.connections == 10); /* no duet: nothing changes */
+    /* The refusals: each names the flag and the fix. */
+    CHECK(DUET("--duet-url", "http://127.0.0.1:8081", "--duet-output", "b.json", "--rate", "100") == -1);
+    CHECK(strstr(err, "--rate") != NULL && strstr(err, "drop --rate") != NULL);
+    CHECK(DUET("--duet-url", "http://127.0.0.1:8081", "--duet-output", "b.json", "--connections", "2") == -1);
+    CHECK(strstr(err, "--connections 2") != NULL);
+    CHECK(DUET("--duet-url", "http://127.0.0.1:8081") == -1 && strstr(err, "--duet-output PATH") != NULL);
+    CHECK(DUET("--url", "http://127.0.0.1:8081", "--duet-url", "http://127.0.0.1:8081/", "--duet-output", "b.json") == -1);
+    CHECK(strstr(err, "the server of --url") != NULL);
+    CHECK(DUET("--duet-url", "http://127.0.0.1:8081", "--duet-output", "x.json", "--output", "x.json") == -1);
+    CHECK(strstr(err, "same file as --output") != NULL);
+    CHECK(DUET("--duet-output", "b.json") == -1 && strstr(err, "pass --duet-url") != NULL);
+    CHECK(DUET("--duet-url", "ftp://x") == -1 && strstr(err, "--duet-url must be") != NULL);
+#undef DUET
+#undef NARGS
+#undef ARGV
+}
+
 int main(void) {
     test_request_template();
     test_order_body_fits();
@@ -250,6 +321,8 @@ int main(void) {
     test_busy_poll_rule();
     test_tickets_open_loop();
     test_tickets_closed_loop();
+    test_pair_order();
+    test_duet_flags();
     if (failures) {
         fprintf(stderr, "test_unit: %d check(s) failed\n", failures);
         return 1;
