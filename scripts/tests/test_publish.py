@@ -43,7 +43,8 @@ def test_publish_twice_in_one_checkout_without_a_gh_pages_branch(tmp_path):
     for n in (1, 2):
         doc = result_doc("large", "rust", latency_run(rng, 2_000))
         run = write_run(tmp_path / f"bench{n}", f"run_20261124T000000Z_00000{n}", {("large", "rust"): [doc]})
-        r = subprocess.run([str(repo / "scripts" / "ci" / "publish"), str(run)], capture_output=True, text=True)
+        publish = repo / "scripts" / "ci" / "publish"
+        r = subprocess.run([str(publish), str(run)], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr[-3000:]
         shard = json.loads(git(repo, "show", "gh-pages-publish:data/shards/pr/2026-11.json"))
         assert [e["run_id"] for e in shard["runs"]] == [f"run_20261124T000000Z_00000{n}"]
