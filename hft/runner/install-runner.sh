@@ -170,6 +170,11 @@ clean() {
 }
 while true; do
   clean
+  # The runner starts even when the tunings failed (a runner that stays offline says nothing):
+  # say it here, in this unit's journal, at every job; check-runner then fails the job with it.
+  if systemctl is-failed --quiet hft-tuning.service; then
+    echo "hft-runner-loop: ERROR: hft-tuning.service failed; jobs run untuned and fail check-runner (journalctl -u hft-tuning.service)" >&2
+  fi
   # A registration token lives an hour: mint one per job. The admin token stays in a header file.
   reg=\$(curl -fsS -X POST -H @$SECRETS/admin-token -H 'Accept: application/vnd.github+json' \\
     $TOKEN_API | jq -r .token) || { sleep 30; continue; }
@@ -186,9 +191,8 @@ LOOP
 write_file "$LOOP_UNIT" 0644 <<UNIT
 [Unit]
 Description=hft-bench self-hosted runner (ephemeral, one job per registration)
-Requires=hft-tuning.service
 After=network-online.target hft-tuning.service
-Wants=network-online.target
+Wants=network-online.target hft-tuning.service
 
 [Service]
 ExecStart=$LOOP_BIN

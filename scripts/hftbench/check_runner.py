@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 from typing import Any
 
 from . import fingerprint, paths
@@ -70,6 +71,31 @@ def warnings_for(fp: dict[str, Any]) -> list[str]:
     return out
 
 
+TUNING_UNIT = "hft-tuning.service"  # hft/runner/install-runner.sh's boot-time tuning
+
+
+def tuning_unit_warnings(state: str | None) -> list[str]:
+    """The runner starts even when the tuning unit failed (it only Wants= it): say so here,
+    where every bench.yml job looks (pure: from `systemctl is-failed`'s answer)."""
+    if state != "failed":
+        return []
+    return [
+        f"{TUNING_UNIT} failed at boot: run-time tunings may be missing; see "
+        f"`journalctl -u {TUNING_UNIT}`, fix it, then `systemctl restart {TUNING_UNIT}`"
+    ]
+
+
+def _tuning_unit_state() -> str | None:
+    """'failed', 'active', 'inactive' (also: no such unit), or None without systemd."""
+    try:
+        out = subprocess.run(
+            ["systemctl", "is-failed", TUNING_UNIT], capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "check-runner",
@@ -88,6 +114,7 @@ def main(args: argparse.Namespace) -> int:
     fp["placement"] = placement.describe()
     isolated = stable_fields(fp)["isolcpus"]
     warns = warnings_for(fp) + placement_warnings(isolated, placement)
+    warns += tuning_unit_warnings(_tuning_unit_state())
     if args.json:
         doc = {
             "fingerprint": fp,

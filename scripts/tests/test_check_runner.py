@@ -55,3 +55,17 @@ def test_the_command_prints_json_and_strict_fails_on_this_untuned_vm(capsys):
     assert doc["fingerprint"]["cores"] >= 1 and "knobs" in doc["fingerprint"]["tuning"]
     strict = cli.main(["check-runner", "--strict"])
     assert strict == (1 if doc["warnings"] else 0)
+
+
+def test_a_failed_tuning_unit_fails_check_runner_loudly(monkeypatch, capsys):
+    """The runner starts without its tuning (Wants=, not Requires=): the first job's
+    check-runner --strict is where the failure must show, with the way to fix it."""
+    from hftbench import check_runner
+
+    assert check_runner.tuning_unit_warnings("active") == [] and check_runner.tuning_unit_warnings(None) == []
+    monkeypatch.setattr(check_runner, "warnings_for", lambda fp: [])
+    monkeypatch.setattr(check_runner, "placement_warnings", lambda iso, placement: [])
+    monkeypatch.setattr(check_runner, "_tuning_unit_state", lambda: "failed")
+    assert cli.main(["check-runner", "--strict"]) == 1
+    out = capsys.readouterr().out
+    assert "hft-tuning.service failed at boot" in out and "journalctl -u hft-tuning.service" in out

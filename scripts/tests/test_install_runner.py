@@ -65,7 +65,18 @@ def test_runner_folder_root_owned_and_toolchains_from_root_paths(log):
 def test_tunings_and_placement(log):
     assert "isolcpus=2-3 nohz_full=2-3 rcu_nocbs=2-3" in log and "hft-setup-system --apply" in log
     assert "HFTBENCH_SERVER_CPUS=2-3 in" in log and "HFTBENCH_CLIENT_CPUS=4-7 in" in log
-    assert "Requires=hft-tuning.service" in log
+
+
+def test_a_failed_tuning_unit_does_not_keep_the_runner_offline(log):
+    """Requires= would stop the runner silently when the tunings fail: it Wants= them, after
+    them, and its loop logs the failure at every job (check-runner then fails the job)."""
+    unit = log.split("write /etc/systemd/system/hft-runner.service")[1].split("install-runner.sh: step")[0]
+    lines = [line.strip() for line in unit.splitlines()]
+    assert "Requires=hft-tuning.service" not in unit and not [x for x in lines if x.startswith("Requires=")]
+    assert "Wants=network-online.target hft-tuning.service" in lines
+    assert "After=network-online.target hft-tuning.service" in lines
+    loop = log.split("write /usr/local/sbin/hft-runner-loop")[1].split("write /etc/systemd")[0]
+    assert "if systemctl is-failed --quiet hft-tuning.service; then" in loop and "ERROR: hft-tuning" in loop
 
 
 def test_a_runner_group_needs_an_organization_url():
