@@ -92,6 +92,13 @@ same_intervals() {
 if [ -n "${HFT_DUET_URL_A:-}" ]; then # the nested run: URL is the slowed server
   duet duet "$HFT_DUET_URL_A" "$URL" "$SAN/client-hft" --duration 0.5 --warmup 20 --interval-s 0.1
   same_intervals duet 2
+  # Side b's orders all fail (no such path: 404): exit 1, and both results are still written.
+  check_rc duet_4xx 1 "$SAN/client-hft" --url "$HFT_DUET_URL_A" --duet-url "$URL/nope" --orders 50 --warmup 5 \
+    --output "$TMP/duet_4xx_a.json" --duet-output "$TMP/duet_4xx_b.json"
+  jq -e '.ok == 50 and .errors == 0' "$TMP/duet_4xx_a.json" >/dev/null || fail "duet_4xx: side a"
+  jq -e '.ok == 0 and .error_kinds.http_4xx == 50 and .extra.duet.pairs == 50' "$TMP/duet_4xx_b.json" >/dev/null ||
+    fail "duet_4xx: side b: $(jq -c .error_kinds "$TMP/duet_4xx_b.json")"
+  pass "duet_4xx (side b's 50 orders http_4xx, exit 1, both results written)"
   duet vg_duet "$HFT_DUET_URL_A" "$URL" "${VG[@]}" "$VG_BUILD/client-hft" --orders 100 --warmup 10 --interval-s 0.1
   same_intervals vg_duet 1
   exit 0
