@@ -72,6 +72,7 @@ fn parse(c: &mut Criterion) {
                 counter_order_id: 17,
             }],
             book_full: false,
+            fills_capped: false,
         },
         reject: None,
     };
@@ -177,7 +178,7 @@ fn handler(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let app = router(Arc::new(OrderService::new(&Config::default())));
+    let app = router(Arc::new(OrderService::new(&Config::default())), None);
     let mut group = c.benchmark_group("handler");
     group.throughput(Throughput::Elements(1));
     // Two orders per iteration, a resting sell and the buy that takes it, so the book

@@ -7,6 +7,9 @@
 //! Cost per order: `O(log L)` to find the best level (L = price levels on a side) plus
 //! `O(1)` per fill; a resting order is appended to its level's queue in `O(log L)`. The
 //! FOK check reads one running total per level, so it costs `O(levels it would take)`.
+//! One order makes at most `max_fills` fills (`--max-fills-per-order`), which bounds the
+//! time it holds the book and the size of its reply; the FOK check then also counts the
+//! orders of the last level it would reach, at most `max_fills` of them.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -103,6 +106,9 @@ pub struct Outcome {
     pub fills: Vec<Fill>,
     /// True when a ROD remainder was refused because the book held `max_resting` orders.
     pub book_full: bool,
+    /// True when crossing liquidity was left untouched because the order reached
+    /// `max_fills`: its remainder was cancelled (a FOK: all of it, nothing traded).
+    pub fills_capped: bool,
 }
 
 /// A resting order; its price is the key of the level it sits in.
@@ -137,18 +143,29 @@ pub struct Book {
     resting: usize,
     /// The cap on resting orders (`--max-resting-per-symbol`) that bounds memory.
     max_resting: usize,
+    /// The cap on fills per incoming order (`--max-fills-per-order`) that bounds the time
+    /// one order holds the book (and the reply's size); at least 1.
+    max_fills: usize,
     /// Emptied levels, reused so that a level appearing and vanishing does not allocate.
     spare: Vec<Level>,
 }
 
 impl Book {
-    /// An empty book that holds at most `max_resting` resting orders.
+    /// An empty book that holds at most `max_resting` resting orders, with no cap on the
+    /// fills of one order.
     pub fn new(max_resting: usize) -> Self {
+        Book::with_max_fills(max_resting, usize::MAX)
+    }
+
+    /// An empty book that holds at most `max_resting` resting orders and lets one order
+    /// trade against at most `max_fills` of them (0 counts as 1).
+    pub fn with_max_fills(max_resting: usize, max_fills: usize) -> Self {
         Book {
             bids: BTreeMap::new(),
             asks: BTreeMap::new(),
             resting: 0,
             max_resting,
+            max_fills: max_fills.max(1),
             spare: Vec::new(),
         }
     }
@@ -167,22 +184,32 @@ impl Book {
     }
 
     /// Matches `order` against the opposite side, then rests, cancels or rejects the rest.
+    ///
+    /// An order stopped by `max_fills` with crossing liquidity left cancels its remainder
+    /// whatever its time in force: a ROD remainder resting at its limit would cross the
+    /// orders it did not reach. A FOK that would need more fills trades nothing.
     pub fn submit(&mut self, order: Incoming) -> Outcome {
         let mut fills = Vec::new();
-        if order.tif == TimeInForce::Fok && !self.can_fill(order.side, order.limit, order.quantity)
-        {
-            return Outcome {
-                status: Status::Cancelled,
-                filled: 0,
-                resting: 0,
-                fills,
-                book_full: false,
-            };
+        if order.tif == TimeInForce::Fok {
+            let check = self.can_fill(order.side, order.limit, order.quantity);
+            if check != Fillable::Yes {
+                return Outcome {
+                    status: Status::Cancelled,
+                    filled: 0,
+                    resting: 0,
+                    fills,
+                    book_full: false,
+                    fills_capped: check == Fillable::OverFillCap,
+                };
+            }
         }
-        let remaining = self.take(order.side, order.limit, order.quantity, &mut fills);
+        let (remaining, fills_capped) =
+            self.take(order.side, order.limit, order.quantity, &mut fills);
         let filled = order.quantity - remaining;
         let (status, resting, book_full) = match (remaining, order.limit, order.tif) {
             (0, _, _) => (Status::Filled, 0, false),
+            // `fills_capped` implies a fill (max_fills >= 1), so never NEW or REJECTED.
+            _ if fills_capped => (Status::PartiallyFilledCancelled, 0, false),
             (_, Some(price), TimeInForce::Rod) if self.resting < self.max_resting => {
                 self.rest(order.side, price, order.id, remaining);
                 let status = if filled == 0 {
@@ -209,6 +236,7 @@ impl Book {
             resting,
             fills,
             book_full,
+            fills_capped,
         }
     }
 
@@ -219,24 +247,34 @@ impl Book {
         self.resting = 0;
     }
 
-    /// True when at least `quantity` shares cross `limit` on the opposite side.
-    /// Reads one running total per level, only for the levels the fill would reach.
-    fn can_fill(&self, side: Side, limit: Option<Ticks>, quantity: u64) -> bool {
+    /// Whether `quantity` shares cross `limit` on the opposite side within `max_fills`
+    /// fills. Reads one running total per level, only for the levels the fill would reach.
+    fn can_fill(&self, side: Side, limit: Option<Ticks>, quantity: u64) -> Fillable {
         match side {
-            Side::Buy => enough(self.asks.iter(), side, limit, quantity),
-            Side::Sell => enough(self.bids.iter().rev(), side, limit, quantity),
+            Side::Buy => enough(self.asks.iter(), side, limit, quantity, self.max_fills),
+            Side::Sell => enough(
+                self.bids.iter().rev(),
+                side,
+                limit,
+                quantity,
+                self.max_fills,
+            ),
         }
     }
 
-    /// Executes against the best opposite levels while they cross; returns the unfilled rest.
+    /// Executes against the best opposite levels while they cross, at most `max_fills`
+    /// times; returns the unfilled rest and whether `max_fills` stopped it before a
+    /// crossing order.
     fn take(
         &mut self,
         side: Side,
         limit: Option<Ticks>,
         mut remaining: u64,
         fills: &mut Vec<Fill>,
-    ) -> u64 {
-        while remaining > 0 {
+    ) -> (u64, bool) {
+        let max_fills = self.max_fills;
+        let mut capped = false;
+        while remaining > 0 && !capped {
             let best = match side {
                 Side::Buy => self.asks.first_entry(),
                 Side::Sell => self.bids.last_entry(),
@@ -251,6 +289,10 @@ impl Book {
                 let Some(front) = queue.orders.front_mut() else {
                     break;
                 };
+                if fills.len() >= max_fills {
+                    capped = true;
+                    break;
+                }
                 let quantity = front.quantity.min(remaining);
                 front.quantity -= quantity;
                 queue.total -= quantity;
@@ -272,7 +314,7 @@ impl Book {
                 }
             }
         }
-        remaining
+        (remaining, capped)
     }
 
     /// Appends an order to the back of its price level (time priority).
@@ -291,24 +333,53 @@ impl Book {
     }
 }
 
-/// True when the crossing levels of `levels` (in priority order) hold `quantity` shares.
+/// The FOK check's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fillable {
+    /// The whole quantity fills within `max_fills` fills.
+    Yes,
+    /// The crossing liquidity is short of the quantity.
+    No,
+    /// Filling the quantity would take more than `max_fills` resting orders.
+    OverFillCap,
+}
+
+/// Whether the crossing levels of `levels` (in priority order) hold `quantity` shares in
+/// at most `max_fills` orders. Levels taken whole count their queue's length; the last
+/// level's orders are counted one by one, at most `max_fills` of them.
 fn enough<'a>(
     levels: impl Iterator<Item = (&'a Ticks, &'a Level)>,
     side: Side,
     limit: Option<Ticks>,
     quantity: u64,
-) -> bool {
+    max_fills: usize,
+) -> Fillable {
     let mut available = 0u64;
+    let mut orders = 0usize;
     for (&price, level) in levels {
         if !crosses(side, limit, price) {
-            return false;
+            return Fillable::No;
         }
-        available += level.total;
-        if available >= quantity {
-            return true;
+        if available + level.total < quantity {
+            available += level.total;
+            orders += level.orders.len();
+            if orders > max_fills {
+                return Fillable::OverFillCap;
+            }
+            continue;
+        }
+        for resting in &level.orders {
+            orders += 1;
+            if orders > max_fills {
+                return Fillable::OverFillCap;
+            }
+            available += resting.quantity;
+            if available >= quantity {
+                return Fillable::Yes;
+            }
         }
     }
-    false
+    Fillable::No
 }
 
 /// Whether an order on `side` with `limit` may trade at a resting `price`.

@@ -261,3 +261,64 @@ fn fok_sees_level_totals_after_partial_fills() {
     let again = book.submit(order(7, Side::Sell, Some(10_000), 101, TimeInForce::Fok));
     assert_eq!(again.status, Status::Cancelled);
 }
+
+#[test]
+fn fill_cap_cancels_the_remainder_whatever_the_time_in_force() {
+    for tif in [TimeInForce::Rod, TimeInForce::Ioc] {
+        let mut book = Book::with_max_fills(100, 3);
+        for id in 1..=5 {
+            book.submit(rod(id, Side::Sell, 10_000 + id, 10));
+        }
+        let out = book.submit(order(9, Side::Buy, Some(10_010), 45, tif));
+        assert_eq!(out.fills.len(), 3, "{tif:?}");
+        assert_eq!(out.status, Status::PartiallyFilledCancelled, "{tif:?}");
+        assert_eq!((out.filled, out.resting), (30, 0));
+        assert!(out.fills_capped);
+        // A ROD remainder does not rest: at 100.10 it would cross the asks left.
+        assert_eq!(book.best_bid_ask(), (None, Some(10_004)));
+        assert_eq!(book.resting_orders(), 2);
+    }
+}
+
+#[test]
+fn fill_cap_is_not_reported_when_the_cap_is_reached_exactly() {
+    let mut book = Book::with_max_fills(100, 2);
+    book.submit(rod(1, Side::Sell, 10_000, 10));
+    book.submit(rod(2, Side::Sell, 10_001, 10));
+    book.submit(rod(3, Side::Sell, 10_050, 10));
+    // Two fills, then the next ask does not cross: the limit stopped it, not the cap.
+    let out = book.submit(rod(4, Side::Buy, 10_001, 30));
+    assert_eq!(out.status, Status::PartiallyFilled);
+    assert!(!out.fills_capped);
+    assert_eq!((out.filled, out.resting), (20, 10));
+    let market = book.submit(order(5, Side::Buy, None, 10, TimeInForce::Ioc));
+    assert_eq!(market.status, Status::Filled);
+    assert!(!market.fills_capped);
+}
+
+#[test]
+fn fok_over_the_fill_cap_trades_nothing() {
+    let mut book = Book::with_max_fills(100, 3);
+    for id in 1..=2 {
+        book.submit(rod(id, Side::Buy, 10_000, 10));
+    }
+    for id in 3..=5 {
+        book.submit(rod(id, Side::Buy, 9_990, 10));
+    }
+    // 4 orders needed (two whole at 100.00, two of 99.90): over the cap of 3.
+    let out = book.submit(order(6, Side::Sell, Some(9_990), 35, TimeInForce::Fok));
+    assert_eq!(out.status, Status::Cancelled);
+    assert!(out.fills_capped);
+    assert_eq!(book.resting_orders(), 5);
+    // 3 orders suffice: it fills; short of liquidity it is an uncapped cancel.
+    let ok = book.submit(order(7, Side::Sell, Some(9_990), 25, TimeInForce::Fok));
+    assert_eq!(
+        (ok.status, ok.fills.len(), ok.fills_capped),
+        (Status::Filled, 3, false)
+    );
+    let short = book.submit(order(8, Side::Sell, Some(9_990), 26, TimeInForce::Fok));
+    assert_eq!(
+        (short.status, short.fills_capped),
+        (Status::Cancelled, false)
+    );
+}

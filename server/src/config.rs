@@ -17,6 +17,22 @@ pub struct Config {
     /// The delay and the stall start this long after the server started (zero: at once):
     /// a drift planted in the middle of a soak, to check that its drift verdict sees it.
     pub inject_after: Duration,
+    /// Resting orders one incoming order may trade against (`--max-fills-per-order`):
+    /// bounds the time one order holds its book's lock and the size of its reply.
+    pub max_fills_per_order: usize,
+    /// How long a request head may take to arrive, counted from when the connection is
+    /// ready for it (so an idle keep-alive connection is closed after it too); `None`:
+    /// no limit. Frees connections held by clients that send their headers slowly.
+    pub header_read_timeout: Option<Duration>,
+    /// How long a `POST /order` body may take to arrive once its head has; `None`: no
+    /// limit. A body that stalls or trickles is answered 408 and its connection closed.
+    pub body_read_timeout: Option<Duration>,
+    /// Connections served at once; one more is accepted, closed at once and counted, so
+    /// that clients holding connections cannot exhaust the server's file descriptors.
+    pub max_connections: usize,
+    /// After the shutdown future completes, how long connections get to finish their
+    /// requests in flight before the ones still open are closed and `run` returns.
+    pub shutdown_timeout: Duration,
 }
 
 /// `--inject-stall-us D --inject-stall-every N`: every N-th valid order waits D longer.
@@ -36,6 +52,11 @@ impl Default for Config {
             inject_delay: Duration::ZERO,
             inject_stall: None,
             inject_after: Duration::ZERO,
+            max_fills_per_order: 1_000,
+            header_read_timeout: Some(Duration::from_secs(10)),
+            body_read_timeout: Some(Duration::from_secs(5)),
+            max_connections: 4_096,
+            shutdown_timeout: Duration::from_secs(3),
         }
     }
 }

@@ -23,7 +23,7 @@ pub const STATUSES: [Status; 6] = [
 ];
 
 /// The 4xx statuses the server answers, in counter order.
-pub const ERROR_CODES: [u16; 6] = [400, 404, 405, 413, 422, 431];
+pub const ERROR_CODES: [u16; 7] = [400, 404, 405, 408, 413, 422, 431];
 
 fn status_index(status: Status) -> usize {
     match status {
@@ -42,11 +42,13 @@ pub struct Totals {
     /// Valid orders by final status, indexed like `STATUSES`.
     pub orders: [u64; 6],
     /// Error answers by HTTP status, indexed like `ERROR_CODES`.
-    pub errors: [u64; 6],
+    pub errors: [u64; ERROR_CODES.len()],
     /// Executions (one per fill in the replies).
     pub fills: u64,
     /// Shares executed, counted once per fill (on the incoming order's side).
     pub traded_quantity: u64,
+    /// Connections closed at once because `--max-connections` were open.
+    pub connections_refused: u64,
 }
 
 impl Totals {
@@ -61,6 +63,9 @@ impl Totals {
         }
         out.fills = self.fills.saturating_sub(earlier.fills);
         out.traded_quantity = self.traded_quantity.saturating_sub(earlier.traded_quantity);
+        out.connections_refused = self
+            .connections_refused
+            .saturating_sub(earlier.connections_refused);
         out
     }
 
@@ -85,13 +90,15 @@ struct Shard {
     /// Valid orders by final status.
     orders: [AtomicU64; 6],
     /// Error answers by HTTP status.
-    errors: [AtomicU64; 6],
+    errors: [AtomicU64; ERROR_CODES.len()],
     /// Executions.
     fills: AtomicU64,
     /// Shares executed.
     traded_quantity: AtomicU64,
     /// Time spent in the `POST /order` handler, for `/metrics`.
     handler_latency: Histogram,
+    /// Connections refused by `--max-connections` (counted by the accept loop's thread).
+    connections_refused: AtomicU64,
 }
 
 /// The shard of the calling thread, assigned round-robin on its first use.
@@ -109,6 +116,9 @@ pub struct Counters {
     shards: Box<[Shard]>,
     /// Totals and time at the last reset (or start), the zero point of `/stats`.
     baseline: Mutex<(Totals, Instant)>,
+    /// Connections being served now: the gauge of `/metrics`, and what the accept loop
+    /// compares with `--max-connections`. Changes once per connection, not per request.
+    open_connections: AtomicUsize,
 }
 
 impl Default for Counters {
@@ -116,6 +126,7 @@ impl Default for Counters {
         Counters {
             shards: (0..SHARDS).map(|_| Shard::default()).collect(),
             baseline: Mutex::new((Totals::default(), Instant::now())),
+            open_connections: AtomicUsize::new(0),
         }
     }
 }
@@ -142,6 +153,28 @@ impl Counters {
         if let Some(i) = ERROR_CODES.iter().position(|&c| c == code) {
             self.shard().errors[i].fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// Counts a connection closed at once because `--max-connections` were open.
+    pub fn record_refused_connection(&self) {
+        self.shard()
+            .connections_refused
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a connection that is now served; `connection_closed` undoes it.
+    pub fn connection_opened(&self) {
+        self.open_connections.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a served connection that has ended.
+    pub fn connection_closed(&self) {
+        self.open_connections.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Connections being served now.
+    pub fn open_connections(&self) -> usize {
+        self.open_connections.load(Ordering::Relaxed)
     }
 
     /// Records the time one `POST /order` spent in its handler.
@@ -171,6 +204,7 @@ impl Counters {
             }
             totals.fills += load(&shard.fills);
             totals.traded_quantity += load(&shard.traded_quantity);
+            totals.connections_refused += load(&shard.connections_refused);
         }
         totals
     }
@@ -208,10 +242,10 @@ mod tests {
         let (since, _) = stats.since_reset();
         assert_eq!(since.total_orders(), 1);
         assert_eq!(since.count(Status::New), 1);
-        assert_eq!(since.errors, [0; 6]);
+        assert_eq!(since.errors, [0; ERROR_CODES.len()]);
         // Prometheus counters keep growing.
         assert_eq!(stats.totals().total_orders(), 3);
-        assert_eq!(stats.totals().errors[4], 1);
+        assert_eq!(stats.totals().errors[5], 1);
     }
 
     #[test]
@@ -243,6 +277,21 @@ mod tests {
     fn unknown_error_codes_are_ignored() {
         let stats = Counters::default();
         stats.record_error(418);
-        assert_eq!(stats.totals().errors, [0; 6]);
+        assert_eq!(stats.totals().errors, [0; ERROR_CODES.len()]);
+    }
+
+    #[test]
+    fn refused_connections_count_since_reset_and_open_ones_are_a_gauge() {
+        let stats = Counters::default();
+        stats.record_refused_connection();
+        stats.reset();
+        stats.record_refused_connection();
+        stats.record_refused_connection();
+        assert_eq!(stats.since_reset().0.connections_refused, 2);
+        assert_eq!(stats.totals().connections_refused, 3);
+        stats.connection_opened();
+        stats.connection_opened();
+        stats.connection_closed();
+        assert_eq!(stats.open_connections(), 1);
     }
 }

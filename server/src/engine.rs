@@ -18,6 +18,11 @@ pub enum RejectReason {
     BookFull { cap: usize },
     /// A new symbol would exceed `--max-symbols` books.
     TooManySymbols { cap: usize },
+    /// The order traded with `--max-fills-per-order` resting orders and crossing ones were
+    /// left: the rest of its quantity was cancelled.
+    FillsCapped { cap: usize },
+    /// A FOK order would need more than `--max-fills-per-order` fills: nothing traded.
+    FokOverFillCap { cap: usize },
 }
 
 impl RejectReason {
@@ -30,6 +35,12 @@ impl RejectReason {
             RejectReason::TooManySymbols { cap } => format!(
                 "symbol {symbol} would be book number {}, over the --max-symbols cap of {cap}",
                 cap + 1
+            ),
+            RejectReason::FillsCapped { cap } => format!(
+                "order traded with {cap} resting orders, the --max-fills-per-order cap; the rest of its quantity was cancelled"
+            ),
+            RejectReason::FokOverFillCap { cap } => format!(
+                "fill-or-kill order would trade with more than {cap} resting orders, the --max-fills-per-order cap; nothing was traded"
             ),
         }
     }
@@ -56,15 +67,18 @@ pub struct Engine {
     max_resting_per_symbol: usize,
     /// Cap on the number of books (`--max-symbols`).
     max_symbols: usize,
+    /// Cap on the fills of one order (`--max-fills-per-order`), handed to every book.
+    max_fills: usize,
 }
 
 impl Engine {
-    pub fn new(max_resting_per_symbol: usize, max_symbols: usize) -> Self {
+    pub fn new(max_resting_per_symbol: usize, max_symbols: usize, max_fills: usize) -> Self {
         Engine {
             books: RwLock::new(HashMap::new()),
             last_id: AtomicU64::new(0),
             max_resting_per_symbol,
             max_symbols,
+            max_fills,
         }
     }
 
@@ -106,9 +120,18 @@ impl Engine {
                 }
             }
         };
-        let reject = outcome.book_full.then_some(RejectReason::BookFull {
-            cap: self.max_resting_per_symbol,
-        });
+        let reject = match (outcome.book_full, outcome.fills_capped, tif) {
+            (true, _, _) => Some(RejectReason::BookFull {
+                cap: self.max_resting_per_symbol,
+            }),
+            (_, true, TimeInForce::Fok) => Some(RejectReason::FokOverFillCap {
+                cap: self.max_fills,
+            }),
+            (_, true, _) => Some(RejectReason::FillsCapped {
+                cap: self.max_fills,
+            }),
+            _ => None,
+        };
         Execution {
             order_id: id,
             outcome,
@@ -123,9 +146,12 @@ impl Engine {
         if !books.contains_key(&symbol) && books.len() >= self.max_symbols {
             return None;
         }
-        let book = books
-            .entry(symbol)
-            .or_insert_with(|| Mutex::new(Book::new(self.max_resting_per_symbol)));
+        let book = books.entry(symbol).or_insert_with(|| {
+            Mutex::new(Book::with_max_fills(
+                self.max_resting_per_symbol,
+                self.max_fills,
+            ))
+        });
         Some(book.get_mut().submit(order))
     }
 
@@ -157,6 +183,7 @@ fn refused() -> Outcome {
         resting: 0,
         fills: Vec::new(),
         book_full: false,
+        fills_capped: false,
     }
 }
 
@@ -166,7 +193,7 @@ mod tests {
 
     #[test]
     fn ids_increase_and_books_are_per_symbol() {
-        let engine = Engine::new(10, 10);
+        let engine = Engine::new(10, 10, 1_000);
         let a = engine.submit(1, Side::Buy, Some(100), 10, TimeInForce::Rod);
         let b = engine.submit(2, Side::Sell, Some(100), 10, TimeInForce::Rod);
         assert_eq!((a.order_id, b.order_id), (1, 2));
@@ -181,7 +208,7 @@ mod tests {
 
     #[test]
     fn book_cap_is_reported_with_its_value() {
-        let engine = Engine::new(1, 10);
+        let engine = Engine::new(1, 10, 1_000);
         engine.submit(7, Side::Buy, Some(100), 10, TimeInForce::Rod);
         let out = engine.submit(7, Side::Buy, Some(99), 10, TimeInForce::Rod);
         assert_eq!(out.outcome.status, Status::Rejected);
@@ -195,7 +222,7 @@ mod tests {
 
     #[test]
     fn symbol_cap_rejects_new_symbols_only() {
-        let engine = Engine::new(10, 1);
+        let engine = Engine::new(10, 1, 1_000);
         engine.submit(1, Side::Buy, Some(100), 10, TimeInForce::Rod);
         let out = engine.submit(2, Side::Buy, Some(100), 10, TimeInForce::Rod);
         assert_eq!(out.reject, Some(RejectReason::TooManySymbols { cap: 1 }));
@@ -205,8 +232,27 @@ mod tests {
     }
 
     #[test]
+    fn fill_cap_is_reported_by_time_in_force() {
+        let engine = Engine::new(10, 10, 2);
+        for price in [100, 101, 102] {
+            engine.submit(3, Side::Sell, Some(price), 10, TimeInForce::Rod);
+        }
+        let fok = engine.submit(3, Side::Buy, None, 30, TimeInForce::Fok);
+        assert_eq!(fok.reject, Some(RejectReason::FokOverFillCap { cap: 2 }));
+        assert_eq!(fok.outcome.status, Status::Cancelled);
+        let rod = engine.submit(3, Side::Buy, Some(102), 30, TimeInForce::Rod);
+        assert_eq!(rod.reject, Some(RejectReason::FillsCapped { cap: 2 }));
+        assert_eq!(rod.outcome.filled, 20);
+        assert!(rod
+            .reject
+            .unwrap()
+            .describe(3)
+            .contains("--max-fills-per-order"));
+    }
+
+    #[test]
     fn clear_empties_books_but_ids_keep_growing() {
-        let engine = Engine::new(10, 10);
+        let engine = Engine::new(10, 10, 1_000);
         engine.submit(1, Side::Buy, Some(100), 10, TimeInForce::Rod);
         engine.clear();
         assert_eq!(engine.resting_orders(), 0);

@@ -22,9 +22,11 @@
 //! - `cpus`: `--cpus LIST`, the CPU list syntax and pinning a thread to CPUs.
 //! - `service`: the order service: placing an order (parse, match, count, reply), the
 //!   `/stats` and `/metrics` figures, reset; no HTTP.
-//! - `routes`: the axum router and handlers, mapping HTTP to the service.
+//! - `routes`: the axum router and handlers, mapping HTTP to the service (and the
+//!   body-read timeout of `POST /order`).
 //! - `serve`: the accept loop, hyper's HTTP/1 server per connection (half-closed
-//!   connections answered, the header limits, graceful shutdown).
+//!   connections answered, the header limits, the header-read timeout, the connection
+//!   cap, graceful shutdown with a deadline).
 //! - `run` (here): serves the API on a listener until a shutdown future completes;
 //!   `main.rs` only parses flags, binds, prints the startup line and calls it.
 //!
@@ -58,14 +60,14 @@ pub use routes::router;
 pub use service::OrderService;
 
 /// Serves the API on `listener` until `shutdown` completes, then finishes the requests in
-/// flight and returns.
+/// flight and returns (within `config.shutdown_timeout`, closing connections still open).
 pub async fn run(
     listener: TcpListener,
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
     let state = Arc::new(OrderService::new(&config));
-    let app = router(Arc::clone(&state));
+    let app = router(Arc::clone(&state), config.body_read_timeout);
     // Replies are small and latency matters: no Nagle delay.
     let listener = listener.tap_io(|tcp| {
         if let Err(err) = tcp.set_nodelay(true) {
@@ -73,6 +75,6 @@ pub async fn run(
         }
     });
     tracing::info!(?config, "serving");
-    serve::connections(listener, app, state, shutdown).await;
+    serve::connections(listener, app, state, &config, shutdown).await;
     Ok(())
 }

@@ -49,6 +49,42 @@ struct Args {
     /// (default 0: at once): a drift planted mid-soak, to check the soak's drift verdict.
     #[arg(long, default_value_t = 0, value_name = "S")]
     inject_after_s: u64,
+    /// Resting orders one order may trade with; the rest of its quantity is cancelled (a
+    /// fill-or-kill that needs more trades nothing), with a reason in the reply.
+    #[arg(long, default_value_t = Config::default().max_fills_per_order as u64,
+          value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    max_fills_per_order: u64,
+    /// Close a connection whose request head has not arrived within MS milliseconds of
+    /// the connection being ready for it (slowloris; an idle keep-alive connection too).
+    /// 0: no limit.
+    #[arg(long, default_value_t = millis(Config::default().header_read_timeout),
+          value_name = "MS")]
+    header_read_timeout_ms: u64,
+    /// Answer 408 and close when a POST /order body has not fully arrived within MS
+    /// milliseconds of its head. 0: no limit.
+    #[arg(long, default_value_t = millis(Config::default().body_read_timeout),
+          value_name = "MS")]
+    body_read_timeout_ms: u64,
+    /// Connections served at once; one more is accepted and closed at once (counted in
+    /// /stats connections_refused). Keep it below the open-file limit (ulimit -n).
+    #[arg(long, default_value_t = Config::default().max_connections as u64,
+          value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    max_connections: u64,
+    /// On SIGINT/SIGTERM, give requests in flight MS milliseconds to finish, then close
+    /// the connections still open and exit.
+    #[arg(long, default_value_t = Config::default().shutdown_timeout.as_millis() as u64,
+          value_name = "MS")]
+    shutdown_timeout_ms: u64,
+}
+
+/// A timeout flag's value: milliseconds, 0 for none.
+fn millis(timeout: Option<Duration>) -> u64 {
+    timeout.map_or(0, |t| t.as_millis() as u64)
+}
+
+/// A timeout from its flag: 0 is none.
+fn timeout(ms: u64) -> Option<Duration> {
+    (ms > 0).then(|| Duration::from_millis(ms))
 }
 
 #[derive(Clone, Debug)]
@@ -116,6 +152,11 @@ fn main() -> ExitCode {
             every: args.inject_stall_every,
         }),
         inject_after: Duration::from_secs(args.inject_after_s),
+        max_fills_per_order: args.max_fills_per_order as usize,
+        header_read_timeout: timeout(args.header_read_timeout_ms),
+        body_read_timeout: timeout(args.body_read_timeout_ms),
+        max_connections: args.max_connections as usize,
+        shutdown_timeout: Duration::from_millis(args.shutdown_timeout_ms),
     };
     runtime.block_on(serve(args.addr, config))
 }

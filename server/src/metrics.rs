@@ -7,13 +7,16 @@ use std::fmt::Write;
 use crate::counters::{Totals, ERROR_CODES, STATUSES};
 use crate::latency::{HistogramSnapshot, BUCKETS_NS};
 
-/// The gauges read from the books at scrape time.
+/// The gauges read at scrape time (the books, the connections), for `/metrics` and
+/// `/stats`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Gauges {
     /// Orders resting on all books, `hft_resting_orders`.
     pub resting_orders: usize,
     /// Books in use, `hft_symbols`.
     pub symbols: usize,
+    /// Connections being served, `hft_connections_open`.
+    pub connections_open: usize,
 }
 
 /// Renders the exposition text.
@@ -75,6 +78,24 @@ fn write_all(
     writeln!(out, "hft_resting_orders {}", gauges.resting_orders)?;
     header(out, "hft_symbols", "gauge", "Order books in use.")?;
     writeln!(out, "hft_symbols {}", gauges.symbols)?;
+    header(
+        out,
+        "hft_connections_open",
+        "gauge",
+        "Connections being served.",
+    )?;
+    writeln!(out, "hft_connections_open {}", gauges.connections_open)?;
+    header(
+        out,
+        "hft_connections_refused_total",
+        "counter",
+        "Connections closed at once because --max-connections were open.",
+    )?;
+    writeln!(
+        out,
+        "hft_connections_refused_total {}",
+        totals.connections_refused
+    )?;
 
     let name = "hft_order_handler_duration_seconds";
     header(
@@ -118,19 +139,24 @@ mod tests {
         h.observe(Duration::from_secs(3));
         let mut totals = Totals::default();
         totals.orders[2] = 5;
-        totals.errors[4] = 2;
+        totals.errors[5] = 2;
+        totals.connections_refused = 7;
         let text = render(
             &totals,
             &h.snapshot(),
             Gauges {
                 resting_orders: 4,
                 symbols: 1,
+                connections_open: 3,
             },
         );
         for line in [
             "hft_orders_total{status=\"FILLED\"} 5",
             "hft_http_errors_total{code=\"422\"} 2",
             "hft_resting_orders 4",
+            "hft_connections_open 3",
+            "hft_connections_refused_total 7",
+            "hft_http_errors_total{code=\"408\"} 0",
             "hft_order_handler_duration_seconds_bucket{le=\"0.000005\"} 0",
             "hft_order_handler_duration_seconds_bucket{le=\"0.00001\"} 1",
             "hft_order_handler_duration_seconds_bucket{le=\"0.00005\"} 2",

@@ -4,7 +4,7 @@
 use std::future::poll_fn;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{DefaultBodyLimit, State};
@@ -19,10 +19,17 @@ use crate::service::OrderService;
 /// Largest accepted request body; an order is about 250 bytes.
 pub const MAX_BODY_BYTES: usize = 4096;
 
-/// The application: every route, with JSON errors for everything else.
-pub fn router(state: Arc<OrderService>) -> Router {
+/// The application: every route, with JSON errors for everything else. A `POST /order`
+/// body that has not fully arrived within `body_read_timeout` of its head is answered
+/// 408 and its connection closed (`None`: no limit).
+pub fn router(state: Arc<OrderService>, body_read_timeout: Option<Duration>) -> Router {
     Router::new()
-        .route("/order", post(post_order))
+        .route(
+            "/order",
+            post(move |app: State<Arc<OrderService>>, body: Body| {
+                post_order(app, body, body_read_timeout)
+            }),
+        )
         .route("/stats", get(get_stats))
         .route("/stats/reset", post(reset_stats))
         .route("/health", get(health))
@@ -33,8 +40,17 @@ pub fn router(state: Arc<OrderService>) -> Router {
         .with_state(state)
 }
 
-async fn post_order(State(app): State<Arc<OrderService>>, body: Body) -> Response {
-    let body = read_body(body).await;
+async fn post_order(
+    State(app): State<Arc<OrderService>>,
+    body: Body,
+    body_read_timeout: Option<Duration>,
+) -> Response {
+    let body = match body_read_timeout {
+        Some(limit) => tokio::time::timeout(limit, read_body(body))
+            .await
+            .unwrap_or_else(|_| Err(body_timed_out(limit))),
+        None => read_body(body).await,
+    };
     let started = Instant::now();
     let result = match body {
         Ok(body) => app.place_order(&body),
@@ -44,7 +60,16 @@ async fn post_order(State(app): State<Arc<OrderService>>, body: Body) -> Respons
         Ok(reply) => json_response(StatusCode::OK, reply),
         Err(err) => {
             app.counters.record_error(err.status.as_u16());
-            err.into_response()
+            let timed_out = err.status == StatusCode::REQUEST_TIMEOUT;
+            let mut response = err.into_response();
+            if timed_out {
+                // The rest of the body may still come: the connection cannot be reused.
+                response.headers_mut().insert(
+                    axum::http::header::CONNECTION,
+                    axum::http::HeaderValue::from_static("close"),
+                );
+            }
+            response
         }
     };
     app.counters.observe_handler(started.elapsed());
@@ -88,6 +113,18 @@ async fn read_body(mut body: Body) -> Result<Bytes, ApiError> {
         }
     }
     Ok(joined.map_or(first, Bytes::from))
+}
+
+/// The 408 for a body that did not arrive within `limit`.
+fn body_timed_out(limit: Duration) -> ApiError {
+    ApiError::new(
+        StatusCode::REQUEST_TIMEOUT,
+        format!(
+            "request body did not arrive within {} ms of its headers (--body-read-timeout-ms); send the whole body at once",
+            limit.as_millis()
+        ),
+        None,
+    )
 }
 
 async fn get_stats(State(app): State<Arc<OrderService>>) -> Response {
@@ -206,7 +243,7 @@ mod tests {
     async fn bodies_in_several_frames_are_joined_up_to_the_limit() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let app = router(Arc::new(OrderService::new(&Config::default())));
+        let app = router(Arc::new(OrderService::new(&Config::default())), None);
         tokio::spawn(async move { axum::serve(listener, app).await });
         let order = r#"{"buy_sell":"buy","symbol":7,"price":100.05,"quantity":100,"market_type":"common","price_type":"limit","time_in_force":"rod","order_type":"stock","user_def":"","client_timestamp":"2026-11-22T10:00:00Z"}"#;
         let (head, tail) = order.split_at(60);

@@ -8,9 +8,17 @@
 //! - `max_header_size`: the most of a request head hyper buffers. Below it, a head whose
 //!   header fields add up to more than `MAX_HEADER_BYTES` is answered here with the JSON 431.
 //!
+//! - `header_read_timeout` (with tokio's timer): a request head that has not arrived
+//!   within `Config::header_read_timeout` of the connection being ready for it closes the
+//!   connection (slowloris); hyper starts the clock when it waits for a head, so an idle
+//!   keep-alive connection is closed after the same time.
+//!
 //! Otherwise it does what `axum::serve(..).with_graceful_shutdown(..)` did: one task per
 //! connection; on shutdown, stop accepting, let each connection finish the request in
-//! flight (hyper's graceful shutdown), and return when the last one has closed.
+//! flight (hyper's graceful shutdown), and return when the last one has closed, or after
+//! `Config::shutdown_timeout`, closing the ones still open (a client sending slowly keeps
+//! its connection mid-request, which hyper's graceful shutdown waits for). Past
+//! `Config::max_connections` open connections, a new one is closed as soon as accepted.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -25,10 +33,11 @@ use axum::Router;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::watch;
 use tower_service::Service;
 
+use crate::config::Config;
 use crate::counters::Counters;
 use crate::error::ApiError;
 use crate::service::OrderService;
@@ -45,23 +54,35 @@ pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// while heads between `MAX_HEADER_BYTES` and this still get the JSON answer.
 pub const MAX_HEAD_BYTES: usize = 128 * 1024;
 
+/// What the connection tasks are asked to do, through a watch channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Serve requests (the value the channel starts with).
+    Serving,
+    /// Finish the request in flight, then close (hyper's graceful shutdown).
+    Draining,
+    /// Close now: the shutdown deadline has passed.
+    Closing,
+}
+
 /// Serves `app` on every connection `listener` accepts until `shutdown` completes, then
-/// finishes the requests in flight and returns once every connection has closed.
+/// finishes the requests in flight and returns once every connection has closed, or once
+/// `config.shutdown_timeout` has passed, closing the connections still open.
 pub(crate) async fn connections<L: Listener>(
     mut listener: L,
     app: Router,
     state: Arc<OrderService>,
+    config: &Config,
     shutdown: impl Future<Output = ()>,
 ) {
     let mut http = http1::Builder::new();
     http.half_close(true)
         .max_header_size(MAX_HEAD_BYTES)
-        // As with axum::serve there is no timer, so no timeout: say so instead of leaving
-        // hyper's 30 s default configured but inert.
-        .header_read_timeout(None);
-    // Each connection task holds a receiver: `send` asks them to finish, and `closed()` on
-    // the sender completes when the last one has dropped its receiver.
-    let (stop_tx, stop_rx) = watch::channel(());
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.header_read_timeout);
+    // Each connection task holds a receiver: `send` asks them to drain or close, and
+    // `closed()` on the sender completes when the last one has dropped its receiver.
+    let (stop_tx, stop_rx) = watch::channel(Phase::Serving);
     let mut shutdown = pin!(shutdown);
     loop {
         // The listener retries failed accepts itself (axum's `Listener`): this loop only
@@ -73,6 +94,14 @@ pub(crate) async fn connections<L: Listener>(
             () = &mut shutdown => break,
             accepted = listener.accept() => accepted,
         };
+        // Only this loop adds connections, so the count cannot pass the cap between the
+        // check and the increment.
+        if state.counters.open_connections() >= config.max_connections {
+            state.counters.record_refused_connection();
+            drop(io);
+            continue;
+        }
+        let open = OpenConnection::new(Arc::clone(&state));
         let app = app.clone();
         let state = Arc::clone(&state);
         let service =
@@ -81,7 +110,6 @@ pub(crate) async fn connections<L: Listener>(
         let mut stop = stop_rx.clone();
         tokio::spawn(async move {
             let mut connection = pin!(connection);
-            let mut stopping = false;
             loop {
                 tokio::select! {
                     result = connection.as_mut() => {
@@ -90,20 +118,51 @@ pub(crate) async fn connections<L: Listener>(
                         }
                         break;
                     }
-                    // Fires once: on `send`, or at once if the sender is gone.
-                    _ = stop.changed(), if !stopping => {
-                        stopping = true;
+                    // On each `send`; an error (the sender is gone: `connections` was
+                    // dropped) closes the connection like the deadline does.
+                    changed = stop.changed() => {
+                        if changed.is_err() || *stop.borrow_and_update() == Phase::Closing {
+                            break;
+                        }
                         connection.as_mut().graceful_shutdown();
                     }
                 }
             }
             drop(stop);
+            drop(open);
         });
     }
     drop(listener);
-    let _ = stop_tx.send(());
+    let _ = stop_tx.send(Phase::Draining);
     drop(stop_rx);
-    stop_tx.closed().await;
+    if tokio::time::timeout(config.shutdown_timeout, stop_tx.closed())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "shutdown: {} connections still open after {:?} (--shutdown-timeout-ms), closing them",
+            state.counters.open_connections(),
+            config.shutdown_timeout
+        );
+        let _ = stop_tx.send(Phase::Closing);
+        stop_tx.closed().await;
+    }
+}
+
+/// One served connection, counted in `Counters::open_connections` while it lives.
+struct OpenConnection(Arc<OrderService>);
+
+impl OpenConnection {
+    fn new(state: Arc<OrderService>) -> Self {
+        state.counters.connection_opened();
+        OpenConnection(state)
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.counters.connection_closed();
+    }
 }
 
 /// One request: the header limit, then the router. Everything the future needs is taken

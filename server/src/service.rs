@@ -36,7 +36,11 @@ pub struct OrderService {
 impl OrderService {
     pub fn new(config: &Config) -> Self {
         OrderService {
-            engine: Engine::new(config.max_resting_per_symbol, config.max_symbols),
+            engine: Engine::new(
+                config.max_resting_per_symbol,
+                config.max_symbols,
+                config.max_fills_per_order,
+            ),
             counters: Counters::default(),
             inject_delay: config.inject_delay,
             inject_stall: config.inject_stall,
@@ -86,34 +90,33 @@ impl OrderService {
     /// The `GET /stats` document: the counters since the last reset and the books now.
     pub fn stats_report(&self) -> StatsReport {
         let (totals, elapsed) = self.counters.since_reset();
-        StatsReport::new(
-            &totals,
-            elapsed,
-            self.engine.resting_orders(),
-            self.engine.symbols(),
-        )
+        StatsReport::new(&totals, elapsed, self.gauges())
+    }
+
+    /// The books and the connections now.
+    fn gauges(&self) -> Gauges {
+        Gauges {
+            resting_orders: self.engine.resting_orders(),
+            symbols: self.engine.symbols(),
+            connections_open: self.counters.open_connections(),
+        }
     }
 
     /// Zeroes `/stats` and empties the books, so each run starts from the same state.
     /// Returns the figures of the period that ended.
     pub fn reset(&self) -> StatsReport {
-        let resting = self.engine.resting_orders();
-        let symbols = self.engine.symbols();
+        let before = self.gauges();
         self.engine.clear();
         let (totals, elapsed) = self.counters.reset();
-        StatsReport::new(&totals, elapsed, resting, symbols)
+        StatsReport::new(&totals, elapsed, before)
     }
 
     /// The `GET /metrics` text: the counters since the start and the books now.
     pub fn metrics_text(&self) -> String {
-        let gauges = Gauges {
-            resting_orders: self.engine.resting_orders(),
-            symbols: self.engine.symbols(),
-        };
         metrics::render(
             &self.counters.totals(),
             &self.counters.handler_latency(),
-            gauges,
+            self.gauges(),
         )
     }
 }

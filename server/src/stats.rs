@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::book::Status;
 use crate::counters::Totals;
+use crate::metrics::Gauges;
 
 /// The `GET /stats` document.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -41,11 +42,15 @@ pub struct StatsReport {
     pub resting_orders: u64,
     /// Books in use now.
     pub symbols: u64,
+    /// Connections closed at once because `--max-connections` were open.
+    pub connections_refused: u64,
+    /// Connections being served now.
+    pub connections_open: u64,
 }
 
 impl StatsReport {
     /// Builds the report from counters over a period and the books' current state.
-    pub fn new(totals: &Totals, elapsed: Duration, resting_orders: usize, symbols: usize) -> Self {
+    pub fn new(totals: &Totals, elapsed: Duration, now: Gauges) -> Self {
         let total_orders = totals.total_orders();
         let elapsed_seconds = elapsed.as_secs_f64();
         let rejected = totals.count(Status::Rejected);
@@ -67,8 +72,10 @@ impl StatsReport {
             invalid_requests: totals.errors.iter().sum(),
             fills: totals.fills,
             traded_quantity: totals.traded_quantity,
-            resting_orders: resting_orders as u64,
-            symbols: symbols as u64,
+            resting_orders: now.resting_orders as u64,
+            symbols: now.symbols as u64,
+            connections_refused: totals.connections_refused,
+            connections_open: now.connections_open as u64,
         }
     }
 }
@@ -81,11 +88,17 @@ mod tests {
     fn report_derives_rates_and_accepted() {
         let totals = Totals {
             orders: [1, 2, 3, 4, 5, 6],
-            errors: [1, 0, 0, 1, 2, 0],
+            errors: [1, 0, 0, 0, 1, 2, 0],
             fills: 9,
+            connections_refused: 2,
             ..Totals::default()
         };
-        let r = StatsReport::new(&totals, Duration::from_millis(2_500), 11, 3);
+        let now = Gauges {
+            resting_orders: 11,
+            symbols: 3,
+            connections_open: 5,
+        };
+        let r = StatsReport::new(&totals, Duration::from_millis(2_500), now);
         assert_eq!(r.total_orders, 21);
         assert_eq!(r.accepted, 15);
         assert_eq!(r.rejected, 6);
@@ -94,7 +107,8 @@ mod tests {
         assert_eq!(r.elapsed_seconds, 2.5);
         assert_eq!(r.orders_per_second, 8.4);
         assert_eq!((r.resting_orders, r.symbols), (11, 3));
-        let zero = StatsReport::new(&Totals::default(), Duration::ZERO, 0, 0);
+        assert_eq!((r.connections_refused, r.connections_open), (2, 5));
+        let zero = StatsReport::new(&Totals::default(), Duration::ZERO, Gauges::default());
         assert_eq!(zero.orders_per_second, 0.0);
     }
 }
