@@ -10,6 +10,8 @@
 #      (never a process argument); runs it as the runner user in its own cgroup; then ends
 #      every process of that user and wipes its home, _work, _diag and its files in the
 #      temporary folders, re-seeding the home from the read-only root skeleton
+#      A job-started hook (job-started-hook.sh, root-owned, named in the runner's .env) refuses
+#      every job that is not this repository's bench.yml, and any fork's pull request
 #   4. hft-tuning.service: setup_hft_system.sh --apply at every boot, before the loop; root
 #      runs a copy in /usr/local/sbin, not the runner's checkout (which PR code can edit)
 #   5. with --isolate CPUS: the boot-time tunings isolcpus / nohz_full / rcu_nocbs in
@@ -41,6 +43,7 @@ LABELS=self-hosted,linux,x64,hft-tuned
 TUNING_BIN=/usr/local/sbin/hft-setup-system
 TUNING_UNIT=/etc/systemd/system/hft-tuning.service
 LOOP_BIN=/usr/local/sbin/hft-runner-loop
+HOOK_BIN=/usr/local/sbin/hft-job-started-hook.sh  # .sh: the runner runs it as `bash -e PATH`
 LOOP_UNIT=/etc/systemd/system/hft-runner.service
 SECRETS=/etc/hft-runner
 SKEL=/etc/hft-runner/skel
@@ -86,7 +89,7 @@ while [ $# -gt 0 ]; do
     --server-cpus) SERVER_CPUS=${2:?--server-cpus needs a CPU list like 2-7}; shift 2 ;;
     --client-cpus) CLIENT_CPUS=${2:?--client-cpus needs a CPU list like 8-27}; shift 2 ;;
     --dry-run) DRY_RUN=true; shift ;;
-    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1'; see --help" ;;
   esac
 done
@@ -109,6 +112,8 @@ if [ "$DRY_RUN" = false ]; then
   [ -n "${RUNNER_ADMIN_TOKEN:-}" ] || die "set RUNNER_ADMIN_TOKEN to a token that may create registration tokens (see --help)"
   [[ ${RUNNER_SHA256:-} =~ ^[0-9a-f]{64}$ ]] || die "set RUNNER_SHA256 to the tarball's sha256 shown on the runner release page"
 fi
+[ -f "$HERE/job-started-hook.sh" ] || die "$HERE/job-started-hook.sh not found: run from an hft-bench checkout"
+[ "$DRY_RUN" = true ] || command -v jq >/dev/null || die "jq not found: apt-get install jq (the loop and the job-started hook read JSON with it)"
 [ -x "$ROOT/hft/scripts/setup_hft_system.sh" ] || die "$ROOT/hft/scripts/setup_hft_system.sh not found: run from an hft-bench checkout"
 TARBALL=actions-runner-linux-x64-$VERSION.tar.gz
 host=${URL#https://}; host=${host%%/*}
@@ -146,7 +151,7 @@ set_runner_env RUSTUP_HOME /opt/rust/rustup
 set_runner_env HFT_CI true
 printf '  ! rustup must live in /opt/rust (RUSTUP_HOME=/opt/rust/rustup CARGO_HOME=/opt/rust/cargo), root-owned; Go in /usr/local/go\n'
 
-step "3/6 hft-runner.service: one ephemeral registration per job, a clean user between jobs"
+step "3/6 hft-runner.service: one ephemeral registration per job, a clean user between jobs, a job-started hook"
 run install -d -o root -g root -m 0700 "$SECRETS"
 printf '  + write %s/admin-token (mode 0600, root): RUNNER_ADMIN_TOKEN from the environment, as an HTTP header\n' "$SECRETS"
 if [ "$DRY_RUN" = false ]; then
@@ -202,6 +207,10 @@ RestartSec=10
 [Install]
 WantedBy=multi-user.target
 UNIT
+
+# The runner runs it before every job's first step and fails the job when it exits non-zero.
+run install -o root -g root -m 0755 "$HERE/job-started-hook.sh" "$HOOK_BIN"
+set_runner_env ACTIONS_RUNNER_HOOK_JOB_STARTED "$HOOK_BIN"
 
 step "4/6 run-time tunings at boot (hft-tuning.service, before the runner)"
 run install -m 0755 "$ROOT/hft/scripts/setup_hft_system.sh" "$TUNING_BIN"

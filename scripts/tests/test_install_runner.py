@@ -90,3 +90,10 @@ def test_the_runner_is_not_named_after_the_host(log):
 
     name = re.search(r"--name (\S+)", log)[1]
     assert re.fullmatch(r"hft-bench-[0-9a-f]{8}", name) and socket.gethostname().split(".")[0] not in name
+
+
+def test_the_job_started_hook_is_installed_root_owned_and_named_in_the_runners_env(log):
+    hook = "/usr/local/sbin/hft-job-started-hook.sh"
+    assert f"install -o root -g root -m 0755 {SCRIPT.parent}/job-started-hook.sh {hook}" in log
+    assert f"set ACTIONS_RUNNER_HOOK_JOB_STARTED={hook} in /opt/actions-runner/.env" in log
+    assert log.index("chown -R root:root /opt/actions-runner") < log.index("set ACTIONS_RUNNER_HOOK")
