@@ -29,7 +29,7 @@
 #       [--runner-group GROUP] [--version 2.x.y] [--user ghrunner] [--dir /opt/actions-runner]
 #       [--isolate 2-7 --server-cpus 2-7 --client-cpus 8-27] [--dry-run]
 # --url https://github.com/ORG registers an organization runner; --runner-group puts it in a
-# group that docs/adopting.md restricts to the workflow bench.yml@refs/heads/main.
+# runner group limited to this repository (docs/adopting.md, section 1).
 # --dry-run prints every step and changes nothing (no root needed). The tokens are read from
 # the environment, so they never show in `ps` or in the printed steps.
 set -euo pipefail
