@@ -58,6 +58,31 @@ async fn exits_0_on_sigint() {
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
 
+#[tokio::test]
+async fn sigterm_exits_by_the_shutdown_deadline_with_a_slow_client_attached() {
+    let (mut child, line) = start(&[
+        "--addr",
+        "127.0.0.1:0",
+        "--shutdown-timeout-ms",
+        "1000",
+        "--header-read-timeout-ms",
+        "60000",
+    ]);
+    let port = port_of(&line);
+    let mut slow = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    std::io::Write::write_all(&mut slow, b"POST /order HTTP/1.1\r\nHost: x\r\nX-Slow: a").unwrap();
+    // Served after the slow one was accepted: the slow one is attached.
+    assert_eq!(health(port).await, 200);
+    let started = std::time::Instant::now();
+    signal(&child, "TERM");
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let took = started.elapsed();
+    assert!(
+        took >= std::time::Duration::from_millis(900) && took.as_secs() < 5,
+        "exited after {took:?}, deadline 1 s"
+    );
+}
+
 #[test]
 fn bad_flags_fail_with_a_message_naming_the_flag() {
     for args in [
@@ -67,6 +92,10 @@ fn bad_flags_fail_with_a_message_naming_the_flag() {
         &["--inject-delay-us=-1"],
         &["--inject-after-s", "soon"],
         &["--workers", "many"],
+        &["--max-fills-per-order", "0"],
+        &["--max-connections", "0"],
+        &["--header-read-timeout-ms", "soon"],
+        &["--shutdown-timeout-ms=-1"],
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_hft-server"))
             .args(args)
