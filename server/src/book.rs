@@ -71,9 +71,11 @@ pub enum Status {
     PartiallyFilled,
     /// The whole quantity filled.
     Filled,
-    /// Nothing filled and nothing rests (IOC / market with no liquidity, FOK not fillable).
+    /// Nothing filled and nothing rests (IOC / market with no liquidity, FOK not fillable,
+    /// or only with more than `max_fills` fills).
     Cancelled,
-    /// Some filled, the remainder was cancelled (IOC / market, or ROD on a full book).
+    /// Some filled, the remainder was cancelled (IOC / market, ROD on a full book, or any
+    /// order stopped by `max_fills`).
     PartiallyFilledCancelled,
     /// Nothing filled, and the ROD remainder could not rest: the book holds its cap.
     Rejected,

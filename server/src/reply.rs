@@ -35,7 +35,7 @@ fn string(out: &mut Vec<u8>, text: &str) {
 /// `client_timestamp`, `server_timestamp`, `latency_ms`, `filled_quantity`,
 /// `remaining_quantity`, `cancelled_quantity`, `fills` (`price` in currency units =
 /// ticks / 100, `quantity`, `counter_order_id`), and `reason` only when a cap refused the
-/// order. A hand-written writer: serde's derived serializer escapes every key and
+/// order or its remainder. A hand-written writer: serde's derived serializer escapes every key and
 /// known-plain value, which cost more than the matching itself.
 fn write_reply(out: &mut Vec<u8>, order: &Order<'_>, execution: &Execution, now: DateTime<Utc>) {
     let outcome = &execution.outcome;
