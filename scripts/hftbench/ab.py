@@ -6,8 +6,13 @@
 2. The clients are NOT rebuilt: both sides use the current checkout's bin/client-* (symlinked
    into each side's bin/), so the client is not a variable of the comparison; only the
    server changes, which is what a pull request on the order API changes.
-3. Rounds run interleaved base, head, head, base, base, head, … (one fresh server per side
-   per round, same flags), so drift on the machine hits both sides alike.
+3. Base and head are measured side by side in time (`--design`, designs.py):
+   - duet (the default where the suite allows it: client-hft, closed loop, one connection):
+     each round starts both servers at once, pinned alike, and one client-hft sends every
+     order to both in a random order per pair (duet.py); the blocks of a round are the pairs;
+   - paired rounds (any other suite): rounds run base, head, head, base, … (one fresh server
+     per side per round, same flags), and each round pair is a pair.
+   Whatever the host does at an instant, it does to both sides; the test pairs to match.
 4. After `--repeats` rounds per side, compare; while a gated metric is inconclusive, add
    `--step` rounds a side, up to `--max-repeats` and within `--time-budget` (the pull
    request waits). Each look is a test, so every look uses alpha / looks and a
@@ -37,8 +42,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from . import config as config_mod
-from . import paths, profile, verdict_text, verdicts
+from . import designs, duet, paths, profile, verdict_text, verdicts
+from . import placement as placement_mod
 from .cell import link_clients
 from .compare import Comparison, compare_sides
 from .compare_gates import Gates, load_gates
@@ -91,6 +99,11 @@ def add_arguments(p) -> None:
     )
     p.add_argument("--server-flags", default="", help="hft-server flags for both sides, e.g. '--workers 2'")
     p.add_argument("--head-server-flags", default="", help="extra flags for head only (calibration)")
+    p.add_argument(
+        "--design", choices=("auto", designs.DUET, designs.PAIRED_ROUNDS), default="auto",
+        help="duet: both servers at once, orders interleaved; paired-rounds: B H H B rounds; "
+        "auto (default): duet when every cell allows it (client-hft, closed loop, one connection)",
+    )  # fmt: skip
     p.add_argument("--keep-worktrees", action="store_true", help="leave the worktrees for inspection")
     p.add_argument("--quiet", action="store_true", help="plain progress lines")
     p.add_argument(
@@ -118,6 +131,7 @@ class Job:
     flags: dict[str, list[str]]  # side -> hft-server flags
     build_cmd: str
     rounds: Rounds  # rounds a side, looks, time budget
+    design: str = designs.PAIRED_ROUNDS  # how the sides are measured side by side (designs.py)
     profile: bool | None = None  # True: always, False: never, None: on a regression
     builds: dict[str, float] = field(default_factory=dict)  # side -> build wall time (s)
     p50_us: dict[str, list[float]] = field(default_factory=dict)  # side -> each counted round's P50
@@ -129,10 +143,19 @@ class Job:
         tree = self.out / side / "worktree"
         return tree if tree.exists() else self.out / "base" / "worktree"  # A/A: one worktree
 
+    def side_root(self, side: str) -> Path:
+        """Where a side's git info is read: its worktree, or this checkout once it is gone."""
+        tree = self.worktree(side)
+        return tree if tree.exists() else self.root
+
+    def placement(self):
+        """Where a duet's servers and client run: as run_plan places a plan's (placement.py)."""
+        where = placement_mod.resolve(None, None)
+        return where.colocated() if self.plan.colocate else where
+
     def run_side(self, side: str, bins: Path, run_dir: Path) -> Run:
         """One run of the plan against a fresh server of `side` (its flags, its ref's label)
         from the binaries in `bins`, into `run_dir`: a counted round, or profile's extra one."""
-        tree = self.worktree(side)
         return run_plan(
             self.plan,
             bins,
@@ -140,7 +163,7 @@ class Job:
             targets=self.cfg.targets,
             server_flags=self.flags[side],
             quiet=True,
-            root=tree if tree.exists() else self.root,
+            root=self.side_root(side),
             branch=self.label[side],
         )
 
@@ -175,6 +198,7 @@ def make_job(args) -> Job:
         plan.colocate = cfg.suite(args.suite).colocate
     flags = {"base": shlex.split(args.server_flags), "head": shlex.split(args.server_flags)}
     flags["head"] += shlex.split(args.head_server_flags)
+    design = choose_design(plan, getattr(args, "design", "auto"))
     return Job(
         repo=repo,
         root=root,
@@ -188,8 +212,21 @@ def make_job(args) -> Job:
         flags=flags,
         build_cmd=args.build_cmd,
         rounds=rounds,
+        design=design,
         profile=getattr(args, "profile", None),
     )
+
+
+def choose_design(plan: Plan, wanted: str) -> str:
+    """duet where every cell allows it (auto), else paired rounds; a duet asked for a plan
+    that cannot run as one is a UsageError naming the cell."""
+    why = [f"{sc.name}/{client}: {reason}" for sc, client, _ in plan.cells()
+           if (reason := duet.qualifies(sc, client))]  # fmt: skip
+    if wanted == designs.DUET and why:
+        raise UsageError(f"--design duet: {why[0]}; pass --design paired-rounds, or a suite of such cells")
+    if wanted == "auto":
+        return designs.PAIRED_ROUNDS if why else designs.DUET
+    return wanted
 
 
 def main(args) -> int:
@@ -240,8 +277,31 @@ def run_round(job: Job, side: str, pair: int) -> None:
         job.p50_us.setdefault(side, []).append(p50)
 
 
+def run_duet_round(job: Job, pair: int, rng) -> None:
+    """One duet round of every scenario: both servers at once, one client (duet.py)."""
+    sides = {
+        side: duet.DuetSide(side, job.side_bin(side), job.flags[side], job.side_root(side), job.label[side])
+        for side in duet.SIDES
+    }
+    try:
+        runs = duet.run_round(
+            sides, job.out, pair, job.plan.scenarios,
+            suite=job.plan.suite, targets=job.cfg.targets, placement=job.placement(), rng=rng,
+        )  # fmt: skip
+    except duet.DuetError as exc:
+        raise UsageError(str(exc)) from exc
+    for side, run in runs.items():
+        bad = [f"{c.scenario}: {c.reason}" for c in run.failed]
+        say(f"round {pair + 1} {side}: {len(run.cells) - len(bad)}/{len(run.cells)} cells ok"
+            + (f" ({bad[0]})" if bad else ""))  # fmt: skip
+        p50 = profile.round_p50(run)
+        if p50 is not None:
+            job.p50_us.setdefault(side, []).append(p50)
+
+
 def compare_job(job: Job) -> Comparison:
-    return compare_sides(load_side(job.out / "base"), load_side(job.out / "head"), job.gates)
+    base, head = load_side(job.out / "base"), load_side(job.out / "head")
+    return compare_sides(base, head, job.gates, design=job.design)
 
 
 def measure(job: Job, quiet: bool = False) -> int:
@@ -250,10 +310,14 @@ def measure(job: Job, quiet: bool = False) -> int:
     pair, comparison, partial = 0, None, False
     rounds = job.rounds
     next_look = rounds.repeats
+    rng = np.random.default_rng()  # which build takes which duet slot: fresh each ab
     try:
         while True:
-            for side in order(pair):
-                run_round(job, side, pair)
+            if job.design == designs.DUET:
+                run_duet_round(job, pair, rng)
+            else:
+                for side in order(pair):
+                    run_round(job, side, pair)
             pair += 1
             if pair == min(next_look, rounds.max_repeats):
                 comparison = compare_job(job)
@@ -298,7 +362,11 @@ def write_verdict(
     doc["partial"] = partial
     doc["ab"] = {
         "rounds_per_side": rounds,
-        "order": "interleaved B,H,H,B,…",
+        "design": job.design,
+        "order": "each order to both servers, in random order per pair"
+        if job.design == designs.DUET
+        else "interleaved B,H,H,B,…",
+        **({"block_s": duet.BLOCK_S} if job.design == designs.DUET else {}),
         "measure_s": round(measured, 1),
         "build_s": {k: round(v, 1) for k, v in job.builds.items()},
         "server_flags": {side: shlex.join(flags) for side, flags in job.flags.items()},

@@ -35,7 +35,7 @@ from typing import Any
 
 from . import bisect_steps as bs
 from . import config as config_mod
-from . import metrics, paths
+from . import designs, metrics, paths
 from .cell import link_clients
 from .compare import compare_sides
 from .compare_gates import Gates, load_gates
@@ -230,7 +230,8 @@ def run_round(b: Bisect, step_dir: Path, side: str, commit: bs.Commit, n: int) -
 
 
 def _metric(b: Bisect, base: Path, head: Path) -> dict[str, Any]:
-    c = compare_sides(load_side(base), load_side(head), b.gates)
+    # Each round runs good, cand and bad back to back: the round is a pair (designs.py).
+    c = compare_sides(load_side(base), load_side(head), b.gates, design=designs.PAIRED_ROUNDS)
     scenario, client = b.series.split("/")
     r = next(
         (

@@ -9,8 +9,8 @@
   block i of a round is one pair (paired.py).
 
 A pair's two members are found by their round: run folders are named
-`run_<stamp>_<side><NN>_<hex>` (ab.py, duet.py; paths.fresh_dir), and the round number NN is
-the key. A round with a failed cell on one side
+`run_<stamp>_<side><NN>_<hex>` (ab.py, duet.py, bisect.py's good / cand / bad;
+paths.fresh_dir), and the round number NN is the key. A round with a failed cell on one side
 has no partner and is left out of a paired comparison.
 """
 
@@ -35,7 +35,7 @@ DESCRIBE = {
     DUET: "base and head served at once, orders interleaved at random; blocks of each round "
     "paired in time: sign flips and bootstrap over blocks",
 }
-_ROUND = re.compile(r"_(?:base|head)(\d+)(?:_[0-9a-f]{6})?(?:#r\d+)?$")
+_ROUND = re.compile(r"_(?:base|head|good|cand|bad)(\d+)(?:_[0-9a-f]{6})?(?:#r\d+)?$")
 
 
 def round_key(run_id: str) -> str | None:

@@ -47,6 +47,7 @@ The rules, and why:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -73,32 +74,81 @@ def log_ratio(g: Grid, q: float) -> float:
         return float(np.log(qh / qb))
 
 
+class _Window:
+    """The buckets where a sum of g's rows can have its q-quantile, with one column for all
+    below and one for all above: the replicates' matrix products shrink from every bucket
+    (thousands) to this window, in floating point (BLAS; counts are exact below 2^53).
+
+    A mixture's quantile lies between its parts' quantiles, so the quantile of any sum of
+    rows falls between the rows' own (a margin covers HdrHistogram's rounding of the target
+    count); a replicate whose quantile still lands outside is computed again on every bucket.
+    """
+
+    MARGIN = 3
+
+    def __init__(self, g: Grid, q: float) -> None:
+        self.g, self.q = g, q
+        rows = np.vstack([g.base, g.head])
+        rows = rows[rows.sum(axis=1) > 0]
+        idx = np.searchsorted(g.values_ns, quantile_rows(g.values_ns, rows, q))
+        last = len(g.values_ns) - 1
+        self.lo = max(int(idx.min()) - self.MARGIN, 0)
+        self.hi = min(int(idx.max()) + self.MARGIN, last)
+        self.values = np.concatenate([[np.nan], g.values_ns[self.lo : self.hi + 1], [np.nan]])
+        self.base, self.head = self.cut(g.base), self.cut(g.head)
+
+    def cut(self, m: np.ndarray) -> np.ndarray:
+        lo, hi = self.lo, self.hi
+        parts = [m[:, :lo].sum(axis=1), m[:, lo : hi + 1].T, m[:, hi + 1 :].sum(axis=1)]
+        return np.vstack(parts).T.astype(np.float64)
+
+    def quantiles(self, sums: np.ndarray, full: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """q of each row of window sums; a row whose quantile falls outside the window is
+        computed again from full(mask), the same replicates' sums on every bucket."""
+        out = quantile_rows(self.values, sums, self.q)
+        outside = ~np.isfinite(out)
+        if outside.any():
+            out[outside] = quantile_rows(self.g.values_ns, full(outside), self.q)
+        return out
+
+
 def sign_flip_test(
-    g: Grid, q: float, *, n_perm: int, rng: np.random.Generator, chunk: int = 250
+    g: Grid, q: float, *, n_perm: int, rng: np.random.Generator, chunk: int = 500
 ) -> Permutation:
-    """Within-pair randomization test of log(merged-q(head) / merged-q(base)), two-sided."""
+    """Within-pair randomization test of log(merged-q(head) / merged-q(base)), two-sided.
+
+    A flip moves its pair's difference d = base - head from one side to the other:
+    head' = Σhead + F·d and base' = Σbase - F·d, one matrix product for both sides."""
     pairs = check_pairs(g)
     observed = log_ratio(g, q)
+    w = _Window(g, q)
+    d_w, d = w.base - w.head, g.base - g.head
+    sum_h, sum_b = w.head.sum(axis=0), w.base.sum(axis=0)
     null = []
     for start in range(0, n_perm, chunk):
         f = _flips(rng, pairs, min(chunk, n_perm - start))
-        head = (1 - f) @ g.head + f @ g.base
-        base = (1 - f) @ g.base + f @ g.head
+        x = f.astype(np.float64) @ d_w
+        qh = w.quantiles(sum_h + x, lambda m, f=f: g.head.sum(axis=0) + f[m] @ d)
+        qb = w.quantiles(sum_b - x, lambda m, f=f: g.base.sum(axis=0) - f[m] @ d)
         with np.errstate(divide="ignore", invalid="ignore"):
-            null.append(np.log(quantile_rows(g.values_ns, head, q) / quantile_rows(g.values_ns, base, q)))
+            null.append(np.log(qh / qb))
     return _p_value(observed, np.concatenate(null) if null else np.array([]), pairs)
 
 
 def bootstrap_replicates(
-    g: Grid, q: float, *, n_boot: int, rng: np.random.Generator, chunk: int = 250
+    g: Grid, q: float, *, n_boot: int, rng: np.random.Generator, chunk: int = 500
 ) -> np.ndarray:
     """Replicates of merged-q(head) / merged-q(base), drawing whole pairs with replacement."""
     pairs = check_pairs(g)
+    w = _Window(g, q)
     out = []
     for start in range(0, n_boot, chunk):
         m = _multiplicities(rng, pairs, min(chunk, n_boot - start))
+        mf = m.astype(np.float64)
+        qh = w.quantiles(mf @ w.head, lambda k, m=m: m[k] @ g.head)
+        qb = w.quantiles(mf @ w.base, lambda k, m=m: m[k] @ g.base)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out.append(quantile_rows(g.values_ns, m @ g.head, q) / quantile_rows(g.values_ns, m @ g.base, q))
+            out.append(qh / qb)
     return np.concatenate(out) if out else np.array([])
 
 

@@ -61,6 +61,11 @@ def utc_stamp() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
+def utc_iso() -> str:
+    """Now in UTC to the second, RFC 3339: a run's started_at and finished_at."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 def fresh_dir(parent: Path, name: str) -> Path:
     """Create parent/<name>_<6 random hex digits>: a folder no other run has, here or on
     another runner. The folder name is the run_id the history store keys runs by, and two

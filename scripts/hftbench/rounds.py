@@ -28,7 +28,9 @@ class Rounds:
         return 1 + -(-(self.max_repeats - self.repeats) // self.step)
 
 
-AB_ROUNDS = Rounds(repeats=16, max_repeats=48, step=16, time_budget_s=270.0)
+# A duet round (both sides at once, ~4 s) puts about 20 blocks a side behind each look; 8
+# rounds are gates.yaml's min_repeats. Paired rounds take a round pair (~8 s) per round.
+AB_ROUNDS = Rounds(repeats=8, max_repeats=32, step=8, time_budget_s=270.0)
 
 
 def add_gates_arg(p: argparse.ArgumentParser) -> None:

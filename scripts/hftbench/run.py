@@ -9,7 +9,6 @@ client always runs first (or right after the same neighbour).
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import signal
 import sys
 import time
@@ -37,10 +36,6 @@ def _split(value: str | None) -> list[str] | None:
 def new_run_dir(results_root: Path) -> Path:
     """results/run_<UTC>_<hex>: a fresh folder, a run id no other run has (paths.fresh_dir)."""
     return paths.fresh_dir(results_root, f"run_{paths.utc_stamp()}")
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _orders(sc: config_mod.Scenario) -> float:
@@ -95,7 +90,7 @@ def run_plan(
         path=run_dir,
         run_id=run_dir.name,
         suite=plan.suite,
-        started_at=_now(),
+        started_at=paths.utc_iso(),
         finished_at=None,
         complete=False,
         fingerprint=host,
@@ -168,7 +163,7 @@ def _finish(
     progress.close()
     server.stop()
     network.close()
-    run.finished_at = _now()
+    run.finished_at = paths.utc_iso()
     run.wall_s = round(time.perf_counter() - started, 3)
     try:
         run.write()
