@@ -103,6 +103,10 @@ int hb_result_write_json(FILE *f, const hb_run *run, const hb_stats *merged)
         put_latency(f, "uncorrected_latency_us", merged->uncorrected);
         rc = put_histogram(f, "uncorrected_histogram", merged->uncorrected);
     }
+    if (rc == 0 && open_loop && merged->lateness != NULL) {
+        put_latency(f, "send_lateness_us", merged->lateness);
+        rc = put_histogram(f, "send_lateness_histogram", merged->lateness);
+    }
     if (rc != 0) {
         return rc;
     }

@@ -15,9 +15,9 @@ int hb_stats_init(hb_stats *s, bool open_loop)
     if (hdr_init(HB_HIST_LOWEST_NS, HB_HIST_HIGHEST_NS, HB_HIST_SIGFIGS, &s->latency) != 0) {
         return ENOMEM;
     }
-    if (open_loop && hdr_init(HB_HIST_LOWEST_NS, HB_HIST_HIGHEST_NS, HB_HIST_SIGFIGS, &s->uncorrected) != 0) {
-        free(s->latency);
-        s->latency = NULL;
+    if (open_loop && (hdr_init(HB_HIST_LOWEST_NS, HB_HIST_HIGHEST_NS, HB_HIST_SIGFIGS, &s->uncorrected) != 0 ||
+                      hdr_init(HB_HIST_LOWEST_NS, HB_HIST_HIGHEST_NS, HB_HIST_SIGFIGS, &s->lateness) != 0)) {
+        hb_stats_close(s);
         return ENOMEM;
     }
     return 0;
@@ -28,8 +28,10 @@ void hb_stats_close(hb_stats *s)
     /* The vendored HdrHistogram_c has no hdr_close: hdr_init makes one malloc block. */
     free(s->latency);
     free(s->uncorrected);
+    free(s->lateness);
     s->latency = NULL;
     s->uncorrected = NULL;
+    s->lateness = NULL;
     if (s->intervals != NULL) {
         hb_interval_recorder_close(s->intervals);
         free(s->intervals);
@@ -70,11 +72,25 @@ void hb_stats_record_ok(hb_stats *s, int64_t latency_ns, int64_t uncorrected_ns)
     s->ok++;
 }
 
+void hb_stats_record_lateness(hb_stats *s, int64_t lateness_ns)
+{
+    if (s->lateness == NULL) {
+        return;
+    }
+    if (lateness_ns < 0) {
+        lateness_ns = 0;
+    }
+    (void)hdr_record_value(s->lateness, lateness_ns > HB_HIST_HIGHEST_NS ? HB_HIST_HIGHEST_NS : lateness_ns);
+}
+
 void hb_stats_merge(hb_stats *into, const hb_stats *from)
 {
     (void)hdr_add(into->latency, from->latency);
     if (into->uncorrected != NULL && from->uncorrected != NULL) {
         (void)hdr_add(into->uncorrected, from->uncorrected);
+    }
+    if (into->lateness != NULL && from->lateness != NULL) {
+        (void)hdr_add(into->lateness, from->lateness);
     }
     into->ok += from->ok;
     for (int k = 0; k < HB_ERR_KINDS; k++) {

@@ -39,12 +39,13 @@ extern const char *const HB_ERROR_KIND_NAMES[HB_ERR_KINDS];
 typedef struct hb_stats {
     struct hdr_histogram *latency;     /* ns; from the intended send time in open loop, else the send */
     struct hdr_histogram *uncorrected; /* ns; open loop only: from the actual send; NULL in closed loop */
+    struct hdr_histogram *lateness;    /* ns; open loop only: actual send - intended send; NULL in closed loop */
     uint64_t ok;                       /* measured orders answered with HTTP 200 */
     uint64_t errors[HB_ERR_KINDS];     /* measured orders failed, by kind */
     struct hb_interval_recorder *intervals;   /* --interval-s: the same orders per interval; NULL without */
 } hb_stats;
 
-/** @return 0, or ENOMEM. open_loop also allocates the uncorrected histogram. */
+/** @return 0, or ENOMEM. open_loop also allocates the uncorrected and lateness histograms. */
 int hb_stats_init(hb_stats *s, bool open_loop);
 void hb_stats_close(hb_stats *s);
 
@@ -54,9 +55,16 @@ int hb_stats_enable_intervals(hb_stats *s);
 /** Record one successful order. Values are clamped into 1 ns .. 60 s. */
 void hb_stats_record_ok(hb_stats *s, int64_t latency_ns, int64_t uncorrected_ns);
 
+/**
+ * Open loop: record one measured order's send lateness (actual send - intended send), once
+ * per measured order sent, whatever its answer. Clamped into 0 .. 60 s (a send is never
+ * early: a negative value is a clock quirk and counts as 0). No-op in closed loop.
+ */
+void hb_stats_record_lateness(hb_stats *s, int64_t lateness_ns);
+
 static inline void hb_stats_record_error(hb_stats *s, hb_error_kind kind) { s->errors[kind]++; }
 
-/** Add from into into (both histograms, counters). */
+/** Add from into into (every histogram both have, counters). */
 void hb_stats_merge(hb_stats *into, const hb_stats *from);
 
 uint64_t hb_stats_error_total(const hb_stats *s);

@@ -42,6 +42,7 @@ static int print_result(const char *mode)
     } else {
         for (int64_t v = 1; v <= 1000; v++) {
             hb_stats_record_ok(&s, v * 997, v * 500);
+            hb_stats_record_lateness(&s, v * 20);
         }
         hb_stats_record_error(&s, HB_ERR_HTTP_4XX);
     }

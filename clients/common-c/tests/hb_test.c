@@ -240,10 +240,24 @@ static void test_stats(void)
     CHECK(l.mean >= 500.0 && l.mean <= 501.0, "mean %f", l.mean);
     CHECK(l.stddev >= 288.0 && l.stddev <= 289.5, "stddev %f", l.stddev); /* sqrt((n^2-1)/12) = 288.67 */
 
+    CHECK(a.lateness == NULL, "closed loop: no lateness histogram");
+    hb_stats_record_lateness(&a, 5000); /* a no-op in closed loop */
+
     hb_stats_record_ok(&b, -5, 0);             /* clamped to 1 ns, never dropped */
     hb_stats_record_ok(&b, INT64_C(1) << 40, 0); /* clamped to 60 s */
     CHECK(b.latency->total_count == 502 && hdr_min(b.latency) == 1, "clamped");
     CHECK(hdr_values_are_equivalent(b.latency, hdr_max(b.latency), HB_HIST_HIGHEST_NS), "clamped high");
+    hb_stats_close(&a);
+    hb_stats_close(&b);
+
+    /* Open loop: lateness per order, clamped into 0 .. 60 s, merged like the latencies. */
+    CHECK(hb_stats_init(&a, true) == 0 && hb_stats_init(&b, true) == 0, "init open");
+    hb_stats_record_lateness(&a, 2000);
+    hb_stats_record_lateness(&a, -7); /* never early: counts as 0 */
+    hb_stats_record_lateness(&b, INT64_C(1) << 40);
+    hb_stats_merge(&a, &b);
+    CHECK(a.lateness->total_count == 3 && hdr_min(a.lateness) == 0 && a.ok == 0, "lateness merged");
+    CHECK(hdr_values_are_equivalent(a.lateness, hdr_max(a.lateness), HB_HIST_HIGHEST_NS), "lateness clamped high");
     hb_stats_close(&a);
     hb_stats_close(&b);
 

@@ -41,6 +41,7 @@ void test_result(void)
     CHECK(strstr(json, "\"started_at\": \"2026-11-22T10:00:00.005000Z\"") != NULL, "%s", json);
     CHECK(strstr(json, "\"p50\": 100.") != NULL && strstr(json, "\"data\": \"HISTF") != NULL, "%s", json);
     CHECK(strstr(json, "\"mode\": \"closed\"") != NULL && strstr(json, "uncorrected") == NULL, "%s", json);
+    CHECK(strstr(json, "send_lateness") == NULL, "closed loop: no lateness: %s", json);
     CHECK(strstr(json, "\"interrupted\": true") != NULL && strstr(json, "\"libcurl\": \"7.88.1\"") != NULL, "%s",
           json);
     free(json);
@@ -54,7 +55,11 @@ void test_result(void)
     cfg.rate = 1000;
     CHECK(hb_stats_init(&s, true) == 0, "init open");
     hb_stats_record_ok(&s, 300000, 100000);
+    hb_stats_record_lateness(&s, 4000);
     json = render(&run, &s, hb_result_write_json);
+    CHECK(strstr(json, "\"send_lateness_us\": {\"min\": 4.000, ") != NULL, "%s", json);
+    CHECK(strstr(json, "\"send_lateness_histogram\": {\"format\": \"hdr-v2-deflate-base64\", \"unit\": \"ns\", "
+                       "\"data\": \"HISTF") != NULL, "%s", json);
     CHECK(strstr(json, "\"target_rate_rps\": 1000,") != NULL && strstr(json, "\"uncorrected_histogram\"") != NULL,
           "%s", json);
     free(json);

@@ -26,6 +26,7 @@ def test_result_is_valid(hb_print, mode):
     assert [e.message for e in validator.iter_errors(doc)] == []
     assert doc["mode"] == ("open" if mode == "open" else "closed")
     assert doc["orders"] == doc["ok"] + doc["errors"]
+    assert ("send_lateness_us" in doc) == ("send_lateness_histogram" in doc) == (mode == "open")
 
 
 def test_histogram_matches_latency_fields(hb_print):
@@ -33,6 +34,7 @@ def test_histogram_matches_latency_fields(hb_print):
     for hist_key, lat_key in [
         ("histogram", "latency_us"),
         ("uncorrected_histogram", "uncorrected_latency_us"),
+        ("send_lateness_histogram", "send_lateness_us"),
     ]:
         hist = HdrHistogram.decode(doc[hist_key]["data"])
         assert hist.get_total_count() == doc["ok"] == 1000
