@@ -44,6 +44,7 @@ def main(argv: list[str]) -> int:
         latency=tally.latency,
         uncorrected=tally.uncorrected,
         pacing=tally.pacing,
+        lateness=tally.lateness,
         interrupted=outcome.interrupted,
         extra={
             **result.library_versions(),

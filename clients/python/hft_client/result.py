@@ -14,7 +14,7 @@ from hdrh.log import HistogramLogWriter
 
 from . import __version__
 from .args import Config
-from .stats import latency_us
+from .stats import latency_us, new_histogram
 
 SCHEMA_VERSION = 1
 
@@ -56,8 +56,10 @@ def build_result(
     pacing: HdrHistogram | None,
     interrupted: bool,
     extra: dict,
+    lateness: HdrHistogram | None = None,
 ) -> dict:
-    """The result document; ``uncorrected`` and ``pacing`` are None in closed loop."""
+    """The result document; ``uncorrected``, ``pacing`` and ``lateness`` are None in closed
+    loop (an open-loop ``lateness`` of None is written as an empty histogram)."""
     errors = sum(error_kinds.values())
     doc = {
         "schema_version": SCHEMA_VERSION,
@@ -83,6 +85,11 @@ def build_result(
     if uncorrected is not None:
         doc["uncorrected_latency_us"] = latency_us(uncorrected)
         doc["uncorrected_histogram"] = histogram_field(uncorrected)
+    if cfg.rate is not None:
+        # Send lateness: actual send - intended send of every measured order (Contract 3).
+        late = lateness if lateness is not None else new_histogram()
+        doc["send_lateness_us"] = latency_us(late)
+        doc["send_lateness_histogram"] = histogram_field(late)
     if pacing is not None:
         # How late the sends were against their intended times, counting only orders
         # whose connection was free before the due time (a busy one is late by design).

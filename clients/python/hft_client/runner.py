@@ -167,7 +167,7 @@ def _child_main(cfg: Config, conns: range, pipe, counter: SharedCounter) -> None
         share = runner.run(_child(cfg, conns, pipe, counter))
     t = share.tally
     msg = ("done", share.end_ns, t.ok, t.errors)
-    msg += tuple(_encode(h) for h in (t.latency, t.uncorrected, t.pacing))
+    msg += tuple(_encode(h) for h in (t.latency, t.uncorrected, t.pacing, t.lateness))
     with contextlib.suppress(OSError):  # the parent is gone: nobody to report to
         pipe.send(msg)
 
@@ -261,8 +261,8 @@ def _run_children(cfg: Config, n: int) -> RunOutcome:
     if not stop:
         signal.signal(signal.SIGINT, previous)
     tallies = [
-        Tally(_decode(lat) or new_histogram(), _decode(un), _decode(pa), ok, errors)
-        for _, _, ok, errors, lat, un, pa in done
+        Tally(_decode(lat) or new_histogram(), _decode(un), _decode(pa), _decode(la), ok, errors)
+        for _, _, ok, errors, lat, un, pa, la in done
     ]
     end = max(msg[1] for msg in done)
     tally = merge_tallies(tallies, cfg.rate is not None)

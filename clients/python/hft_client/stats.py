@@ -24,15 +24,16 @@ class Tally:
     latency: HdrHistogram = field(default_factory=new_histogram)  # open loop: from the intended time
     uncorrected: HdrHistogram | None = None  # open loop: from the actual send
     pacing: HdrHistogram | None = None  # open loop: actual send - intended, when the connection was free
+    lateness: HdrHistogram | None = None  # open loop: actual send - intended, every measured order
     ok: int = 0
     errors: dict = field(default_factory=lambda: dict.fromkeys(ERROR_KINDS, 0))
 
     @classmethod
     def for_mode(cls, open_loop: bool) -> "Tally":
-        """An empty tally; the open loop's has the uncorrected and pacing histograms too."""
+        """An empty tally; the open loop's has the uncorrected, pacing and lateness histograms too."""
         if not open_loop:
             return cls()
-        return cls(uncorrected=new_histogram(), pacing=new_histogram())
+        return cls(uncorrected=new_histogram(), pacing=new_histogram(), lateness=new_histogram())
 
     def count(self, kind: str | None) -> bool:
         """Counts one answer: ``kind`` None is a success (True), else that error kind."""
@@ -61,6 +62,7 @@ def merge_tallies(tallies: list, open_loop: bool) -> Tally:
         latency=merge([t.latency for t in tallies]),
         uncorrected=merge([t.uncorrected for t in tallies]) if open_loop else None,
         pacing=merge([t.pacing for t in tallies]) if open_loop else None,
+        lateness=merge([t.lateness for t in tallies]) if open_loop else None,
         ok=sum(t.ok for t in tallies),
         errors={k: sum(t.errors[k] for t in tallies) for k in ERROR_KINDS},
     )

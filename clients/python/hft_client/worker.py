@@ -170,8 +170,11 @@ async def worker_loop(
         end = clock()
         if tally is None or k < warmup:
             continue
-        if was_free:
-            tally.pacing.record_value(max(start - due, 1))
+        if due is not None:
+            # Send lateness: every measured order, sent or failed, free connection or busy.
+            tally.lateness.record_value(max(start - due, 0))
+            if was_free:
+                tally.pacing.record_value(max(start - due, 1))
         if tally.count(kind):
             if due is None:
                 tally.latency.record_value(max(end - start, 1))

@@ -49,6 +49,7 @@ def test_merge_tallies_adds_counts_and_histograms_of_every_worker():
     for v in range(501_000, 1_001_000, 1_000):
         b.latency.record_value(v)
         b.pacing.record_value(v)
+        b.lateness.record_value(v)
     a.ok, b.ok = 500, 500
     a.errors["connect"], b.errors["connect"], b.errors["http_5xx"] = 1, 2, 3
     m = merge_tallies([a, b], open_loop=True)
@@ -56,5 +57,6 @@ def test_merge_tallies_adds_counts_and_histograms_of_every_worker():
     assert m.latency.get_total_count() == 1000
     assert latency_us(m.latency)["p50"] == pytest.approx(500.223, abs=0.001)
     assert (m.uncorrected.get_total_count(), m.pacing.get_total_count()) == (500, 500)
+    assert m.lateness.get_total_count() == 500
     closed = merge_tallies([Tally(), Tally()], open_loop=False)
-    assert closed.uncorrected is None and closed.pacing is None
+    assert closed.uncorrected is None and closed.pacing is None and closed.lateness is None

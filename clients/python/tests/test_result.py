@@ -49,6 +49,7 @@ def document(cfg_argv, *, ok, kinds=None, values=(), open_loop=False, interrupte
         pacing=filled([5_000] * len(values)) if open_loop else None,
         interrupted=interrupted,
         extra={"workers": 1},
+        lateness=filled([7_000] * len(values)) if open_loop else None,
     )
 
 
@@ -56,6 +57,7 @@ def test_closed_result_is_schema_valid_and_consistent():
     doc = document(["--orders", "3", "--scenario", "small"], ok=3, values=[100_000, 200_000, 300_000])
     assert [e.message for e in VALIDATOR.iter_errors(doc)] == []
     assert doc["mode"] == "closed" and doc["target_rate_rps"] is None and "uncorrected_latency_us" not in doc
+    assert "send_lateness_us" not in doc and "send_lateness_histogram" not in doc
     assert doc["orders"] == doc["ok"] + doc["errors"] == 3
     assert doc["throughput_rps"] == 1.5 and doc["started_at"] == "2026-11-22T10:00:00.123456Z"
     assert HdrHistogram.decode(doc["histogram"]["data"]).get_total_count() == 3
@@ -68,6 +70,8 @@ def test_open_result_carries_uncorrected_and_pacing():
     assert doc["mode"] == "open" and doc["target_rate_rps"] == 100.0
     assert doc["uncorrected_latency_us"]["max"] == doc["latency_us"]["max"]
     assert doc["extra"]["pacing_error_us"]["count"] == 2
+    assert doc["send_lateness_us"]["p50"] == doc["send_lateness_us"]["max"] == pytest.approx(7.0, abs=0.01)
+    assert HdrHistogram.decode(doc["send_lateness_histogram"]["data"]).get_total_count() == 2
 
 
 def test_all_failed_result_is_valid_and_exits_1():

@@ -183,3 +183,5 @@ def test_worker_loop_open_skips_warmup_and_records_from_the_intended_time():
     assert (t.ok, t.latency.get_total_count(), t.uncorrected.get_total_count()) == (3, 3, 3)
     assert t.latency.get_min_value() >= 91_000_000
     assert t.pacing.get_total_count() == 0
+    # Send lateness: every measured order, each sent at least 100 ms - 4 * 2 ms after its time.
+    assert t.lateness.get_total_count() == 3 and t.lateness.get_min_value() >= 91_000_000
