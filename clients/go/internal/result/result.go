@@ -48,6 +48,8 @@ type Result struct {
 	UncorrectedLatencyUs *stats.LatencyUs `json:"uncorrected_latency_us,omitempty"`
 	Histogram            Histogram        `json:"histogram"`
 	UncorrectedHistogram *Histogram       `json:"uncorrected_histogram,omitempty"`
+	SendLatenessUs       *stats.LatencyUs `json:"send_lateness_us,omitempty"`        // open loop: actual - intended send
+	SendLatenessHist     *Histogram       `json:"send_lateness_histogram,omitempty"` // open loop
 	Interrupted          bool             `json:"interrupted"`
 	Extra                map[string]any   `json:"extra"`
 
@@ -97,6 +99,13 @@ func New(c args.Config, run Run) (*Result, error) {
 			return nil, err
 		}
 		res.UncorrectedHistogram = &h
+		late := stats.Summarize(merged.Lateness)
+		res.SendLatenessUs = &late
+		lh, err := Encode(merged.Lateness)
+		if err != nil {
+			return nil, err
+		}
+		res.SendLatenessHist = &lh
 	}
 	return res, nil
 }

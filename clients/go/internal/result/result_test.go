@@ -3,6 +3,7 @@ package result
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -19,11 +20,12 @@ func openRun(t *testing.T) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := stats.NewHistogram(), stats.NewHistogram()
+	a, b, late := stats.NewHistogram(), stats.NewHistogram(), stats.NewHistogram()
 	stats.Record(a, 2_000_000)
+	stats.RecordLateness(late, 5_000)
 	reports := []stats.Report{
-		{Latency: a, Uncorrected: b, Errors: stats.ErrorKinds{Timeout: 2}, Sent: 10},
-		{Latency: stats.NewHistogram(), Uncorrected: stats.NewHistogram(), Sent: 2},
+		{Latency: a, Uncorrected: b, Lateness: late, Errors: stats.ErrorKinds{Timeout: 2}, Sent: 10},
+		{Latency: stats.NewHistogram(), Uncorrected: stats.NewHistogram(), Lateness: stats.NewHistogram(), Sent: 2},
 	}
 	r, err := New(c, Run{Reports: reports, Started: time.Now(), Duration: 4 * time.Second})
 	if err != nil {
@@ -44,6 +46,11 @@ func TestOkIsSentMinusErrorsAndThroughputIsOkPerSecond(t *testing.T) {
 	}
 	if doc["mode"] != "open" || doc["target_rate_rps"] != 100.0 || doc["uncorrected_latency_us"] == nil {
 		t.Fatalf("%s", raw)
+	}
+	late, _ := doc["send_lateness_us"].(map[string]any)
+	lh, _ := doc["send_lateness_histogram"].(map[string]any)
+	if late == nil || math.Abs(late["p99"].(float64)-5) > 0.01 || lh == nil || !strings.HasPrefix(lh["data"].(string), "HISTF") {
+		t.Fatalf("send lateness missing or wrong: %s", raw)
 	}
 	if _, leaked := doc["latency"]; leaked {
 		t.Fatalf("private fields leaked: %s", raw)

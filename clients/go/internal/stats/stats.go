@@ -24,6 +24,12 @@ func Record(h *hdr.Histogram, ns int64) {
 	_ = h.RecordValue(min(max(ns, LowestNs), HighestNs)) // in range by construction
 }
 
+// RecordLateness adds one send lateness (actual send - intended send), 0 when on time,
+// saturating at HighestNs.
+func RecordLateness(h *hdr.Histogram, ns int64) {
+	_ = h.RecordValue(min(max(ns, 0), HighestNs)) // in range by construction
+}
+
 // Merge sums parts into one histogram of the contract's shape.
 func Merge(parts []*hdr.Histogram) *hdr.Histogram {
 	total := NewHistogram()
@@ -87,16 +93,17 @@ func (e ErrorKinds) Total() uint64 { return e.Connect + e.Timeout + e.HTTP4xx + 
 type Report struct {
 	Latency     *hdr.Histogram // ns, successful orders: from the intended send time in open loop
 	Uncorrected *hdr.Histogram // open loop only: ns from the actual send
+	Lateness    *hdr.Histogram // open loop only: ns, actual send - intended send, every measured order
 	Errors      ErrorKinds
 	Sent        uint64 // orders sent, successful or not
 }
 
 // MergeReports adds every worker's record into one: histograms merged, counts summed.
-// open gives the sum an uncorrected histogram (empty when no worker recorded one).
+// open gives the sum uncorrected and lateness histograms (empty when no worker recorded one).
 func MergeReports(reports []Report, open bool) Report {
 	var sum Report
 	latencies := make([]*hdr.Histogram, 0, len(reports))
-	var uncorrected []*hdr.Histogram
+	var uncorrected, lateness []*hdr.Histogram
 	for _, r := range reports {
 		sum.Errors.Add(r.Errors)
 		sum.Sent += r.Sent
@@ -104,10 +111,14 @@ func MergeReports(reports []Report, open bool) Report {
 		if r.Uncorrected != nil {
 			uncorrected = append(uncorrected, r.Uncorrected)
 		}
+		if r.Lateness != nil {
+			lateness = append(lateness, r.Lateness)
+		}
 	}
 	sum.Latency = Merge(latencies)
 	if open {
 		sum.Uncorrected = Merge(uncorrected)
+		sum.Lateness = Merge(lateness)
 	}
 	return sum
 }

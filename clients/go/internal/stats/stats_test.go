@@ -87,12 +87,13 @@ func TestErrorKindsAddUp(t *testing.T) {
 
 func TestMergeReportsAddsEveryWorkersCountsAndHistograms(t *testing.T) {
 	part := func(from, to int64, connect uint64) Report {
-		latency, uncorrected := NewHistogram(), NewHistogram()
+		latency, uncorrected, lateness := NewHistogram(), NewHistogram(), NewHistogram()
 		for v := from; v <= to; v++ {
 			Record(latency, v*1000)
 			Record(uncorrected, v*500)
+			RecordLateness(lateness, v-1)
 		}
-		return Report{Latency: latency, Uncorrected: uncorrected, Errors: ErrorKinds{Connect: connect}, Sent: uint64(to-from+1) + connect}
+		return Report{Latency: latency, Uncorrected: uncorrected, Lateness: lateness, Errors: ErrorKinds{Connect: connect}, Sent: uint64(to-from+1) + connect}
 	}
 	m := MergeReports([]Report{part(1, 500, 1), part(501, 1000, 2)}, true)
 	if m.Sent != 1003 || m.Errors != (ErrorKinds{Connect: 3}) || m.Latency.TotalCount() != 1000 {
@@ -104,7 +105,10 @@ func TestMergeReportsAddsEveryWorkersCountsAndHistograms(t *testing.T) {
 	if m.Uncorrected == nil || m.Uncorrected.TotalCount() != 1000 {
 		t.Fatalf("uncorrected %v", m.Uncorrected)
 	}
-	if closed := MergeReports([]Report{part(1, 10, 0)}, false); closed.Uncorrected != nil {
-		t.Fatal("closed loop has no uncorrected histogram")
+	if m.Lateness == nil || m.Lateness.TotalCount() != 1000 || m.Lateness.Min() != 0 {
+		t.Fatalf("lateness %v (an on-time send is recorded as 0)", m.Lateness)
+	}
+	if closed := MergeReports([]Report{part(1, 10, 0)}, false); closed.Uncorrected != nil || closed.Lateness != nil {
+		t.Fatal("closed loop has no uncorrected or lateness histogram")
 	}
 }

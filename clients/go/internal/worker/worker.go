@@ -97,6 +97,7 @@ func Run(p *Phase) stats.Report {
 	r := stats.Report{Latency: stats.NewHistogram()}
 	if p.Due != nil {
 		r.Uncorrected = stats.NewHistogram()
+		r.Lateness = stats.NewHistogram()
 	}
 	buf := make([]byte, 0, bodyCapacity)
 	answer := make([]byte, answerCapacity)
@@ -133,6 +134,9 @@ func Run(p *Phase) stats.Report {
 		r.Sent++
 		if !p.Record {
 			continue
+		}
+		if p.Due != nil { // send lateness: every measured order, failed ones too
+			stats.RecordLateness(r.Lateness, int64(start.Sub(intended)))
 		}
 		if failure != 0 {
 			r.Errors.Count(failure)
