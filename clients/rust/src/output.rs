@@ -148,6 +148,7 @@ mod tests {
             ErrorKinds::default(),
             h.clone(),
             Some(h),
+            Some(new_histogram()),
             SystemTime::now(),
             Duration::from_millis(1500),
             false,

@@ -48,6 +48,11 @@ pub struct RunResult {
     pub histogram: EncodedHistogram,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uncorrected_histogram: Option<EncodedHistogram>,
+    /// Open loop only: actual send - intended send of every measured order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_lateness_us: Option<LatencyUs>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_lateness_histogram: Option<EncodedHistogram>,
     pub interrupted: bool,
     pub extra: Value,
     /// Not serialized: kept for the `.hlog`, which needs the histograms themselves.
@@ -70,6 +75,7 @@ impl RunResult {
         errors: ErrorKinds,
         latency: Histogram<u64>,
         uncorrected: Option<Histogram<u64>>,
+        lateness: Option<Histogram<u64>>,
         started: SystemTime,
         duration: Duration,
         interrupted: bool,
@@ -106,6 +112,8 @@ impl RunResult {
             uncorrected_latency_us: uncorrected.as_ref().map(latency_us),
             histogram: encode(&latency),
             uncorrected_histogram: uncorrected.as_ref().map(encode),
+            send_lateness_us: lateness.as_ref().map(latency_us),
+            send_lateness_histogram: lateness.as_ref().map(encode),
             interrupted,
             extra: extra(config.connections, runtime_threads),
             hdr: latency,
@@ -196,6 +204,7 @@ mod tests {
             errors,
             h,
             Some(new_histogram()),
+            Some(new_histogram()),
             SystemTime::now(),
             Duration::from_secs(4),
             false,
@@ -206,6 +215,10 @@ mod tests {
         assert_eq!(json["mode"], "open");
         assert_eq!(json["target_rate_rps"], 100.0);
         assert!(json["uncorrected_latency_us"]["p50"].is_null());
+        assert!(json["send_lateness_us"]["p50"].is_null());
+        assert!(json["send_lateness_histogram"]["data"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("HISTF")));
         assert!(json.get("hdr").is_none());
     }
 }

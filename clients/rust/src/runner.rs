@@ -283,6 +283,7 @@ pub fn collect(
         merged.errors,
         merged.latency,
         merged.uncorrected,
+        merged.lateness,
         started_at,
         duration,
         interrupted,

@@ -78,13 +78,16 @@ pub struct Report {
     pub latency: Histogram<u64>,
     /// Open loop only: latency (ns) from the actual send.
     pub uncorrected: Option<Histogram<u64>>,
+    /// Open loop only: send lateness (ns) = actual send - intended send, every measured
+    /// order (failed ones too): how far the generator fell behind its schedule.
+    pub lateness: Option<Histogram<u64>>,
     pub errors: ErrorKinds,
     /// Orders sent (successful or not).
     pub sent: u64,
 }
 
 /// Every worker's record added into one: histograms merged, counts summed. `open_loop`
-/// gives the result its uncorrected histogram (empty when no worker recorded one).
+/// gives the result its uncorrected and lateness histograms (empty when no worker recorded one).
 pub fn merge_reports(reports: &[Report], open_loop: bool) -> Report {
     let mut errors = ErrorKinds::default();
     for r in reports {
@@ -94,6 +97,7 @@ pub fn merge_reports(reports: &[Report], open_loop: bool) -> Report {
         latency: merge(reports.iter().map(|r| &r.latency)),
         uncorrected: open_loop
             .then(|| merge(reports.iter().filter_map(|r| r.uncorrected.as_ref()))),
+        lateness: open_loop.then(|| merge(reports.iter().filter_map(|r| r.lateness.as_ref()))),
         errors,
         sent: reports.iter().map(|r| r.sent).sum(),
     }
@@ -243,13 +247,16 @@ mod tests {
         let part = |from: u64, to: u64, connect: u64| {
             let mut latency = new_histogram();
             let mut uncorrected = new_histogram();
+            let mut lateness = new_histogram();
             for v in from..=to {
                 latency.record(v * 1_000).unwrap();
                 uncorrected.record(v * 500).unwrap();
+                lateness.record(v).unwrap();
             }
             Report {
                 latency,
                 uncorrected: Some(uncorrected),
+                lateness: Some(lateness),
                 errors: ErrorKinds {
                     connect,
                     ..ErrorKinds::default()
@@ -262,7 +269,8 @@ mod tests {
         assert_eq!(m.latency.len(), 1000);
         assert!(close(latency_us(&m.latency).p50, 500.0));
         assert_eq!(m.uncorrected.as_ref().map(Histogram::len), Some(1000));
+        assert_eq!(m.lateness.as_ref().map(Histogram::len), Some(1000));
         let closed = merge_reports(&[part(1, 10, 0)], false);
-        assert!(closed.uncorrected.is_none());
+        assert!(closed.uncorrected.is_none() && closed.lateness.is_none());
     }
 }

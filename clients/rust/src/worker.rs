@@ -145,6 +145,7 @@ pub async fn run(phase: Arc<Phase>, client: Client, order: Arc<OrderRequest>) ->
     let mut report = Report {
         latency: new_histogram(),
         uncorrected: matches!(phase.tickets, Tickets::Paced { .. }).then(new_histogram),
+        lateness: matches!(phase.tickets, Tickets::Paced { .. }).then(new_histogram),
         errors: ErrorKinds::default(),
         sent: 0,
     };
@@ -162,6 +163,9 @@ pub async fn run(phase: Arc<Phase>, client: Client, order: Arc<OrderRequest>) ->
         report.sent += 1;
         if !phase.record {
             continue;
+        }
+        if let (Some(intended), Some(h)) = (intended, report.lateness.as_mut()) {
+            h.saturating_record(lateness_nanos(start, intended));
         }
         match outcome {
             Ok(()) => {
@@ -195,9 +199,22 @@ fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1)
 }
 
+/// Send lateness in ns: the actual send minus the intended one, 0 when it was on time.
+fn lateness_nanos(start: Instant, intended: Instant) -> u64 {
+    u64::try_from(start.saturating_duration_since(intended).as_nanos()).unwrap_or(u64::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lateness_is_the_send_after_its_time_and_never_negative() {
+        let intended = Instant::now();
+        let late = intended + Duration::from_micros(250);
+        assert_eq!(lateness_nanos(late, intended), 250_000);
+        assert_eq!(lateness_nanos(intended, late), 0);
+    }
 
     #[test]
     fn only_200_is_a_success() {
