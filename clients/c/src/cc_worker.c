@@ -114,6 +114,8 @@ static int collect(cc_worker *w)
         (void)curl_multi_remove_handle(w->multi, easy);
         c->in_flight = false;
         if (c->measured) {
+            /* send lateness, once per measured order whatever its answer (a no-op in closed loop) */
+            hb_stats_record_lateness(&w->stats, (int64_t)(c->sent_ns - c->intended_ns));
             int kind = cc_conn_outcome(c, result);
             if (kind < 0) {
                 hb_stats_record_ok(&w->stats, (int64_t)(now - c->intended_ns), (int64_t)(now - c->sent_ns));
@@ -152,6 +154,7 @@ static void sweep_timeouts(cc_worker *w)
         (void)curl_multi_remove_handle(w->multi, c->easy);
         c->in_flight = false;
         if (c->measured) {
+            hb_stats_record_lateness(&w->stats, (int64_t)(c->sent_ns - c->intended_ns));
             hb_stats_record_error(&w->stats, HB_ERR_TIMEOUT);
             w->last_done_ns = now;
         }
