@@ -44,8 +44,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import calibration, designs, duet, paths, profile, verdict_text, verdicts
 from . import config as config_mod
-from . import designs, duet, paths, profile, verdict_text, verdicts
 from . import placement as placement_mod
 from .cell import link_clients
 from .compare import Comparison, compare_sides
@@ -55,15 +55,10 @@ from .errors import UsageError, raise_interrupt
 from .fsio import write_atomic
 from .plan import Plan, make_plan
 from .results import Run
-from .rounds import AB_ROUNDS, Rounds, add_rounds_args, rounds_from_args
+from .rounds import AB_ROUNDS, Rounds, add_rounds_args, order, rounds_from_args
 from .run import run_plan
 from .server import ServerError
 from .worktrees import DEFAULT_BUILD, build_server, remove_worktrees, resolve_commit
-
-
-def order(pair: int) -> tuple[str, str]:
-    """Which side runs first in round pair `pair`: B,H then H,B then B,H …"""
-    return ("base", "head") if pair % 2 == 0 else ("head", "base")
 
 
 def add_parser(subparsers) -> None:
@@ -104,6 +99,7 @@ def add_arguments(p) -> None:
         help="duet: both servers at once, orders interleaved; paired-rounds: B H H B rounds; "
         "auto (default): duet when every cell allows it (client-hft, closed loop, one connection)",
     )  # fmt: skip
+    calibration.add_calibration_arg(p)
     p.add_argument("--keep-worktrees", action="store_true", help="leave the worktrees for inspection")
     p.add_argument("--quiet", action="store_true", help="plain progress lines")
     p.add_argument(
@@ -204,7 +200,7 @@ def make_job(args) -> Job:
         root=root,
         out=out,
         cfg=cfg,
-        gates=load_gates(args.gates).for_looks(rounds.looks),
+        gates=calibration.apply(load_gates(args.gates), args.calibration).for_looks(rounds.looks),
         plan=plan,
         clients_bin=clients_bin,
         sha={"base": resolve_commit(repo, args.base), "head": resolve_commit(repo, args.head)},

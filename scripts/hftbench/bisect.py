@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from . import bisect_steps as bs
+from . import calibration, designs, metrics, paths
 from . import config as config_mod
-from . import designs, metrics, paths
 from .cell import link_clients
 from .compare import compare_sides
 from .compare_gates import Gates, load_gates
@@ -76,6 +76,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--orders", type=int, help="override measured orders per round")
 
     add_rounds_args(p, BISECT_ROUNDS, "seconds for the whole bisect, builds included")
+    calibration.add_calibration_arg(p)
     p.add_argument("--out", type=Path, help="output folder (default results/bisect_<UTC>)")
     p.add_argument("--repo", type=Path, help="repository holding the commits (default: this checkout)")
     p.add_argument("--clients-bin", type=Path, help="client binaries (default: this checkout's bin/)")
@@ -149,7 +150,7 @@ def make_bisect(args) -> Bisect:
     root = paths.repo_root()
     repo = (args.repo or root).resolve()
     cfg = config_mod.load(paths.config_file(root))
-    gates = load_gates(args.gates)
+    gates = calibration.apply(load_gates(args.gates), args.calibration)
     try:
         gate = gates.metric(metric)
     except KeyError:

@@ -1,19 +1,26 @@
-"""`hftbench calibrate`: how often the gate cries wolf, how often it says "no change", and how
-often it catches a real slowdown, uniform or in the tail only.
+"""`hftbench calibrate`: how often the gate cries wolf, how often it says "no change", how
+often it catches a real slowdown (uniform or in the tail only), and so which series × metrics
+this runner can judge.
 
-Measure (unless --from): `--runs` runs of this checkout's build, `--slow-runs` runs with
-`hft-server --inject-delay-us D` (every order slower) and `--stall-runs` runs with
-`--inject-stall-us S --inject-stall-every N` (one order in N slower: the tail only),
-interleaved (normal, slow, stall, normal, …), into <out>/aa/, <out>/slow/, <out>/stall/.
+Measure (unless --from): rounds as `ab` measures them (`--design`; designs.py): duet where
+the suite allows it (both servers at once, one client interleaving orders), else paired
+rounds. `--runs` A/A rounds (this checkout's build against itself), `--slow-runs` rounds
+against a server with `--inject-delay-us D` (every order slower) and `--stall-runs` against
+`--inject-stall-us S --inject-stall-every N` (one order in N: the tail only), interleaved
+(aa, slow, stall, aa, …), into <out>/<kind>/base/ and <out>/<kind>/head/; and `--solo-runs`
+runs of the build alone (<out>/solo/): the price of duet, absolute P50 alone against in a
+duet.
 
-Analyse: `--comparisons` times, draw 2k distinct normal runs, split them k / k and compare
-(A/A: every regression is a false alarm, and "no change" is the answer we want); as often,
-k normal runs against k slow runs and against k stalled runs (detection). Writes
+Analyse: `--comparisons` times per kind, draw `--k` rounds of that kind and compare their
+base and head sides with the design's test, judged as one of ab's looks (A/A: every
+regression is a false alarm, and "no change" is the answer we want). Writes
 <out>/calibration.json and calibration.md: per kind, how many comparisons ended in each
-status, per gated metric how many flagged, and each series' median minimum detectable effect.
+status and per gated metric how many flagged; per series × metric the median minimum
+detectable effect and whether this runner guards it (calibration.py: the record the gate
+reads through --calibration / $HFTBENCH_CALIBRATION).
 
-The comparisons are drawn from one pool of runs, so they overlap and are not independent:
-a rate is an estimate from the real runs behind it, which the report says next to it.
+The comparisons are drawn from one pool of rounds, so they overlap and are not independent:
+a rate is an estimate from the real rounds behind it, which the report says next to it.
 """
 
 from __future__ import annotations
@@ -27,22 +34,25 @@ from typing import Any
 
 import numpy as np
 
+from . import calibration, designs, duet, metrics, paths
 from . import config as config_mod
-from . import metrics, paths
+from . import placement as placement_mod
+from .calibrate_text import render
 from .compare import Comparison, compare_sides
 from .compare_gates import Gates, load_gates
 from .compare_sides import load_runs, side_from_runs
 from .errors import UsageError
 from .fsio import write_atomic
-from .plan import make_plan
+from .plan import Plan, make_plan
 from .results import Run
-from .rounds import add_looks_arg
+from .rounds import add_looks_arg, order
 from .run import run_plan
+from .series import Series
 from .verdicts import NO_CHANGE, REGRESSION
 
 KINDS = ("aa", "slow", "stall")
 SHOWN = tuple(m.name for m in (metrics.P50, metrics.P99, metrics.P999))  # the effects calibrate reports
-TITLE = {"aa": "A/A (same build)", "slow": "uniform slowdown", "stall": "tail-only stall"}
+Pool = list[tuple[Run, Run]]  # a kind's rounds: (base run, head run)
 
 
 def kind_flags(args) -> dict[str, list[str]]:
@@ -55,28 +65,71 @@ def kind_flags(args) -> dict[str, list[str]]:
     }  # fmt: skip
 
 
-def measure(out: Path, counts: dict[str, int], args) -> None:
-    root = paths.repo_root()
-    cfg = config_mod.load(paths.config_file(root))
-    bins = paths.bin_dir(root)
+def _plan(args, cfg: config_mod.Config, bins: Path) -> Plan:
     scenarios = args.scenarios.split(",") if args.scenarios else None
     clients = args.clients.split(",") if args.clients else None
     plan = make_plan(cfg, bins, None if scenarios else args.suite, scenarios=scenarios, clients=clients,
                      overrides={"orders": args.orders}, floor=False)  # fmt: skip
     plan.suite = args.suite
     plan.colocate = cfg.suite(args.suite).colocate
+    return plan
+
+
+def measure(out: Path, counts: dict[str, int], args) -> str:
+    """Measure the rounds of every kind and the solo runs; returns the design used."""
+    from .ab import choose_design  # ab's rule, once (ab imports nothing of calibrate)
+
+    root = paths.repo_root()
+    cfg = config_mod.load(paths.config_file(root))
+    bins = paths.bin_dir(root)
+    plan = _plan(args, cfg, bins)
+    design = choose_design(plan, args.design)
     flags = kind_flags(args)
+    where = placement_mod.resolve(None, None)
+    where = where.colocated() if plan.colocate else where
+    rng = np.random.default_rng()
     for i in range(max(counts.values())):
         for kind in KINDS:
             if i >= counts[kind]:
                 continue
-            run_dir = out / kind / f"run_{i + 1:03d}"
-            run_dir.mkdir(parents=True)
-            run = run_plan(
-                plan, bins, run_dir, targets=cfg.targets, server_flags=flags[kind], quiet=True, root=root
+            if design == designs.DUET:
+                sides = {side: duet.DuetSide(side, bins, flags["aa" if side == "base" else kind], root, None)
+                         for side in duet.SIDES}  # fmt: skip
+                duet.run_round(sides, out / kind, i, plan.scenarios, suite=plan.suite, targets=cfg.targets,
+                               placement=where, rng=rng)  # fmt: skip
+            else:
+                for side in order(i):
+                    run_dir = paths.fresh_dir(out / kind / side, f"run_{paths.utc_stamp()}_{side}{i + 1:02d}")
+                    run_plan(plan, bins, run_dir, targets=cfg.targets, quiet=True, root=root,
+                             server_flags=flags["aa" if side == "base" else kind])  # fmt: skip
+            print(f"calibrate: {kind} round {i + 1}", file=sys.stderr, flush=True)
+        if i < counts["solo"]:
+            run_dir = paths.fresh_dir(out / "solo", f"run_{paths.utc_stamp()}_solo{i + 1:02d}")
+            run_plan(
+                plan, bins, run_dir, targets=cfg.targets, server_flags=flags["aa"], quiet=True, root=root
             )
-            print(f"calibrate: {kind} run {i + 1}: {len(run.cells) - len(run.failed)}/{len(run.cells)} ok",
-                  file=sys.stderr, flush=True)  # fmt: skip
+    return design
+
+
+def load_pools(source: Path) -> dict[str, Pool]:
+    """Each kind's rounds, base and head run of the same round together (designs.round_key)."""
+    pools: dict[str, Pool] = {}
+    for kind in KINDS:
+        sides = [source / kind / side for side in ("base", "head")]
+        if not all(s.is_dir() for s in sides):
+            pools[kind] = []
+            continue
+        base, head = (load_runs(s) for s in sides)
+        by_round = {designs.round_key(r.run_id): r for r in head}
+        pools[kind] = [(b, by_round[k]) for b in base if (k := designs.round_key(b.run_id)) in by_round]
+    return pools
+
+
+def design_of(pools: dict[str, Pool]) -> str:
+    """A duet's runs say so in their fingerprint (duet.py); anything else ran as paired rounds."""
+    runs = [b for b, _ in pools.get("aa", [])]
+    placed = runs[0].fingerprint.get("placement", {}) if runs else {}
+    return designs.DUET if placed.get("design") == designs.DUET else designs.PAIRED_ROUNDS
 
 
 def _tally(gates: Gates) -> dict[str, Any]:
@@ -89,6 +142,8 @@ def _tally(gates: Gates) -> dict[str, Any]:
         "no_change": {m: 0 for m in gated},  # ... where every gated series said no change for it
         "mde": {},  # "series metric" -> list of minimum detectable effects
         "tested": {m: 0 for m in gated},  # comparisons where the metric was gated somewhere
+        "series_regression": {},  # "series metric" -> comparisons where it regressed
+        "series_tested": {},  # "series metric" -> comparisons where it was tested
     }
 
 
@@ -103,8 +158,11 @@ def _count(t: dict[str, Any], c: Comparison) -> None:
         t["regression"][name] += any(r.verdict == REGRESSION for r in rows)
         t["no_change"][name] += bool(rows) and all(r.verdict == NO_CHANGE for r in rows)
     for r in gated:
+        key = f"{r.series} {r.metric}"
+        t["series_tested"][key] = t["series_tested"].get(key, 0) + 1
+        t["series_regression"][key] = t["series_regression"].get(key, 0) + (r.verdict == REGRESSION)
         if r.mde is not None and np.isfinite(r.mde):
-            t["mde"].setdefault(f"{r.series} {r.metric}", []).append(r.mde)
+            t["mde"].setdefault(key, []).append(r.mde)
 
 
 def _finish(t: dict[str, Any]) -> dict[str, Any]:
@@ -112,35 +170,51 @@ def _finish(t: dict[str, Any]) -> dict[str, Any]:
     return t
 
 
-def analyse(pools: dict[str, list[Run]], gates: Gates, comparisons: int, k: int, seed: int) -> dict[str, Any]:
-    """Tallies over random k-vs-k splits of the measured runs, per kind."""
-    aa = pools["aa"]
-    if len(aa) < 2 * k:
+def analyse(
+    pools: dict[str, Pool], gates: Gates, comparisons: int, k: int, seed: int, design: str
+) -> dict[str, Any]:
+    """Tallies over random draws of k rounds of each kind, compared with the design's test."""
+    if len(pools["aa"]) < k:
         raise UsageError(
-            f"A/A needs >= 2k = {2 * k} normal runs, have {len(aa)}; pass --runs or a smaller --k"
+            f"A/A needs >= k = {k} rounds, have {len(pools['aa'])}; pass --runs or a smaller --k"
         )
     rng = np.random.default_rng(seed)
     tallies = {kind: _tally(gates) for kind in KINDS if kind == "aa" or len(pools.get(kind, [])) >= k}
+
+    def compare(rounds: Pool, label: str) -> Comparison:
+        base = side_from_runs("base", [b for b, _ in rounds])
+        return compare_sides(base, side_from_runs(label, [h for _, h in rounds]), gates, design=design)
+
     for _ in range(comparisons):
-        pick = rng.choice(len(aa), size=2 * k, replace=False)
-        base = side_from_runs("aa-base", [aa[i] for i in pick[:k]])
-        head = side_from_runs("aa-head", [aa[i] for i in pick[k:]])
-        _count(tallies["aa"], compare_sides(base, head, gates))
         for kind in tallies:
-            if kind == "aa":
-                continue
-            runs = pools[kind]
-            base = side_from_runs("base", [aa[i] for i in rng.choice(len(aa), size=k, replace=False)])
-            head = side_from_runs(kind, [runs[i] for i in rng.choice(len(runs), size=k, replace=False)])
-            _count(tallies[kind], compare_sides(base, head, gates))
+            pool = pools[kind]
+            _count(
+                tallies[kind], compare([pool[i] for i in rng.choice(len(pool), size=k, replace=False)], kind)
+            )
     effects = {}
-    for kind, runs in pools.items():
-        if kind == "aa" or not runs:
-            continue
-        c = compare_sides(side_from_runs("aa", aa), side_from_runs(kind, runs), gates)
-        effects[kind] = {f"{r.series} {r.metric}": round(r.ratio, 3) for r in c.results
-                         if r.ratio is not None and r.metric in SHOWN}  # fmt: skip
-    return {"tallies": {kind: _finish(t) for kind, t in tallies.items()}, "effects": effects}
+    for kind, pool in pools.items():
+        if kind != "aa" and pool:
+            effects[kind] = {f"{r.series} {r.metric}": round(r.ratio, 3) for r in compare(pool, kind).results
+                             if r.ratio is not None and r.metric in SHOWN}  # fmt: skip
+    done = {kind: _finish(t) for kind, t in tallies.items()}
+    return {"tallies": done, "effects": effects, "guards": calibration.guard_rows(done["aa"], gates)}
+
+
+def price_of_duet(pools: dict[str, Pool], solo: list[Run]) -> dict[str, dict[str, float]]:
+    """Per series: absolute P50 of the build alone against the same build in a duet (the
+    A/A rounds' base side). The two servers of a duet share one CPU's caches and queues."""
+    alone = side_from_runs("solo", solo).series if solo else {}
+    paired = side_from_runs("duet", [b for b, _ in pools.get("aa", [])]).series
+    out = {}
+    for key in alone.keys() & paired.keys():
+        a, d = (Series(*key, tuple(x[key])).quantile_us(0.5) for x in (alone, paired))
+        if a and d:
+            out["/".join(key)] = {
+                "solo_p50_us": round(a, 2),
+                "duet_p50_us": round(d, 2),
+                "ratio": round(d / a, 3),
+            }
+    return out
 
 
 def _flag_value(runs: list[Run], name: str) -> int | None:
@@ -154,51 +228,6 @@ def _flag_value(runs: list[Run], name: str) -> int | None:
     return None
 
 
-def _pct(n: int, d: int) -> str:
-    return f"{100 * n / d:.1f}% ({n}/{d})" if d else "–"
-
-
-def render(doc: dict[str, Any]) -> str:
-    t = doc["tallies"]
-    metrics = [m for m in t["aa"]["regression"] if t["aa"]["tested"].get(m)]
-    runs = doc["runs"]
-    lines = [
-        "# Gate calibration",
-        "",
-        f"Suite `{doc['suite']}` ({doc['date']}): {runs['aa']} normal runs, {runs.get('slow', 0)} with "
-        f"`--inject-delay-us {doc.get('inject_delay_us')}`, {runs.get('stall', 0)} with `--inject-stall-us "
-        f"{doc.get('inject_stall_us')} --inject-stall-every {doc.get('inject_stall_every')}`; "
-        f"{t['aa']['comparisons']} random {doc['k']}-vs-{doc['k']} comparisons of each kind, judged "
-        f"as one of {doc.get('looks', 1)} looks (alpha / looks); gates `{doc['gates']}`.",
-        "",
-        "| comparison | flagged (suite) | no change (suite) | "
-        + " | ".join(f"{m} regressed" for m in metrics)
-        + " | "
-        + " | ".join(f"{m} no change" for m in metrics)
-        + " |",
-        "|---|---|---|" + "---|" * (2 * len(metrics)),
-    ]
-    for kind, tally in t.items():
-        n = tally["comparisons"]
-        cells = [_pct(tally["flagged"], n), _pct(tally["statuses"].get(NO_CHANGE, 0), n)]
-        cells += [_pct(tally["regression"][m], n) for m in metrics]
-        cells += [_pct(tally["no_change"][m], n) for m in metrics]
-        lines.append(f"| {TITLE[kind]} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "Comparisons overlap (drawn from one pool of runs): each rate is an estimate from the real "
-        "runs above, not from independent experiments.",
-        "",
-        "Minimum detectable effect (median over the A/A comparisons; 80% power at the gate's level):",
-        "",
-    ]
-    lines += [f"- {name}: {100 * (v - 1):+.1f}%" for name, v in t["aa"]["mde"].items()]
-    for kind, eff in doc["effects"].items():
-        lines += ["", f"Effect of the {TITLE[kind]} (all its runs / all normal runs, merged):", ""]
-        lines += [f"- {name}: ×{ratio}" for name, ratio in eff.items()]
-    return "\n".join(lines) + "\n"
-
-
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("calibrate", help="measure the gate's false-alarm and detection rates",
                               description=__doc__)  # fmt: skip
@@ -206,10 +235,15 @@ def add_parser(subparsers) -> None:
     p.add_argument("--scenarios", help="comma-separated scenarios instead of the suite's")
     p.add_argument("--clients", help="comma-separated clients instead of the suite's")
     p.add_argument("--orders", type=int, help="override measured orders per cell")
-    p.add_argument("--runs", type=int, default=48, help="normal runs (default 48)")
-    p.add_argument("--slow-runs", type=int, default=16, help="runs with the injected delay (default 16)")
-    p.add_argument("--stall-runs", type=int, default=16, help="runs with the tail stall (default 16)")
-    p.add_argument("--inject-delay-us", type=int, default=5, help="hft-server --inject-delay-us (default 5)")
+    p.add_argument("--runs", type=int, default=40, help="A/A rounds (default 40)")
+    p.add_argument("--slow-runs", type=int, default=20, help="rounds against the injected delay (default 20)")
+    p.add_argument("--stall-runs", type=int, default=20, help="rounds against the tail stall (default 20)")
+    p.add_argument("--solo-runs", type=int, default=8, help="runs of the build alone: the price of duet (8)")
+    p.add_argument(
+        "--design", choices=("auto", designs.DUET, designs.PAIRED_ROUNDS), default="auto",
+        help="how rounds are measured, as ab's --design (default auto: duet where the suite allows)",
+    )  # fmt: skip
+    p.add_argument("--inject-delay-us", type=int, default=4, help="hft-server --inject-delay-us (default 4)")
     p.add_argument(
         "--inject-stall-us", type=int, default=40, help="hft-server --inject-stall-us (default 40)"
     )
@@ -220,20 +254,22 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--comparisons", type=int, default=200, help="random comparisons of each kind (default 200)"
     )
-    p.add_argument("--k", type=int, default=32, help="runs per side in a comparison (default 32)")
+    p.add_argument("--k", type=int, default=8, help="rounds in a comparison (default 8: ab's first look)")
     add_looks_arg(p)
     p.add_argument("--bootstrap", type=int, default=500, help="bootstrap replicates (default 500)")
     p.add_argument("--permutations", type=int, default=1000, help="permutation splits (default 1000)")
     p.add_argument(
-        "--from", dest="source", type=Path, help="analyse runs measured before (<dir>/aa, slow, stall)"
+        "--from", dest="source", type=Path, help="analyse rounds measured before (<dir>/aa, slow, stall)"
     )
     p.add_argument("--out", type=Path, help="output folder (default results/calibrate_<UTC>)")
     p.set_defaults(func=main)
 
 
 def main(args) -> int:
-    gates = replace(load_gates(args.gates), bootstrap=args.bootstrap, permutations=args.permutations)
-    gates = gates.for_looks(args.looks)
+    # Every series of the suite and only the gated metrics: calibrate decides what is guarded.
+    gates = load_gates(args.gates)
+    gates = replace(gates, bootstrap=args.bootstrap, permutations=args.permutations, series=None,
+                    metrics=[m for m in gates.metrics if m.gated]).for_looks(args.looks)  # fmt: skip
     stamp = paths.utc_stamp()
     out = (args.out or args.source or paths.results_dir() / f"calibrate_{stamp}").resolve()
     if args.source is None:
@@ -241,21 +277,28 @@ def main(args) -> int:
             raise UsageError(
                 f"--out {out} exists and is not empty; pass a new folder, or --from it to re-analyse"
             )
-        measure(out, {"aa": args.runs, "slow": args.slow_runs, "stall": args.stall_runs}, args)
+        counts = {"aa": args.runs, "slow": args.slow_runs, "stall": args.stall_runs, "solo": args.solo_runs}
+        measure(out, counts, args)
     source = args.source or out
-    pools = {kind: load_runs(source / kind) if (source / kind).is_dir() else [] for kind in KINDS}
+    pools = load_pools(source)
+    solo = load_runs(source / "solo") if (source / "solo").is_dir() else []
+    heads = {kind: [h for _, h in pool] for kind, pool in pools.items()}
+    design = design_of(pools)
     doc = {
-        "schema_version": 2,
+        "schema_version": 3,
         "date": stamp,
         "suite": args.suite,
-        "inject_delay_us": _flag_value(pools["slow"], "--inject-delay-us"),
-        "inject_stall_us": _flag_value(pools["stall"], "--inject-stall-us"),
-        "inject_stall_every": _flag_value(pools["stall"], "--inject-stall-every"),
-        "runs": {kind: len(runs) for kind, runs in pools.items()},
+        "design": design,
+        "inject_delay_us": _flag_value(heads["slow"], "--inject-delay-us"),
+        "inject_stall_us": _flag_value(heads["stall"], "--inject-stall-us"),
+        "inject_stall_every": _flag_value(heads["stall"], "--inject-stall-every"),
+        "runs": {kind: len(pool) for kind, pool in pools.items()},
         "k": args.k,
         "looks": args.looks,
         "gates": paths.shown(gates.source),
-        **analyse(pools, gates, args.comparisons, args.k, gates.seed),
+        "max_false_alarms": calibration.MAX_FALSE_ALARMS,
+        **analyse(pools, gates, args.comparisons, args.k, gates.seed, design),
+        "price_of_duet": price_of_duet(pools, solo) if design == designs.DUET else {},
     }
     write_atomic(out / "calibration.json", json.dumps(doc, indent=2) + "\n")
     write_atomic(out / "calibration.md", render(doc))

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import designs, drift, family, paths, stats, verdict_text
+from . import calibration, designs, drift, family, paths, stats, verdict_text
 from .compare_gates import Gates, MetricGate, load_gates
 from .compare_sides import SeriesKey, Side, is_store, load_side
 from .fsio import write_atomic
@@ -123,6 +123,13 @@ class Comparison:
             "confidence": self.gates.confidence,
             "looks": self.gates.looks,
             "design": {"name": self.design, "units": designs.DESCRIBE[self.design]},
+            "calibration": self.gates.calibration,
+            "guarded": sorted({f"{r.series} {r.metric}" for r in self.results if r.gated}),
+            "unguarded": [
+                {"series": r.series, "metric": r.metric, "why": r.reason}
+                for r in self.results
+                if not r.gated and self.gates.metric(r.metric).gated and r.reason
+            ],
             "suite": self.head.meta.get("suite") or self.base.meta.get("suite"),
             "base": {"runs": len(self.base.runs), "run_ids": self.base.runs, **_plain_meta(self.base.meta)},
             "head": {"runs": len(self.head.runs), "run_ids": self.head.runs, **_plain_meta(self.head.meta)},
@@ -163,7 +170,8 @@ def compare_sides(base: Side, head: Side, gates: Gates, design: str = designs.UN
     out: list[MetricResult] = []
     noise: dict[int, tuple[float, float]] = {}  # id(result) -> (bootstrap log sd, smallest p): the MDE
     keys = [k for k in base.series if k in head.series]
-    gates = _enough_splits(gates, sum(gates.gates_series(*k) for k in keys))
+    judged = sum(any(gates.why_not_judged(*k, m.name) is None for m in gates.metrics) for k in keys)
+    gates = _enough_splits(gates, judged)
     for i, key in enumerate(keys):
         rng = np.random.default_rng([gates.seed, i])
         out.extend(_series(key, base.series[key], head.series[key], gates, rng, noise, design))
@@ -218,17 +226,17 @@ def _series(
 ) -> list[MetricResult]:
     with_hist = all(r.histogram and r.ok > 0 for r in (*b, *h))
     sides = Series(*key, tuple(b)), Series(*key, tuple(h))  # the shown numbers (series.py)
-    gated_series = gates.gates_series(*key)
     u = designs.units(design, b, h) if with_hist else None
     results = []
     for m in gates.metrics:
         # Errors count every measured order; latency metrics only the successful ones.
         n = min(r.ok + r.errors if m.kind == "errors" else r.ok for r in (*b, *h))
+        why_not = gates.why_not_judged(*key, m.name)
         res = MetricResult(
             scenario=key[0],
             client=key[1],
             metric=m.name,
-            gated=m.gated and gated_series,
+            gated=m.gated and why_not is None,
             base_runs=len(b),
             head_runs=len(h),
             min_samples=n,
@@ -248,8 +256,8 @@ def _series(
             res.verdict, res.reason = NOT_GATED, f"n too small: {n} samples in a run < {m.min_samples}"
         if res.verdict == NOT_GATED:
             res.gated = False
-        if m.gated and not gated_series and res.reason is None:
-            res.reason = "reported only: the scenario measures the host, not the server (gates.yaml series)"
+        if m.gated and why_not and res.reason is None:
+            res.reason = why_not
         results.append(res)
     return results
 
@@ -340,6 +348,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("base", type=Path, help="run folder, folder of run folders, or history store")
     p.add_argument("head", type=Path, help="run folder or folder of run folders")
     p.add_argument("--gates", type=Path, default=None, help="gates file (default bench-config/gates.yaml)")
+    calibration.add_calibration_arg(p)
     p.add_argument("--summary", type=Path, help="write the markdown summary here (job summary, PR comment)")
     p.add_argument("--json", type=Path, dest="json_out", help="write verdict.json here")
     p.add_argument("--branch", default="main", help="store baseline: runs of this branch (default main)")
@@ -352,7 +361,12 @@ def add_parser(subparsers) -> None:
 
 def main(args) -> int:
     comparison = run_compare(
-        args.base, args.head, load_gates(args.gates), branch=args.branch, runner=args.runner, last=args.last
+        args.base,
+        args.head,
+        calibration.apply(load_gates(args.gates), args.calibration),
+        branch=args.branch,
+        runner=args.runner,
+        last=args.last,
     )
     doc = comparison.to_json()
     if args.json_out:

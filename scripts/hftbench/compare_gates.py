@@ -52,6 +52,10 @@ class Gates:
     # The metric a soak's drift is tested on (drift.py): its threshold, alpha, min_samples
     # (per interval) and min_repeats (intervals per tenth); its `gated` decides the exit status.
     drift_metric: str = "p99_us"
+    # This runner's calibration (calibration.py): "scenario/client metric" -> None when the
+    # runner guards it, else why not. None (no record): `series` decides, as gates.yaml says.
+    guards: dict[str, str | None] | None = None
+    calibration: str | None = None  # the record's path, for the verdict
 
     def for_looks(self, looks: int) -> Gates:
         """The gates for a comparison looked at `looks` times as runs are added (Bonferroni):
@@ -72,6 +76,22 @@ class Gates:
             return False
         name = f"{scenario}/{client}"
         return self.series is None or any(fnmatch.fnmatchcase(name, pat) for pat in self.series)
+
+    def why_not_judged(self, scenario: str, client: str, metric: str) -> str | None:
+        """None when a regression of this series' metric fails the gate, else why it does not:
+        the floor never does; with a calibration record, what the runner can judge; else
+        gates.yaml's `series`."""
+        if scenario == FLOOR:
+            return "the floor is a yardstick of the host, never a series of the product"
+        if self.guards is None:
+            if self.gates_series(scenario, client):
+                return None
+            return "reported only: the scenario measures the host, not the server (gates.yaml series)"
+        series = f"{scenario}/{client}"
+        if metric == "errors":  # a correctness check: judged wherever the series' latency is
+            guarded = any(k.startswith(f"{series} ") and why is None for k, why in self.guards.items())
+            return None if guarded else f"{series}: no metric of it is guarded on this runner"
+        return self.guards.get(f"{series} {metric}", f"{series} {metric}: not calibrated on this runner")
 
     def metric(self, name: str) -> MetricGate:
         for m in self.metrics:

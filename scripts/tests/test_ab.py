@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from hftbench import cli
-from hftbench.ab import order
 from hftbench.errors import UsageError
+from hftbench.rounds import order
 from hftbench.worktrees import resolve_commit
 from hftbench_fakes import children
 

@@ -3,35 +3,49 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import numpy as np
+import pytest
 from gate_synth import latency_run, result_doc, write_run
 from hftbench import cli
+from hftbench.errors import UsageError
 
 
-def test_calibrate_from_measured_runs(tmp_path, capsys):
-    # A/A, a uniform slowdown (+30 % everywhere) and a tail-only stall (2 % of orders at ~3x)
+def _round(folder, kind, side, i, samples, flags):
+    name = f"run_20261126T030000Z_{side}{i + 1:02d}_{i:06x}"
+    path = write_run(
+        folder / kind / side, name, {("latency-1c", "hft"): [result_doc("latency-1c", "hft", samples)]}
+    )
+    doc = json.loads((path / "results.json").read_text())
+    doc["server"] = {"flags": flags}
+    (path / "results.json").write_text(json.dumps(doc))
+
+
+def test_calibrate_from_measured_rounds(tmp_path, capsys):
+    # A/A, a uniform slowdown (+30 % everywhere) and a tail-only stall (2 % of orders at ~3x),
+    # measured as paired rounds (base = the build, head = the build or its slowed server)
     rng = np.random.default_rng(9)
     kinds = {
         "aa": (24, {}, []),
-        "slow": (8, {"body_scale": 1.3, "tail_scale": 1.3}, ["--inject-delay-us", "7"]),
-        "stall": (8, {"slow_fraction": 0.02, "slow_us": 90.0},
+        "slow": (16, {"body_scale": 1.3, "tail_scale": 1.3}, ["--inject-delay-us", "7"]),
+        "stall": (16, {"slow_fraction": 0.02, "slow_us": 90.0},
                   ["--inject-stall-us", "60", "--inject-stall-every", "50"]),
     }  # fmt: skip
     for kind, (count, shape, flags) in kinds.items():
         for i in range(count):
-            samples = latency_run(rng, 10_000, median_us=30.0, run_noise=0.01, **shape)
-            docs = [result_doc("latency-1c", "hft", samples)]
-            path = write_run(tmp_path / kind, f"run_{i:03d}", {("latency-1c", "hft"): docs})
-            doc = json.loads((path / "results.json").read_text())
-            doc["server"] = {"flags": flags}
-            (path / "results.json").write_text(json.dumps(doc))
-    args = ["calibrate", "--from", str(tmp_path), "--comparisons", "10", "--k", "8", "--bootstrap", "200",
+            _round(tmp_path, kind, "base", i, latency_run(rng, 10_000, median_us=30.0, run_noise=0.01), [])
+            head = latency_run(rng, 10_000, median_us=30.0, run_noise=0.01, **shape)
+            _round(tmp_path, kind, "head", i, head, flags)
+    # 12 round pairs: 8 could not reach the gate's level (a sign flip over 8 pairs: p >= 2 / 256)
+    args = ["calibrate", "--from", str(tmp_path), "--comparisons", "10", "--k", "12", "--bootstrap", "200",
             "--permutations", "500"]  # fmt: skip
     assert cli.main(args) == 0
     doc = json.loads((tmp_path / "calibration.json").read_text())
-    assert doc["runs"] == {"aa": 24, "slow": 8, "stall": 8} and doc["inject_delay_us"] == 7
-    assert (doc["inject_stall_us"], doc["inject_stall_every"], doc["looks"]) == (60, 50, 3)
+    assert doc["runs"] == {"aa": 24, "slow": 16, "stall": 16} and doc["inject_delay_us"] == 7
+    assert (doc["inject_stall_us"], doc["inject_stall_every"], doc["looks"]) == (60, 50, 4)
+    assert doc["design"] == "paired-rounds"
     aa, slow, stall = (doc["tallies"][k] for k in ("aa", "slow", "stall"))
     assert aa["comparisons"] == slow["comparisons"] == stall["comparisons"] == 10
     assert aa["flagged"] == 0 and aa["statuses"].get("no_change", 0) >= 9  # sharp synthetic runs
@@ -41,17 +55,96 @@ def test_calibrate_from_measured_runs(tmp_path, capsys):
     assert stall["regression"]["p50_us"] == 0 and stall["no_change"]["p50_us"] >= 9
     assert 1.0 < aa["mde"]["latency-1c/hft p50_us"] < 1.05
     assert doc["effects"]["stall"]["latency-1c/hft p99_us"] > 1.2
+    guards = {(g["series"], g["metric"]): g for g in doc["guards"]}
+    assert guards[("latency-1c/hft", "p50_us")]["guarded"] and guards[("latency-1c/hft", "p99_us")]["guarded"]
     md = (tmp_path / "calibration.md").read_text()
     assert "| A/A (same build) | 0.0% (0/10) |" in md and "| tail-only stall | 100.0% (10/10) |" in md
+    assert "- latency-1c/hft p50_us: guarded (MDE +" in md
     assert "Minimum detectable effect" in capsys.readouterr().out
 
 
-def test_too_few_runs_for_k_is_a_usage_error(tmp_path):
+def test_a_noisy_metric_is_not_guarded_and_says_why():
+    from hftbench.calibration import guard_rows
+    from hftbench.compare_gates import load_gates
+
+    aa = {
+        "comparisons": 200,
+        "series_tested": {
+            "large/hft p99_us": 200,
+            "latency-1c/hft p50_us": 200,
+            "latency-1c/hft p99_us": 200,
+        },
+        "series_regression": {"latency-1c/hft p99_us": 4},
+        "mde": {"large/hft p99_us": 1.60, "latency-1c/hft p50_us": 1.01, "latency-1c/hft p99_us": 1.03},
+    }
+    rows = {(r["series"], r["metric"]): r for r in guard_rows(aa, load_gates())}
+    assert rows[("latency-1c/hft", "p50_us")]["guarded"]
+    assert rows[("large/hft", "p99_us")]["why_not"] == "large/hft p99_us: MDE +60.0 % > 10 % on this runner"
+    assert rows[("latency-1c/hft", "p99_us")]["why_not"].endswith("A/A false alarms 2.0 % > 1 %")
+
+
+def test_too_few_rounds_for_k_is_a_usage_error(tmp_path):
     rng = np.random.default_rng(10)
     for i in range(6):
-        write_run(
-            tmp_path / "aa",
-            f"run_{i}",
-            {("latency-1c", "hft"): [result_doc("latency-1c", "hft", latency_run(rng, 500))]},
-        )
+        for side in ("base", "head"):
+            _round(tmp_path, "aa", side, i, latency_run(rng, 500), [])
     assert cli.main(["calibrate", "--from", str(tmp_path), "--k", "8"]) == 2
+
+
+SERVER = Path(__file__).resolve().parents[2] / "bin" / "hft-server"
+CLIENT = SERVER.with_name("client-hft")
+
+
+@pytest.mark.skipif(
+    not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)), reason="needs bin/ (make build)"
+)
+def test_calibrate_measures_duet_rounds_and_records_what_it_guards(tmp_path):
+    # 8 A/A duet rounds and 8 against a server 300 µs slower per order: far above any noise
+    out = tmp_path / "cal"
+    args = ["calibrate", "--out", str(out), "--runs", "8", "--slow-runs", "8", "--stall-runs", "0",
+            "--solo-runs", "1", "--orders", "8000", "--inject-delay-us", "300", "--k", "8",
+            "--comparisons", "3", "--bootstrap", "200", "--permutations", "500"]  # fmt: skip
+    assert cli.main(args) == 0
+    doc = json.loads((out / "calibration.json").read_text())
+    assert doc["design"] == "duet" and doc["runs"]["aa"] == 8 and doc["runs"]["slow"] == 8
+    assert len(list((out / "aa" / "base").glob("run_*_base0*"))) == 8
+    assert doc["tallies"]["slow"]["regression"]["p50_us"] == 3  # every draw caught it
+    assert doc["tallies"]["aa"]["flagged"] == 0
+    assert doc["price_of_duet"]["latency-1c/hft"]["solo_p50_us"] > 0
+    guards = {(g["series"], g["metric"]): g for g in doc["guards"]}
+    # 8,000 orders a round: P99 lacks samples (min_samples 10,000) and cannot be guarded
+    assert not guards.get(("latency-1c/hft", "p99_us"), {"guarded": False})["guarded"]
+    assert guards[("latency-1c/hft", "p50_us")]["mde"] is not None
+
+
+def test_the_gate_judges_what_the_runner_guards_and_names_the_rest(tmp_path):
+    from gate_synth import write_run as write
+    from hftbench.calibration import apply
+    from hftbench.compare import compare_sides
+    from hftbench.compare_gates import load_gates
+    from hftbench.compare_sides import load_side
+
+    rng = np.random.default_rng(11)
+    for side, shape in (("base", {}), ("head", {"slow_fraction": 0.03, "slow_us": 200.0})):
+        for i in range(12):
+            samples = latency_run(rng, 20_000, median_us=30.0, run_noise=0.01, **shape)
+            cells = {("latency-1c", "hft"): [result_doc("latency-1c", "hft", samples)]}
+            write(tmp_path / side, f"run_20261126T030000Z_{side}{i + 1:02d}_{i:06x}", cells)
+    record = tmp_path / "calibration.json"
+    record.write_text(json.dumps({"guards": [
+        {"series": "latency-1c/hft", "metric": "p50_us", "guarded": True, "why_not": None},
+        {"series": "latency-1c/hft", "metric": "p99_us", "guarded": False,
+         "why_not": "latency-1c/hft p99_us: MDE +31.0 % > 10 % on this runner"},
+    ]}))  # fmt: skip
+    base, head = load_side(tmp_path / "base"), load_side(tmp_path / "head")
+    plain = compare_sides(base, head, load_gates(), design="paired-rounds")
+    assert plain.exit_code == 1  # the tail regressed: P99 fails the gate without a record
+    gated = compare_sides(base, head, apply(load_gates(), record), design="paired-rounds")
+    assert gated.exit_code == 0  # this runner cannot judge P99: reported, not gated
+    doc = gated.to_json()
+    assert doc["guarded"] == ["latency-1c/hft errors", "latency-1c/hft p50_us"]
+    why = {"series": "latency-1c/hft", "metric": "p99_us",
+            "why": "latency-1c/hft p99_us: MDE +31.0 % > 10 % on this runner"}  # fmt: skip
+    assert why in doc["unguarded"]
+    with pytest.raises(UsageError, match="no such calibration record"):
+        apply(load_gates(), tmp_path / "missing.json")
