@@ -25,6 +25,7 @@ One module per stage or subcommand; `cli.py` only parses flags and dispatches.
 - `metrics.py`      the metric vocabulary, declared once: name, key, quantile, label, unit, direction
 - `series.py`       a scenario × client over its repeats: pooled quantiles, Σ ok / Σ duration throughput
 - `samples.py`      which percentiles a sample count supports (pure)
+- `lateness.py`     open loop's send lateness pooled over repeats, and when a generator fell behind (pure)
 - `rows.py`         one report row per scenario × client, its series' numbers
 - `report.py`       `report` subcommand: report.md
 - `report_net.py`   the network scenarios' part of report.md

@@ -6,7 +6,9 @@ Every figure comes from series.py, a cell's as a series of one repeat: the quant
 histogram, min / mean / stddev / max of it, the client's throughput_rps (pooled: Σ ok / Σ
 seconds). So the "all" row
 equals report.md's row of that scenario × client (report.md also hides the percentiles the
-samples cannot support; results.csv keeps them).
+samples cannot support; results.csv keeps them). Open-loop rows also carry the send
+lateness P50 / P99 (lateness.py: actual send − intended send, pooled the same way); closed-loop
+rows leave them empty.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import csv
 import io
 from pathlib import Path
 
-from . import metrics
+from . import lateness, metrics
 from .fsio import write_atomic
 from .results import Cell, Run
 from .series import Series
@@ -26,6 +28,7 @@ COLUMNS = [
     "scenario", "client", "repeat", "status", "reason", "mode", "target_rate_rps", "connections",
     "warmup", "orders", "ok", "errors", "duration_s", "throughput_rps",
     *(m.name for m in metrics.LATENCY_US),
+    "send_lateness_p50_us", "send_lateness_p99_us",
     "wall_s", "exit_code", "server_orders",
 ]  # fmt: skip
 
@@ -73,7 +76,14 @@ def _cell_row(cell: Cell) -> dict[str, object]:
             duration_s=r.duration_s,
         )
         row.update(_figures(Series.of_cells([cell], ok_only=False)))
+        row.update(_lateness([cell]))
     return row
+
+
+def _lateness(cells: list[Cell]) -> dict[str, object]:
+    """Open loop: the send lateness P50 / P99 (µs to the ns), pooled; empty in closed loop."""
+    late = lateness.pooled_us(cells, display_rule=False)
+    return {f"send_lateness_{k}_us": None if v is None else round(v, 3) for k, v in late.items()}
 
 
 def _pooled_row(cells: list[Cell]) -> dict[str, object]:
@@ -99,6 +109,7 @@ def _pooled_row(cells: list[Cell]) -> dict[str, object]:
         "wall_s": round(sum(c.wall_s or 0.0 for c in cells), 3),
     }
     row.update(_figures(series))
+    row.update(_lateness(with_result))
     return row
 
 

@@ -12,11 +12,21 @@ from .config import FLOOR
 from .csvout import write_csv
 from .errors import UsageError
 from .fsio import write_atomic
+from .lateness import FELL_BEHIND_SHARE
 from .metrics import fmt_rate, fmt_us
 from .results import Run, load_run, previous_run
-from .rows import OPEN_LOOP_KEEP_UP, Row, check_targets, rows_of
+from .rows import OPEN_LOOP_KEEP_UP, Row, busy_poll_note, check_targets, fell_behind_note, rows_of
 
 COLUMNS = tuple(m.key for m in metrics.REPORT_COLUMNS)  # "p50", "p90", "p99", "p999"
+
+
+BUSY_POLL_TRADE = (
+    "client hft busy-polls (spins on its sockets instead of sleeping in epoll) when its workers leave "
+    "a CPU free, and each hft row says whether it did (`extra.busy_poll`). The trade: spinning lowers "
+    "P50 (28 µs against 63 µs at one connection, unpinned, on a 2-core VM), but a spinning client "
+    "takes a CPU from the server, so the tail can grow (P99.9 3.7 ms against 129 µs in that "
+    "measurement). Compare hft rows only with hft rows that polled the same way."
+)
 
 
 def _scenario_line(run: Run, name: str) -> str:
@@ -60,7 +70,7 @@ def _target_row(targets: dict[str, float], open_loop: bool, floor: bool) -> str:
         rate = f"> {OPEN_LOOP_KEEP_UP:.0%} of the rate"
     cells = ["**target**", rate]
     cells += [t.get(f"{k}_us", "") for k in COLUMNS] + [t.get("max_us", ""), ""]
-    cells += [""] * (open_loop + floor) + [""]
+    cells += [""] * (2 * open_loop + floor) + [""]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -71,7 +81,7 @@ def scenario_table(
     open_loop = any(r.mode == "open" for r in rows)
     show_floor = floor is not None and floor.percentile("p50") is not None
     head = ["client", "orders/s", *(metrics.label(k) for k in COLUMNS), "max", "jitter (σ)"]
-    head += ["P99 uncorrected"] * open_loop + ["P50 ÷ floor"] * show_floor + ["status"]
+    head += ["P99 uncorrected", "send lateness P99"] * open_loop + ["P50 ÷ floor"] * show_floor + ["status"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     targets = {} if reference or not targets_apply else run.targets
     if targets:
@@ -81,11 +91,12 @@ def scenario_table(
         if reference and row.ok:
             notes = ["reference, not judged"]
         notes = list(dict.fromkeys(notes))  # repeats often fail the same way
+        notes += [n for n in (fell_behind_note(row), busy_poll_note(row)) if n]
         status = ("✅" if passed else "❌") + (f" {'; '.join(notes)}" if notes else "")
         cells = [row.client, fmt_rate(row.throughput_rps), *(_pct_cell(row, k) for k in COLUMNS)]
         cells += [fmt_us(row.max_us), fmt_us(row.stddev_us)]
         if open_loop:
-            cells.append(fmt_us(row.uncorrected_p99_us))
+            cells += [fmt_us(row.uncorrected_p99_us), fmt_us(row.lateness_p99_us)]
         if show_floor:
             p50, base = row.percentile("p50"), floor.percentile("p50") if floor else None
             cells.append(_times(p50 / base) if p50 and base else "–")
@@ -105,9 +116,11 @@ def cross_client_table(by_scenario: dict[str, list[Row]]) -> list[str]:
         for s in scenarios:
             row = next((r for r in by_scenario[s] if r.client == client), None)
             if row is None or not row.has_numbers:
-                cells.append("❌" if row is not None else "–")
+                poll = busy_poll_note(row) if row is not None else None
+                cells.append(("❌" + (f" {poll}" if poll else "")) if row is not None else "–")
                 continue
-            mark = "" if row.ok else " ❌"
+            poll = busy_poll_note(row)
+            mark = (f" · {poll}" if poll else "") + ("" if row.ok else " ❌")
             cells.append(
                 f"{fmt_rate(row.throughput_rps)} · {fmt_us(row.mean_us)} · "
                 f"{_pct_cell(row, 'p99')} · {fmt_us(row.max_us)}{mark}"
@@ -138,8 +151,11 @@ def comparison_table(run: Run, prev: Run) -> list[str]:
                 if row.percentile("p99") and old.percentile("p99")
                 else "n/a¹"
             )
+            polls = (busy_poll_note(old), busy_poll_note(row))
+            poll = " → ".join(dict.fromkeys(p or "?" for p in polls))
+            shown = row.client + (f" ({poll})" if any(polls) else "")
             lines.append(
-                f"| {scenario} | {row.client} | {ratio(row.throughput_rps, old.throughput_rps)} | "
+                f"| {scenario} | {shown} | {ratio(row.throughput_rps, old.throughput_rps)} | "
                 f"{ratio(row.percentile('p50'), old.percentile('p50'))} | "
                 f"{ratio(row.percentile('p99'), old.percentile('p99'))} | {p99} |"
             )
@@ -218,7 +234,11 @@ def render(
         "## Targets vs actual",
         "",
         "Latency = request start to response fully read, from the merged HdrHistogram; jitter = standard "
-        "deviation. Open loop: corrected for coordinated omission (the uncorrected P99 beside it).",
+        "deviation. Open loop: corrected for coordinated omission (the uncorrected P99 beside it), "
+        "and the send lateness P99 (actual send − intended send: how late the client itself sent); "
+        f"a row whose send lateness P99 exceeds {FELL_BEHIND_SHARE:.0%} of the interval between one "
+        "connection's intended sends (connections ÷ rate) says its generator fell behind: its corrected "
+        "latency then holds the client's own delay, not only the server's.",
     ]
     none_floor = next((r for r in by_scenario.get("net-none", []) if r.client == FLOOR), None)
     for scenario, rows in by_scenario.items():
@@ -256,6 +276,8 @@ def render(
            "seconds (as in results.csv's \"all\" rows, the GAB export, the history and the gate)."
            if run.repeats > 1 else ""),
     ]  # fmt: skip
+    if "hft" in run.client_names():
+        out += ["", BUSY_POLL_TRADE]
     out += [
         "",
         "## Samples and percentiles",

@@ -17,7 +17,7 @@ from .config import FLOOR
 from .metrics import fmt_us
 from .netpath import round_trip_added_us
 from .results import Run
-from .rows import Row
+from .rows import Row, busy_poll_note
 
 
 def is_network(run: Run, scenario: str) -> bool:
@@ -92,7 +92,8 @@ def network_table(
             continue
         p50 = row.percentile("p50")
         link = _added_rtt(run, scenario, row.client)
-        cells = [row.client, *(fmt_us(row.percentile(m.key)) for m in shown)]
+        poll = busy_poll_note(row)  # client hft: whether it busy-polled (report.py says why it matters)
+        cells = [row.client + (f" ({poll})" if poll else ""), *(fmt_us(row.percentile(m.key)) for m in shown)]
         cells.append(fmt_us(link) if link is not None else "0 (no emulator)")
         if p50 is not None and floor_p50 is not None:
             expected = floor_p50 + (link or 0.0)

@@ -107,12 +107,15 @@ class ClientResult:
     histogram_data: str | None  # HdrHistogram V2 deflate base64, nanoseconds
     uncorrected_histogram_data: str | None
     seed: int | None = None
+    send_lateness: Latency | None = None  # open loop: actual send - intended send (clients that write it)
+    send_lateness_histogram_data: str | None = None
     interrupted: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ClientResult:
         unc = d.get("uncorrected_latency_us")
+        late = d.get("send_lateness_us")
         return cls(
             raw=d,
             client=d["client"],
@@ -134,6 +137,8 @@ class ClientResult:
             histogram_data=(d.get("histogram") or {}).get("data"),
             uncorrected_histogram_data=(d.get("uncorrected_histogram") or {}).get("data"),
             seed=d.get("seed"),
+            send_lateness=Latency.from_dict(late) if late is not None else None,
+            send_lateness_histogram_data=(d.get("send_lateness_histogram") or {}).get("data"),
             interrupted=bool(d.get("interrupted", False)),
             extra=dict(d.get("extra", {})),
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import metrics, samples
+from . import lateness, metrics, samples
 from .metrics import fmt_rate, fmt_us
 from .results import Cell, Run
 from .series import Series
@@ -29,7 +29,12 @@ class Row:
     max_us: float | None = None
     pct_us: dict[str, float | None] = field(default_factory=dict)  # "p99" -> µs, None if not supported
     uncorrected_p99_us: float | None = None  # open loop
+    lateness_p50_us: float | None = None  # open loop: send lateness (actual - intended send), pooled
+    lateness_p99_us: float | None = None
+    fell_behind: bool | None = None  # open loop: lateness.fell_behind of the P99; None when not judged
+    busy_poll: tuple[bool | None, ...] = ()  # client hft: each repeat's extra.busy_poll (None: not recorded)
     mode: str = "closed"
+    connections: int = 1
     target_rate_rps: float | None = None  # open loop: the offered rate
     series: Series | None = None  # the repeats with a result (ok or not); None when none wrote one
 
@@ -57,12 +62,14 @@ def make_row(cells: list[Cell]) -> Row:
         reasons=[c.reason for c in cells if c.reason],
     )
     results = [c.result for c in cells if c.result is not None]
+    row.busy_poll = tuple(_busy_poll(r.extra) for r in results)
     if not results or not any(r.ok > 0 for r in results):
         return row
     series = Series.of_cells(cells, ok_only=False)
     row.series = series
     row.mode = results[0].mode
     row.target_rate_rps = results[0].target_rate_rps
+    row.connections = results[0].connections
     row.samples = series.samples
     row.throughput_rps = series.throughput_rps()
     merged = series.merged_histogram()
@@ -75,7 +82,17 @@ def make_row(cells: list[Cell]) -> Row:
     if all(r.uncorrected_histogram_data for r in results if r.ok > 0) and samples.supports(row.samples, 99.0):
         unc = Series.of_cells(cells, ok_only=False, uncorrected=True)
         row.uncorrected_p99_us = unc.quantile_us(metrics.P99.quantile)
+    if row.mode == "open":
+        late = lateness.pooled_us(cells)
+        row.lateness_p50_us, row.lateness_p99_us = late["p50"], late["p99"]
+        if row.lateness_p99_us is not None and row.target_rate_rps:
+            row.fell_behind = lateness.fell_behind(row.lateness_p99_us, row.target_rate_rps, row.connections)
     return row
+
+
+def _busy_poll(extra: dict) -> bool | None:
+    value = extra.get("busy_poll")
+    return value if isinstance(value, bool) else None
 
 
 def rows_of(run: Run) -> dict[str, list[Row]]:
@@ -127,3 +144,29 @@ def check_targets(row: Row, targets: dict[str, float]) -> tuple[bool, list[str]]
             else:
                 notes.append(f"{m.label} {fmt_us(value)} ≥ {fmt_us(bound)}")
     return passed, notes + unjudged
+
+
+def busy_poll_note(row: Row) -> str | None:
+    """client hft: whether its workers busy-polled (each repeat's `extra.busy_poll`), in words;
+    None for the other clients, which never busy-poll."""
+    if row.client != "hft" or not row.busy_poll:
+        return None
+    polled, n = sum(1 for b in row.busy_poll if b), len(row.busy_poll)
+    if all(b is None for b in row.busy_poll):
+        return "busy-poll not recorded"
+    if polled == n:
+        return "busy-polled"
+    if polled == 0 and all(b is False for b in row.busy_poll):
+        return "not busy-polled"
+    return f"busy-polled in {polled} of {n} repeats"
+
+
+def fell_behind_note(row: Row) -> str | None:
+    """Open loop: the row's words when its generator fell behind (lateness.fell_behind), else None."""
+    if not row.fell_behind or row.lateness_p99_us is None or not row.target_rate_rps:
+        return None
+    interval = lateness.send_interval_us(row.target_rate_rps, row.connections)
+    return (
+        f"⚠️ generator fell behind: send lateness P99 {fmt_us(row.lateness_p99_us)} > "
+        f"{lateness.FELL_BEHIND_SHARE:.0%} of the {fmt_us(interval)} between one connection's sends"
+    )

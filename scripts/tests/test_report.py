@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import csv
 
+import pytest
 from hftbench import report
 from hftbench.results import Cell, ClientResult, Run, load_run
 from hftbench.rows import check_targets, make_row
@@ -160,3 +161,62 @@ def test_the_previous_run_prefers_the_same_suite(tmp_path):
     assert previous_run(now.path, suite="standard") == older_same.path
     assert previous_run(now.path, suite="pr") == newer_other.path  # no same-suite run: the newest
     assert previous_run(older_same.path, suite="standard") is None
+
+
+def lateness_fields(values_ns: list[int]) -> dict:
+    from hdrh.histogram import HdrHistogram
+
+    h = HdrHistogram(1, 60_000_000_000, 3)
+    for v in values_ns:
+        h.record_value(v)
+    data = {"format": "hdr-v2-deflate-base64", "unit": "ns", "data": h.encode().decode("ascii")}
+    return {"send_lateness_histogram": data}
+
+
+def open_cell(client: str, lateness_ns: list[int], **changes) -> Cell:
+    doc = copy.deepcopy(valid_result("result-valid-open.json"))  # 5,000/s over 50 connections
+    doc.update(client=client, scenario="medium", ok=1000, errors=0, **lateness_fields(lateness_ns), **changes)
+    doc["error_kinds"]["timeout"] = 0
+    return Cell(scenario="medium", client=client, status="ok", result=ClientResult.from_dict(doc), wall_s=0.5)
+
+
+def test_open_loop_rows_show_the_send_lateness_and_say_when_the_generator_fell_behind(tmp_path):
+    # 5,000/s over 50 connections: one connection's sends are 10 ms apart; 10 % = 1 ms.
+    on_time = open_cell("c", [4_000] * 1000)
+    behind = open_cell("rust", [4_000] * 980 + [3_000_000] * 20)
+    md = report.render(make_run(tmp_path, [on_time, behind]))
+    assert "| P99 uncorrected | send lateness P99 | status |" in md
+    c_row, rust_row = table_row(md, "c"), table_row(md, "rust")
+    assert "| 202 µs | 4.0 µs | ✅ |" in c_row and "fell behind" not in c_row
+    assert (
+        "| 3.00 ms | ✅ ⚠️ generator fell behind: send lateness P99 3.00 ms > 10% of the 10.0 ms" in rust_row
+    )
+    assert "fell behind" in md.split("## Targets vs actual", 1)[1].split("###", 1)[0]  # the rule is stated
+    assert make_row([on_time]).fell_behind is False and make_row([behind]).fell_behind is True
+    assert make_row([ok_cell("c")]).fell_behind is None  # closed loop: not judged
+
+
+def test_hft_rows_say_whether_they_busy_polled_and_the_report_explains_the_trade(tmp_path):
+    spun = ok_cell("hft", extra={"busy_poll": True})
+    slept = Cell(scenario="medium", client="hft", status="ok", repeat=2,
+                 result=result("hft", extra={"busy_poll": False}), wall_s=0.5)  # fmt: skip
+    md = report.render(make_run(tmp_path, [ok_cell("c"), spun]))
+    assert table_row(md, "hft").endswith("| ✅ busy-polled |")
+    assert table_row(md, "c").endswith("| ✅ |")
+    assert "· busy-polled |" in md.split("## Client comparison", 1)[1]
+    assert "28 µs against 63 µs" in md and "3.7 ms against 129 µs" in md
+    mixed = report.render(make_run(tmp_path / "mixed", [spun, slept]))
+    assert "busy-polled in 1 of 2 repeats" in table_row(mixed, "hft")
+    unknown = report.render(make_run(tmp_path / "unknown", [ok_cell("hft")]))
+    assert "busy-poll not recorded" in table_row(unknown, "hft")
+    assert "28 µs against 63 µs" not in report.render(make_run(tmp_path / "none", [ok_cell("c")]))
+
+
+def test_results_csv_has_the_send_lateness_of_open_loop_rows_only(tmp_path):
+    run = make_run(tmp_path, [open_cell("c", [4_000] * 990 + [3_000_000] * 10), ok_cell("rust")])
+    from hftbench.csvout import write_csv
+
+    rows = {r["client"]: r for r in csv.DictReader(write_csv(run).open())}
+    assert float(rows["c"]["send_lateness_p50_us"]) == pytest.approx(4.0, abs=0.01)
+    assert float(rows["c"]["send_lateness_p99_us"]) == pytest.approx(4.0, abs=0.01)
+    assert rows["rust"]["send_lateness_p50_us"] == rows["rust"]["send_lateness_p99_us"] == ""
