@@ -44,6 +44,7 @@ typedef struct hft_conn {
     uint64_t next_i;      /* open loop: the next order index this connection sends */
     hb_error_kind fail;   /* kind of the last HFT_STEP_FAILED */
     int status;           /* HTTP status of the last HFT_STEP_DONE */
+    int side;             /* HFT_SIDE_A, or HFT_SIDE_B in an open-loop duet: its server and its hb_stats */
 } hft_conn;
 
 /** Set up the request head for path/hostport; the connection starts down. @return 0 or -1. */

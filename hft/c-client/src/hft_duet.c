@@ -39,7 +39,8 @@ void hft_duet_options(hft_duet_flags *d, hb_extra_option out[HFT_DUET_N_OPTIONS]
     const hb_extra_option o[HFT_DUET_N_OPTIONS] = {
         {"--duet-url", true,
          "--duet-url URL     a duet: a second server; one connection to each, the same orders in pairs, the first "
-         "of each pair drawn at random (needs --duet-output)",
+         "of each pair drawn at random; with --rate, --connections to each and each order of the schedule to a side "
+         "drawn at random (needs --duet-output)",
          opt_duet_url, d},
         {"--duet-output", true, "--duet-output PATH the --duet-url side's result JSON (its .hlog beside it)",
          opt_duet_output, d},
@@ -59,16 +60,16 @@ int hft_duet_resolve(hb_config *cfg, const hft_duet_flags *d, bool connections_g
         snprintf(err, errlen, "--duet-output is side b's result of a duet; pass --duet-url URL too, or drop --duet-output");
         return -1;
     }
-    if (hb_config_open_loop(cfg)) {
-        snprintf(err, errlen, "--duet-url runs a closed loop (one order in flight), not --rate; drop --rate");
-        return -1;
+    if (!hb_config_open_loop(cfg)) { /* the closed-loop duet: one connection a side, one order in flight */
+        if (connections_given && cfg->connections != 1) {
+            snprintf(err, errlen,
+                     "--duet-url without --rate uses one connection to each server (got --connections %d); "
+                     "drop --connections, or pass --rate for the open-loop duet",
+                     cfg->connections);
+            return -1;
+        }
+        cfg->connections = 1;
     }
-    if (connections_given && cfg->connections != 1) {
-        snprintf(err, errlen, "--duet-url uses one connection to each server (got --connections %d); drop --connections",
-                 cfg->connections);
-        return -1;
-    }
-    cfg->connections = 1;
     if (d->output[0] == '\0') {
         snprintf(err, errlen, "--duet-url needs --duet-output PATH for side b's result; pass e.g. --duet-output b.json");
         return -1;
@@ -105,14 +106,21 @@ static void json_string(const char *s, char *out, size_t cap) {
     out[n] = '\0';
 }
 
-/* extra.duet of one side. */
-static void duet_json(const char *role, const char *peer_url, uint64_t pairs, uint64_t seed, char *out, size_t cap) {
+/* extra.duet of one side: closed loop, n = the measured pairs; open loop, n = its measured orders. */
+static void duet_json(bool open_loop, const char *role, const char *peer_url, uint64_t n, uint64_t seed, char *out,
+                      size_t cap) {
     char peer[2 * HB_URL_MAX + 3];
     json_string(peer_url, peer, sizeof peer);
-    snprintf(out, cap,
-             "{\"role\": \"%s\", \"peer_url\": %s, \"pairs\": %" PRIu64
-             ", \"order\": \"random within each pair\", \"seed\": %" PRIu64 "}",
-             role, peer, pairs, seed);
+    if (open_loop)
+        snprintf(out, cap,
+                 "{\"role\": \"%s\", \"peer_url\": %s, \"orders\": %" PRIu64
+                 ", \"order\": \"each order to a side drawn at random\", \"seed\": %" PRIu64 ", \"mode\": \"open\"}",
+                 role, peer, n, seed);
+    else
+        snprintf(out, cap,
+                 "{\"role\": \"%s\", \"peer_url\": %s, \"pairs\": %" PRIu64
+                 ", \"order\": \"random within each pair\", \"seed\": %" PRIu64 "}",
+                 role, peer, n, seed);
 }
 
 /* Probe a side's server before the run: exit-2 material, named by its flag. */
@@ -144,7 +152,10 @@ int hft_duet_main(hft_app *app, const hft_duet_flags *d) {
     char err[HB_ERR_LEN];
     hft_outcome res[HFT_SIDES];
     uint64_t pairs = 0;
-    if (hft_duet_run(cfg, &app->opt, out[HFT_SIDE_B].hlog, res, &pairs, err, sizeof err) != 0) {
+    bool open_loop = hb_config_open_loop(&app->cfg);
+    int rc = open_loop ? hft_run_sides(cfg, HFT_SIDES, &app->opt, out[HFT_SIDE_B].hlog, res, err, sizeof err)
+                       : hft_duet_run(cfg, &app->opt, out[HFT_SIDE_B].hlog, res, &pairs, err, sizeof err);
+    if (rc != 0) {
         fprintf(stderr, "%s: %s\n", app->prog, err);
         for (int side = 0; side < HFT_SIDES; side++) hb_result_close(&out[side]);
         return 2;
@@ -153,10 +164,11 @@ int hft_duet_main(hft_app *app, const hft_duet_flags *d) {
     int code = 0;
     for (int side = 0; side < HFT_SIDES; side++) {
         char duet[3 * HB_URL_MAX];
-        duet_json(side == HFT_SIDE_A ? "a" : "b", cfg[HFT_SIDES - 1 - side]->url_text, pairs, app->cfg.seed, duet,
-                  sizeof duet);
+        const hb_stats *st = &res[side].merged;
+        duet_json(open_loop, side == HFT_SIDE_A ? "a" : "b", cfg[HFT_SIDES - 1 - side]->url_text,
+                  open_loop ? st->ok + hb_stats_error_total(st) : pairs, app->cfg.seed, duet, sizeof duet);
         const hb_kv more[1] = {{"duet", duet}};
-        int rc = hft_app_write(app, cfg[side], &out[side], &res[side], more, 1);
+        rc = hft_app_write(app, cfg[side], &out[side], &res[side], more, 1);
         if (rc > code) code = rc;
         hft_outcome_close(&res[side]);
     }

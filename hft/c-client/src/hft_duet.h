@@ -2,7 +2,8 @@
  * hft_duet.h - client-hft --duet-url: one client measures two servers side by side in time
  * (a base and a head build), so a change of the host's speed hits both alike.
  *
- * One worker thread (pinned, tuned and busy-polling as a normal one: hft_tune_thread,
+ * The closed-loop duet (no --rate, hft_duet_worker.h):
+ * one worker thread (pinned, tuned and busy-polling as a normal one: hft_tune_thread,
  * hft_busy_poll_resolve) holds one keep-alive connection to --url (side "a") and one to
  * --duet-url (side "b"); closed loop, one order in flight at a time. Orders go in pairs:
  * pair k sends order k of the seeded stream (what a normal run sends as order k) to both
@@ -10,14 +11,21 @@
  * seeded with --seed (hft_pair_rng). --warmup W pairs are sent and not recorded, then
  * --orders N pairs or --duration S seconds of pairs are measured.
  *
+ * The open-loop duet (--rate R, --connections C, hft_run_sides): the normal client's
+ * schedule (order i intended at t0 + i / R, slot i % C, warm-up first, late never skipped,
+ * one worker per --cpus CPU owning its slots), each slot holding one keep-alive connection
+ * to each side; order i goes to side hft_order_side(--seed, i), drawn per order, on its
+ * slot's connection to that side. Both servers carry about R/2 orders/s at the same time.
+ *
  * Each side records into its own hb_stats and gets a complete result: side a at --output,
  * side b at --duet-output (each with its .hlog), extra.duet = {"role", "peer_url", "pairs",
- * "order", "seed"}. With --interval-s one collector closes both sides' intervals at the same
- * tick (hb_interval_log_start_peer): interval i of the two .hlog files covers the same span.
+ * "order", "seed"} (open loop: {"role", "peer_url", "orders", "order", "seed", "mode"}).
+ * With --interval-s one collector closes both sides' intervals at the same tick
+ * (hb_interval_log_start_peer): interval i of the two .hlog files covers the same span.
  *
- * Refused (exit 2, one stderr line): --rate (a duet is closed loop), --connections other
- * than 1 (the default in a duet), no --duet-output, the same server as --url, the same
- * path as --output, --duet-output without --duet-url.
+ * Refused (exit 2, one stderr line): --connections other than 1 without --rate (1 is the
+ * closed-loop duet's default), no --duet-output, the same server as --url, the same path as
+ * --output, --duet-output without --duet-url.
  */
 #ifndef HFT_DUET_H
 #define HFT_DUET_H
@@ -44,7 +52,8 @@ void hft_duet_options(hft_duet_flags *d, hb_extra_option out[HFT_DUET_N_OPTIONS]
 
 /**
  * After parsing: the refusals above. connections_given says whether --connections was on
- * the command line; when it was not, a duet sets cfg->connections to 1.
+ * the command line; when it was not, a closed-loop duet sets cfg->connections to 1 (an
+ * open-loop one keeps the common default).
  * @return 0, or -1 with err = "<problem>; <fix>".
  */
 int hft_duet_resolve(hb_config *cfg, const hft_duet_flags *d, bool connections_given, char *err, size_t errlen);
@@ -69,7 +78,7 @@ typedef struct hft_pair_rng {
 } hft_pair_rng;
 
 /** Seed from --seed (mixed with a constant, so seed 0 is as good as any). */
-static inline void hft_pair_rng_init(hft_pair_rng *r, uint64_t seed) { r->state = seed ^ UINT64_C(0x6475657420667273); }
+static inline void hft_pair_rng_init(hft_pair_rng *r, uint64_t seed) { r->state = seed ^ HFT_DUET_SEED_MIX; }
 
 /** splitmix64's next value. */
 static inline uint64_t hft_pair_rng_next(hft_pair_rng *r) {

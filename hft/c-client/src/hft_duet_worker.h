@@ -15,8 +15,6 @@
 #include "hb_args.h"
 #include "hft_runner.h"
 
-enum { HFT_SIDE_A, HFT_SIDE_B, HFT_SIDES };
-
 /**
  * Run the duet: cfg[HFT_SIDE_A] (--url, --output) and cfg[HFT_SIDE_B] (--duet-url,
  * --duet-output) share every other flag; opt->interval_hlog is side a's .hlog, hlog_b side

@@ -38,11 +38,14 @@ static void barrier_wait(hft_phase *p, int gen) {
 /* --interval-s: the collector counts intervals from the measured phase's start. */
 static void begin_intervals(hft_phase *p) {
     if (p->opt->interval_s <= 0 || atomic_load(&p->abort)) return;
-    for (int t = 0; t < p->nw; t++) p->recorders[t] = p->w[t].stats.intervals;
     uint64_t now_ticks = hft_ticks(), now_ns = hb_now_ns(), start_ns;
     if (p->measure_start >= now_ticks) start_ns = now_ns + hft_ticks_to_ns(p->measure_start - now_ticks);
     else start_ns = now_ns - hft_ticks_to_ns(now_ticks - p->measure_start);
-    hb_interval_log_begin(&p->intervals, p->recorders, p->nw, p->opt->hlog_prefix, &p->measure_wall, start_ns);
+    for (int side = p->sides - 1; side >= 0; side--) { /* a duet's peer (b) before its leader (a) */
+        for (int t = 0; t < p->nw; t++) p->recorders[side][t] = p->w[t].stats[side].intervals;
+        hb_interval_log_begin(&p->intervals[side], p->recorders[side], p->nw, p->opt->hlog_prefix, &p->measure_wall,
+                              start_ns);
+    }
 }
 
 /* ---- the leader's phase changes ---- */
@@ -123,44 +126,65 @@ static void cleanup(hft_phase *p) {
         for (int j = 0; w->conns && j < w->n; j++) hft_conn_close(&w->conns[j]);
         if (w->ep >= 0) close(w->ep);
         hft_mem_free(w->mem, w->mapped);
-        hb_stats_close(&w->stats);
+        for (int side = 0; side < HFT_SIDES; side++) hb_stats_close(&w->stats[side]);
     }
     free(p->w);
-    free(p->recorders);
+    for (int side = 0; side < HFT_SIDES; side++) free(p->recorders[side]);
 }
 
-/* Start the --interval-s collector (it waits for the measured phase). @return 0 or an errno. */
-static int start_intervals(hft_phase *p) {
+/* Start the --interval-s collector (it waits for the measured phase); a duet's side b is its
+ * peer, writing hlog_b. @return 0 or an errno, with nothing started. */
+static int start_intervals(hft_phase *p, FILE *hlog_b) {
     if (p->opt->interval_s <= 0) return 0;
-    p->recorders = calloc((size_t)p->nw, sizeof(hb_interval_recorder *));
-    if (p->recorders == NULL) return ENOMEM;
-    return hb_interval_log_start(&p->intervals, p->opt->interval_s, p->open_loop, p->opt->interval_hlog);
+    for (int side = 0; side < p->sides; side++)
+        if ((p->recorders[side] = calloc((size_t)p->nw, sizeof(hb_interval_recorder *))) == NULL) return ENOMEM;
+    int rc = hb_interval_log_start(&p->intervals[HFT_SIDE_A], p->opt->interval_s, p->open_loop, p->opt->interval_hlog);
+    if (rc == 0 && p->sides > 1 &&
+        (rc = hb_interval_log_start_peer(&p->intervals[HFT_SIDE_B], &p->intervals[HFT_SIDE_A], hlog_b)) != 0)
+        (void)hb_interval_log_stop(&p->intervals[HFT_SIDE_A]);
+    return rc;
 }
 
-/* The workers are joined: the collector writes the last interval and ends. */
-static void stop_intervals(hft_phase *p, hft_outcome *out) {
+/* The workers are joined: the collector writes the last intervals (both sides') and ends. */
+static void stop_intervals(hft_phase *p, hft_outcome out[]) {
     if (p->opt->interval_s <= 0) return;
-    out->intervals_logged = hb_interval_log_begun(&p->intervals);
-    out->intervals_rc = hb_interval_log_stop(&p->intervals);
+    for (int side = 0; side < p->sides; side++) { /* the leader (a) first */
+        out[side].intervals_logged = hb_interval_log_begun(&p->intervals[side]);
+        out[side].intervals_rc = hb_interval_log_stop(&p->intervals[side]);
+    }
 }
 
-int hft_run(const hb_config *cfg, const hft_options *opt, hft_outcome *out, char *err, size_t errlen) {
-    memset(out, 0, sizeof *out);
-    hft_phase p = {.cfg = cfg, .opt = opt, .open_loop = hb_config_open_loop(cfg)};
-    p.nw = opt->cpus.n < cfg->connections ? opt->cpus.n : cfg->connections;
+static void outcomes_close(hft_outcome out[], int sides) {
+    for (int side = 0; side < sides; side++) hb_stats_close(&out[side].merged);
+}
+
+int hft_run_sides(const hb_config *const cfg[], int sides, const hft_options *opt, FILE *hlog_b, hft_outcome out[],
+                  char *err, size_t errlen) {
+    memset(out, 0, sizeof(hft_outcome) * (size_t)sides);
+    if (sides < 1 || sides > HFT_SIDES || (sides > 1 && !hb_config_open_loop(cfg[HFT_SIDE_A]))) {
+        snprintf(err, errlen, "a run over %d servers needs --rate (open loop); pass --rate", sides);
+        return -1;
+    }
+    const hb_config *c = cfg[HFT_SIDE_A]; /* every flag but the URL and output is side a's */
+    hft_phase p = {.cfg = c, .opt = opt, .sides = sides, .open_loop = hb_config_open_loop(c)};
+    for (int side = 0; side < sides; side++) p.side_cfg[side] = cfg[side];
+    p.nw = opt->cpus.n < c->connections ? opt->cpus.n : c->connections;
     p.busy = hft_busy_poll_resolve(opt->poll, p.nw, hft_cpus_allowed());
-    p.timeout_ticks = hft_ns_to_ticks((double)cfg->timeout_ms * 1e6);
-    p.total = cfg->duration_s > 0 ? UINT64_MAX : cfg->warmup + cfg->orders;
+    p.timeout_ticks = hft_ns_to_ticks((double)c->timeout_ms * 1e6);
+    p.total = c->duration_s > 0 ? UINT64_MAX : c->warmup + c->orders;
     p.w = aligned_alloc(HFT_CACHE_LINE, (size_t)p.nw * sizeof(hft_worker)); /* sizeof is a multiple of 64 */
-    if (p.w == NULL || hb_stats_init(&out->merged, p.open_loop) != 0) {
+    int rc = p.w == NULL ? ENOMEM : 0;
+    for (int side = 0; rc == 0 && side < sides; side++) rc = hb_stats_init(&out[side].merged, p.open_loop);
+    if (rc != 0) {
         free(p.w);
+        outcomes_close(out, sides);
         snprintf(err, errlen, "out of memory; pass fewer --connections");
         return -1;
     }
-    if (start_intervals(&p) != 0) {
+    if (start_intervals(&p, hlog_b) != 0) {
         free(p.w);
-        free(p.recorders);
-        hb_stats_close(&out->merged);
+        for (int side = 0; side < HFT_SIDES; side++) free(p.recorders[side]);
+        outcomes_close(out, sides);
         snprintf(err, errlen, "cannot start the --interval-s thread (out of memory or threads); drop --interval-s");
         return -1;
     }
@@ -171,7 +195,7 @@ int hft_run(const hb_config *cfg, const hft_options *opt, hft_outcome *out, char
     for (int t = 0; t < p.nw; t++) {
         hft_worker *w = &p.w[t];
         *w = (hft_worker){.phase = &p, .id = t, .cpu = opt->cpus.cpu[t], .ep = -1};
-        w->n = cfg->connections / p.nw + (t < cfg->connections % p.nw);
+        w->n = c->connections / p.nw + (t < c->connections % p.nw);
     }
     for (; started < p.nw; started++)
         if (pthread_create(&p.w[started].th, &attr, worker_main, &p.w[started]) != 0) break;
@@ -187,25 +211,32 @@ int hft_run(const hb_config *cfg, const hft_options *opt, hft_outcome *out, char
     for (int t = 0; t < started; t++) pthread_join(p.w[t].th, NULL);
     stop_intervals(&p, out);
     if (opt->mlockall) munlockall(); /* the measured phase is over: writing the result may allocate */
-    out->tuning = p.w[0].tuning;
-    out->workers = p.nw;
-    out->busy_poll = p.busy;
     if (atomic_load(&p.abort)) {
         snprintf(err, errlen, "%s", p.abort_err);
         cleanup(&p);
-        hb_stats_close(&out->merged);
+        outcomes_close(out, sides);
         return -1;
     }
     uint64_t last = p.measure_start;
     for (int t = 0; t < p.nw; t++) {
-        hb_stats_merge(&out->merged, &p.w[t].stats);
+        for (int side = 0; side < sides; side++) hb_stats_merge(&out[side].merged, &p.w[t].stats[side]);
         if (p.w[t].last_done > last) last = p.w[t].last_done;
     }
-    out->started_at = p.measure_wall;
-    out->duration_s = (double)hft_ticks_to_ns(last - p.measure_start) / 1e9;
-    out->interrupted = hb_signal_stop_requested();
+    for (int side = 0; side < sides; side++) {
+        out[side].tuning = p.w[0].tuning;
+        out[side].workers = p.nw;
+        out[side].busy_poll = p.busy;
+        out[side].started_at = p.measure_wall;
+        out[side].duration_s = (double)hft_ticks_to_ns(last - p.measure_start) / 1e9;
+        out[side].interrupted = hb_signal_stop_requested();
+    }
     cleanup(&p);
     return 0;
+}
+
+int hft_run(const hb_config *cfg, const hft_options *opt, hft_outcome *out, char *err, size_t errlen) {
+    const hb_config *one[1] = {cfg};
+    return hft_run_sides(one, 1, opt, NULL, out, err, errlen);
 }
 
 void hft_outcome_close(hft_outcome *out) { hb_stats_close(&out->merged); }

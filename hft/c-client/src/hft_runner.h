@@ -5,7 +5,9 @@
  * Closed loop: warm-up, a barrier, then the measured phase; order indices come from a
  * shared counter in chunks, so a worker touches it once per HFT_CHUNK orders.
  * Open loop: connection c of C sends orders c, c+C, ... at t0 + i / rate (warm-up
- * included); latency from the intended time and, separately, from the actual send.
+ * included); latency from the intended time and, separately, from the actual send; the
+ * send lateness (actual - intended send) of each measured order into its own histogram.
+ * An open-loop duet (hft_run_sides) runs the same schedule over two servers.
  */
 #ifndef HFT_RUNNER_H
 #define HFT_RUNNER_H
@@ -21,6 +23,24 @@
 #include "hft_tune.h"
 
 #define HFT_CHUNK 64
+
+/** The sides of a run: a normal run has side a only; an open-loop duet (hft_duet.h) has both. */
+enum { HFT_SIDE_A, HFT_SIDE_B, HFT_SIDES };
+
+/** The duet's seeds are --seed mixed with this ("duet frs"), so they differ from the order stream's. */
+#define HFT_DUET_SEED_MIX UINT64_C(0x6475657420667273)
+
+/**
+ * An open-loop duet's side of order i (HFT_SIDE_A or HFT_SIDE_B): the top bit of output
+ * number i of a splitmix64 seeded with seed ^ HFT_DUET_SEED_MIX (hft_pair_rng's stream),
+ * computed from (seed, i) alone, so whichever worker sends order i draws the same side.
+ */
+static inline int hft_order_side(uint64_t seed, uint64_t i) {
+    uint64_t z = (seed ^ HFT_DUET_SEED_MIX) + (i + 1) * UINT64_C(0x9E3779B97F4A7C15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return (int)((z ^ (z >> 31)) >> 63);
+}
 
 /** How workers wait for their sockets. */
 typedef enum hft_poll {
@@ -71,6 +91,18 @@ typedef struct hft_outcome {
  * order is sent; afterwards every failure is counted in out->merged.
  */
 int hft_run(const hb_config *cfg, const hft_options *opt, hft_outcome *out, char *err, size_t errlen);
+
+/**
+ * hft_run over sides servers: 1 is hft_run; 2 is the open-loop duet (cfg[HFT_SIDE_B] is
+ * --duet-url's config, every flag but the URL and output shared; open loop only, else -1).
+ * Each of the C connection slots of the schedule holds one connection to each side; order i
+ * goes to side hft_order_side(seed, i) on slot i % C's connection of that side, which sends
+ * its own orders at their intended times, late never skipped. Each side records into
+ * out[side] (both with the run's started_at and duration_s); with --interval-s, side a's
+ * collector (opt->interval_hlog) also closes side b's intervals (hlog_b) at the same tick.
+ */
+int hft_run_sides(const hb_config *const cfg[], int sides, const hft_options *opt, FILE *hlog_b, hft_outcome out[],
+                  char *err, size_t errlen);
 
 /** Free out->merged. */
 void hft_outcome_close(hft_outcome *out);

@@ -16,14 +16,17 @@
 
 static void finish(hft_worker *w, hft_conn *c, hft_step s, uint64_t now) {
     if (!c->measured) return;
+    hb_stats *st = &w->stats[c->side];
+    if (w->phase->open_loop) /* the send lateness, whatever the answer; t_start is never before t_intended */
+        hb_stats_record_lateness(st, c->t_start > c->t_intended ? hft_ticks_to_ns(c->t_start - c->t_intended) : 0);
     if (s == HFT_STEP_DONE) {
         int kind = hb_error_kind_of_status(c->status);
         if (kind < 0)
-            hb_stats_record_ok(&w->stats, hft_ticks_to_ns(now - c->t_intended), hft_ticks_to_ns(now - c->t_start));
+            hb_stats_record_ok(st, hft_ticks_to_ns(now - c->t_intended), hft_ticks_to_ns(now - c->t_start));
         else
-            hb_stats_record_error(&w->stats, (hb_error_kind)kind);
+            hb_stats_record_error(st, (hb_error_kind)kind);
     } else {
-        hb_stats_record_error(&w->stats, c->fail);
+        hb_stats_record_error(st, c->fail);
     }
     w->last_done = now;
 }
@@ -40,7 +43,7 @@ static bool start(hft_worker *w, hft_conn *c, uint64_t k, uint64_t intended, boo
     c->measured = measured;
     c->t_intended = intended;
     if (c->state == HFT_DOWN &&
-        (hft_conn_connect(c, &p->cfg->url.addr, p->cfg->timeout_ms) != 0 || watch(w, c) != 0)) {
+        (hft_conn_connect(c, &p->side_cfg[c->side]->url.addr, p->cfg->timeout_ms) != 0 || watch(w, c) != 0)) {
         hft_conn_close(c);
         c->fail = HB_ERR_CONNECT;
         c->t_start = hft_ticks();
@@ -89,7 +92,7 @@ static void poll_conns(hft_worker *w, double sleep_ns, unsigned iter) {
     }
     /* Partial writes and timeouts: look at every connection now and then. */
     if (n <= 0 || (iter & 255u) == 0)
-        for (int j = 0; j < w->n; j++)
+        for (int j = 0; j < w->n * w->phase->sides; j++)
             if (in_flight(&w->conns[j])) progress(w, &w->conns[j]);
 }
 
@@ -109,6 +112,14 @@ static bool take_counted(hft_worker *w, uint64_t *k) {
     return true;
 }
 
+/* Open loop: c->next_i to the first of its slot's orders from there on that is its own
+ * (a duet: drawn to its side; a normal run: every one). */
+static void skip_to_own(const hft_phase *p, hft_conn *c) {
+    if (p->sides < 2) return;
+    while (c->next_i < p->total && hft_order_side(p->cfg->seed, c->next_i) != c->side)
+        c->next_i += (uint64_t)p->cfg->connections;
+}
+
 /* See hft_worker_take_ticket; static so that the loop below inlines it. */
 static hft_ticket_state take_ticket(hft_worker *w, hft_conn *c, uint64_t now, uint64_t *k, uint64_t *due) {
     hft_phase *p = w->phase;
@@ -125,6 +136,7 @@ static hft_ticket_state take_ticket(hft_worker *w, hft_conn *c, uint64_t now, ui
     if (*due > now) return HFT_TICKET_LATER;
     *k = c->next_i;
     c->next_i += (uint64_t)p->cfg->connections;
+    skip_to_own(p, c);
     return HFT_TICKET_DUE;
 }
 
@@ -136,8 +148,11 @@ void hft_worker_reset_tickets(hft_worker *w) {
     hft_phase *p = w->phase;
     w->lo = w->hi = 0;
     w->tickets_out = false;
-    if (p->open_loop) /* worker id owns connections id, id+nw, ... of the run's */
-        for (int j = 0; j < w->n; j++) w->conns[j].next_i = (uint64_t)w->id + (uint64_t)j * (uint64_t)p->nw;
+    if (!p->open_loop) return;
+    for (int j = 0; j < w->n * p->sides; j++) { /* worker id owns slots id, id+nw, ... of the run's */
+        w->conns[j].next_i = (uint64_t)w->id + (uint64_t)(j % w->n) * (uint64_t)p->nw;
+        skip_to_own(p, &w->conns[j]);
+    }
 }
 
 /* ---- the loop ---- */
@@ -151,7 +166,7 @@ void hft_worker_run(hft_worker *w) {
         /* Only the open loop reads the clock here: closed-loop tickets are due at once and
          * start() reads the send time, so a read per round would be one more per order. */
         uint64_t now = p->open_loop ? hft_ticks() : 0, soonest = UINT64_MAX;
-        for (int j = 0; j < w->n; j++) {
+        for (int j = 0; j < w->n * p->sides; j++) {
             hft_conn *c = &w->conns[j];
             while (!in_flight(c)) { /* an order that fails at once frees c for the next ticket */
                 uint64_t k = 0, due = 0;
@@ -181,38 +196,55 @@ void hft_worker_run(hft_worker *w) {
 
 /* ---- a worker's life ---- */
 
-void hft_worker_setup(hft_worker *w) {
+/* Each side's statistics (with an interval recorder under --interval-s). @return 0 or ENOMEM. */
+static int stats_init(hft_worker *w) {
     hft_phase *p = w->phase;
+    for (int side = 0; side < p->sides; side++)
+        if (hb_stats_init(&w->stats[side], p->open_loop) != 0 ||
+            (p->opt->interval_s > 0 && hb_stats_enable_intervals(&w->stats[side]) != 0))
+            return ENOMEM;
+    return 0;
+}
+
+void hft_worker_setup(hft_worker *w) {
+    static const char *const flag[HFT_SIDES] = {"--url", "--duet-url"};
+    hft_phase *p = w->phase;
+    int nc = w->n * p->sides;
     hft_tuning_init(&w->tuning);
     hft_tune_thread(&w->tuning, w->cpu, p->opt->rt_priority);
     hb_ts_cache_init(&w->ts);
     /* Sleeps in epoll_pwait2 end 50 µs before a send; the default 50 µs timer slack would eat that. */
     (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     w->ep = -1;
-    w->mem = hft_mem_alloc(sizeof(hft_conn) * (size_t)w->n, &w->mapped, &w->tuning);
-    if (w->mem == NULL || hb_stats_init(&w->stats, p->open_loop) != 0 ||
-        (p->opt->interval_s > 0 && hb_stats_enable_intervals(&w->stats) != 0)) {
-        snprintf(w->err, sizeof w->err, "out of memory for %d connections; pass fewer --connections", w->n);
+    w->mem = hft_mem_alloc(sizeof(hft_conn) * (size_t)nc, &w->mapped, &w->tuning);
+    if (w->mem == NULL || stats_init(w) != 0) {
+        snprintf(w->err, sizeof w->err, "out of memory for %d connections; pass fewer --connections", nc);
         return;
     }
     w->conns = w->mem;
-    if (w->n > 1 || !p->busy) {
+    for (int j = 0; j < nc; j++) { /* every one down (fd -1) before any can fail */
+        hft_conn *c = &w->conns[j];
+        const hb_config *cfg = p->side_cfg[j / w->n];
+        if (hft_conn_init(c, cfg->url.order_path, cfg->url.hostport) != 0) {
+            snprintf(w->err, sizeof w->err, "%s path too long (%.200s); pass a shorter %s", flag[j / w->n],
+                     cfg->url_text, flag[j / w->n]);
+            return;
+        }
+        c->side = j / w->n;
+    }
+    if (nc > 1 || !p->busy) {
         if ((w->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
             snprintf(w->err, sizeof w->err, "epoll_create1: %s; raise the open-files limit (ulimit -n)", strerror(errno));
             return;
         }
     }
-    for (int j = 0; j < w->n; j++) {
+    for (int j = 0; j < nc; j++) {
         hft_conn *c = &w->conns[j];
-        if (hft_conn_init(c, p->cfg->url.order_path, p->cfg->url.hostport) != 0) {
-            snprintf(w->err, sizeof w->err, "--url path too long (%.200s); pass a shorter --url", p->cfg->url_text);
-            return;
-        }
-        if (hft_conn_connect(c, &p->cfg->url.addr, p->cfg->timeout_ms) != 0 || watch(w, c) != 0) {
-            snprintf(w->err, sizeof w->err, "cannot connect to %s (%s); start bin/hft-server or pass --url",
-                     p->cfg->url.hostport, strerror(errno));
+        const hb_config *cfg = p->side_cfg[c->side];
+        if (hft_conn_connect(c, &cfg->url.addr, cfg->timeout_ms) != 0 || watch(w, c) != 0) {
+            snprintf(w->err, sizeof w->err, "cannot connect to %s (%s); start bin/hft-server or pass %s",
+                     cfg->url.hostport, strerror(errno), flag[c->side]);
             return;
         }
     }
 }
-

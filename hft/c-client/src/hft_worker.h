@@ -26,12 +26,12 @@ typedef struct hft_worker {
     _Alignas(HFT_CACHE_LINE) hft_phase *phase; /* the run it belongs to */
     int id;                 /* 0..nw-1; its connections are id, id+nw, ... of the run's */
     int cpu;                /* where it is pinned */
-    int n;                  /* connections owned */
-    hft_conn *conns;        /* n of them, in mem */
+    int n;                  /* connection slots owned (per side) */
+    hft_conn *conns;        /* n per side, in mem: conns[side * n + j] is slot j's connection to side */
     void *mem;              /* the huge-page (or 4 KiB) mapping that holds conns */
     size_t mapped;          /* its length, for munmap */
     int ep;                 /* epoll fd when polling more than one connection, or sleeping; else -1 */
-    hb_stats stats;         /* its own histograms and counters, merged after join */
+    hb_stats stats[HFT_SIDES]; /* [side]: its own histograms and counters, merged after join; [B] in a duet only */
     hft_tuning tuning;      /* what its thread got (affinity, rt, numa, hugepages) */
     hb_ts_cache ts;         /* the client_timestamp text of the current second */
     uint64_t lo, hi;        /* closed loop: the chunk of order indices in hand */
@@ -47,7 +47,9 @@ typedef struct hft_worker {
  * The atomics sit on their own cache lines: the padding is the point.
  */
 struct hft_phase { // NOLINT(clang-analyzer-optin.performance.Padding)
-    const hb_config *cfg;    /* the common flags */
+    const hb_config *cfg;    /* the common flags (side a's) */
+    const hb_config *side_cfg[HFT_SIDES]; /* [side]: its --url; [B] only in an open-loop duet */
+    int sides;               /* 1, or 2 in an open-loop duet (hft_run_sides) */
     const hft_options *opt;  /* the HFT flags */
     bool open_loop;          /* tickets from the schedule (else from the shared counter) */
     int nw;                  /* workers */
@@ -66,8 +68,8 @@ struct hft_phase { // NOLINT(clang-analyzer-optin.performance.Padding)
     uint64_t total;          /* warmup + orders; UINT64_MAX with --duration */
     uint64_t measure_start;  /* ticks */
     struct timespec measure_wall; /* wall clock at measure_start: the result's started_at */
-    hb_interval_log intervals;    /* --interval-s: the collector writing the .hlog per interval */
-    hb_interval_recorder **recorders; /* --interval-s: each worker's, handed to the collector */
+    hb_interval_log intervals[HFT_SIDES]; /* --interval-s: [A] the collector, [B] its peer (a duet's) */
+    hb_interval_recorder **recorders[HFT_SIDES]; /* --interval-s: [side] each worker's, handed to the log */
 };
 
 /** Pin, tune, allocate and connect the worker's connections; w->err says what failed. */
@@ -76,7 +78,10 @@ void hft_worker_setup(hft_worker *w);
 /** What the ticket source says about a connection's next order. */
 typedef enum hft_ticket_state { HFT_TICKET_DUE, HFT_TICKET_LATER, HFT_TICKET_END } hft_ticket_state;
 
-/** Start the worker's tickets of a phase: closed loop, no chunk in hand; open loop, each connection's first order. */
+/**
+ * Start the worker's tickets of a phase: closed loop, no chunk in hand; open loop, each
+ * connection's first order (in a duet: the first of its slot's orders drawn to its side).
+ */
 void hft_worker_reset_tickets(hft_worker *w);
 
 /**
@@ -84,7 +89,9 @@ void hft_worker_reset_tickets(hft_worker *w);
  * the intended time). Closed loop: the shared counter below phase_hi, before the deadline,
  * due at once; END stays END for the phase. Open loop: connection c of C sends orders c,
  * c+C, ..., DUE once t0 + i / rate is now or past (late, never skipped), else LATER with
- * *due its time; END at total or the deadline. now is read only in open loop.
+ * *due its time; END at total or the deadline. In an open-loop duet the connection to side
+ * s of slot c sends only those of c, c+C, ... with hft_order_side(seed, i) == s. now is
+ * read only in open loop.
  */
 hft_ticket_state hft_worker_take_ticket(hft_worker *w, hft_conn *c, uint64_t now, uint64_t *k, uint64_t *due);
 

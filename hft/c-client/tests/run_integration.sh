@@ -77,6 +77,43 @@ duet() {
   pass "$name ($pairs pairs, p50 a $(jq .latency_us.p50 "$TMP/${name}_a.json") us, b $(jq .latency_us.p50 "$TMP/${name}_b.json") us)"
 }
 
+# lateness NAME: an open-loop result carries send_lateness_us (never negative) and its histogram.
+lateness() {
+  jq -e '.send_lateness_us.min >= 0 and .send_lateness_us.p50 >= .send_lateness_us.min and
+    .send_lateness_histogram.unit == "ns" and .send_lateness_histogram.data[0:5] == "HISTF"' "$TMP/$1.json" \
+    >/dev/null || fail "$1: no send lateness: $(jq -c .send_lateness_us "$TMP/$1.json")"
+}
+
+# open_duet NAME URL_A URL_B P50 CMD...: the open-loop duet (--rate, --connections 4) against
+# the plain server (a) and the slowed one (b): both results valid and complete, each side
+# 40-60 % of the orders (drawn per order), both with the send lateness, extra.duet as
+# documented; with P50=p50, b's corrected P50 at least 200 us above a's (not under valgrind,
+# whose slowness puts the client itself behind its schedule: corrected latency shows that).
+open_duet() {
+  local name=$1 url_a=$2 url_b=$3 p50=$4; shift 4
+  check_rc "$name" 0 "$@" --url "$url_a" --duet-url "$url_b" --connections 4 --output "$TMP/${name}_a.json" \
+    --duet-output "$TMP/${name}_b.json" --seed 7
+  local na nb side peer n
+  na=$(jq .orders "$TMP/${name}_a.json")
+  nb=$(jq .orders "$TMP/${name}_b.json")
+  for side in a b; do
+    peer=$([ $side = a ] && echo "$url_b" || echo "$url_a")
+    n=$([ $side = a ] && echo "$na" || echo "$nb")
+    expect_ok "${name}_$side" "$n"
+    lateness "${name}_$side"
+    jq -e --arg role $side --arg peer "$peer" --argjson n "$n" '.extra.duet == {"role": $role, "peer_url": $peer,
+      "orders": $n, "order": "each order to a side drawn at random", "seed": 7, "mode": "open"} and
+      .connections == 4 and .mode == "open"' "$TMP/${name}_$side.json" >/dev/null ||
+      fail "$name: side $side's extra.duet: $(jq -c .extra.duet "$TMP/${name}_$side.json")"
+  done
+  [ $((na * 100)) -ge $(((na + nb) * 40)) ] && [ $((na * 100)) -le $(((na + nb) * 60)) ] ||
+    fail "$name: side a has $na of $((na + nb)) orders, not 40-60 %"
+  [ "$p50" != p50 ] || jq -e -n --slurpfile a "$TMP/${name}_a.json" --slurpfile b "$TMP/${name}_b.json" \
+    '$b[0].latency_us.p50 >= $a[0].latency_us.p50 + 200' >/dev/null ||
+    fail "$name: slowed side b's p50 $(jq .latency_us.p50 "$TMP/${name}_b.json") us is not 200 us above a's $(jq .latency_us.p50 "$TMP/${name}_a.json")"
+  pass "$name (orders a $na, b $nb; p50 a $(jq .latency_us.p50 "$TMP/${name}_a.json") us, b $(jq .latency_us.p50 "$TMP/${name}_b.json") us)"
+}
+
 # same_intervals NAME MIN: both sides' .hlog have the same interval lines' start and length (at
 # least MIN of them): one collector closed both sides' intervals at the same tick.
 same_intervals() {
@@ -101,12 +138,19 @@ if [ -n "${HFT_DUET_URL_A:-}" ]; then # the nested run: URL is the slowed server
   pass "duet_4xx (side b's 50 orders http_4xx, exit 1, both results written)"
   duet vg_duet "$HFT_DUET_URL_A" "$URL" "${VG[@]}" "$VG_BUILD/client-hft" --orders 100 --warmup 10 --interval-s 0.1
   same_intervals vg_duet 1
+  open_duet open_duet "$HFT_DUET_URL_A" "$URL" p50 "$SAN/client-hft" --rate 2000 --duration 1 --warmup 100 --interval-s 0.2
+  same_intervals open_duet 2
+  open_duet vg_open_duet "$HFT_DUET_URL_A" "$URL" - "${VG[@]}" "$VG_BUILD/client-hft" --rate 500 --orders 200 \
+    --warmup 20 --interval-s 0.1
+  same_intervals vg_open_duet 1
   exit 0
 fi
 
 C="$SAN/client-hft"
 check_rc closed1 0 "$C" --url "$URL" --orders 300 --warmup 30 --connections 1 --output "$TMP/closed1.json"
 expect_ok closed1 300
+jq -e 'has("send_lateness_us") or has("send_lateness_histogram") | not' "$TMP/closed1.json" >/dev/null ||
+  fail "closed1: a closed loop has no send lateness"
 [ -s "$TMP/closed1.hlog" ] || fail "closed1: no .hlog beside the JSON"
 # Several connections on one CPU: the epoll path, and odd counts over two workers.
 check_rc closed4 0 "$C" --url "$URL" --orders 400 --warmup 40 --connections 4 --cpus 0 --output "$TMP/closed4.json"
@@ -116,6 +160,7 @@ expect_ok closed5 333
 check_rc open4 0 "$C" --url "$URL" --orders 300 --warmup 20 --connections 4 --rate 3000 --output "$TMP/open4.json"
 expect_ok open4 300
 jq -e '.mode == "open" and .uncorrected_latency_us.p50 > 0' "$TMP/open4.json" >/dev/null || fail "open4: not open loop"
+lateness open4
 check_rc duration 0 "$C" --url "$URL" --duration 0.3 --warmup 10 --connections 2 --output "$TMP/duration.json"
 [ "$(jq .ok "$TMP/duration.json")" -gt 0 ] || fail "duration: no order"
 pass "duration ($(jq .ok "$TMP/duration.json") orders in $(jq .duration_s "$TMP/duration.json") s)"
@@ -146,6 +191,7 @@ expect_ok vg_client 200
 check_rc vg_open 0 "${VG[@]}" "$VG_BUILD/client-hft" --url "$URL" --orders 100 --warmup 10 --connections 1 \
   --rate 1000 --output "$TMP/vg_open.json"
 expect_ok vg_open 100
+lateness vg_open
 check_rc vg_interval 0 "${VG[@]}" "$VG_BUILD/client-hft" --url "$URL" --orders 100 --warmup 10 --connections 2 \
   --rate 1000 --interval-s 0.1 --output "$TMP/vg_interval.json"
 expect_ok vg_interval 100

@@ -146,40 +146,51 @@ static void test_busy_poll_rule(void) {
     CHECK(!hft_busy_poll_resolve(HFT_POLL_SLEEP, 1, 8));
 }
 
-/* Two workers of one phase, owning connections 0,2,4 and 1,3 of C = 5 (as hft_run splits them). */
+/* Two workers of one phase, owning slots 0,2,4 and 1,3 of C = 5 (as hft_run splits them);
+ * in a duet (sides 2) each slot has a connection to each side: conns[side * n + j]. */
 #define T_CONNS 5
 static hb_config t_cfg;
 static hft_phase t_phase;
 static hft_worker t_w[2];
-static hft_conn t_conns[T_CONNS];
+static hft_conn t_conns[T_CONNS * HFT_SIDES];
 
-static void tickets_setup(bool open_loop) {
+static void tickets_setup_sides(bool open_loop, int sides) {
     memset(&t_cfg, 0, sizeof t_cfg);
     memset(&t_phase, 0, sizeof t_phase);
     memset(t_w, 0, sizeof t_w);
     memset(t_conns, 0, sizeof t_conns);
     t_cfg.connections = T_CONNS;
+    t_cfg.seed = 7;
     t_phase.cfg = &t_cfg;
+    t_phase.sides = sides;
     t_phase.open_loop = open_loop;
     t_phase.nw = 2;
     t_phase.w = t_w;
     t_phase.deadline = UINT64_MAX;
     for (int t = 0; t < 2; t++) {
-        t_w[t] = (hft_worker){.phase = &t_phase, .id = t, .n = t == 0 ? 3 : 2, .conns = t == 0 ? t_conns : t_conns + 3};
+        int n = t == 0 ? 3 : 2;
+        hft_conn *conns = t == 0 ? t_conns : t_conns + (ptrdiff_t)3 * sides;
+        t_w[t] = (hft_worker){.phase = &t_phase, .id = t, .n = n, .conns = conns};
+        for (int j = 0; j < n * sides; j++) t_w[t].conns[j].side = j / n;
         hft_worker_reset_tickets(&t_w[t]);
     }
 }
+
+static void tickets_setup(bool open_loop) { tickets_setup_sides(open_loop, 1); }
 
 /* Take every due ticket of every connection at time now; count each order. @return tickets taken. */
 static int take_all(uint64_t now, unsigned char *seen, size_t n_seen) {
     int taken = 0;
     for (int t = 0; t < 2; t++) {
-        for (int j = 0; j < t_w[t].n; j++) {
+        for (int j = 0; j < t_w[t].n * t_phase.sides; j++) {
+            const hft_conn *c = &t_w[t].conns[j];
             uint64_t k = 0, due = 0;
             while (hft_worker_take_ticket(&t_w[t], &t_w[t].conns[j], now, &k, &due) == HFT_TICKET_DUE) {
                 CHECK(k < n_seen);
                 if (k >= n_seen) return -1;
                 seen[k]++;
+                if (t_phase.open_loop) CHECK(k % T_CONNS == (uint64_t)(t + (j % t_w[t].n) * 2)); /* its slot's */
+                if (t_phase.sides > 1) CHECK(hft_order_side(t_cfg.seed, k) == c->side);
                 if (t_phase.open_loop) CHECK(due == t_phase.t0 + k * 10u && due <= now);
                 else CHECK(due == 0);
                 taken++;
@@ -220,6 +231,25 @@ static void test_tickets_open_loop(void) {
     t_phase.deadline = 1000 + 7 * 10;
     CHECK(take_all(UINT64_MAX - 1, seen, sizeof seen) == 7);
     for (int i = 0; i < 23; i++) CHECK(seen[i] == (i < 7));
+}
+
+/* The open-loop duet: every order once, on its slot's connection to the side drawn for it. */
+static void test_tickets_duet(void) {
+    static unsigned char seen[2000];
+    tickets_setup_sides(true, HFT_SIDES);
+    t_phase.total = 2000;
+    t_phase.t0 = 1000;
+    t_phase.ticks_per_order = 10.0;
+    for (int t = 0; t < 2; t++) hft_worker_reset_tickets(&t_w[t]); /* as the runner: total known */
+    CHECK(take_all(1000 + 99 * 10, seen, sizeof seen) == 100); /* orders 0..99 due, whichever side */
+    for (int k = 0; k < 2000; k++) CHECK(seen[k] == (k < 100));
+    CHECK(take_all(UINT64_MAX - 1, seen, sizeof seen) == 1900); /* late: the rest, none skipped */
+    int b = 0;
+    for (int k = 0; k < 2000; k++) {
+        CHECK(seen[k] == 1);
+        b += hft_order_side(t_cfg.seed, (uint64_t)k);
+    }
+    CHECK(b > 0 && b < 2000); /* both sides got orders */
 }
 
 static void test_tickets_closed_loop(void) {
@@ -270,6 +300,29 @@ static void test_pair_order(void) {
     CHECK(differ > 0); /* another seed, another order */
 }
 
+/* The open-loop duet's side per order: a function of (seed, i), hft_pair_rng's stream; each
+ * side 45-55 % of 10,000 orders; another seed, other draws. */
+static void test_order_side(void) {
+    const uint64_t seeds[] = {0, 1, 7, 42, UINT64_MAX};
+    for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++) {
+        hft_pair_rng r;
+        hft_pair_rng_init(&r, seeds[s]);
+        int b = 0, same = 1, stream = 1;
+        for (uint64_t i = 0; i < 10000; i++) {
+            int side = hft_order_side(seeds[s], i);
+            same &= side == hft_order_side(seeds[s], i);
+            stream &= side == (int)(hft_pair_rng_next(&r) >> 63);
+            CHECK(side == HFT_SIDE_A || side == HFT_SIDE_B);
+            b += side == HFT_SIDE_B;
+        }
+        CHECK(same && stream);
+        CHECK(b >= 4500 && b <= 5500);
+    }
+    int differ = 0;
+    for (uint64_t i = 0; i < 64; i++) differ += hft_order_side(1, i) != hft_order_side(2, i);
+    CHECK(differ > 0);
+}
+
 /* Parse argv with the duet's options, then resolve: 0, or -1 with err naming the flag. */
 static int duet_args(int argc, char *const argv[], hb_config *cfg, hft_duet_flags *d, char *err, size_t errlen) {
     hb_extra_option o[HFT_DUET_N_OPTIONS];
@@ -294,10 +347,14 @@ static void test_duet_flags(void) {
     CHECK(DUET("--duet-url", "http://127.0.0.1:8081", "--duet-output=b.json", "--connections=1") == 0);
     CHECK(DUET("--orders", "5") == 0 && !d.on && cfg.connections == 10); /* no duet: nothing changes */
     /* The refusals: each names the flag and the fix. */
-    CHECK(DUET("--duet-url", "http://127.0.0.1:8081", "--duet-output", "b.json", "--rate", "100") == -1);
-    CHECK(strstr(err, "--rate") != NULL && strstr(err, "drop --rate") != NULL);
+    /* The open-loop duet: --rate with any --connections (default: the common one). */
+    CHECK(DUET("--duet-url", "http://127.0.0.1:8081", "--duet-output", "b.json", "--rate", "100") == 0);
+    CHECK(d.on && cfg.connections == 10 && hb_config_open_loop(&cfg));
+    CHECK(DUET("--duet-url", "http://127.0.0.1:8081", "--duet-output", "b.json", "--rate", "100", "--connections",
+               "4") == 0 && cfg.connections == 4);
+    /* The closed-loop duet keeps one connection a side. */
     CHECK(DUET("--duet-url", "http://127.0.0.1:8081", "--duet-output", "b.json", "--connections", "2") == -1);
-    CHECK(strstr(err, "--connections 2") != NULL);
+    CHECK(strstr(err, "--connections 2") != NULL && strstr(err, "pass --rate") != NULL);
     CHECK(DUET("--duet-url", "http://127.0.0.1:8081") == -1 && strstr(err, "--duet-output PATH") != NULL);
     CHECK(DUET("--url", "http://127.0.0.1:8081", "--duet-url", "http://127.0.0.1:8081/", "--duet-output", "b.json") == -1);
     CHECK(strstr(err, "the server of --url") != NULL);
@@ -320,8 +377,10 @@ int main(void) {
     test_clock();
     test_busy_poll_rule();
     test_tickets_open_loop();
+    test_tickets_duet();
     test_tickets_closed_loop();
     test_pair_order();
+    test_order_side();
     test_duet_flags();
     if (failures) {
         fprintf(stderr, "test_unit: %d check(s) failed\n", failures);
