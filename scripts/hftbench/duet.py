@@ -35,7 +35,9 @@ from .results import Cell, ClientResult, Run
 from .schema import check_result
 from .server import Server, ServerError
 
-BLOCK_S = 0.2  # a block: short against the host's regimes (seconds), long enough for a P50
+BLOCK_S = (
+    0.1  # a block: short against the host's regimes (seconds), long enough for a P50 (client-hft's least)
+)
 SIDES = ("base", "head")
 DUET_CLIENT = "hft"
 

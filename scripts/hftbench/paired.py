@@ -40,7 +40,7 @@ The rules, and why:
   one round are serially correlated through the regime, but the regime cancels within a
   pair, so the differences that remain are close to independent; the interval is the same
   expanded percentile interval as stats.ratio_interval, with the number of pairs as n.
-- The smallest p of B pairs is 2 / 2^B (two-sided); with blocks of 0.2 s that floor is far
+- The smallest p of B pairs is 2 / 2^B (two-sided); with blocks of 0.1 s that floor is far
   below any level the gate asks for after a few seconds.
 """
 
