@@ -35,9 +35,7 @@ from .results import Cell, ClientResult, Run
 from .schema import check_result
 from .server import Server, ServerError
 
-BLOCK_S = (
-    0.1  # a block: short against the host's regimes (seconds), long enough for a P50 (client-hft's least)
-)
+BLOCK_S = 0.1  # a block: short against the host's regimes (seconds); client-hft's shortest interval
 SIDES = ("base", "head")
 DUET_CLIENT = "hft"
 
