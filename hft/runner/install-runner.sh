@@ -1,17 +1,16 @@
 #!/usr/bin/env bash
 # install-runner.sh: set up the tuned self-hosted runner of bench.yml on Debian 12, so that
-# no job can leave anything behind for the next one.
-#   1. a system user for the jobs (never root, no sudo, no login shell)
-#   2. the GitHub Actions runner, its tarball checked against RUNNER_SHA256, unpacked into a
-#      root-owned folder: only _work/, _diag/ and the registration files are the user's
-#   3. hft-runner.service: a root-owned loop that, for every job, registers the runner as
-#      ephemeral (one job, then it unregisters) with --disableupdate, the registration token
-#      minted from the admin token in a root-only file and handed over in the environment
-#      (never a process argument); runs it as the runner user in its own cgroup; then ends
-#      every process of that user and wipes its home, _work, _diag and its files in the
-#      temporary folders, re-seeding the home from the read-only root skeleton
-#      A job-started hook (job-started-hook.sh, root-owned, named in the runner's .env) refuses
-#      every job that is not this repository's bench.yml, and any fork's pull request
+# no job can leave anything behind for the next one (hft/runner/README.md).
+#   1. a system user for the jobs (never root, no sudo, no login shell, no home of its own)
+#   2. the GitHub Actions runner, its tarball checked against RUNNER_SHA256 before it is
+#      unpacked into a root-owned pristine folder (/opt/hft-runner/pristine/<version>)
+#   3. hft-runner.service, a root loop (runner-loop.sh) that for every job mints a GitHub App
+#      installation token, asks for a just-in-time runner configuration (one job, then the
+#      registration is gone), copies the pristine runner into a fresh folder owned by the
+#      runner user, runs it in the sandboxed unit hft-runner-job@.service, deletes the folder
+#      and clears the user's processes, crontab, at jobs, SysV IPC and temporary files.
+#      The job-started hook (job-started-hook.sh, root-owned, named in every job's .env)
+#      refuses every job that is not this repository's bench.yml, and any fork's pull request
 #   4. hft-tuning.service: setup_hft_system.sh --apply at every boot, before the loop; root
 #      runs a copy in /usr/local/sbin, not the runner's checkout (which PR code can edit)
 #   5. with --isolate CPUS: the boot-time tunings isolcpus / nohz_full / rcu_nocbs in
@@ -22,33 +21,28 @@
 # to the jobs; the job's PATH (the runner's .env) names them, never ~/.cargo/bin.
 #
 # Usage (as root):
-#   RUNNER_ADMIN_TOKEN=<token allowed to create registration tokens: a fine-grained PAT with
-#   "Administration: write" on the repository, or "Self-hosted runners: write" on the org>
-#   RUNNER_SHA256=<sha256 of the tarball> \
-#     hft/runner/install-runner.sh --url https://github.com/OWNER/REPO [--name NAME (default random)]
-#       [--runner-group GROUP] [--version 2.x.y] [--user ghrunner] [--dir /opt/actions-runner]
-#       [--isolate 2-7 --server-cpus 2-7 --client-cpus 8-27] [--dry-run]
-# --url https://github.com/ORG registers an organization runner; --runner-group puts it in a
-# runner group limited to this repository (docs/adopting.md, section 1).
-# --dry-run prints every step and changes nothing (no root needed). The tokens are read from
-# the environment, so they never show in `ps` or in the printed steps.
+#   RUNNER_SHA256=<sha256 of the tarball, from the release page> \
+#   RUNNER_APP_KEY_FILE=<the GitHub App's private key .pem (README: The GitHub App)> \
+#     hft/runner/install-runner.sh --url https://github.com/OWNER/REPO --app-id N --installation-id N
+#       [--runner-group-id N (default 1, the Default group)] [--name NAME (default random)]
+#       [--version 2.x.y] [--user ghrunner] [--isolate 2-7 --server-cpus 2-7 --client-cpus 8-27]
+#       [--dry-run]
+#   hft/runner/install-runner.sh --update VERSION SHA256    a newer runner for the next jobs
+# --url https://github.com/ORG registers organization runners; --runner-group-id puts them in
+# a runner group limited to this repository (docs/adopting.md, section 1).
+# For tests: --root DIR puts every file under DIR and leaves the running system (systemctl,
+# update-grub) alone; --api URL and --download-base URL stand in for GitHub; --job-runner
+# direct runs jobs without systemd, and so without its sandbox.
+# --dry-run prints every step and changes nothing (no root needed); no key is ever printed.
 set -euo pipefail
 PROG=install-runner.sh
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 
-URL="" NAME="" VERSION=2.329.0 RUNNER_USER=ghrunner DIR=/opt/actions-runner
-ISOLATE="" SERVER_CPUS="" CLIENT_CPUS="" DRY_RUN=false GROUP=""
+URL="" NAME="" VERSION=2.329.0 RUNNER_USER=ghrunner R="" API="" JOB_RUNNER=systemd
+ISOLATE="" SERVER_CPUS="" CLIENT_CPUS="" DRY_RUN=false GROUP_ID=1 APP_ID="" INSTALLATION_ID=""
+UPDATE="" UPDATE_SHA256="" DOWNLOAD_BASE=https://github.com/actions/runner/releases/download
 LABELS=self-hosted,linux,x64,hft-tuned
-TUNING_BIN=/usr/local/sbin/hft-setup-system
-TUNING_UNIT=/etc/systemd/system/hft-tuning.service
-LOOP_BIN=/usr/local/sbin/hft-runner-loop
-HOOK_BIN=/usr/local/sbin/hft-job-started-hook.sh  # .sh: the runner runs it as `bash -e PATH`
-LOOP_UNIT=/etc/systemd/system/hft-runner.service
-SECRETS=/etc/hft-runner
-SKEL=/etc/hft-runner/skel
-GRUB_CFG=/etc/default/grub.d/hft-bench.cfg
-RUNNER_FILES=".runner .credentials .credentials_rsaparams"  # written by config.sh at each registration
 
 die() { printf '%s: %s\n' "$PROG" "$*" >&2; exit 2; }
 step() { printf '%s: step: %s\n' "$PROG" "$*"; }
@@ -57,15 +51,20 @@ run() {
   printf '  + %s\n' "$*"
   [ "$DRY_RUN" = true ] || "$@"
 }
-# set_runner_env NAME VALUE: one NAME=VALUE line in the runner's root-owned .env (read when
-# it starts, passed to every job; only this name's line is replaced).
+# system CMD...: a command on the running system: skipped under --root (a scratch tree).
+system() {
+  if [ -n "$R" ]; then printf '  = skipped under --root: %s\n' "$*"; else run "$@"; fi
+}
+# set_runner_env NAME VALUE: one NAME=VALUE line in the root-owned .env that the loop copies
+# into every job's runner (read when it starts, passed to every job; only this name's line is
+# replaced).
 set_runner_env() {
-  printf '  + set %s=%s in %s/.env\n' "$1" "$2" "$DIR"
+  printf '  + set %s=%s in %s\n' "$1" "$2" "$RUNNER_ENV"
   [ "$DRY_RUN" = true ] && return 0
-  touch "$DIR/.env"
-  sed -i "/^$1=/d" "$DIR/.env"
-  printf '%s=%s\n' "$1" "$2" >>"$DIR/.env"
-  chown root:root "$DIR/.env" && chmod 0644 "$DIR/.env"
+  touch "$RUNNER_ENV"
+  sed -i "/^$1=/d" "$RUNNER_ENV"
+  printf '%s=%s\n' "$1" "$2" >>"$RUNNER_ENV"
+  chown root:root "$RUNNER_ENV" && chmod 0644 "$RUNNER_ENV"
 }
 # write_file PATH MODE: content from stdin; printed under --dry-run.
 write_file() {
@@ -76,32 +75,76 @@ write_file() {
   install -d "$(dirname "$1")"
   printf '%s\n' "$content" >"$1.tmp" && chmod "$2" "$1.tmp" && mv "$1.tmp" "$1"
 }
+# deny_user FILE: the runner user on its own line in cron.deny / at.deny.
+deny_user() {
+  printf '  + add %s to %s\n' "$RUNNER_USER" "$1"
+  [ "$DRY_RUN" = true ] && return 0
+  install -d "$(dirname "$1")"
+  grep -qx "$RUNNER_USER" "$1" 2>/dev/null || printf '%s\n' "$RUNNER_USER" >>"$1"
+}
 
 while [ $# -gt 0 ]; do
   case $1 in
     --url) URL=${2:?--url needs a value}; shift 2 ;;
     --name) NAME=${2:?--name needs a value}; shift 2 ;;
-    --runner-group) GROUP=${2:?--runner-group needs a group name}; shift 2 ;;
+    --runner-group-id) GROUP_ID=${2:?--runner-group-id needs a number}; shift 2 ;;
+    --app-id) APP_ID=${2:?--app-id needs the GitHub App id}; shift 2 ;;
+    --installation-id) INSTALLATION_ID=${2:?--installation-id needs the App installation id}; shift 2 ;;
     --version) VERSION=${2:?--version needs a value}; shift 2 ;;
+    --update) UPDATE=${2:?--update needs VERSION SHA256}; UPDATE_SHA256=${3:?--update needs VERSION SHA256}; shift 3 ;;
     --user) RUNNER_USER=${2:?--user needs a value}; shift 2 ;;
-    --dir) DIR=${2:?--dir needs a value}; shift 2 ;;
+    --root) R=${2:?--root needs a folder}; shift 2 ;;
+    --api) API=${2:?--api needs a URL}; shift 2 ;;
+    --download-base) DOWNLOAD_BASE=${2:?--download-base needs a URL}; shift 2 ;;
+    --job-runner) JOB_RUNNER=${2:?--job-runner needs systemd or direct}; shift 2 ;;
     --isolate) ISOLATE=${2:?--isolate needs a CPU list like 2-7}; shift 2 ;;
     --server-cpus) SERVER_CPUS=${2:?--server-cpus needs a CPU list like 2-7}; shift 2 ;;
     --client-cpus) CLIENT_CPUS=${2:?--client-cpus needs a CPU list like 8-27}; shift 2 ;;
     --dry-run) DRY_RUN=true; shift ;;
-    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1'; see --help" ;;
   esac
 done
 
+[ -z "$R" ] || [[ $R == /* ]] || die "--root must be an absolute folder (got '$R')"
+R=${R%/}
+RUNNER_HOME=$R/opt/hft-runner
+PRISTINE=$RUNNER_HOME/pristine
+JOBS_DIR=$R/var/lib/hft-runner/jobs
+RUN_DIR=$R/run/hft-runner
+SECRETS=$R/etc/hft-runner
+APP_KEY=$SECRETS/app-key.pem
+LOOP_CONF=$SECRETS/loop.conf
+RUNNER_ENV=$SECRETS/runner.env
+SKEL=$SECRETS/skel
+TUNING_BIN=$R/usr/local/sbin/hft-setup-system
+LOOP_BIN=$R/usr/local/sbin/hft-runner-loop
+HOOK_BIN=$R/usr/local/sbin/hft-job-started-hook.sh  # .sh: the runner runs it as `bash -e PATH`
+UNITS=$R/etc/systemd/system
+GRUB_CFG=$R/etc/default/grub.d/hft-bench.cfg
+# shellcheck source=runner-pristine.sh
+. "$HERE/runner-pristine.sh"
+
+if [ -n "$UPDATE" ]; then
+  [ "$DRY_RUN" = true ] || [ "$(id -u)" -eq 0 ] || die "run as root (the pristine runner is root's), or pass --dry-run"
+  step "update: runner $UPDATE into $PRISTINE, checked before it is unpacked"
+  install_pristine "$UPDATE" "$UPDATE_SHA256"
+  printf '%s: done%s\n' "$PROG" "$([ "$DRY_RUN" = true ] && echo ' (dry run: nothing changed)')"
+  exit 0
+fi
+
 [[ $URL =~ ^https://[^/[:space:]]+/[^/[:space:]]+(/[^/[:space:]]+)?$ ]] || die "--url must be the repository or organization URL, e.g. https://github.com/OWNER/REPO (got '$URL')"
 [[ $VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "--version must look like 2.329.0 (got '$VERSION')"
 [[ $RUNNER_USER =~ ^[a-z_][a-z0-9_-]*$ ]] || die "--user must be a plain user name (got '$RUNNER_USER')"
+[ "$RUNNER_USER" != root ] || die "--user must not be root: the jobs run as it"
 # The runner's name shows in every job log of a public repository: never the host name by
-# default, a random one (one registration per job; --replace keeps one name per install).
+# default, a random one (each job's registration adds its own suffix).
 [ -n "$NAME" ] || NAME=hft-bench-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 [[ $NAME =~ ^[A-Za-z0-9._-]+$ ]] || die "--name must be a plain name (got '$NAME')"
-[ -z "$GROUP" ] || [[ $GROUP =~ ^[A-Za-z0-9._\ -]+$ ]] || die "--runner-group must be a group name (got '$GROUP')"
+[[ $GROUP_ID =~ ^[0-9]+$ ]] || die "--runner-group-id must be a number, the id of GET /orgs/ORG/actions/runner-groups (got '$GROUP_ID')"
+[[ $APP_ID =~ ^[0-9]+$ ]] || die "--app-id must be the GitHub App's numeric id, from its settings page (got '$APP_ID'; hft/runner/README.md, The GitHub App)"
+[[ $INSTALLATION_ID =~ ^[0-9]+$ ]] || die "--installation-id must be the App installation's number, the last part of its settings URL (got '$INSTALLATION_ID')"
+case $JOB_RUNNER in systemd | direct) ;; *) die "--job-runner must be systemd or direct (got '$JOB_RUNNER')" ;; esac
 CPU_LIST='^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$'
 for pair in "--isolate=$ISOLATE" "--server-cpus=$SERVER_CPUS" "--client-cpus=$CLIENT_CPUS"; do
   list=${pair#*=}
@@ -109,112 +152,89 @@ for pair in "--isolate=$ISOLATE" "--server-cpus=$SERVER_CPUS" "--client-cpus=$CL
 done
 if [ "$DRY_RUN" = false ]; then
   [ "$(id -u)" -eq 0 ] || die "run as root (it creates a user, systemd services, /usr/local/sbin/...), or pass --dry-run"
-  [ -n "${RUNNER_ADMIN_TOKEN:-}" ] || die "set RUNNER_ADMIN_TOKEN to a token that may create registration tokens (see --help)"
   [[ ${RUNNER_SHA256:-} =~ ^[0-9a-f]{64}$ ]] || die "set RUNNER_SHA256 to the tarball's sha256 shown on the runner release page"
+  if [ ! -s "$APP_KEY" ]; then
+    [ -r "${RUNNER_APP_KEY_FILE:-}" ] || die "set RUNNER_APP_KEY_FILE to the GitHub App's private key (.pem, downloaded from the App's settings; README: The GitHub App)"
+    openssl pkey -in "$RUNNER_APP_KEY_FILE" -noout 2>/dev/null || die "RUNNER_APP_KEY_FILE=$RUNNER_APP_KEY_FILE is not a private key: download a new one from the App's settings page"
+  fi
+  for tool in jq openssl curl setpriv; do
+    command -v "$tool" >/dev/null || die "$tool not found: apt-get install jq openssl curl util-linux (the loop and the job-started hook need them)"
+  done
 fi
-[ -f "$HERE/job-started-hook.sh" ] || die "$HERE/job-started-hook.sh not found: run from an hft-bench checkout"
-[ "$DRY_RUN" = true ] || command -v jq >/dev/null || die "jq not found: apt-get install jq (the loop and the job-started hook read JSON with it)"
+for f in job-started-hook.sh runner-loop.sh; do
+  [ -f "$HERE/$f" ] || die "$HERE/$f not found: run from an hft-bench checkout"
+done
 [ -x "$ROOT/hft/scripts/setup_hft_system.sh" ] || die "$ROOT/hft/scripts/setup_hft_system.sh not found: run from an hft-bench checkout"
-TARBALL=actions-runner-linux-x64-$VERSION.tar.gz
 host=${URL#https://}; host=${host%%/*}
 path=${URL#https://"$host"/}
-if [ "$host" = github.com ]; then API=https://api.github.com; else API=https://$host/api/v3; fi
-if [[ $path == */* ]]; then TOKEN_API="$API/repos/$path/actions/runners/registration-token"
-else TOKEN_API="$API/orgs/$path/actions/runners/registration-token"; fi
-[ -z "$GROUP" ] || [[ $path != */* ]] || die "--runner-group needs an organization --url (runner groups are the organization's)"
+if [ -z "$API" ]; then
+  if [ "$host" = github.com ]; then API=https://api.github.com; else API=https://$host/api/v3; fi
+fi
+if [[ $path == */* ]]; then SCOPE=repos/$path; else SCOPE=orgs/$path; fi
+[ "$GROUP_ID" = 1 ] || [[ $path != */* ]] || die "--runner-group-id needs an organization --url (runner groups are the organization's)"
 
-step "1/6 runner user $RUNNER_USER (no sudo, no login shell)"
+step "1/6 runner user $RUNNER_USER (no sudo, no login shell, no home: each job gets a fresh one)"
 if id "$RUNNER_USER" >/dev/null 2>&1; then
   printf '  = user %s exists\n' "$RUNNER_USER"
 else
-  run useradd --system --create-home --shell /usr/sbin/nologin "$RUNNER_USER"
+  run useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$RUNNER_USER"
 fi
+# crontab and at are setgid/setuid: the job unit's NoNewPrivileges already stops them; the
+# deny files say so to cron and atd too, and the loop clears both between jobs anyway.
+deny_user "$R/etc/cron.deny"
+deny_user "$R/etc/at.deny"
 
-step "2/6 GitHub Actions runner $VERSION in $DIR, root-owned except _work, _diag and its registration files"
-run install -d -o root -g root -m 0755 "$DIR"
-run curl -fsSL -o "$DIR/$TARBALL" "https://github.com/actions/runner/releases/download/v$VERSION/$TARBALL"
-# shellcheck disable=SC2016  # prints the command, the variable stays unexpanded on purpose
-printf '  + echo "$RUNNER_SHA256  %s" | sha256sum -c -\n' "$DIR/$TARBALL"
-[ "$DRY_RUN" = true ] || echo "$RUNNER_SHA256  $DIR/$TARBALL" | sha256sum -c - >/dev/null \
-  || die "$DIR/$TARBALL does not match RUNNER_SHA256; not installing it"
-run tar -xzf "$DIR/$TARBALL" -C "$DIR"
-run rm -f "$DIR/$TARBALL"
-run chown -R root:root "$DIR"
-run chmod -R go-w "$DIR"
-run install -d -o "$RUNNER_USER" -g "$RUNNER_USER" -m 0700 "$DIR/_work" "$DIR/_diag"
-# config.sh rewrites these at every registration; the folder itself stays root's.
-for f in $RUNNER_FILES; do run install -o "$RUNNER_USER" -g "$RUNNER_USER" -m 0600 /dev/null "$DIR/$f"; done
-run install -o root -g root -m 0644 /dev/null "$DIR/.path"  # env.sh's; the PATH is .env's
-# The jobs' toolchains: root-owned, on PATH before anything in the home (which is wiped anyway).
+step "2/6 GitHub Actions runner $VERSION, checked, root-owned in $PRISTINE; jobs run from copies"
+install_pristine "$VERSION" "${RUNNER_SHA256:-0000000000000000000000000000000000000000000000000000000000000000}"
+run install -d -o root -g root -m 0755 "$R/var/lib/hft-runner"
+run install -d -o root -g root -m 0711 "$JOBS_DIR"
+run install -d -o root -g root -m 0700 "$SECRETS"
+run install -d -o root -g root -m 0755 "$SKEL"
+printf '  = %s: the home every job starts from (root-owned; add dotfiles there)\n' "$SKEL"
+# The jobs' toolchains: root-owned, on PATH before anything in the home (fresh every job).
 set_runner_env PATH "/opt/rust/cargo/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 set_runner_env RUSTUP_HOME /opt/rust/rustup
 set_runner_env HFT_CI true
 printf '  ! rustup must live in /opt/rust (RUSTUP_HOME=/opt/rust/rustup CARGO_HOME=/opt/rust/cargo), root-owned; Go in /usr/local/go\n'
 
-step "3/6 hft-runner.service: one ephemeral registration per job, a clean user between jobs, a job-started hook"
-run install -d -o root -g root -m 0700 "$SECRETS"
-printf '  + write %s/admin-token (mode 0600, root): RUNNER_ADMIN_TOKEN from the environment, as an HTTP header\n' "$SECRETS"
-if [ "$DRY_RUN" = false ]; then
-  umask 077
-  printf 'Authorization: Bearer %s\n' "$RUNNER_ADMIN_TOKEN" >"$SECRETS/admin-token"
-  umask 022
+step "3/6 hft-runner.service: one JIT registration and a fresh runner folder per job, a sandboxed job unit, a job-started hook"
+# shellcheck disable=SC2016  # prints the command, the variable stays unexpanded on purpose
+printf '  + install -o root -g root -m 0600 "$RUNNER_APP_KEY_FILE" %s (the App key: root only)\n' "$APP_KEY"
+if [ "$DRY_RUN" = false ] && [ -n "${RUNNER_APP_KEY_FILE:-}" ]; then
+  install -o root -g root -m 0600 "$RUNNER_APP_KEY_FILE" "$APP_KEY"
 fi
-run install -d -o root -g root -m 0755 "$SKEL"
-printf '  = %s: the home every job starts from (root-owned, read-only; add dotfiles there)\n' "$SKEL"
-write_file "$LOOP_BIN" 0755 <<LOOP
-#!/usr/bin/env bash
-# hft-runner-loop (root): register, run one job as $RUNNER_USER, then leave nothing behind.
-set -uo pipefail
-user=$RUNNER_USER dir=$DIR home=\$(getent passwd $RUNNER_USER | cut -d: -f6)
-clean() {
-  pkill -KILL -u "\$user" 2>/dev/null; sleep 1; pkill -KILL -u "\$user" 2>/dev/null
-  find "\$home" "\$dir/_work" "\$dir/_diag" -mindepth 1 -delete 2>/dev/null
-  find /tmp /var/tmp /dev/shm -xdev -user "\$user" -delete 2>/dev/null
-  cp -a $SKEL/. "\$home/" && chown -R "\$user:\$user" "\$home"
-  for f in $RUNNER_FILES; do : >"\$dir/\$f"; done
-}
-while true; do
-  clean
-  # The runner starts even when the tunings failed (a runner that stays offline says nothing):
-  # say it here, in this unit's journal, at every job; check-runner then fails the job with it.
-  if systemctl is-failed --quiet hft-tuning.service; then
-    echo "hft-runner-loop: ERROR: hft-tuning.service failed; jobs run untuned and fail check-runner (journalctl -u hft-tuning.service)" >&2
-  fi
-  # A registration token lives an hour: mint one per job. The admin token stays in a header file.
-  reg=\$(curl -fsS -X POST -H @$SECRETS/admin-token -H 'Accept: application/vnd.github+json' \\
-    $TOKEN_API | jq -r .token) || { sleep 30; continue; }
-  # config.sh and run.sh read ACTIONS_RUNNER_INPUT_<FLAG> from the environment: the token is
-  # never an argument. --ephemeral: one job, then GitHub removes the registration.
-  (cd "\$dir" && ACTIONS_RUNNER_INPUT_TOKEN=\$reg runuser -u "\$user" -- ./config.sh --unattended --ephemeral --disableupdate --replace --url $URL --name $NAME \\
-    --labels $LABELS --work _work${GROUP:+ --runnergroup "$GROUP"}) || { sleep 30; continue; }
-  unset reg
-  # The job runs in its own cgroup: when run.sh exits, every process it started is ended.
-  systemd-run --quiet --wait --collect --uid="\$user" --gid="\$user" -p WorkingDirectory="\$dir" \\
-    -p KillMode=control-group "\$dir/run.sh"
-done
-LOOP
-write_file "$LOOP_UNIT" 0644 <<UNIT
-[Unit]
-Description=hft-bench self-hosted runner (ephemeral, one job per registration)
-After=network-online.target hft-tuning.service
-Wants=network-online.target hft-tuning.service
-
-[Service]
-ExecStart=$LOOP_BIN
-Restart=always
-RestartSec=10
-
-[Install]
-WantedBy=multi-user.target
-UNIT
+run install -D -o root -g root -m 0755 "$HERE/runner-loop.sh" "$LOOP_BIN"
+write_file "$LOOP_CONF" 0600 <<CONF
+# hft-runner-loop's settings, written by install-runner.sh (re-run it to change them)
+user=$RUNNER_USER
+api=$API
+scope=$SCOPE
+app_id=$APP_ID
+installation_id=$INSTALLATION_ID
+app_key=$APP_KEY
+runner_group_id=$GROUP_ID
+labels=$LABELS
+name=$NAME
+jobs_dir=$JOBS_DIR
+pristine_dir=$PRISTINE
+skel=$SKEL
+runner_env=$RUNNER_ENV
+job_runner=$JOB_RUNNER
+unit=hft-runner-job
+run_dir=$RUN_DIR
+retry_s=30
+CONF
+[ "$JOB_RUNNER" = systemd ] || printf '  ! --job-runner direct: jobs run WITHOUT the unit'"'"'s sandbox (a machine without systemd, the tests)\n'
+# shellcheck source=runner-units.sh
+. "$HERE/runner-units.sh"
 
 # The runner runs it before every job's first step and fails the job when it exits non-zero.
-run install -o root -g root -m 0755 "$HERE/job-started-hook.sh" "$HOOK_BIN"
+run install -D -o root -g root -m 0755 "$HERE/job-started-hook.sh" "$HOOK_BIN"
 set_runner_env ACTIONS_RUNNER_HOOK_JOB_STARTED "$HOOK_BIN"
 
 step "4/6 run-time tunings at boot (hft-tuning.service, before the runner)"
-run install -m 0755 "$ROOT/hft/scripts/setup_hft_system.sh" "$TUNING_BIN"
-write_file "$TUNING_UNIT" 0644 <<UNIT
+run install -D -m 0755 "$ROOT/hft/scripts/setup_hft_system.sh" "$TUNING_BIN"
+write_file "$UNITS/hft-tuning.service" 0644 <<UNIT
 [Unit]
 Description=hft-bench run-time tunings (setup_hft_system.sh --apply)
 After=local-fs.target
@@ -227,8 +247,8 @@ RemainAfterExit=yes
 [Install]
 WantedBy=multi-user.target
 UNIT
-run systemctl daemon-reload
-run systemctl enable --now hft-tuning.service
+system systemctl daemon-reload
+system systemctl enable --now hft-tuning.service
 
 step "5/6 boot-time tunings (isolcpus, nohz_full, rcu_nocbs) and CPU placement"
 if [ -n "$ISOLATE" ]; then
@@ -236,7 +256,7 @@ if [ -n "$ISOLATE" ]; then
 # hft-bench: keep the measured CPUs free of the scheduler, the tick and RCU callbacks.
 GRUB_CMDLINE_LINUX_DEFAULT="\$GRUB_CMDLINE_LINUX_DEFAULT isolcpus=$ISOLATE nohz_full=$ISOLATE rcu_nocbs=$ISOLATE"
 GRUB
-  run update-grub
+  system update-grub
   printf '  ! reboot for isolcpus/nohz_full/rcu_nocbs to take effect; then: hftbench check-runner\n'
 else
   printf '  = skipped (no --isolate); see hft/runner/README.md for the CPU list to isolate\n'
@@ -246,5 +266,5 @@ fi
 [ -n "$SERVER_CPUS$CLIENT_CPUS" ] || printf '  = server and clients not pinned (no --server-cpus / --client-cpus)\n'
 
 step "6/6 start"
-run systemctl enable --now hft-runner.service
+system systemctl enable --now hft-runner.service
 printf '%s: done%s\n' "$PROG" "$([ "$DRY_RUN" = true ] && echo ' (dry run: nothing changed)')"

@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# runner-loop.sh, installed root-owned as hft-runner-loop by install-runner.sh: the root loop
+# of hft-runner.service. For every job:
+#   1. clears everything the runner user can leave behind (scrub, below);
+#   2. mints a GitHub App installation token (a JWT signed RS256 with the App's key, which
+#      only root can read) and asks the REST API for a just-in-time runner configuration
+#      (generate-jitconfig: one job, then GitHub removes the registration);
+#   3. copies the checked, root-owned pristine runner (pristine/current, switched atomically
+#      by `install-runner.sh --update`) into a fresh per-job folder owned by the runner user,
+#      with the root-owned .env that names the job-started hook;
+#   4. runs `run.sh` there as the runner user, the JIT configuration handed over in the
+#      environment (ACTIONS_RUNNER_INPUT_JITCONFIG, never an argument that ps shows), in the
+#      sandboxed unit hft-runner-job@<job>.service (job_runner=systemd), or directly
+#      (job_runner=direct: no sandbox, for a machine or VM without systemd; the tests);
+#   5. deletes the per-job folder and scrubs again.
+# hft/runner/README.md lists every path the runner writes and every process it starts.
+#   hft-runner-loop [--config /etc/hft-runner/loop.conf] [--jobs N (stop after N tries; 0: never)]
+set -uo pipefail
+PROG=hft-runner-loop
+CONF=/etc/hft-runner/loop.conf
+MAX_JOBS=0
+
+log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
+die() { log "error: $*"; exit 2; }
+
+while [ $# -gt 0 ]; do
+  case $1 in
+    --config) CONF=${2:?--config needs a file}; shift 2 ;;
+    --jobs) MAX_JOBS=${2:?--jobs needs a count}; shift 2 ;;
+    *) die "unknown argument '$1' (hft-runner-loop [--config FILE] [--jobs N])" ;;
+  esac
+done
+[[ $MAX_JOBS =~ ^[0-9]+$ ]] || die "--jobs must be a whole number (got '$MAX_JOBS')"
+[ "$(id -u)" -eq 0 ] || die "run as root (it switches to the runner user and clears what it left)"
+[ -r "$CONF" ] || die "$CONF not readable: run hft/runner/install-runner.sh first"
+
+# loop.conf: KEY=VALUE lines written by install-runner.sh; read, never sourced.
+KEYS="user api scope app_id installation_id app_key runner_group_id labels name jobs_dir pristine_dir skel runner_env job_runner unit run_dir retry_s"
+cfg_user="" cfg_api="" cfg_scope="" cfg_app_id="" cfg_installation_id="" cfg_app_key="" cfg_runner_group_id=""
+cfg_labels="" cfg_name="" cfg_jobs_dir="" cfg_pristine_dir="" cfg_skel="" cfg_runner_env="" cfg_job_runner=""
+cfg_unit="" cfg_run_dir="" cfg_retry_s=""
+while IFS= read -r line; do
+  case $line in '' | '#'*) continue ;; esac
+  key=${line%%=*}
+  [[ " $KEYS " == *" $key "* ]] || die "$CONF: unknown key '$key' (known: $KEYS)"
+  printf -v "cfg_$key" '%s' "${line#*=}"
+done <"$CONF"
+for key in $KEYS; do
+  v=cfg_$key
+  [ -n "${!v:-}" ] || die "$CONF: $key is missing or empty: re-run hft/runner/install-runner.sh"
+done
+case $cfg_job_runner in systemd | direct) ;; *) die "$CONF: job_runner must be systemd or direct (got '$cfg_job_runner')" ;; esac
+[[ $cfg_runner_group_id =~ ^[0-9]+$ ]] || die "$CONF: runner_group_id must be a number (got '$cfg_runner_group_id')"
+if ! uid=$(id -u "$cfg_user") || ! gid=$(id -g "$cfg_user"); then
+  die "user $cfg_user does not exist: re-run install-runner.sh"
+fi
+[ "$uid" -ne 0 ] || die "$CONF: user must not be root"
+for tool in curl jq openssl setpriv pkill pgrep ipcs ipcrm; do
+  command -v "$tool" >/dev/null || die "$tool not found: apt-get install curl jq openssl util-linux procps"
+done
+
+b64url() { openssl base64 -A | tr '+/' '-_' | tr -d '='; }
+
+# api_post BEARER PATH BODY: the response on stdout. The bearer token goes to curl in a
+# config read from stdin, so it never shows in ps.
+api_post() {
+  printf 'header = "Authorization: Bearer %s"\n' "$1" |
+    curl -fsS -K - -X POST -H 'Accept: application/vnd.github+json' \
+      -H 'X-GitHub-Api-Version: 2022-11-28' --data-binary "$3" "$cfg_api/$2"
+}
+
+# installation_token: an hour-long token of the App's installation; the App holds only the
+# self-hosted runners permission, so this token can do nothing else.
+installation_token() {
+  local now head body unsigned sig
+  now=$(date +%s)
+  head=$(printf '{"alg":"RS256","typ":"JWT"}' | b64url)
+  # iat 60 s back for clock skew; GitHub refuses an exp more than 10 minutes ahead.
+  body=$(printf '{"iat":%d,"exp":%d,"iss":"%s"}' $((now - 60)) $((now + 540)) "$cfg_app_id" | b64url)
+  unsigned=$head.$body
+  sig=$(printf '%s' "$unsigned" | openssl dgst -sha256 -sign "$cfg_app_key" -binary | b64url) || return 1
+  [ -n "$sig" ] || return 1
+  api_post "$unsigned.$sig" "app/installations/$cfg_installation_id/access_tokens" "" | jq -er .token
+}
+
+# jit_config TOKEN NAME: the base64 JIT configuration of one runner for one job.
+jit_config() {
+  local req
+  req=$(jq -nc --arg name "$2" --argjson group "$cfg_runner_group_id" --arg labels "$cfg_labels" \
+    '{name: $name, runner_group_id: $group, labels: ($labels | split(",")), work_folder: "_work"}')
+  api_post "$1" "$cfg_scope/actions/runners/generate-jitconfig" "$req" | jq -er .encoded_jit_config
+}
+
+# scrub: everything of the runner user outside the per-job folder, as root. The unit's
+# sandbox keeps most of it from being made (hft/runner/README.md); this clears it anyway,
+# and is all there is under job_runner=direct.
+scrub() {
+  local kind id left
+  # Every process of the dedicated uid, whatever session or cgroup it escaped to.
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    pkill -KILL -U "$uid" 2>/dev/null
+    pkill -KILL -u "$uid" 2>/dev/null
+    pgrep -U "$uid" >/dev/null || pgrep -u "$uid" >/dev/null || break
+    sleep 0.2
+  done
+  left=$(pgrep -U "$uid") && log "ERROR: processes of $cfg_user still alive after SIGKILL: $left"
+  if command -v crontab >/dev/null; then crontab -r -u "$cfg_user" 2>/dev/null; fi
+  if command -v atq >/dev/null; then
+    # atq as root lists every user's jobs; the owner is the last column.
+    atq | awk -v u="$cfg_user" '$NF == u { print $1 }' | while read -r id; do atrm "$id"; done
+  fi
+  # SysV IPC owned by the user: ipcs names the owner (or its uid) in column 3, the id in 2.
+  for kind in -m -s -q; do
+    ipcs "$kind" | awk -v u="$cfg_user" -v n="$uid" '($3 == u || $3 == n) && $2 ~ /^[0-9]+$/ { print $2 }' |
+      while read -r id; do ipcrm "$kind" "$id"; done
+  done
+  for dir in /dev/shm /dev/mqueue /run/lock /tmp /var/tmp; do
+    [ -d "$dir" ] && find "$dir" -xdev -mindepth 1 -user "$uid" -delete 2>/dev/null
+  done
+  return 0
+}
+
+# run_job ID DIR JIT: run.sh of DIR/runner as the user; its exit status.
+run_job() {
+  local id=$1 dir=$2 jit=$3 rc
+  if [ "$cfg_job_runner" = systemd ]; then
+    local unit=$cfg_unit@$id.service envfile=$cfg_run_dir/$id.env
+    install -d -o root -g root -m 0700 "$cfg_run_dir"
+    (umask 077 && printf 'ACTIONS_RUNNER_INPUT_JITCONFIG=%s\n' "$jit" >"$envfile")
+    systemctl start --wait "$unit"
+    rc=$?
+    rm -f "$envfile"
+    systemctl stop "$unit" 2>/dev/null
+    systemctl reset-failed "$unit" 2>/dev/null
+    return "$rc"
+  fi
+  # direct: the same command as the unit's ExecStart, without its sandbox.
+  (
+    for v in $(compgen -e); do unset "$v" 2>/dev/null; done
+    export HOME=$dir/home USER=$cfg_user LOGNAME=$cfg_user PATH=/usr/local/bin:/usr/bin:/bin
+    export ACTIONS_RUNNER_INPUT_JITCONFIG=$jit
+    cd "$dir/runner" && exec setpriv --reuid="$uid" --regid="$gid" --init-groups -- ./run.sh
+  ) </dev/null
+}
+
+n=0 failed=0
+while true; do
+  scrub
+  # The runner starts even when the tunings failed (a runner that stays offline says nothing):
+  # say it here, in this unit's journal, at every job; check-runner then fails the job with it.
+  if [ "$cfg_job_runner" = systemd ] && systemctl is-failed --quiet hft-tuning.service; then
+    log "ERROR: hft-tuning.service failed; jobs run untuned and fail check-runner (journalctl -u hft-tuning.service)"
+  fi
+  n=$((n + 1)) ok=false
+  id=$(date -u +%Y%m%dT%H%M%SZ)-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
+  pristine=$(readlink -f "$cfg_pristine_dir/current")
+  if [ ! -x "$pristine/run.sh" ]; then
+    log "ERROR: $cfg_pristine_dir/current has no run.sh: install a runner with install-runner.sh --update VERSION SHA256"
+    failed=$((failed + 1))
+  elif ! token=$(installation_token); then
+    log "ERROR: no installation token from $cfg_api for App $cfg_app_id, installation $cfg_installation_id (key $cfg_app_key; hft/runner/README.md, 'The GitHub App')"
+    failed=$((failed + 1))
+  elif ! jit=$(jit_config "$token" "$cfg_name-${id##*-}"); then
+    log "ERROR: generate-jitconfig refused for $cfg_scope (runner group $cfg_runner_group_id; the App needs the self-hosted runners permission)"
+    failed=$((failed + 1))
+  else
+    unset token
+    dir=$cfg_jobs_dir/$id
+    install -d -o root -g root -m 0711 "$dir"
+    # The copy is the user's: the runner writes into its own root (hft/runner/README.md);
+    # the pristine it came from stays root's and unchanged.
+    if ! { cp -a "$pristine" "$dir/runner" && cp -a "$cfg_skel" "$dir/home" &&
+      chown -R "$uid:$gid" "$dir/runner" "$dir/home" &&
+      install -o root -g root -m 0644 "$cfg_runner_env" "$dir/runner/.env"; }; then
+      die "could not prepare $dir from $pristine (disk full?)"
+    fi
+    log "job $id: runner ${pristine##*/} in $dir"
+    run_job "$id" "$dir" "$jit"
+    rc=$?
+    unset jit
+    log "job $id: run.sh exited $rc"
+    if [ "$rc" -eq 0 ]; then ok=true; else failed=$((failed + 1)); fi
+    rm -rf "$dir"
+  fi
+  if [ "$MAX_JOBS" -gt 0 ] && [ "$n" -ge "$MAX_JOBS" ]; then
+    scrub
+    [ "$failed" -eq 0 ]
+    exit
+  fi
+  # A refused registration or a failed runner is retried, not hammered.
+  $ok || sleep "$cfg_retry_s"
+done

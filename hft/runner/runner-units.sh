@@ -1,0 +1,63 @@
+# shellcheck shell=bash
+# runner-units.sh, sourced by install-runner.sh: the two systemd units of the runner.
+#   hft-runner.service        the root loop (runner-loop.sh), always on
+#   hft-runner-job@.service   one job: run.sh of the job's runner copy, as the runner user,
+#                             sandboxed; the loop starts hft-runner-job@<job>.service
+# Needs from install-runner.sh: UNITS, LOOP_BIN, LOOP_CONF, JOBS_DIR, RUN_DIR, RUNNER_USER,
+# write_file.
+
+write_file "$UNITS/hft-runner.service" 0644 <<UNIT
+[Unit]
+Description=hft-bench self-hosted runner loop (one just-in-time registration per job)
+After=network-online.target hft-tuning.service
+Wants=network-online.target hft-tuning.service
+
+[Service]
+ExecStart=$LOOP_BIN --config $LOOP_CONF
+Restart=always
+RestartSec=10
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+
+# Writable: only the job's own folder (its runner copy, which the runner writes into, and its
+# home: cargo, go, pip and npm caches), a private /tmp and /var/tmp, and /dev/shm (Python's
+# multiprocessing; cleared by the loop). Everything else is read-only or hidden.
+write_file "$UNITS/hft-runner-job@.service" 0644 <<UNIT
+[Unit]
+Description=hft-bench runner job %i (one job of one just-in-time registration, sandboxed)
+
+[Service]
+Type=simple
+User=$RUNNER_USER
+Group=$RUNNER_USER
+WorkingDirectory=$JOBS_DIR/%i/runner
+Environment=HOME=$JOBS_DIR/%i/home
+# ACTIONS_RUNNER_INPUT_JITCONFIG: written root-only by the loop, read by systemd as root.
+EnvironmentFile=$RUN_DIR/%i.env
+ExecStart=$JOBS_DIR/%i/runner/run.sh
+# When run.sh exits, every process the job started goes with it.
+KillMode=control-group
+TimeoutStopSec=30
+# bench.yml's longest job is 240 minutes.
+RuntimeMaxSec=5h
+NoNewPrivileges=yes
+RestrictSUIDSGID=yes
+CapabilityBoundingSet=
+ProtectSystem=strict
+ReadWritePaths=$JOBS_DIR/%i
+ProtectHome=tmpfs
+PrivateTmp=yes
+PrivateIPC=yes
+RemoveIPC=yes
+ProtectKernelTunables=yes
+ProtectKernelModules=yes
+ProtectKernelLogs=yes
+ProtectControlGroups=yes
+ProtectClock=yes
+ProtectHostname=yes
+ProtectProc=invisible
+LockPersonality=yes
+UMask=0077
+UNIT
