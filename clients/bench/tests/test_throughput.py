@@ -15,8 +15,14 @@ from throughput import (  # noqa: E402
     paired_ratios,
     parse_result,
     parse_wrk,
+    parse_wrk_histogram,
+    raw_wrk_percentiles,
     result_requests,
+    stats_correct,
     table,
+    uncorrect,
+    wrk_interval_us,
+    wrk_percentile,
     wrk_requests,
 )
 
@@ -38,9 +44,63 @@ Transfer/sec:     16.02MB
 
 
 def test_parse_wrk_reads_rate_and_percentiles_in_us():
+    # No done() histogram line: wrk's printed (corrected) figures, and the note says so.
     m = parse_wrk(WRK_OUTPUT)
     assert (m.rps, m.p50_us, m.p99_us) == (59962.40, 740.0, 2310.0)
-    assert m.note == "12 non-2xx"
+    assert m.note == "12 non-2xx; p50/p99 corrected by wrk"
+
+
+def test_stats_correct_is_wrks():
+    # expected 50: 250 us adds its count at 200, 150, 100 (each above 50); 100 adds nothing
+    # (100 - 50 = 50 is not above 50); values under 2 x 50 are not sources.
+    assert stats_correct({60: 1, 100: 5, 250: 2}, 50) == {60: 1, 100: 7, 150: 2, 200: 2, 250: 2}
+    assert wrk_interval_us(5_000_000, 300_000, 50) == 833  # 5 s / (300,000 / 50) in integers
+    assert wrk_interval_us(5_000_000, 49, 50) is None  # wrk corrects nothing then
+
+
+def test_uncorrect_undoes_stats_correct_exactly():
+    import random
+
+    rng = random.Random(7)
+    for expected in (1, 7, 50, 833):
+        raw = {}
+        for _ in range(2_000):
+            v = int(rng.lognormvariate(6.5, 0.8)) + 1
+            raw[v] = raw.get(v, 0) + 1
+        assert uncorrect(stats_correct(raw, expected), expected) == raw
+
+
+def test_wrk_percentile_is_wrks_rank_rule():
+    counts = {10: 50, 20: 49, 30: 1}  # 100 samples; rank = round(p + 0.5), half away from zero
+    assert [wrk_percentile(counts, p) for p in (50.0, 98.0, 99.0)] == [20, 20, 30]  # ranks 51, 99, 100
+    assert wrk_percentile({}, 50.0) is None
+
+
+def wrk_output_with(histogram: dict, duration_us: int, requests: int) -> str:
+    pairs = " ".join(f"{v}:{c}" for v, c in sorted(histogram.items()))
+    return f"{WRK_OUTPUT}HFTBENCH_WRK_HISTOGRAM duration_us={duration_us} requests={requests} {pairs}\n"
+
+
+def test_parse_wrk_reports_the_raw_percentiles_of_the_done_histogram():
+    # 2 connections, 100 requests in 5,000 us: expected = 5000 // 50 = 100 us. Raw: 97 at
+    # 50 us, 3 at 1,000 us; wrk adds 3 at each of 900, 800, ..., 200 us (24 samples it
+    # invented), which lifts its p90 from 50 us to 600 us.
+    raw = {50: 97, 1_000: 3}
+    corrected = stats_correct(raw, 100)
+    assert sum(corrected.values()) == 124
+    assert (wrk_percentile(raw, 90.0), wrk_percentile(corrected, 90.0)) == (50, 600)
+    out = wrk_output_with(corrected, 5_000, 100)
+    assert parse_wrk_histogram(out) == (5_000, 100, corrected)
+    assert raw_wrk_percentiles(out, 2) == (50.0, 1_000.0)
+    m = parse_wrk(out, connections=2)
+    assert (m.p50_us, m.p99_us, m.note) == (50.0, 1_000.0, "12 non-2xx")
+
+
+def test_a_histogram_that_is_not_wrks_correction_falls_back_to_the_printed_figures():
+    # 1 sample at 1,000 us cannot have come from stats_correct with expected 100 above 3 at 200.
+    out = wrk_output_with({50: 97, 200: 1, 1_000: 3}, 5_000, 100)
+    assert raw_wrk_percentiles(out, 2) is None
+    assert parse_wrk(out, connections=2).note.endswith("p50/p99 corrected by wrk")
 
 
 def test_wrk_requests_reads_the_completed_count():
