@@ -15,15 +15,17 @@ from throughput import (  # noqa: E402
     paired_ratios,
     parse_result,
     parse_wrk,
+    result_requests,
+    table,
+    wrk_requests,
+)
+from wrk_raw import (  # noqa: E402
     parse_wrk_histogram,
     raw_wrk_percentiles,
-    result_requests,
     stats_correct,
-    table,
     uncorrect,
     wrk_interval_us,
     wrk_percentile,
-    wrk_requests,
 )
 
 WRK_OUTPUT = """Running 5s test @ http://127.0.0.1:41234/order
