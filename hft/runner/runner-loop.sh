@@ -83,12 +83,17 @@ installation_token() {
   api_post "$unsigned.$sig" "app/installations/$cfg_installation_id/access_tokens" "" | jq -er .token
 }
 
-# jit_config TOKEN NAME: the base64 JIT configuration of one runner for one job.
+# jit_config TOKEN NAME: the base64 JIT configuration of one runner for one job, its .runner
+# with disableUpdate set: the runner then asks GitHub for no self-update (MessageListener.cs
+# sends it with every poll), which would run the job from a tarball we did not check; the
+# runner is updated here instead (install-runner.sh --update).
 jit_config() {
-  local req
+  local req jit
   req=$(jq -nc --arg name "$2" --argjson group "$cfg_runner_group_id" --arg labels "$cfg_labels" \
     '{name: $name, runner_group_id: $group, labels: ($labels | split(",")), work_folder: "_work"}')
-  api_post "$1" "$cfg_scope/actions/runners/generate-jitconfig" "$req" | jq -er .encoded_jit_config
+  jit=$(api_post "$1" "$cfg_scope/actions/runners/generate-jitconfig" "$req" | jq -er .encoded_jit_config) || return 1
+  printf '%s' "$jit" | base64 -d |
+    jq -ce '.[".runner"] |= (@base64d | fromjson | .disableUpdate = true | tojson | @base64)' | base64 -w0
 }
 
 # scrub: everything of the runner user outside the per-job folder, as root. The unit's

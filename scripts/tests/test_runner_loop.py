@@ -280,6 +280,7 @@ def test_every_write_of_the_runner_is_allowed_and_the_hook_runs(world):
         assert "Permission denied" not in out and "job-started hook: push of" in out, out
         assert r["root"].startswith(jobs_dir + "/") and r["root"].endswith("/runner")
     assert results[0]["root"] != results[1]["root"], "each job in a fresh copy"
+    assert [r["disable_update"] for r in results] == ["true", "true"], "no self-update: unchecked code"
     assert "job 1 planted" in results[0]["output"]
 
 
