@@ -136,6 +136,8 @@ int Worker::collect()
         auto *c = reinterpret_cast<Connection *>(priv);
         (void)curl_multi_remove_handle(multi_.get(), easy);
         if (c->measured()) {
+            // send lateness, once per measured order whatever its answer (a no-op in closed loop)
+            hb_stats_record_lateness(stats_.get(), static_cast<std::int64_t>(c->sent_ns() - c->intended_ns()));
             int kind = c->outcome(result);
             if (kind < 0) {
                 hb_stats_record_ok(stats_.get(), static_cast<std::int64_t>(now - c->intended_ns()),
