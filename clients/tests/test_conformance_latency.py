@@ -73,6 +73,9 @@ def test_coordinated_omission_is_corrected(client, own_server, tmp_path):
     corrected, uncorrected = doc["latency_us"]["p99"], doc["uncorrected_latency_us"]["p99"]
     assert corrected >= 100_000, f"corrected p99 {corrected} us does not show the 200 ms stall"
     assert uncorrected < corrected / 4, f"uncorrected p99 {uncorrected} us vs corrected {corrected} us"
+    # The orders due during the stall were sent only after it: the send lateness shows it.
+    late = doc["send_lateness_us"]["p99"]
+    assert late >= 100_000, f"send lateness p99 {late} us does not show the 200 ms stall"
 
 
 # Pacing finer than 50 µs (Contract 2). On an idle server at 1000 orders/s every connection
