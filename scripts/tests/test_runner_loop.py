@@ -255,6 +255,8 @@ def world():
                 f = row.split()
                 if len(f) > 2 and f[2] in (user, str(uid)) and f[1].isdigit():
                     subprocess.run(["ipcrm", kind, f[1]], capture_output=True)
+        if shutil.which("crontab"):
+            subprocess.run(["crontab", "-r", "-u", user], capture_output=True)
         subprocess.run(["userdel", user], capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
 
