@@ -101,7 +101,7 @@ while [ $# -gt 0 ]; do
     --server-cpus) SERVER_CPUS=${2:?--server-cpus needs a CPU list like 2-7}; shift 2 ;;
     --client-cpus) CLIENT_CPUS=${2:?--client-cpus needs a CPU list like 8-27}; shift 2 ;;
     --dry-run) DRY_RUN=true; shift ;;
-    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1'; see --help" ;;
   esac
 done
@@ -203,6 +203,12 @@ printf '  + install -o root -g root -m 0600 "$RUNNER_APP_KEY_FILE" %s (the App k
 if [ "$DRY_RUN" = false ] && [ -n "${RUNNER_APP_KEY_FILE:-}" ]; then
   install -o root -g root -m 0600 "$RUNNER_APP_KEY_FILE" "$APP_KEY"
 fi
+# An install from before the App: its admin token and its shared runner folder go.
+if [ -e "$SECRETS/admin-token" ]; then
+  run rm -f "$SECRETS/admin-token"
+  printf '  ! revoke the old RUNNER_ADMIN_TOKEN on GitHub: the loop registers with the App now\n'
+fi
+[ ! -d "$R/opt/actions-runner" ] || printf '  ! %s, the old shared runner folder, is unused now: rm -rf it\n' "$R/opt/actions-runner"
 run install -D -o root -g root -m 0755 "$HERE/runner-loop.sh" "$LOOP_BIN"
 write_file "$LOOP_CONF" 0600 <<CONF
 # hft-runner-loop's settings, written by install-runner.sh (re-run it to change them)
@@ -265,6 +271,7 @@ fi
 [ -z "$CLIENT_CPUS" ] || set_runner_env HFTBENCH_CLIENT_CPUS "$CLIENT_CPUS"
 [ -n "$SERVER_CPUS$CLIENT_CPUS" ] || printf '  = server and clients not pinned (no --server-cpus / --client-cpus)\n'
 
-step "6/6 start"
-system systemctl enable --now hft-runner.service
+step "6/6 start (a loop already running is restarted onto the new one; a job it runs is ended)"
+system systemctl enable hft-runner.service
+system systemctl restart hft-runner.service
 printf '%s: done%s\n' "$PROG" "$([ "$DRY_RUN" = true ] && echo ' (dry run: nothing changed)')"
