@@ -61,12 +61,12 @@ done
 
 b64url() { openssl base64 -A | tr '+/' '-_' | tr -d '='; }
 
-# api_post BEARER PATH BODY: the response on stdout. The bearer token goes to curl in a
+# api METHOD BEARER PATH [BODY]: the response on stdout. The bearer token goes to curl in a
 # config read from stdin, so it never shows in ps.
-api_post() {
-  printf 'header = "Authorization: Bearer %s"\n' "$1" |
-    curl -fsS -K - -X POST -H 'Accept: application/vnd.github+json' \
-      -H 'X-GitHub-Api-Version: 2022-11-28' --data-binary "$3" "$cfg_api/$2"
+api() {
+  printf 'header = "Authorization: Bearer %s"\n' "$2" |
+    curl -fsS -K - -X "$1" -H 'Accept: application/vnd.github+json' \
+      -H 'X-GitHub-Api-Version: 2022-11-28' ${4+--data-binary "$4"} "$cfg_api/$3"
 }
 
 # installation_token: an hour-long token of the App's installation; the App holds only the
@@ -80,20 +80,33 @@ installation_token() {
   unsigned=$head.$body
   sig=$(printf '%s' "$unsigned" | openssl dgst -sha256 -sign "$cfg_app_key" -binary | b64url) || return 1
   [ -n "$sig" ] || return 1
-  api_post "$unsigned.$sig" "app/installations/$cfg_installation_id/access_tokens" "" | jq -er .token
+  api POST "$unsigned.$sig" "app/installations/$cfg_installation_id/access_tokens" "" | jq -er .token
 }
 
-# jit_config TOKEN NAME: the base64 JIT configuration of one runner for one job, its .runner
-# with disableUpdate set: the runner then asks GitHub for no self-update (MessageListener.cs
-# sends it with every poll), which would run the job from a tarball we did not check; the
-# runner is updated here instead (install-runner.sh --update).
+# jit_config TOKEN NAME: "<runner id> <base64 JIT configuration>" of one runner for one job,
+# its .runner with disableUpdate set: the runner then asks GitHub for no self-update
+# (MessageListener.cs sends it with every poll), which would run the job from a tarball we
+# did not check; the runner is updated here instead (install-runner.sh --update).
 jit_config() {
-  local req jit
+  local req resp id
   req=$(jq -nc --arg name "$2" --argjson group "$cfg_runner_group_id" --arg labels "$cfg_labels" \
     '{name: $name, runner_group_id: $group, labels: ($labels | split(",")), work_folder: "_work"}')
-  jit=$(api_post "$1" "$cfg_scope/actions/runners/generate-jitconfig" "$req" | jq -er .encoded_jit_config) || return 1
-  printf '%s' "$jit" | base64 -d |
+  resp=$(api POST "$1" "$cfg_scope/actions/runners/generate-jitconfig" "$req") || return 1
+  id=$(jq -er .runner.id <<<"$resp") || return 1
+  printf '%s ' "$id"
+  jq -er .encoded_jit_config <<<"$resp" | base64 -d |
     jq -ce '.[".runner"] |= (@base64d | fromjson | .disableUpdate = true | tojson | @base64)' | base64 -w0
+}
+
+# remove_runner ID: a registration whose runner failed is removed at once, not left offline
+# in the runner list (after a job, GitHub has removed it already).
+remove_runner() {
+  local token
+  if token=$(installation_token) && api DELETE "$token" "$cfg_scope/actions/runners/$1" >/dev/null 2>&1; then
+    log "removed the registration of runner $1"
+  else
+    log "could not remove runner $1 (already gone, or see the error above); GitHub lists it as offline until then"
+  fi
 }
 
 # scrub: everything of the runner user outside the per-job folder, as root. The unit's
@@ -170,6 +183,7 @@ while true; do
     failed=$((failed + 1))
   else
     unset token
+    runner_id=${jit%% *} jit=${jit#* }
     dir=$cfg_jobs_dir/$id
     install -d -o root -g root -m 0711 "$dir"
     # The copy is the user's: the runner writes into its own root (hft/runner/README.md);
@@ -184,7 +198,7 @@ while true; do
     rc=$?
     unset jit
     log "job $id: run.sh exited $rc"
-    if [ "$rc" -eq 0 ]; then ok=true; else failed=$((failed + 1)); fi
+    if [ "$rc" -eq 0 ]; then ok=true; else failed=$((failed + 1)) && remove_runner "$runner_id"; fi
     rm -rf "$dir"
   fi
   if [ "$MAX_JOBS" -gt 0 ] && [ "$n" -ge "$MAX_JOBS" ]; then

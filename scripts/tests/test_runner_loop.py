@@ -62,6 +62,7 @@ class FakeGitHub:
         self.jit_requests: list[dict] = []
         self.results: list[dict] = []
         self.errors: list[str] = []
+        self.deleted: list[str] = []
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -84,6 +85,12 @@ class FakeGitHub:
                                      "event": event, "script": fake.jobs.pop(0)})  # fmt: skip
                 else:
                     self.reply(404, {"message": "Not Found"})
+
+            def do_DELETE(self):
+                url = urlparse(self.path)
+                ok = self.headers.get("Authorization") == f"Bearer ghs_test{len(fake.tokens)}"
+                fake.deleted.append(url.path if ok else f"unauthorized {url.path}")
+                self.reply(204 if ok else 401, "")
 
             def do_POST(self):
                 url = urlparse(self.path)
@@ -357,3 +364,19 @@ def test_an_update_is_checked_before_it_is_unpacked_then_switched(world):
     )
     assert good.returncode == 0, good.stderr
     assert os.readlink(pristine / "current") == new and (pristine / new / "run.sh").stat().st_uid == 0
+
+
+def test_a_runner_that_fails_is_logged_and_its_registration_removed(world):
+    """Here the stand-in GitHub has no job left: the stand-in listener fails as a real one
+    that cannot reach GitHub would; the loop says so, removes the JIT runner and retries."""
+    gh, root = world["github"], world["root"]
+    loop = subprocess.run(
+        [str(root / "usr/local/sbin/hft-runner-loop"), "--config", str(root / "etc/hft-runner/loop.conf"),
+         "--jobs", "1"],
+        env=world["env"], capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert loop.returncode == 1 and "run.sh exited" in loop.stderr, loop.stderr
+    assert gh.deleted == [f"/repos/{REPO}/actions/runners/3"], gh.deleted
+    assert "removed the registration of runner 3" in loop.stderr
+    assert list((root / "var/lib/hft-runner/jobs").iterdir()) == []
+    assert subprocess.run(["pgrep", "-U", str(world["uid"])], capture_output=True).returncode == 1
