@@ -161,6 +161,11 @@ run_job() {
   ) </dev/null
 }
 
+# What a loop that was stopped mid-job left: its job unit, its job folder, its env file.
+if [ "$cfg_job_runner" = systemd ]; then systemctl stop "$cfg_unit@*.service" 2>/dev/null; fi
+[ ! -d "$cfg_jobs_dir" ] || find "$cfg_jobs_dir" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+[ ! -d "$cfg_run_dir" ] || find "$cfg_run_dir" -mindepth 1 -maxdepth 1 -name '*.env' -delete
+
 n=0 failed=0
 while true; do
   scrub
@@ -191,13 +196,15 @@ while true; do
     if ! { cp -a "$pristine" "$dir/runner" && cp -a "$cfg_skel" "$dir/home" &&
       chown -R "$uid:$gid" "$dir/runner" "$dir/home" &&
       install -o root -g root -m 0644 "$cfg_runner_env" "$dir/runner/.env"; }; then
-      die "could not prepare $dir from $pristine (disk full?)"
+      log "ERROR: could not prepare $dir from $pristine and $cfg_skel (disk full? df $cfg_jobs_dir)"
+      rc=1
+    else
+      log "job $id: runner ${pristine##*/} in $dir"
+      run_job "$id" "$dir" "$jit"
+      rc=$?
+      log "job $id: run.sh exited $rc"
     fi
-    log "job $id: runner ${pristine##*/} in $dir"
-    run_job "$id" "$dir" "$jit"
-    rc=$?
     unset jit
-    log "job $id: run.sh exited $rc"
     if [ "$rc" -eq 0 ]; then ok=true; else failed=$((failed + 1)) && remove_runner "$runner_id"; fi
     rm -rf "$dir"
   fi

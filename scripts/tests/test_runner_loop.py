@@ -368,8 +368,10 @@ def test_an_update_is_checked_before_it_is_unpacked_then_switched(world):
 
 def test_a_runner_that_fails_is_logged_and_its_registration_removed(world):
     """Here the stand-in GitHub has no job left: the stand-in listener fails as a real one
-    that cannot reach GitHub would; the loop says so, removes the JIT runner and retries."""
+    that cannot reach GitHub would; the loop says so, removes the JIT runner and retries. What a
+    loop stopped mid-job left is removed when the loop starts."""
     gh, root = world["github"], world["root"]
+    (root / "var/lib/hft-runner/jobs/stale-job/runner").mkdir(parents=True)  # a loop stopped mid-job
     loop = subprocess.run(
         [str(root / "usr/local/sbin/hft-runner-loop"), "--config", str(root / "etc/hft-runner/loop.conf"),
          "--jobs", "1"],
