@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import calibration, designs, duet, paths, profile, verdict_text, verdicts
+from . import calibration, capacity, designs, duet, paths, profile, verdict_text, verdicts
 from . import config as config_mod
 from . import placement as placement_mod
 from .cell import link_clients
@@ -128,6 +128,7 @@ class Job:
     build_cmd: str
     rounds: Rounds  # rounds a side, looks, time budget
     design: str = designs.PAIRED_ROUNDS  # how the sides are measured side by side (designs.py)
+    capacity_rps: float | None = None  # the load scenarios' capacity on this runner (capacity.py)
     profile: bool | None = None  # True: always, False: never, None: on a regression
     builds: dict[str, float] = field(default_factory=dict)  # side -> build wall time (s)
     p50_us: dict[str, list[float]] = field(default_factory=dict)  # side -> each counted round's P50
@@ -231,6 +232,7 @@ def main(args) -> int:
     previous = signal.signal(signal.SIGTERM, raise_interrupt)
     try:
         build(job)
+        resolve_load(job)
         return measure(job, quiet=args.quiet)
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -271,6 +273,19 @@ def run_round(job: Job, side: str, pair: int) -> None:
     p50 = profile.round_p50(run)
     if p50 is not None:
         job.p50_us.setdefault(side, []).append(p50)
+
+
+def resolve_load(job: Job) -> None:
+    """The load scenarios' rate: a share of the base server's capacity, measured once before
+    the rounds, so every round of both sides runs at the same rate (capacity.py)."""
+    if not capacity.needs_rate(job.plan.scenarios):
+        return
+    log = job.out / "base" / "capacity-probe.log"
+    job.capacity_rps = capacity.measure(job.plan.scenarios, job.side_bin("base"), job.flags["base"],
+                                        job.placement(), log)  # fmt: skip
+    job.plan.scenarios = capacity.resolve(job.plan.scenarios, job.capacity_rps)
+    rates = ", ".join(f"{sc.name} {sc.rate:,.0f}/s" for sc in job.plan.scenarios if sc.capacity_fraction)
+    say(f"capacity {job.capacity_rps:,.0f} orders/s on this runner; load at {rates}")
 
 
 def run_duet_round(job: Job, pair: int, rng) -> None:
@@ -366,6 +381,7 @@ def write_verdict(
         "measure_s": round(measured, 1),
         "build_s": {k: round(v, 1) for k, v in job.builds.items()},
         "server_flags": {side: shlex.join(flags) for side, flags in job.flags.items()},
+        **({"capacity_rps": round(job.capacity_rps)} if job.capacity_rps else {}),
     }
     doc.update(extra or {})
     write_atomic(job.out / "verdict.json", json.dumps(doc, indent=2) + "\n")

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from . import calibration, designs, duet, metrics, paths
+from . import calibration, capacity, designs, duet, metrics, paths
 from . import config as config_mod
 from . import placement as placement_mod
 from .calibrate_text import render
@@ -88,6 +88,10 @@ def measure(out: Path, counts: dict[str, int], args) -> str:
     where = placement_mod.resolve(None, None)
     where = where.colocated() if plan.colocate else where
     rng = np.random.default_rng()
+    if capacity.needs_rate(plan.scenarios):
+        rate = capacity.measure(plan.scenarios, bins, flags["aa"], where, out / "capacity-probe.log")
+        plan.scenarios = capacity.resolve(plan.scenarios, rate)
+        print(f"calibrate: capacity {rate:,.0f} orders/s on this runner", file=sys.stderr, flush=True)
     for i in range(max(counts.values())):
         for kind in KINDS:
             if i >= counts[kind]:

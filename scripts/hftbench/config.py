@@ -48,10 +48,14 @@ class Scenario:
     # A soak: the client writes one .hlog line per interval_s (INTERVAL_CLIENTS) and hftbench
     # samples the server's RSS, CPU and connections once a second; the report shows the drift.
     interval_s: float | None = None
+    # Open loop at this share of the capacity measured on this runner (capacity.py): the load
+    # series, comparable between runners because each loads its own server alike. The rate is
+    # set (with_overrides(rate=…)) before a client runs.
+    capacity_fraction: float | None = None
 
     @property
     def mode(self) -> str:
-        return "open" if self.rate else "closed"
+        return "open" if self.rate or self.capacity_fraction else "closed"
 
     @property
     def soak(self) -> bool:
@@ -60,6 +64,10 @@ class Scenario:
     def client_args(self, client: str | None = None) -> list[str]:
         """The flags of clients/README.md for this scenario (without --url / --output), and
         `--interval-s` for a soak when `client` writes intervals."""
+        if self.capacity_fraction is not None and self.rate is None:
+            raise ValueError(
+                f"scenario {self.name}: the rate of capacity_fraction is not resolved (capacity.py)"
+            )
         args = ["--scenario", self.name, "--connections", str(self.connections), "--warmup", str(self.warmup)]
         if self.duration_s is not None:
             args += ["--duration", _num(self.duration_s)]

@@ -18,6 +18,7 @@ loopback (`qualifies`). Everything else runs as paired rounds (ab.py).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import time
@@ -41,13 +42,13 @@ DUET_CLIENT = "hft"
 
 
 def qualifies(scenario: Scenario, client: str) -> str | None:
-    """None when this cell can run as a duet, else why not (in words)."""
+    """None when this cell can run as a duet, else why not (in words). Closed loop: one
+    connection a side, each order to both. Open loop (the load series): any connections, each
+    order to one side drawn at random, so both servers carry the same load at the same time."""
     if client != DUET_CLIENT:
         return f"only client-hft interleaves two servers (this cell's client is {client})"
-    if scenario.rate is not None:
-        return "a duet is closed loop; this scenario is open loop"
-    if scenario.connections != 1:
-        return f"a duet holds one connection a side; this scenario has {scenario.connections}"
+    if scenario.mode == "closed" and scenario.connections != 1:
+        return f"a closed-loop duet holds one connection a side; this scenario has {scenario.connections}"
     if scenario.link:
         return "a network scenario's server runs in its own namespace"
     if scenario.interval_s is not None:
@@ -190,7 +191,29 @@ def _client(
             code = None
     wall = time.perf_counter() - start
     outs[slot_b].with_suffix(".log").write_bytes(log.read_bytes())  # each run folder whole
-    return {s: _cell(s, servers[s], outs[s], rel, sc, code, wall, log) for s in SIDES}
+    if sc.mode == "closed":  # every order went to both sides: each is a whole run of sc
+        return {s: _cell(s, servers[s], outs[s], rel, sc, code, wall, log) for s in SIDES}
+    # Open loop: each order went to one side, drawn at random; the sides add up to sc.
+    share = dataclasses.replace(sc, orders=None)
+    cells = {s: _cell(s, servers[s], outs[s], rel, share, code, wall, log, check_server=False) for s in SIDES}
+    reason = _shares_add_up(cells, sc)
+    if reason:
+        cells = {s: dataclasses.replace(c, status="failed", reason=reason) for s, c in cells.items()}
+    return cells
+
+
+def _shares_add_up(cells: dict[str, Cell], sc: Scenario) -> str | None:
+    """An open-loop duet's sides together: the orders asked for, and every one seen by a server."""
+    if not all(c.ok and c.result for c in cells.values()):
+        return None
+    measured = sum(c.result.orders for c in cells.values())
+    seen = sum(c.server_orders or 0 for c in cells.values())
+    if sc.orders is not None and measured != sc.orders:
+        return f"the two sides measured {measured:,} orders together, {sc.orders:,} were asked for"
+    if seen != sc.warmup + measured:
+        sent = sc.warmup + measured
+        return f"orders lost: the client sent {sent:,} (warm-up included), the servers saw {seen:,}"
+    return None
 
 
 def _preexec(placement: Placement):
@@ -205,7 +228,16 @@ def _preexec(placement: Placement):
 
 
 def _cell(
-    side: str, server: Server, out: Path, rel: str, sc: Scenario, code: int | None, wall: float, log: Path
+    side: str,
+    server: Server,
+    out: Path,
+    rel: str,
+    sc: Scenario,
+    code: int | None,
+    wall: float,
+    log: Path,
+    *,
+    check_server: bool = True,
 ) -> Cell:
     def failed(reason: str, result: ClientResult | None = None) -> Cell:
         known = {"result": result, "wall_s": wall, "file": rel, "exit_code": code}
@@ -227,7 +259,7 @@ def _cell(
         server_orders = int(server.stats()["total_orders"])
     except (OSError, ServerError, ValueError) as exc:
         return failed(f"GET /stats of the {side} server failed after the run: {exc}", result)
-    reason = why_not_clean(result, sc, server_orders)
+    reason = why_not_clean(result, sc, server_orders if check_server else None)
     if reason:
         return failed(reason, result)
     return Cell(

@@ -9,14 +9,15 @@ client always runs first (or right after the same neighbour).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import signal
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from . import capacity, fingerprint, paths
 from . import config as config_mod
-from . import fingerprint, paths
 from . import placement as placement_mod
 from .cell import CellSetup, describe_server_exit, run_cell
 from .config import FLOOR
@@ -83,6 +84,10 @@ def run_plan(
     if plan.colocate:
         placement = placement.colocated()
     placement.check()
+    if capacity.needs_rate(plan.scenarios):  # the load series: a share of this runner's capacity
+        rate = capacity.measure(plan.scenarios, Path(bins_dir), list(server_flags or []), placement,
+                                Path(run_dir) / "capacity-probe.log")  # fmt: skip
+        plan = dataclasses.replace(plan, scenarios=capacity.resolve(plan.scenarios, rate))
     host = fingerprint.host(root)
     if placement.describe():
         host["placement"] = placement.describe()
