@@ -207,6 +207,27 @@ def _sides(doc: dict[str, Any]) -> str:
     return " · ".join(parts) + "."
 
 
+HARNESS_SHOWN = 8  # harness files named in the note; the rest are counted
+
+
+def harness_lines(doc: dict[str, Any]) -> list[str]:
+    """A pull request that changes the harness (`harness_changes`, listed by scripts/ci/pr-bench):
+    it was judged by the base's harness, so its own gates, suites, scripts or clients take
+    effect after merge. File names are the PR's text: made inert."""
+    changed = [str(p) for p in doc.get("harness_changes") or []]
+    if not changed:
+        return []
+    names = ", ".join(f"`{mdsafe.code(p)}`" for p in changed[:HARNESS_SHOWN])
+    more = f" and {len(changed) - HARNESS_SHOWN} more" if len(changed) > HARNESS_SHOWN else ""
+    note = (
+        f"⚠️ **This pull request changes the harness** ({names}{more}): it was judged by the "
+        "base's gates, scenarios, scripts and clients; the change takes effect after merge."
+    )
+    if any(p.startswith(".github/") for p in changed):  # GitHub runs the PR's own workflow file
+        note += " A workflow file under `.github/` is read from the PR itself: code owners review it."
+    return [note, ""]
+
+
 def _method(doc: dict[str, Any]) -> str:
     conf = round(100 * doc.get("confidence", 0.95))
     looks = doc.get("looks", 1)
@@ -257,7 +278,7 @@ def _details(doc: dict[str, Any]) -> list[str]:
 def markdown(doc: dict[str, Any], *, run_url: str | None = None, budget: int = BODY_BUDGET) -> str:
     """The verdict as markdown: headline, refs, gated table, folded detail; within `budget`."""
     rows = gated_rows(doc)
-    head = [f"## {headline(doc)}", "", _sides(doc), ""]
+    head = [f"## {headline(doc)}", "", _sides(doc), "", *harness_lines(doc)]
     links = [f"[Run folders and logs]({run_url})", ""] if run_url else []
     for a in doc.get("attachments") or []:
         links += [f"- {mdsafe.text(a['title'])}: `{mdsafe.code(a['path'])}`"]

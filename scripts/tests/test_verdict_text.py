@@ -137,6 +137,23 @@ def test_partial_verdict_says_so():
     assert verdict_text.headline(doc).startswith("✅ No change (partial: interrupted)")
 
 
+def test_a_harness_change_is_said_to_apply_after_merge_in_every_pr_text():
+    assert "harness" not in verdict_text.comment(REGRESSION)
+    doc = dict(REGRESSION, harness_changes=["bench-config/gates.yaml", HOSTILE])
+    for body in (verdict_text.markdown(doc), verdict_text.comment(doc)):
+        assert "changes the harness" in body and "takes effect after merge" in body
+        assert "`bench-config/gates.yaml`" in body
+        _inert(body)
+        assert len(re.findall(r"(?<!\\)`", body)) % 2 == 0
+    assert "code owners" not in verdict_text.comment(doc)
+    assert "code owners review it" in verdict_text.comment(
+        dict(doc, harness_changes=[".github/workflows/bench.yml"])
+    )
+    many = dict(NO_CHANGE, harness_changes=[f"scripts/f{i}.py" for i in range(20)])
+    note = verdict_text.harness_lines(many)[0]
+    assert note.count("`scripts/f") == verdict_text.HARNESS_SHOWN and "and 12 more" in note
+
+
 def test_cli_renders_each_kind(tmp_path, capsys):
     path = tmp_path / "verdict.json"
     path.write_text(json.dumps(REGRESSION))
