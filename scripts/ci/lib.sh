@@ -61,3 +61,29 @@ reuse_prebuilt() {
     [ -e "$CI_ROOT/$d" ] || ln -s "$HFT_CI_PREBUILT/$d" "$CI_ROOT/$d"
   done
 }
+
+# The harness: what judges a pull request (bench.yml checks these out from the base).
+HARNESS_PATHS=(.github bench-config scripts clients hft/c-client Makefile)
+# harness_changes BASE HEAD: the harness files HEAD changes since the merge base with BASE,
+# one a line (git diff --name-only BASE...HEAD).
+harness_changes() {
+  git -C "$CI_ROOT" diff --name-only "$1...$2" -- "${HARNESS_PATHS[@]}"
+}
+
+# take_token: move the job's token (GITHUB_TOKEN, optional) out of the environment into
+# CI_TOKEN, a shell variable no command started afterwards inherits; authed_git uses it.
+take_token() {
+  CI_TOKEN=${GITHUB_TOKEN:-}
+  unset GITHUB_TOKEN
+}
+# authed_git ARGS...: git with CI_TOKEN (take_token) as an HTTP header for the GitHub server
+# only, passed through git's environment, never as an argument (which any process of the
+# machine could read). Without a token: plain git (a public repository, a local remote).
+authed_git() {
+  if [ -n "${CI_TOKEN:-}" ]; then
+    GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0="http.${GITHUB_SERVER_URL:-https://github.com}/.extraheader" \
+      GIT_CONFIG_VALUE_0="AUTHORIZATION: basic $(printf 'x-access-token:%s' "$CI_TOKEN" | base64 -w0)" git "$@"
+  else
+    git "$@"
+  fi
+}
