@@ -117,8 +117,8 @@ npm_step() {
   [ -f gh-pages/package-lock.json ] || return 0
   local stamp=gh-pages/node_modules/.deps-stamp
   stale "$stamp" gh-pages/package-lock.json || return 0
-  log "npm ci (gh-pages)"
-  (cd gh-pages && npm ci --no-audit --no-fund --loglevel=error)
+  log "npm ci --ignore-scripts (gh-pages)"
+  (cd gh-pages && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
   touch "$stamp"
 }
 

@@ -1,0 +1,132 @@
+"""scripts/ci/pages-bundle + push-bundle: a gh-pages commit built in a read-only job, handed over
+as a git bundle, checked and pushed by a job that runs nothing else; only a fast-forward of the
+tip it was built on is pushed as is. A tip that moved on is reported (the history: rebuilt by the
+next job), replayed (the microbenchmark data) or refused, as asked."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.ci
+
+ROOT = Path(__file__).resolve().parents[2]
+IDENT = ("-c", "user.name=t", "-c", "user.email=t@example.com")
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def checkout(tmp: Path, name: str, origin: Path) -> Path:
+    """A job's checkout: scripts/ci, origin = the bare repository."""
+    repo = tmp / name
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    shutil.copytree(ROOT / "scripts" / "ci", repo / "scripts" / "ci")
+    git(repo, "remote", "add", "origin", str(origin))
+    return repo
+
+
+def ci(repo: Path, script: str, *args: str, out: Path | None = None) -> subprocess.CompletedProcess:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(repo), "GITHUB_OUTPUT": str(out or repo / "output")}
+    return subprocess.run([str(repo / "scripts/ci" / script), *args], capture_output=True, text=True, env=env)
+
+
+def commit_on(repo: Path, ref: str | None, branch: str, files: dict[str, str]) -> str:
+    """A commit adding `files` to the tree of `ref` (None: an orphan), as local branch `branch`."""
+    env = {"GIT_INDEX_FILE": str(repo / ".git" / f"index-{branch}"), "PATH": "/usr/bin:/bin"}
+
+    def plumb(*args: str, stdin: str | None = None) -> str:
+        cmd = ["git", "-C", str(repo), *IDENT, *args]
+        return subprocess.run(
+            cmd, check=True, capture_output=True, text=True, env=env, input=stdin
+        ).stdout.strip()
+
+    plumb("read-tree", ref) if ref else plumb("read-tree", "--empty")
+    for path, text in files.items():
+        blob = plumb("hash-object", "-w", "--stdin", stdin=text)
+        plumb("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
+    parents = ["-p", ref] if ref else []
+    sha = plumb("commit-tree", plumb("write-tree"), *parents, "-m", f"add {', '.join(files)}")
+    git(repo, "branch", "-f", branch, sha)
+    return sha
+
+
+@pytest.fixture
+def origin(tmp_path):
+    bare = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    return bare
+
+
+def build(tmp: Path, origin: Path, files: dict[str, str], name: str = "build") -> tuple[Path, str]:
+    """The read-only job: fetch gh-pages, commit on it, bundle. Returns the bundle folder and the commit."""
+    repo = checkout(tmp, name, origin)
+    r = ci(repo, "fetch-store", str(tmp / f"{name}-store"))
+    assert r.returncode == 0, r.stderr
+    tip = ["git", "-C", str(repo), "rev-parse", "-q", "--verify", "refs/remotes/origin/gh-pages"]
+    has_tip = subprocess.run(tip, capture_output=True).returncode == 0
+    sha = commit_on(repo, "refs/remotes/origin/gh-pages" if has_tip else None, "gh-pages-publish", files)
+    r = ci(repo, "pages-bundle", "gh-pages-publish", str(tmp / f"{name}-pages"))
+    assert r.returncode == 0, r.stderr
+    return tmp / f"{name}-pages", sha
+
+
+def test_first_publish_then_a_fast_forward_are_pushed(tmp_path, origin):
+    pages, first = build(tmp_path, origin, {"data/index.json": "{}"}, "b1")
+    assert (pages / "base").read_text().strip() == "none"
+    push = checkout(tmp_path, "push", origin)
+    r = ci(push, "push-bundle", str(pages), "--if-moved", "report")
+    assert r.returncode == 0, r.stderr
+    assert git(origin, "rev-parse", "gh-pages") == first and "moved=false" in (push / "output").read_text()
+    pages, second = build(tmp_path, origin, {"data/shards/pr.json": "[1]"}, "b2")
+    assert (pages / "base").read_text().strip() == first
+    r = ci(push, "push-bundle", str(pages), "--if-moved", "fail")
+    assert r.returncode == 0, r.stderr
+    assert git(origin, "rev-parse", "gh-pages") == second and git(origin, "rev-parse", "gh-pages^") == first
+
+
+def test_a_moved_tip_is_reported_refused_or_replayed_never_forced(tmp_path, origin):
+    pages, _ = build(tmp_path, origin, {"data/index.json": "{}"}, "b0")
+    push = checkout(tmp_path, "push", origin)
+    assert ci(push, "push-bundle", str(pages), "--if-moved", "report").returncode == 0
+    ours, _ = build(tmp_path, origin, {"micro/ours.txt": "ours"}, "ours")
+    theirs, won = build(tmp_path, origin, {"micro/theirs.txt": "theirs"}, "theirs")
+    assert ci(push, "push-bundle", str(theirs), "--if-moved", "report").returncode == 0
+
+    r = ci(push, "push-bundle", str(ours), "--if-moved", "report")
+    assert r.returncode == 0 and "moved on since the build" in r.stderr, r.stderr
+    assert (push / "output").read_text().splitlines()[-1] == "moved=true"
+    assert git(origin, "rev-parse", "gh-pages") == won
+    r = ci(push, "push-bundle", str(ours), "--if-moved", "fail")
+    assert r.returncode == 2 and "re-run" in r.stderr and git(origin, "rev-parse", "gh-pages") == won, (
+        r.stderr
+    )
+
+    r = ci(push, "push-bundle", str(ours), "--if-moved", "replay")
+    assert r.returncode == 0, r.stderr
+    assert git(origin, "rev-parse", "gh-pages^") == won  # on top of the winner: nothing lost
+    assert git(origin, "show", "gh-pages:micro/ours.txt") == "ours"
+    assert git(origin, "show", "gh-pages:micro/theirs.txt") == "theirs"
+
+
+def test_a_bundle_that_is_not_what_it_claims_is_refused(tmp_path, origin):
+    pages, first = build(tmp_path, origin, {"data/index.json": "{}"}, "b0")
+    push = checkout(tmp_path, "push", origin)
+    assert ci(push, "push-bundle", str(pages), "--if-moved", "report").returncode == 0
+    bad, _ = build(tmp_path, origin, {"x": "y"}, "bad")
+    (bad / "base").write_text("; rm -rf /\n")
+    r = ci(push, "push-bundle", str(bad), "--if-moved", "report")
+    assert r.returncode == 2 and "must be a commit sha" in r.stderr, r.stderr
+    (bad / "base").write_text("none\n")  # claims a first commit, but is built on the tip
+    (bad / "gh-pages.bundle").write_bytes(b"not a bundle")
+    r = ci(push, "push-bundle", str(bad), "--if-moved", "report")
+    assert r.returncode == 2 and "not a git bundle" in r.stderr, r.stderr
+    assert git(origin, "rev-parse", "gh-pages") == first
+    r = ci(push, "push-bundle", str(tmp_path / "nothing"), "--if-moved", "report")
+    assert r.returncode != 0 and git(origin, "rev-parse", "gh-pages") == first
