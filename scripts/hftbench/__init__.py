@@ -44,7 +44,13 @@ One module per stage or subcommand; `cli.py` only parses flags and dispatches.
 - `family.py`       a comparison's tests as one family: Holm, the MDE, each metric's verdict
 - `compare.py`      `compare` subcommand: every series × metric tested, one verdict
 - `verdict_text.py` every verdict text (job summary, PR comment, issue body, console) from verdict.json
+- `mdsafe.py`       outside names made inert in markdown and issue titles
 - `verdict_extras.py` the verdict text's bisect and profile sections
+- `verdict_method.py` the verdict text's method (by design) and what this runner guards
+- `duet.py`         one duet round: both builds' servers at once, one client-hft interleaving orders
+- `capacity.py`     this runner's capacity, and the rate of the load series (a share of it)
+- `calibration.py`  a runner's calibration record: the series × metrics it guards, read by the gate
+- `calibrate_text.py` calibrate's calibration.md
 - `regression_issue.py` `regression-issue` subcommand: one GitHub issue per regression on main
 - `rounds.py`       ab's and bisect's rounds, looks and time budget: flags and checks, once
 - `worktrees.py`    a commit checked out into a worktree, its server built (ab, bisect)

@@ -9,7 +9,7 @@ gates.yaml threshold (a 10 % gate needs a runner that can see 10 %).
 The gate (`ab`, `compare`, `bisect`) reads the record named by `--calibration` or
 $HFTBENCH_CALIBRATION: on the runner it is a root-owned file outside the repository, so a
 pull request cannot loosen it. The gate then judges exactly the guarded metrics, and every
-verdict names the others with the reason ("latency-1c/hft p99_us: MDE +12.0 % > 10 % on this
+verdict names the others with the reason ("P99 of large/hft: MDE +60.0 % > 10 % on this
 runner"). A tuned runner thus guards more than a noisy VM without an edit to gates.yaml;
 thresholds and alpha stay the promise. Without a record, gates.yaml's `series` decides.
 """
@@ -45,14 +45,11 @@ def guard_rows(aa: dict[str, Any], gates: Gates) -> list[dict[str, Any]]:
         mde = aa["mde"].get(key)
         why = None
         if mde is None or not math.isfinite(mde):
-            why = f"{series} {metric}: no finite MDE on this runner (too few samples or runs)"
+            why = "no finite MDE on this runner (too few samples or runs)"
         elif rate > MAX_FALSE_ALARMS:
-            why = f"{series} {metric}: A/A false alarms {100 * rate:.1f} % > {100 * MAX_FALSE_ALARMS:.0f} %"
+            why = f"A/A false alarms {100 * rate:.1f} % > {100 * MAX_FALSE_ALARMS:.0f} % on this runner"
         elif mde > m.threshold:
-            why = (
-                f"{series} {metric}: MDE {100 * (mde - 1):+.1f} % > {100 * (m.threshold - 1):.0f} % "
-                "on this runner"
-            )
+            why = f"MDE {100 * (mde - 1):+.1f} % > {100 * (m.threshold - 1):.0f} % on this runner"
         rows.append({"series": series, "metric": metric, "false_alarms": round(rate, 4),
                      "mde": mde, "guarded": why is None, "why_not": why})  # fmt: skip
     return rows

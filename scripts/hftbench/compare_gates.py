@@ -90,8 +90,8 @@ class Gates:
         series = f"{scenario}/{client}"
         if metric == "errors":  # a correctness check: judged wherever the series' latency is
             guarded = any(k.startswith(f"{series} ") and why is None for k, why in self.guards.items())
-            return None if guarded else f"{series}: no metric of it is guarded on this runner"
-        return self.guards.get(f"{series} {metric}", f"{series} {metric}: not calibrated on this runner")
+            return None if guarded else "no metric of this series is guarded on this runner"
+        return self.guards.get(f"{series} {metric}", "not calibrated on this runner (hftbench calibrate)")
 
     def metric(self, name: str) -> MetricGate:
         for m in self.metrics:

@@ -18,7 +18,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from . import mdsafe, metrics, verdict_extras, verdicts
+from . import mdsafe, metrics, verdict_extras, verdict_method, verdicts
 from .errors import UsageError
 from .fsio import write_atomic
 from .metrics import fmt_change
@@ -199,9 +199,12 @@ def _sides(doc: dict[str, Any]) -> str:
         parts.append(f"suite `{mdsafe.code(doc['suite'])}`")
     ab = doc.get("ab") or {}
     if ab.get("rounds_per_side"):
-        parts.append(
-            f"{ab['rounds_per_side']} interleaved rounds a side, measured in {ab.get('measure_s', 0):.0f} s"
+        how = (
+            "duet rounds (both servers at once)"
+            if ab.get("design") == "duet"
+            else "interleaved rounds a side"
         )
+        parts.append(f"{ab['rounds_per_side']} {how}, measured in {ab.get('measure_s', 0):.0f} s")
     else:
         parts.append(f"{base.get('runs', '?')} vs {head.get('runs', '?')} runs")
     return " · ".join(parts) + "."
@@ -228,25 +231,6 @@ def harness_lines(doc: dict[str, Any]) -> list[str]:
     return [note, ""]
 
 
-def _method(doc: dict[str, Any]) -> str:
-    conf = round(100 * doc.get("confidence", 0.95))
-    looks = doc.get("looks", 1)
-    sequential = (
-        f" Rounds were added while undecided, so each of the {looks} possible looks uses alpha / {looks} "
-        f"and a {conf}% interval."
-        if looks > 1
-        else ""
-    )
-    return (
-        "Each value is the percentile of the pooled HDR histograms of a side's runs. The interval "
-        f"is a {conf}% bootstrap over whole runs (expanded for few runs); significance is a "
-        f"permutation test over runs, Holm-corrected over the gated family.{sequential} A regression needs "
-        "significance and at least the threshold; *no change* means the whole interval lies "
-        "within ±threshold; *could detect* is the slowdown this comparison flags with 80% power. "
-        f"Gates: `{mdsafe.code(doc.get('gates', 'gates.yaml'))}`."
-    )
-
-
 def _details(doc: dict[str, Any]) -> list[str]:
     out = []
     conf = doc.get("confidence", 0.95)
@@ -271,7 +255,9 @@ def _details(doc: dict[str, Any]) -> list[str]:
     if info:
         out += ["<details><summary>Reported only (not gated)</summary>", "", _table_head(conf)]
         out += [_row(r) for r in info] + ["", "</details>", ""]
-    out += ["<details><summary>How this was decided</summary>", "", _method(doc), "", "</details>", ""]
+    out += verdict_method.guard_lines(doc)
+    method = verdict_method.method(doc)
+    out += ["<details><summary>How this was decided</summary>", "", method, "", "</details>", ""]
     return out
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gate_synth import latency_run, result_doc, write_run
-from hftbench import cli
+from hftbench import cli, verdict_text
 from hftbench.errors import UsageError
 
 
@@ -79,8 +79,8 @@ def test_a_noisy_metric_is_not_guarded_and_says_why():
     }
     rows = {(r["series"], r["metric"]): r for r in guard_rows(aa, load_gates())}
     assert rows[("latency-1c/hft", "p50_us")]["guarded"]
-    assert rows[("large/hft", "p99_us")]["why_not"] == "large/hft p99_us: MDE +60.0 % > 10 % on this runner"
-    assert rows[("latency-1c/hft", "p99_us")]["why_not"].endswith("A/A false alarms 2.0 % > 1 %")
+    assert rows[("large/hft", "p99_us")]["why_not"] == "MDE +60.0 % > 10 % on this runner"
+    assert rows[("latency-1c/hft", "p99_us")]["why_not"] == "A/A false alarms 2.0 % > 1 % on this runner"
 
 
 def test_too_few_rounds_for_k_is_a_usage_error(tmp_path):
@@ -134,7 +134,7 @@ def test_the_gate_judges_what_the_runner_guards_and_names_the_rest(tmp_path):
     record.write_text(json.dumps({"guards": [
         {"series": "latency-1c/hft", "metric": "p50_us", "guarded": True, "why_not": None},
         {"series": "latency-1c/hft", "metric": "p99_us", "guarded": False,
-         "why_not": "latency-1c/hft p99_us: MDE +31.0 % > 10 % on this runner"},
+         "why_not": "MDE +31.0 % > 10 % on this runner"},
     ]}))  # fmt: skip
     base, head = load_side(tmp_path / "base"), load_side(tmp_path / "head")
     plain = compare_sides(base, head, load_gates(), design="paired-rounds")
@@ -144,7 +144,11 @@ def test_the_gate_judges_what_the_runner_guards_and_names_the_rest(tmp_path):
     doc = gated.to_json()
     assert doc["guarded"] == ["latency-1c/hft errors", "latency-1c/hft p50_us"]
     why = {"series": "latency-1c/hft", "metric": "p99_us",
-            "why": "latency-1c/hft p99_us: MDE +31.0 % > 10 % on this runner"}  # fmt: skip
+            "why": "MDE +31.0 % > 10 % on this runner"}  # fmt: skip
     assert why in doc["unguarded"]
+    md = verdict_text.markdown({**doc, "gates": "gates.yaml"})
+    assert f"**Guarded on this runner** (calibration `{record}`): error rate of latency-1c/hft, P50 of" in md
+    assert "- not guarded: P99 of latency-1c/hft: MDE +31.0 % &gt; 10 % on this runner" in md
+    assert "sign-flip test within pairs" in md
     with pytest.raises(UsageError, match="no such calibration record"):
         apply(load_gates(), tmp_path / "missing.json")
