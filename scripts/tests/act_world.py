@@ -32,6 +32,8 @@ PINNED = {  # the SHAs the workflows pin -> the stand-in folder
     "benchmark-action/github-action-benchmark@d48d326b4ca9ba73ca0cd0d59f108f9e02a381c7": (
         "github-action-benchmark"
     ),
+    # Only a checkout with a ref (pr-bench's base) comes here; act copies the others itself.
+    "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683": "checkout",
 }
 
 needs = pytest.mark.skipif(
@@ -66,15 +68,25 @@ class World:
             shutil.copy2(ROOT / f, self.dev / f)
         git(self.dev, "checkout", "-q", "-B", "main")
         git(self.dev, "remote", "set-url", "origin", str(self.origin))
-        (tmp / "gates.yaml").write_text(GATES)
+        # The gate of every job is the checked-out tree's bench-config/gates.yaml (on a pull
+        # request: the base's), here the product's with thresholds for tiny rounds; committed
+        # with the edits under test, so a PR's base has them too.
+        (self.dev / "bench-config" / "gates.yaml").write_text(GATES)
+        self._server(0)
+        git(self.dev, "add", "-A")
+        git(
+            self.dev, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-qm", "test world"
+        )
         build = tmp / "build-server"  # ab runs it in each side's worktree
         build.write_text("#!/bin/sh\ninstall -D -m 755 server.sh bin/hft-server\n")
         build.chmod(0o755)
 
-    def commit(self, message: str, delay_us: int = 0, branch: str = "main") -> str:
+    def commit(self, message: str, delay_us: int = 0, branch: str = "main", files: dict | None = None) -> str:
+        """Commit server.sh (the server, slowed by delay_us) and `files` (path -> text) on branch."""
         git(self.dev, "checkout", "-q", "-B", branch) if branch == "main" else None
-        extra = f"--inject-delay-us {delay_us} " if delay_us else ""
-        (self.dev / "server.sh").write_text(f'#!/bin/sh\nexec {ROOT / "bin" / "hft-server"} {extra}"$@"\n')
+        self._server(delay_us)
+        for path, text in (files or {}).items():
+            (self.dev / path).write_text(text)
         git(self.dev, "add", "-A")
         git(
             self.dev,
@@ -89,6 +101,11 @@ class World:
         )
         git(self.dev, "push", "-q", "-f", "origin", f"HEAD:refs/heads/{branch}")
         return git(self.dev, "rev-parse", "HEAD")
+
+    def _server(self, delay_us: int) -> None:
+        """server.sh: the real bin/hft-server, slowed by delay_us on every order."""
+        extra = f"--inject-delay-us {delay_us} " if delay_us else ""
+        (self.dev / "server.sh").write_text(f'#!/bin/sh\nexec {ROOT / "bin" / "hft-server"} {extra}"$@"\n')
 
     def act(self, name: str, event: str, payload: dict, sha: str, ref: str, *, workflow="bench.yml",
             extra=(), background=False):  # fmt: skip
@@ -107,10 +124,10 @@ class World:
         env = {
             "HFT_CI_PREBUILT": str(ROOT), "ALLOW_UNTUNED": "true", "ACT_ARTIFACTS": str(run / "artifacts"),
             "GITHUB_API_URL": self.api.url, "SUITE": "pr", "REPORT_SUITE": "", "ROUNDS": "2",
-            "MICRO_SUITES": "go", "ACT_STANDINS": str(STANDINS),
+            "MICRO_SUITES": "go", "ACT_STANDINS": str(STANDINS), "ACT_REPO": str(work),
             "RUN_ARGS": "--scenarios latency-1c --clients hft --orders 3000 --warmup 300",
             "AB_ARGS": f"--scenarios latency-1c --clients hft --orders 3000 --repeats 6 --max-repeats 6 "
-                       f"--gates {self.tmp / 'gates.yaml'} --build-cmd {self.tmp / 'build-server'}",
+                       f"--build-cmd {self.tmp / 'build-server'}",
         }  # fmt: skip
         cmd = [
             str(ACT), event, "-W", f".github/workflows/{workflow}", "-e", str(run / "event.json"),

@@ -3,12 +3,15 @@
 set -euo pipefail
 jq -nc --arg name "$NAME" --arg tool "$TOOL" --arg file "$FILE" --arg auto_push "$AUTO_PUSH" \
   --arg token_given "$TOKEN_GIVEN" --arg summary "$SUMMARY_ALWAYS" \
-  '{name: $name, tool: $tool, file: $file, auto_push: $auto_push, token_given: $token_given, summary_always: $summary}' \
+  --arg skip_fetch "$SKIP_FETCH" \
+  '{name: $name, tool: $tool, file: $file, auto_push: $auto_push, token_given: $token_given, summary_always: $summary, skip_fetch: $skip_fetch}' \
   >>"$ACT_ARTIFACTS/../benchmark-action.jsonl"
 [ "$AUTO_PUSH" = false ] || { echo "stand-in: only auto-push: false is modelled" >&2; exit 1; }
 [ -s "$FILE" ] || { echo "github-action-benchmark: $FILE is empty or missing" >&2; exit 1; }
 sha=$(git rev-parse HEAD)
-if ! git rev-parse -q --verify refs/heads/gh-pages >/dev/null; then
+if [ "$SKIP_FETCH" = true ]; then  # as the action: work on the local branch, which must exist
+  git rev-parse -q --verify refs/heads/gh-pages >/dev/null || { echo "github-action-benchmark: no local gh-pages branch (skip-fetch-gh-pages)" >&2; exit 1; }
+elif ! git rev-parse -q --verify refs/heads/gh-pages >/dev/null; then
   git fetch -q origin +refs/heads/gh-pages:refs/heads/gh-pages
 fi
 work=$(mktemp -d)
