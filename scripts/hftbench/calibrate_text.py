@@ -54,7 +54,7 @@ def render(doc: dict[str, Any]) -> str:
         lines += [f"- {name}: ×{ratio}" for name, ratio in eff.items()]
     lines += ["", "What this runner guards (the record `--calibration` hands the gate):", ""]
     lines += [f"- {g['series']} {g['metric']}: guarded (MDE {100 * (g['mde'] - 1):+.1f} %)" if g["guarded"]
-              else f"- {g['why_not']}" for g in doc["guards"]]  # fmt: skip
+              else f"- {g['series']} {g['metric']}: {g['why_not']}" for g in doc["guards"]]  # fmt: skip
     for series, p in (doc.get("price_of_duet") or {}).items():
         lines += ["", f"Price of duet, {series}: P50 {p['solo_p50_us']} µs alone, {p['duet_p50_us']} µs "
                   f"in a duet (×{p['ratio']}): two servers share the CPU's caches and queues."]  # fmt: skip
