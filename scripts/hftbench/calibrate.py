@@ -130,10 +130,9 @@ def load_pools(source: Path) -> dict[str, Pool]:
 
 
 def design_of(pools: dict[str, Pool]) -> str:
-    """A duet's runs say so in their fingerprint (duet.py); anything else ran as paired rounds."""
+    """A duet's runs name their server's slot (duet.py); anything else ran as paired rounds."""
     runs = [b for b, _ in pools.get("aa", [])]
-    placed = runs[0].fingerprint.get("placement", {}) if runs else {}
-    return designs.DUET if placed.get("design") == designs.DUET else designs.PAIRED_ROUNDS
+    return designs.DUET if runs and "duet_slot" in runs[0].server else designs.PAIRED_ROUNDS
 
 
 def _tally(gates: Gates) -> dict[str, Any]:

@@ -95,7 +95,8 @@ def run_round(
     }
     # One host, one moment: both folders get the same fingerprint, taken once.
     host, tools = fingerprint.host(sides["base"].root), fingerprint.tools()
-    host["placement"] = {**placement.describe(), "design": "duet"}
+    if placement.describe():  # as run_plan records it: the placement is part of the runner's id
+        host["placement"] = placement.describe()
     runs = {s: _new_run(dirs[s], sides[s], suite, targets, scenarios, host, tools) for s in SIDES}
     started = time.perf_counter()
     try:
