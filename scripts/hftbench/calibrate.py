@@ -147,6 +147,7 @@ def _tally(gates: Gates) -> dict[str, Any]:
         "tested": {m: 0 for m in gated},  # comparisons where the metric was gated somewhere
         "series_regression": {},  # "series metric" -> comparisons where it regressed
         "series_tested": {},  # "series metric" -> comparisons where it was tested
+        "series_no_change": {},  # "series metric" -> comparisons where it said "no change"
     }
 
 
@@ -164,6 +165,7 @@ def _count(t: dict[str, Any], c: Comparison) -> None:
         key = f"{r.series} {r.metric}"
         t["series_tested"][key] = t["series_tested"].get(key, 0) + 1
         t["series_regression"][key] = t["series_regression"].get(key, 0) + (r.verdict == REGRESSION)
+        t["series_no_change"][key] = t["series_no_change"].get(key, 0) + (r.verdict == NO_CHANGE)
         if r.mde is not None and np.isfinite(r.mde):
             t["mde"].setdefault(key, []).append(r.mde)
 

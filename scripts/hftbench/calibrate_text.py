@@ -40,6 +40,19 @@ def render(doc: dict[str, Any]) -> str:
         cells += [_pct(tally["regression"][m], n) for m in metrics]
         cells += [_pct(tally["no_change"][m], n) for m in metrics]
         lines.append(f"| {TITLE[kind]} | " + " | ".join(cells) + " |")
+    keys = sorted(t["aa"].get("series_tested", {}))
+    if keys:
+        lines += [
+            "",
+            "Per series × metric: regressed / no change, of the comparisons of each kind:",
+            "",
+            "| series metric | " + " | ".join(TITLE[k] for k in t) + " |",
+            "|---|" + "---|" * len(t),
+        ]
+        for key in keys:
+            cells = [f"{x.get('series_regression', {}).get(key, 0)} / {x.get('series_no_change', {}).get(key, 0)}"
+                     for x in t.values()]  # fmt: skip
+            lines.append(f"| {key} | " + " | ".join(cells) + " |")
     lines += [
         "",
         "Comparisons overlap (drawn from one pool of rounds): each rate is an estimate from the real "
