@@ -50,8 +50,8 @@ def render(doc: dict[str, Any]) -> str:
             "|---|" + "---|" * len(t),
         ]
         for key in keys:
-            cells = [f"{x.get('series_regression', {}).get(key, 0)} / {x.get('series_no_change', {}).get(key, 0)}"
-                     for x in t.values()]  # fmt: skip
+            counts = [(x.get("series_regression", {}), x.get("series_no_change", {})) for x in t.values()]
+            cells = [f"{reg.get(key, 0)} / {same.get(key, 0)}" for reg, same in counts]
             lines.append(f"| {key} | " + " | ".join(cells) + " |")
     lines += [
         "",
