@@ -227,6 +227,7 @@ def _series(
     with_hist = all(r.histogram and r.ok > 0 for r in (*b, *h))
     sides = Series(*key, tuple(b)), Series(*key, tuple(h))  # the shown numbers (series.py)
     u = designs.units(design, b, h) if with_hist else None
+    behind = _fell_behind(b, h)
     results = []
     for m in gates.metrics:
         # Errors count every measured order; latency metrics only the successful ones.
@@ -258,8 +259,19 @@ def _series(
             res.gated = False
         if m.gated and why_not and res.reason is None:
             res.reason = why_not
+        if res.gated and behind:  # the latency holds the client's delay: not the server's
+            res.gated, res.reason = False, behind
         results.append(res)
     return results
+
+
+def _fell_behind(b: list[Repeat], h: list[Repeat]) -> str | None:
+    """Why a series is not gated when its open-loop generator fell behind (lateness.py)."""
+    late = [r.behind_p99_us for r in (*b, *h) if r.behind_p99_us is not None]
+    if not late:
+        return None
+    return (f"the load generator fell behind in {len(late)} of {len(b) + len(h)} runs (send lateness "
+            f"P99 up to {max(late):,.0f} µs > 10 % of a connection's send interval): not gated")  # fmt: skip
 
 
 def _quantile(

@@ -9,12 +9,13 @@ A side is read from
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from . import results
 from .errors import UsageError
+from .lateness import fell_behind
 from .series import Repeat
 
 SeriesKey = tuple[str, str]  # (scenario, client)
@@ -48,10 +49,11 @@ def side_from_runs(label: str, runs: list[results.Run]) -> Side:
             r = cell.result
             rid = run.run_id if run.repeats <= 1 else f"{run.run_id}#r{cell.repeat}"
             hlog = (run.path / cell.file).with_suffix(".hlog") if cell.file else None
-            side.add(
-                (cell.scenario, cell.client),
-                Repeat.of_result(r, rid, str(hlog) if hlog is not None and hlog.is_file() else None),
-            )
+            repeat = Repeat.of_result(r, rid, str(hlog) if hlog is not None and hlog.is_file() else None)
+            late = r.send_lateness.p99_us if r.send_lateness is not None else None
+            if late is not None and r.target_rate_rps and fell_behind(late, r.target_rate_rps, r.connections):
+                repeat = replace(repeat, behind_p99_us=late)
+            side.add((cell.scenario, cell.client), repeat)
     if runs:
         last = runs[-1]
         side.meta = {

@@ -45,6 +45,9 @@ class Repeat:
     errors: int
     duration_s: float  # measured seconds (after warm-up; see of_result)
     hlog: str | None = None  # the cell's .hlog (run folders only): a soak's intervals, for its drift
+    # Open loop: the send-lateness P99 (µs) when the load generator fell behind its schedule
+    # (lateness.fell_behind); None when it kept up or the run is closed loop.
+    behind_p99_us: float | None = None
 
     @property
     def throughput_rps(self) -> float:
