@@ -71,11 +71,13 @@ class Placement:
 
     server: tuple[int, ...] = ()
     clients: tuple[int, ...] = ()
+    # client-hft spins on its sockets (--busy-poll): it has a CPU of its own beside the server's
+    busy_poll: bool = False
 
     def client_flags(self, client: str) -> list[str]:
-        return (
-            ["--cpus", format_cpu_list(self.clients)] if self.clients and client in PINS_EACH_THREAD else []
-        )
+        if not (self.clients and client in PINS_EACH_THREAD):
+            return []
+        return ["--cpus", format_cpu_list(self.clients), *(["--busy-poll"] if self.busy_poll else [])]
 
     def confine_client(self) -> Callable[[], None] | None:
         """A preexec_fn that confines the client process to the client CPUs (None: unpinned)."""
@@ -109,8 +111,17 @@ class Placement:
         return out
 
     def colocated(self) -> Placement:
-        """The server and the clients on one CPU: the last server CPU when the runner pins,
-        else the last CPU this process may use (CPU 0 takes most interrupts)."""
+        """The gate's placement (a suite with `colocate: true`).
+
+        A tuned runner (server and client CPUs pinned): the server(s) on the last server CPU
+        and client-hft busy-polling on the first client CPU, each alone on its core. Measured
+        on 16 dedicated cores, a duet there shows a CPU-bound slowdown at its full size.
+        Unpinned (a shared VM): the server(s) and the client on one CPU, the last this process
+        may use (CPU 0 takes most interrupts), leaving the other CPUs to the host's noise;
+        sharing one CPU couples the sides, so a duet there shows a CPU-bound slowdown at about
+        55-80 % of its size (docs/measurements.md, 2026-11-26)."""
+        if self.server and self.clients and self.clients[0] not in self.server:
+            return Placement((self.server[-1],), (self.clients[0],), busy_poll=True)
         cpu = self.server[-1] if self.server else max(os.sched_getaffinity(0))
         return Placement((cpu,), (cpu,))
 

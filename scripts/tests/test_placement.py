@@ -63,6 +63,15 @@ def test_only_the_per_thread_pinning_clients_get_cpus():
     assert UNPINNED.describe() == {}
 
 
+def test_the_gate_places_a_tuned_runners_client_on_its_own_cpu_busy_polling():
+    tuned = Placement((2, 3, 4), (8, 9)).colocated()
+    assert (tuned.server, tuned.clients, tuned.busy_poll) == ((4,), (8,), True)
+    assert tuned.client_flags("hft") == ["--cpus", "8", "--busy-poll"]
+    shared = Placement().colocated()  # unpinned: everything on one CPU, nobody spinning
+    assert shared.server == shared.clients and not shared.busy_poll
+    assert shared.client_flags("hft") == ["--cpus", str(shared.server[0])]
+
+
 def test_pinned_runs_get_their_own_runner_id_and_unpinned_ones_keep_theirs():
     host = {"cpu_model": "i7-14700K", "cores": 28, "kernel": "6.14", "governor": "performance"}
     pinned = {**host, "placement": {"server_cpus": "2-5", "client_cpus": "6-13"}}
