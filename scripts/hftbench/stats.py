@@ -1,5 +1,9 @@
 """The gate's statistics: pure functions over per-run HDR histograms and per-run numbers.
 
+These are the *unpaired* tests (`hftbench compare` of two folders, a store baseline). `ab`
+measures base and head side by side in time and tests pairs instead: paired.py, chosen per
+comparison by designs.py.
+
 A *side* (base or head) of a comparison is a list of repeats of one series
 (scenario × client); each repeat contributes one HdrHistogram and a few scalars. The rules,
 and why:
