@@ -74,12 +74,16 @@ def test_a_regression_comes_with_a_differential_flame_graph(tmp_path):
     assert "skipped" not in prof, prof
     svg = (out / prof["svg"]).read_text()
     assert svg.startswith("<?xml") and "<svg" in svg and "flame" in svg.lower()
-    # The busy-wait is inlined into the order handler and reads the clock: those two frames
-    # gain the added work's self time, far ahead of anything else.
-    spin_frames = {"__vdso_clock_gettime", "<F as axum::handler::Handler<(M,T1,T2),S>>::call::{{closure}}"}
+    # The busy-wait is inlined into the order handler and reads the clock: those frames gain
+    # the added work's self time, far ahead of anything else. (Their share of the whole
+    # profile is the host's business: the server's other work and the start-up weigh in.)
+    spin_frames = {"__vdso_clock_gettime", "__GI___clock_gettime",
+                   "<F as axum::handler::Handler<(M,T1,T2),S>>::call::{{closure}}"}  # fmt: skip
     top = prof["top"]
     assert top[0]["function"] in spin_frames, top
-    assert sum(r["added_self_pct"] for r in top if r["function"] in spin_frames) > 30, top
+    spin = sum(r["added_self_pct"] for r in top if r["function"] in spin_frames)
+    rest = sum(r["added_self_pct"] for r in top if r["function"] not in spin_frames)
+    assert spin > 2 * rest, top
     # The profiled rounds are not among the counted ones.
     assert verdict["base"]["runs"] == verdict["head"]["runs"] == 8
     counted = [json.loads(p.read_text()) for p in out.glob("*/run_*/results.json")]
