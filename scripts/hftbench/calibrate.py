@@ -168,6 +168,9 @@ def _count(t: dict[str, Any], c: Comparison) -> None:
         t["series_no_change"][key] = t["series_no_change"].get(key, 0) + (r.verdict == NO_CHANGE)
         if r.mde is not None and np.isfinite(r.mde):
             t["mde"].setdefault(key, []).append(r.mde)
+    for r in c.results:  # gated by gates.yaml, left out here: the record says why (calibration.py)
+        if not r.gated and r.reason and r.metric in t["regression"]:
+            t.setdefault("series_why_not", {})[f"{r.series} {r.metric}"] = r.reason
 
 
 def _finish(t: dict[str, Any]) -> dict[str, Any]:

@@ -52,6 +52,11 @@ def guard_rows(aa: dict[str, Any], gates: Gates) -> list[dict[str, Any]]:
             why = f"MDE {100 * (mde - 1):+.1f} % > {100 * (m.threshold - 1):.0f} % on this runner"
         rows.append({"series": series, "metric": metric, "false_alarms": round(rate, 4),
                      "mde": mde, "guarded": why is None, "why_not": why})  # fmt: skip
+    for key, why in sorted((aa.get("series_why_not") or {}).items()):  # never tested here
+        if key not in aa["series_tested"] and gates.metric(key.rsplit(" ", 1)[1]).kind != "errors":
+            series, metric = key.rsplit(" ", 1)
+            rows.append({"series": series, "metric": metric, "false_alarms": None, "mde": None,
+                         "guarded": False, "why_not": why})  # fmt: skip
     return rows
 
 

@@ -76,11 +76,13 @@ def test_a_noisy_metric_is_not_guarded_and_says_why():
         },
         "series_regression": {"latency-1c/hft p99_us": 4},
         "mde": {"large/hft p99_us": 1.60, "latency-1c/hft p50_us": 1.01, "latency-1c/hft p99_us": 1.03},
+        "series_why_not": {"load/hft p99_us": "the load generator fell behind in 16 of 16 runs"},
     }
     rows = {(r["series"], r["metric"]): r for r in guard_rows(aa, load_gates())}
     assert rows[("latency-1c/hft", "p50_us")]["guarded"]
     assert rows[("large/hft", "p99_us")]["why_not"] == "MDE +60.0 % > 10 % on this runner"
     assert rows[("latency-1c/hft", "p99_us")]["why_not"] == "A/A false alarms 2.0 % > 1 % on this runner"
+    assert rows[("load/hft", "p99_us")]["why_not"] == "the load generator fell behind in 16 of 16 runs"
 
 
 def test_too_few_rounds_for_k_is_a_usage_error(tmp_path):
