@@ -103,7 +103,7 @@ def _client_preexec(placement: Placement) -> Callable[[], None]:
     return preexec
 
 
-def _kill_session(pid: int) -> None:
+def kill_session(pid: int) -> None:
     """SIGKILL a client's whole session; one that has just exited is no error (an interrupt
     racing the client's exit must still reach the caller as the interrupt)."""
     with contextlib.suppress(ProcessLookupError):
@@ -227,7 +227,7 @@ def run_cell(
             code = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             stopped = _stopped(proc.pid)
-            _kill_session(proc.pid)  # its own session: takes any children with it
+            kill_session(proc.pid)  # its own session: takes any children with it
             proc.wait()
             server_exit = _server_exit(server)
             return failed(
@@ -236,7 +236,7 @@ def run_cell(
                 wall=time.perf_counter() - start,
             )
         except BaseException:  # Ctrl-C reaches only us (the client has its own session): stop it too
-            _kill_session(proc.pid)
+            kill_session(proc.pid)
             proc.wait()
             raise
     wall = time.perf_counter() - start

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from . import fingerprint, paths
-from .cell import BUILD_TARGETS, client_binary, default_timeout_s, result_name, why_not_clean
+from .cell import BUILD_TARGETS, client_binary, default_timeout_s, kill_session, result_name, why_not_clean
 from .config import Scenario
 from .placement import Placement
 from .procs import die_with_parent, log_tail
@@ -180,16 +180,20 @@ def _client(
     log = outs[slot_a].with_suffix(".log")
     start = time.perf_counter()
     with open(log, "wb") as log_file:
+        # Its own session (as cell.py): Ctrl-C reaches only us, and we end the client ourselves,
+        # waiting for it, so no client outlives an interrupted ab.
+        proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=_preexec(placement))  # fmt: skip
         try:
-            code = subprocess.run(
-                cmd,
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-                timeout=2 * default_timeout_s(sc),
-                preexec_fn=_preexec(placement),
-            ).returncode
+            code = proc.wait(timeout=2 * default_timeout_s(sc))
         except subprocess.TimeoutExpired:
+            kill_session(proc.pid)
+            proc.wait()
             code = None
+        except BaseException:
+            kill_session(proc.pid)
+            proc.wait()
+            raise
     wall = time.perf_counter() - start
     outs[slot_b].with_suffix(".log").write_bytes(log.read_bytes())  # each run folder whole
     if sc.mode == "closed":  # every order went to both sides: each is a whole run of sc
