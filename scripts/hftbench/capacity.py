@@ -17,11 +17,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .cell import client_binary
+from .cell import client_binary, client_preexec
 from .config import Scenario
 from .errors import UsageError
 from .placement import Placement
-from .procs import die_with_parent
 from .server import Server, ServerError
 
 PROBE_S = 1.0
@@ -40,15 +39,10 @@ def probe(bins: Path, url: str, connections: int, placement: Placement) -> float
         cmd = [str(binary), *placement.client_flags("hft"), "--url", url, "--scenario", "capacity-probe",
                "--connections", str(connections), "--warmup", str(PROBE_WARMUP), "--duration", str(PROBE_S),
                "--output", str(out)]  # fmt: skip
-        confine = placement.confine_client()
-
-        def preexec() -> None:
-            if confine:
-                confine()
-            die_with_parent()
-
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, preexec_fn=preexec)
+            done = subprocess.run(
+                cmd, capture_output=True, text=True, timeout=60, preexec_fn=client_preexec(placement)
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise UsageError(f"capacity probe ({binary}): {exc}; build it with `make build-hft`") from exc
         if done.returncode != 0 or not out.is_file():

@@ -90,7 +90,7 @@ def _describe_exit(code: int) -> str:
     return f"exit {code}"
 
 
-def _client_preexec(placement: Placement) -> Callable[[], None]:
+def client_preexec(placement: Placement) -> Callable[[], None]:
     """The client dies with hftbench, even a SIGKILLed one (a stopped or stalled client would
     otherwise outlive it and write into the run folder), and runs on its CPUs when pinned."""
     confine = placement.confine_client()
@@ -221,7 +221,7 @@ def run_cell(
             stdout=log_file,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_client_preexec(placement),
+            preexec_fn=client_preexec(placement),
         )
         try:
             code = proc.wait(timeout=timeout_s)

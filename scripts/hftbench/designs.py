@@ -50,10 +50,11 @@ def pairs(base: Sequence[Repeat], head: Sequence[Repeat]) -> list[tuple[Repeat, 
     return [(b, by_round[k]) for b in base if (k := round_key(b.run_id)) is not None and k in by_round]
 
 
-def _blocks(r: Repeat) -> list[str]:
+def _blocks(r: Repeat) -> list[tuple[str, int]]:
+    """A round's blocks in time order, empty ones included: they are paired by position."""
     if not r.hlog or not Path(r.hlog).is_file():
         return []
-    return [i.histogram for i in read_intervals(Path(r.hlog)) if i.count > 0]
+    return [(i.histogram, i.count) for i in read_intervals(Path(r.hlog))]
 
 
 @dataclass(frozen=True)
@@ -76,10 +77,12 @@ def units(design: str, base: Sequence[Repeat], head: Sequence[Repeat]) -> Units 
     else:
         rows_b, rows_h = [], []
         for b, h in matched:
-            bb, hb = _blocks(b), _blocks(h)
-            n = min(len(bb), len(hb))
-            rows_b += bb[:n]
-            rows_h += hb[:n]
+            # Block i of both sides covers the same span: pair first, then drop a pair with an
+            # empty member (filtering each side alone would shift one against the other).
+            for (hist_b, n_b), (hist_h, n_h) in zip(_blocks(b), _blocks(h), strict=False):
+                if n_b and n_h:
+                    rows_b.append(hist_b)
+                    rows_h.append(hist_h)
     if not rows_b:
         return None
     return Units(design, stats.grid(rows_b, rows_h), len(rows_b))

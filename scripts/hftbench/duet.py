@@ -28,10 +28,18 @@ from pathlib import Path
 import numpy as np
 
 from . import fingerprint, paths
-from .cell import BUILD_TARGETS, client_binary, default_timeout_s, kill_session, result_name, why_not_clean
+from .cell import (
+    BUILD_TARGETS,
+    client_binary,
+    client_preexec,
+    default_timeout_s,
+    kill_session,
+    result_name,
+    why_not_clean,
+)
 from .config import Scenario
 from .placement import Placement
-from .procs import die_with_parent, log_tail
+from .procs import log_tail
 from .results import Cell, ClientResult, Run
 from .schema import check_result
 from .server import Server, ServerError
@@ -183,7 +191,7 @@ def _client(
         # Its own session (as cell.py): Ctrl-C reaches only us, and we end the client ourselves,
         # waiting for it, so no client outlives an interrupted ab.
         proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=_preexec(placement))  # fmt: skip
+                                preexec_fn=client_preexec(placement))  # fmt: skip
         try:
             code = proc.wait(timeout=2 * default_timeout_s(sc))
         except subprocess.TimeoutExpired:
@@ -219,17 +227,6 @@ def _shares_add_up(cells: dict[str, Cell], sc: Scenario) -> str | None:
         sent = sc.warmup + measured
         return f"orders lost: the client sent {sent:,} (warm-up included), the servers saw {seen:,}"
     return None
-
-
-def _preexec(placement: Placement):
-    confine = placement.confine_client()
-
-    def preexec() -> None:
-        if confine:
-            confine()
-        die_with_parent()
-
-    return preexec
 
 
 def _cell(
