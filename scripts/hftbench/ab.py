@@ -38,7 +38,7 @@ import shlex
 import shutil
 import signal
 import sys
-import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,7 +50,6 @@ from . import placement as placement_mod
 from .cell import link_clients
 from .compare import Comparison, compare_sides
 from .compare_gates import Gates, load_gates
-from .compare_sides import load_side
 from .errors import UsageError, raise_interrupt
 from .fsio import write_atomic
 from .plan import Plan, make_plan
@@ -58,6 +57,7 @@ from .results import Run
 from .rounds import AB_ROUNDS, Rounds, add_rounds_args, order, rounds_from_args
 from .run import run_plan
 from .server import ServerError
+from .session import TIME_OUT, Session
 from .worktrees import DEFAULT_BUILD, build_server, remove_worktrees, resolve_commit
 
 
@@ -132,6 +132,7 @@ class Job:
     profile: bool | None = None  # True: always, False: never, None: on a regression
     builds: dict[str, float] = field(default_factory=dict)  # side -> build wall time (s)
     p50_us: dict[str, list[float]] = field(default_factory=dict)  # side -> each counted round's P50
+    session: Session | None = None  # the rounds measured so far, in memory (session.py)
 
     def side_bin(self, side: str) -> Path:
         return self.out / side / "bin"
@@ -211,6 +212,7 @@ def make_job(args) -> Job:
         rounds=rounds,
         design=design,
         profile=getattr(args, "profile", None),
+        session=Session(rounds),
     )
 
 
@@ -269,6 +271,7 @@ def run_round(job: Job, side: str, pair: int) -> None:
         run = job.run_side(side, job.side_bin(side), run_dir)
     except ServerError as exc:
         raise UsageError(f"{side} server: {exc}") from exc
+    job.session.keep(side, run)
     say(f"round {pair + 1} {side}: {len(run.cells) - len(run.failed)}/{len(run.cells)} cells ok")
     p50 = profile.round_p50(run)
     if p50 is not None:
@@ -302,6 +305,7 @@ def run_duet_round(job: Job, pair: int, rng) -> None:
     except duet.DuetError as exc:
         raise UsageError(str(exc)) from exc
     for side, run in runs.items():
+        job.session.keep(side, run)
         bad = [f"{c.scenario}: {c.reason}" for c in run.failed]
         say(f"round {pair + 1} {side}: {len(run.cells) - len(bad)}/{len(run.cells)} cells ok"
             + (f" ({bad[0]})" if bad else ""))  # fmt: skip
@@ -311,45 +315,54 @@ def run_duet_round(job: Job, pair: int, rng) -> None:
 
 
 def compare_job(job: Job) -> Comparison:
-    base, head = load_side(job.out / "base"), load_side(job.out / "head")
-    return compare_sides(base, head, job.gates, design=job.design)
+    """A look: the rounds measured so far, from memory."""
+    return compare_sides(job.session.side("base"), job.session.side("head"), job.gates, design=job.design)
+
+
+def one_round(job: Job, rng) -> Callable[[int], None]:
+    def measure_round(pair: int) -> None:
+        if job.design == designs.DUET:
+            run_duet_round(job, pair, rng)
+        else:
+            for side in order(pair):
+                run_round(job, side, pair)
+
+    return measure_round
 
 
 def measure(job: Job, quiet: bool = False) -> int:
     """Interleaved rounds until conclusive (or out of rounds / time); write the verdict."""
-    started = time.perf_counter()
-    pair, comparison, partial = 0, None, False
-    rounds = job.rounds
-    next_look = rounds.repeats
+    session = job.session
+    comparison: Comparison | None = None
+    partial = False
     rng = np.random.default_rng()  # which build takes which duet slot: fresh each ab
+
+    def settled() -> bool:
+        nonlocal comparison
+        comparison = compare_job(job)
+        return not comparison.needs_more_repeats()
+
+    def more(upto: int) -> None:
+        say(f"inconclusive after {session.done} rounds a side; measuring up to {upto}")
+
     try:
-        while True:
-            if job.design == designs.DUET:
-                run_duet_round(job, pair, rng)
-            else:
-                for side in order(pair):
-                    run_round(job, side, pair)
-            pair += 1
-            if pair == min(next_look, rounds.max_repeats):
-                comparison = compare_job(job)
-                if not comparison.needs_more_repeats() or pair >= rounds.max_repeats:
-                    break
-                # The next look costs what the rounds so far cost per round.
-                next_look = min(pair + rounds.step, rounds.max_repeats)
-                elapsed = time.perf_counter() - started
-                if elapsed * next_look / pair > rounds.time_budget_s:
-                    budget = f"time budget {rounds.time_budget_s:.0f} s spent"
-                    say(f"inconclusive after {pair} rounds a side; {budget}")
-                    break
-                say(f"inconclusive after {pair} rounds a side; measuring up to {next_look}")
+        stopped = session.measure(one_round(job, rng), settled, on_more=more)
+        if stopped == TIME_OUT:
+            budget = f"time budget {job.rounds.time_budget_s:.0f} s spent"
+            say(f"inconclusive after {session.done} rounds a side; {budget}")
     except KeyboardInterrupt:
         partial = True
-        say(f"interrupted after {pair} complete rounds per side; the run folders in {job.out} are kept")
-        if pair < 2:
+        say(
+            f"interrupted after {session.done} complete rounds per side; "
+            f"the run folders in {job.out} are kept"
+        )
+        if session.done < 2:
             say("fewer than 2 rounds a side: no verdict written")
             return 130
+        session.runs = {side: runs[: session.done] for side, runs in session.runs.items()}
         comparison = compare_job(job)
-    measured = time.perf_counter() - started
+    pair = session.done
+    measured = session.elapsed()
     extra = {}
     wanted = job.profile if job.profile is not None else comparison.status == verdicts.REGRESSION
     if wanted and not partial:

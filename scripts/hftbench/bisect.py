@@ -39,13 +39,14 @@ from . import config as config_mod
 from .cell import link_clients
 from .compare import compare_sides
 from .compare_gates import Gates, load_gates
-from .compare_sides import load_side
 from .errors import UsageError, raise_interrupt
 from .fsio import write_atomic
 from .plan import Plan, make_plan
+from .results import Run
 from .rounds import AB_ROUNDS, Rounds, add_rounds_args, rounds_from_args
 from .run import run_plan
 from .server import ServerError
+from .session import TIME_OUT, Session
 from .worktrees import DEFAULT_BUILD, build_server, git_output, remove_worktrees, resolve_commit
 
 SIDES = ("good", "cand", "bad")
@@ -213,11 +214,11 @@ def built(b: Bisect, commit: bs.Commit) -> Path:
     return b.built[commit.sha]
 
 
-def run_round(b: Bisect, step_dir: Path, side: str, commit: bs.Commit, n: int) -> None:
+def run_round(b: Bisect, step_dir: Path, side: str, commit: bs.Commit, n: int) -> Run:
     run_dir = paths.fresh_dir(step_dir / side, f"run_{paths.utc_stamp()}_{side}{n:02d}")
     tree = built(b, commit) / "worktree"
     try:
-        run_plan(
+        return run_plan(
             b.plan,
             built(b, commit) / "bin",
             run_dir,
@@ -230,9 +231,9 @@ def run_round(b: Bisect, step_dir: Path, side: str, commit: bs.Commit, n: int) -
         raise UsageError(f"{commit.sha[:10]} server: {exc}") from exc
 
 
-def _metric(b: Bisect, base: Path, head: Path) -> dict[str, Any]:
+def _metric(b: Bisect, session: Session, base: str, head: str) -> dict[str, Any]:
     # Each round runs good, cand and bad back to back: the round is a pair (designs.py).
-    c = compare_sides(load_side(base), load_side(head), b.gates, design=designs.PAIRED_ROUNDS)
+    c = compare_sides(session.side(base), session.side(head), b.gates, design=designs.PAIRED_ROUNDS)
     scenario, client = b.series.split("/")
     r = next(
         (
@@ -252,7 +253,6 @@ def measure_step(b: Bisect, index: int, lo: int, hi: int) -> dict[str, Any]:
     ends = (b.commits[0], commit, b.commits[-1])
     for c in ends:
         built(b, c)
-    t0, rounds, look = time.perf_counter(), 0, b.rounds.repeats
     record: dict[str, Any] = {
         "commit": commit.sha,
         "subject": commit.subject,
@@ -260,32 +260,29 @@ def measure_step(b: Bisect, index: int, lo: int, hi: int) -> dict[str, Any]:
         "bad": ends[2].sha,
         "range": [b.commits[lo].sha, b.commits[hi].sha],
     }
-    while True:
-        while rounds < look:
-            for i in ORDERS[rounds % len(ORDERS)]:
-                run_round(b, step_dir, SIDES[i], ends[i], rounds + 1)
-            rounds += 1
-        vs_good = _metric(b, step_dir / "good", step_dir / "cand")
-        vs_bad = _metric(b, step_dir / "cand", step_dir / "bad")
-        ends_cmp = _metric(b, step_dir / "good", step_dir / "bad")
-        decision = bs.side_of(vs_good["verdict"], vs_bad["verdict"])
-        record.update(
-            rounds=rounds,
-            vs_good=vs_good,
-            vs_bad=vs_bad,
-            ends=ends_cmp,
-            decision=decision,
-            seconds=round(time.perf_counter() - t0, 1),
-        )
-        if decision != bs.UNDECIDED or rounds >= b.rounds.max_repeats:
-            break
-        nxt = min(rounds + b.rounds.step, b.rounds.max_repeats)
-        per_round = (time.perf_counter() - t0) / rounds
-        if b.elapsed() + per_round * (nxt - rounds) > b.rounds.time_budget_s:
-            record["stopped"] = "time budget"
-            break
-        say(f"{commit.sha[:10]} undecided after {rounds} rounds a side; measuring up to {nxt}")
-        look = nxt
+    session = Session(b.rounds)
+    spent_before = b.elapsed()
+    found: dict[str, Any] = {}
+
+    def one_round(n: int) -> None:
+        for i in ORDERS[n % len(ORDERS)]:
+            session.keep(SIDES[i], run_round(b, step_dir, SIDES[i], ends[i], n + 1))
+
+    def settled() -> bool:
+        found.update(vs_good=_metric(b, session, "good", "cand"), vs_bad=_metric(b, session, "cand", "bad"),
+                     ends=_metric(b, session, "good", "bad"))  # fmt: skip
+        found["decision"] = bs.side_of(found["vs_good"]["verdict"], found["vs_bad"]["verdict"])
+        return found["decision"] != bs.UNDECIDED
+
+    def more(upto: int) -> None:
+        say(f"{commit.sha[:10]} undecided after {session.done} rounds a side; measuring up to {upto}")
+
+    stopped = session.measure(one_round, settled, spent_before_s=spent_before, on_more=more)
+    decision, vs_good, vs_bad, ends_cmp = found["decision"], found["vs_good"], found["vs_bad"], found["ends"]
+    record.update(rounds=session.done, vs_good=vs_good, vs_bad=vs_bad, ends=ends_cmp, decision=decision,
+                  seconds=round(session.elapsed(), 1))  # fmt: skip
+    if stopped == TIME_OUT:
+        record["stopped"] = "time budget"
     if decision == bs.UNDECIDED:
         record["reason"] = bs.why_undecided(vs_good, vs_bad, ends_cmp)
     return record

@@ -45,9 +45,10 @@ from .errors import UsageError
 from .fsio import write_atomic
 from .plan import Plan, make_plan
 from .results import Run
-from .rounds import add_looks_arg, order
+from .rounds import AB_ROUNDS, add_looks_arg, order
 from .run import run_plan
 from .series import Series
+from .session import Session
 from .verdicts import NO_CHANGE, REGRESSION
 
 KINDS = ("aa", "slow", "stall")
@@ -75,8 +76,8 @@ def _plan(args, cfg: config_mod.Config, bins: Path) -> Plan:
     return plan
 
 
-def measure(out: Path, counts: dict[str, int], args) -> str:
-    """Measure the rounds of every kind and the solo runs; returns the design used."""
+def measure(out: Path, counts: dict[str, int], args) -> tuple[dict[str, Pool], list[Run]]:
+    """Measure the rounds of every kind (one session each, kept in memory) and the solo runs."""
     from .ab import choose_design  # ab's rule, once (ab imports nothing of calibrate)
 
     root = paths.repo_root()
@@ -88,6 +89,8 @@ def measure(out: Path, counts: dict[str, int], args) -> str:
     where = placement_mod.resolve(None, None)
     where = where.colocated() if plan.colocate else where
     rng = np.random.default_rng()
+    sessions = {kind: Session(AB_ROUNDS) for kind in KINDS}
+    solo: list[Run] = []
     if capacity.needs_rate(plan.scenarios):
         rate = capacity.measure(plan.scenarios, bins, flags["aa"], where, out / "capacity-probe.log")
         plan.scenarios = capacity.resolve(plan.scenarios, rate)
@@ -99,20 +102,23 @@ def measure(out: Path, counts: dict[str, int], args) -> str:
             if design == designs.DUET:
                 sides = {side: duet.DuetSide(side, bins, flags["aa" if side == "base" else kind], root, None)
                          for side in duet.SIDES}  # fmt: skip
-                duet.run_round(sides, out / kind, i, plan.scenarios, suite=plan.suite, targets=cfg.targets,
-                               placement=where, rng=rng)  # fmt: skip
+                runs = duet.run_round(sides, out / kind, i, plan.scenarios, suite=plan.suite,
+                                      targets=cfg.targets, placement=where, rng=rng)  # fmt: skip
+                for side, run in runs.items():
+                    sessions[kind].keep(side, run)
             else:
                 for side in order(i):
                     run_dir = paths.fresh_dir(out / kind / side, f"run_{paths.utc_stamp()}_{side}{i + 1:02d}")
-                    run_plan(plan, bins, run_dir, targets=cfg.targets, quiet=True, root=root,
-                             server_flags=flags["aa" if side == "base" else kind])  # fmt: skip
+                    run = run_plan(plan, bins, run_dir, targets=cfg.targets, quiet=True, root=root,
+                                   server_flags=flags["aa" if side == "base" else kind])  # fmt: skip
+                    sessions[kind].keep(side, run)
+            sessions[kind].done += 1
             print(f"calibrate: {kind} round {i + 1}", file=sys.stderr, flush=True)
         if i < counts["solo"]:
             run_dir = paths.fresh_dir(out / "solo", f"run_{paths.utc_stamp()}_solo{i + 1:02d}")
-            run_plan(
-                plan, bins, run_dir, targets=cfg.targets, server_flags=flags["aa"], quiet=True, root=root
-            )
-    return design
+            solo.append(run_plan(plan, bins, run_dir, targets=cfg.targets, server_flags=flags["aa"],
+                                 quiet=True, root=root))  # fmt: skip
+    return {kind: session.pairs() for kind, session in sessions.items()}, solo
 
 
 def load_pools(source: Path) -> dict[str, Pool]:
@@ -286,10 +292,10 @@ def main(args) -> int:
                 f"--out {out} exists and is not empty; pass a new folder, or --from it to re-analyse"
             )
         counts = {"aa": args.runs, "slow": args.slow_runs, "stall": args.stall_runs, "solo": args.solo_runs}
-        measure(out, counts, args)
-    source = args.source or out
-    pools = load_pools(source)
-    solo = load_runs(source / "solo") if (source / "solo").is_dir() else []
+        pools, solo = measure(out, counts, args)
+    else:
+        pools = load_pools(args.source)
+        solo = load_runs(args.source / "solo") if (args.source / "solo").is_dir() else []
     heads = {kind: [h for _, h in pool] for kind, pool in pools.items()}
     design = design_of(pools)
     doc = {
