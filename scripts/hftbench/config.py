@@ -140,8 +140,9 @@ class Suite:
     scenarios: tuple[str, ...]
     clients: tuple[str, ...]
     description: str = ""
-    # The server (one worker) and each client on one CPU: a closed loop of one connection
-    # then measures the server's work per order, not where the scheduler put two threads.
+    # The gate's placement (placement.Placement.colocated): the server(s) (one worker each)
+    # together on one CPU, client-hft busy-polling on another, so a closed loop of one
+    # connection measures the server's work per order, not where the scheduler put threads.
     colocate: bool = False
 
 

@@ -111,19 +111,27 @@ class Placement:
         return out
 
     def colocated(self) -> Placement:
-        """The gate's placement (a suite with `colocate: true`).
+        """The gate's placement (a suite with `colocate: true`): the server(s) together on
+        one CPU, and client-hft busy-polling on a CPU of its own.
 
-        A tuned runner (server and client CPUs pinned): the server(s) on the last server CPU
-        and client-hft busy-polling on the first client CPU, each alone on its core. Measured
-        on 16 dedicated cores, a duet there shows a CPU-bound slowdown at its full size.
-        Unpinned (a shared VM): the server(s) and the client on one CPU, the last this process
-        may use (CPU 0 takes most interrupts), leaving the other CPUs to the host's noise;
-        sharing one CPU couples the sides, so a duet there shows a CPU-bound slowdown at about
-        55-80 % of its size (docs/measurements.md, 2026-11-26)."""
+        Pinned (a tuned runner): the last server CPU and the first client CPU. Unpinned (a
+        shared VM): the last CPU this process may use for the server(s) and the first for
+        the client. On one CPU, all three share it: nothing better is possible there.
+
+        Why not everything on one CPU: a client sharing the servers' CPU couples the two
+        sides of a duet through the scheduler (a server that spins 4 us more per order made
+        the other side's P50 rise as much as its own: a uniform delay read x0.98 on the 2-core
+        VM; docs/measurements.md, 2026-11-26), and a spinning client keeps its vCPU from
+        idling, which takes out the host's fast regime that comes and goes while a
+        neighbouring vCPU idles."""
         if self.server and self.clients and self.clients[0] not in self.server:
             return Placement((self.server[-1],), (self.clients[0],), busy_poll=True)
-        cpu = self.server[-1] if self.server else max(os.sched_getaffinity(0))
-        return Placement((cpu,), (cpu,))
+        allowed = sorted(self.server or os.sched_getaffinity(0))
+        server = allowed[-1]
+        others = [c for c in sorted(self.clients or os.sched_getaffinity(0)) if c != server]
+        if not others:
+            return Placement((server,), (server,))
+        return Placement((server,), (others[0],), busy_poll=True)
 
 
 UNPINNED = Placement()

@@ -31,7 +31,7 @@ class Plan:
     repeats: int = 1
     floor: bool = False  # run bin/hft-floor once first as a reference row
     skipped: list[dict[str, str]] = field(default_factory=list)  # suite clients missing from bin/
-    colocate: bool = False  # the suite puts the server and each client on one CPU (config.Suite)
+    colocate: bool = False  # the suite's placement: servers on one CPU, client beside (config.Suite)
     links: dict[str, config_mod.LinkProfile] = field(default_factory=dict)  # network scenarios' paths
 
     def cells(self) -> list[tuple[config_mod.Scenario, str, int]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -67,9 +68,18 @@ def test_the_gate_places_a_tuned_runners_client_on_its_own_cpu_busy_polling():
     tuned = Placement((2, 3, 4), (8, 9)).colocated()
     assert (tuned.server, tuned.clients, tuned.busy_poll) == ((4,), (8,), True)
     assert tuned.client_flags("hft") == ["--cpus", "8", "--busy-poll"]
-    shared = Placement().colocated()  # unpinned: everything on one CPU, nobody spinning
-    assert shared.server == shared.clients and not shared.busy_poll
-    assert shared.client_flags("hft") == ["--cpus", str(shared.server[0])]
+
+
+def test_an_unpinned_gate_keeps_the_client_off_the_servers_cpu(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    shared = Placement().colocated()  # a 2-CPU VM: the servers on the last CPU, the client on the first
+    assert (shared.server, shared.clients, shared.busy_poll) == ((1,), (0,), True)
+    assert shared.client_flags("hft") == ["--cpus", "0", "--busy-poll"]
+    servers_pinned = Placement((3,), ()).colocated()
+    assert (servers_pinned.server, servers_pinned.clients) == ((3,), (0,))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {5})
+    alone = Placement().colocated()  # one CPU: all three share it, and nobody spins
+    assert (alone.server, alone.clients, alone.busy_poll) == ((5,), (5,), False)
 
 
 def test_pinned_runs_get_their_own_runner_id_and_unpinned_ones_keep_theirs():
