@@ -212,7 +212,6 @@ def make_job(args) -> Job:
         rounds=rounds,
         design=design,
         profile=getattr(args, "profile", None),
-        session=Session(rounds),
     )
 
 
@@ -332,7 +331,7 @@ def one_round(job: Job, rng) -> Callable[[int], None]:
 
 def measure(job: Job, quiet: bool = False) -> int:
     """Interleaved rounds until conclusive (or out of rounds / time); write the verdict."""
-    session = job.session
+    session = job.session = Session(job.rounds)  # its clock starts here: builds are not measuring
     comparison: Comparison | None = None
     partial = False
     rng = np.random.default_rng()  # which build takes which duet slot: fresh each ab
