@@ -1,9 +1,9 @@
 """The `hftbench` command: a registry of subcommands, each a module with
 `add_parser(subparsers)` (registers its parser and sets `func=main`) and `main(args) -> int`.
 
-To add a subcommand, add it to SUBCOMMANDS; nothing else here changes. The
-gate's modules are listed already: one that does not exist yet is left out of the CLI (only
-a missing module itself is tolerated; an import error inside a module still fails loudly).
+To add a subcommand, add it to SUBCOMMANDS; nothing else here changes. Every module listed
+is imported for real: a renamed or missing one fails `hftbench` loudly instead of dropping
+its command from `--help`.
 """
 
 from __future__ import annotations
@@ -44,14 +44,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     modules = [SUBCOMMANDS[only]] if only in SUBCOMMANDS else list(SUBCOMMANDS.values())
     for name in modules:
-        qualified = f"{__package__}.{name}"
-        try:
-            module = importlib.import_module(qualified)
-        except ModuleNotFoundError as exc:
-            if exc.name == qualified:
-                continue
-            raise
-        module.add_parser(sub)
+        importlib.import_module(f"{__package__}.{name}").add_parser(sub)
     return parser
 
 
