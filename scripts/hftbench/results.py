@@ -315,11 +315,6 @@ def _unique(items: Iterable[str]) -> list[str]:
     return list(seen)
 
 
-def load_result(path: Path | str) -> ClientResult:
-    """One client result JSON file (not validated; see schema.py for that)."""
-    return ClientResult.from_dict(json.loads(Path(path).read_text()))
-
-
 def load_run(path: Path | str) -> Run:
     """A run folder (or its results.json). Raises FileNotFoundError / ValueError naming the file."""
     path = Path(path)

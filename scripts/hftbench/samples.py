@@ -21,13 +21,6 @@ DISPLAY_MIN_BEYOND = 10
 GATE_MIN_BEYOND = 100
 
 
-def samples_beyond(samples: int, percentile: float) -> float:
-    """How many of `samples` lie above the `percentile` (in percent, 0 < p < 100)."""
-    if not 0 < percentile < 100:
-        raise ValueError(f"percentile must be in (0, 100), got {percentile}")
-    return samples * (100.0 - percentile) / 100.0
-
-
 def min_samples(percentile: float, min_beyond: int = DISPLAY_MIN_BEYOND) -> int:
     """The smallest sample count with at least `min_beyond` samples beyond `percentile`."""
     if not 0 < percentile < 100:
@@ -39,11 +32,6 @@ def min_samples(percentile: float, min_beyond: int = DISPLAY_MIN_BEYOND) -> int:
 def supports(samples: int, percentile: float, min_beyond: int = DISPLAY_MIN_BEYOND) -> bool:
     """True when `samples` are enough to state `percentile` under the rule `min_beyond`."""
     return samples >= min_samples(percentile, min_beyond)
-
-
-def supported_keys(samples: int, min_beyond: int = DISPLAY_MIN_BEYOND) -> list[str]:
-    """The latency_us percentile keys ("p50", …) that `samples` support."""
-    return [m.key for m in metrics.PERCENTILES if supports(samples, m.percent, min_beyond)]
 
 
 def shortfall(samples: int, key: str, min_beyond: int = DISPLAY_MIN_BEYOND) -> str | None:

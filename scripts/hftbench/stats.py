@@ -129,11 +129,6 @@ def quantile_rows(values_ns: np.ndarray, counts: np.ndarray, q: float) -> np.nda
     return np.where(total > 0, out, np.nan)
 
 
-def per_run_quantiles(values_ns: np.ndarray, counts: np.ndarray, q: float) -> np.ndarray:
-    """The q-quantile of each run (row), in ns."""
-    return quantile_rows(values_ns, counts, q)
-
-
 def merged_quantile(values_ns: np.ndarray, counts: np.ndarray, q: float) -> float:
     """The q-quantile of all runs' histograms merged, in ns."""
     return float(quantile_rows(values_ns, counts.sum(axis=0), q)[0])
@@ -199,15 +194,6 @@ def log_sd(replicates: np.ndarray) -> float:
     return float(np.std(np.log(finite))) if len(finite) > 1 else float("nan")
 
 
-def bootstrap_quantile_ratio(
-    g: Grid, q: float, *, n_boot: int, confidence: float, rng: np.random.Generator
-) -> tuple[float, float]:
-    """Expanded percentile-bootstrap interval of merged-quantile(head) / merged-quantile(base):
-    the percentiles are taken at `expanded_confidence(confidence, fewest runs)`."""
-    reps = bootstrap_ratio_replicates(g, q, n_boot=n_boot, rng=rng)
-    return ratio_interval(reps, confidence, min(len(g.base), len(g.head)))
-
-
 def bootstrap_quantile(
     values_ns: np.ndarray,
     counts: np.ndarray,
@@ -232,14 +218,6 @@ def bootstrap_mean_replicates(
     mb = (_multiplicities(rng, len(b), n_boot) @ b) / len(b)
     with np.errstate(divide="ignore", invalid="ignore"):
         return mb / ma
-
-
-def bootstrap_mean_ratio(
-    base: Sequence[float], head: Sequence[float], *, n_boot: int, confidence: float, rng: np.random.Generator
-) -> tuple[float, float]:
-    """Expanded percentile-bootstrap interval of mean(head) / mean(base), resampling runs."""
-    reps = bootstrap_mean_replicates(base, head, n_boot=n_boot, rng=rng)
-    return ratio_interval(reps, confidence, min(len(base), len(head)))
 
 
 def expanded_confidence(confidence: float, runs: int) -> float:

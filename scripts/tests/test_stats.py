@@ -38,7 +38,7 @@ def test_quantile_rows_equals_hdrhistogram_definition():
     g = stats.grid(encoded[:2], encoded[2:])
     counts = np.vstack([g.base, g.head])
     for q in (0.5, 0.9, 0.99, 0.999):
-        ours = stats.per_run_quantiles(g.values_ns, counts, q)
+        ours = stats.quantile_rows(g.values_ns, counts, q)
         theirs = [decode(e).get_value_at_percentile(q * 100) for e in encoded]
         assert ours.tolist() == theirs
     merged = decode(encoded[0])
@@ -87,12 +87,13 @@ def test_regression_check_fails_message():
     assert ok.fails() is None
 
 
-def test_bootstrap_mean_ratio_is_seeded_and_brackets_the_ratio():
+def test_bootstrap_mean_replicates_are_seeded_and_bracket_the_ratio():
     b, h = [100, 102, 98, 101, 99], [120, 118, 122, 121, 119]
-    one = stats.bootstrap_mean_ratio(b, h, n_boot=1000, confidence=0.95, rng=np.random.default_rng(1))
-    two = stats.bootstrap_mean_ratio(b, h, n_boot=1000, confidence=0.95, rng=np.random.default_rng(1))
-    assert one == two
-    assert one[0] < 1.2 < one[1] and one[0] > 1.15 and one[1] < 1.25
+    one = stats.bootstrap_mean_replicates(b, h, n_boot=1000, rng=np.random.default_rng(1))
+    two = stats.bootstrap_mean_replicates(b, h, n_boot=1000, rng=np.random.default_rng(1))
+    assert (one == two).all()
+    lo, hi = stats.ratio_interval(one, 0.95, len(b))
+    assert lo < 1.2 < hi and lo > 1.15 and hi < 1.25
 
 
 # --- synthetic distributions ---------------------------------------------------------------
@@ -109,7 +110,8 @@ def _verdict(g, q, *, threshold=1.05, alpha=0.01, family=1, seed=0):
     qb, qh = (stats.merged_quantile(g.values_ns, x, q) for x in (g.base, g.head))
     rng = np.random.default_rng(seed)
     p = stats.permutation_quantile_test(g, q, n_perm=2000, rng=rng).p_value
-    ci = stats.bootstrap_quantile_ratio(g, q, n_boot=1000, confidence=0.95, rng=rng)
+    reps = stats.bootstrap_ratio_replicates(g, q, n_boot=1000, rng=rng)
+    ci = stats.ratio_interval(reps, 0.95, min(len(g.base), len(g.head)))
     return classify(qh / qb, ci, min(1.0, p * family), threshold=threshold, alpha=alpha), qh / qb, ci
 
 
