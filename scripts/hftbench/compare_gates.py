@@ -9,12 +9,11 @@ from typing import Any
 
 import yaml
 
-from . import metrics
+from . import metrics, paths
 from .config import FLOOR
 from .errors import UsageError
 
 GATES_SCHEMA_VERSION = 1
-DEFAULT_GATES = Path(__file__).resolve().parents[2] / "bench-config" / "gates.yaml"
 
 # The metrics gates.yaml may test (metrics.py): the percentiles, throughput and the error rate.
 KNOWN = {m.name: m for m in metrics.GATEABLE}
@@ -101,8 +100,9 @@ class Gates:
 
 
 def load_gates(path: Path | str | None = None) -> Gates:
-    """Read and validate gates.yaml; every error names the file, the key and the fix."""
-    path = Path(path) if path else DEFAULT_GATES
+    """Read and validate gates.yaml (default: beside the scenarios.yaml in use, from
+    $HFTBENCH_ROOT or the current repository); every error names the file, the key and the fix."""
+    path = Path(path) if path else paths.gates_file()
     try:
         doc = yaml.safe_load(path.read_text())
     except FileNotFoundError:

@@ -28,6 +28,11 @@ def config_file(root: Path | None = None) -> Path:
     return (root or repo_root()) / "bench-config" / "scenarios.yaml"
 
 
+def gates_file(root: Path | None = None) -> Path:
+    """The gates the verdict judges by, from the same repository as scenarios.yaml."""
+    return (root or repo_root()) / "bench-config" / "gates.yaml"
+
+
 def result_schema_file(root: Path | None = None) -> Path:
     return (root or repo_root()) / "bench-config" / "schema" / "result.schema.json"
 

@@ -10,9 +10,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
+import pytest
 from gate_synth import latency_run, result_doc, write_run
 from hftbench import history_store as hs
 from hftbench import paths
+from hftbench.errors import UsageError
 from hftbench.results import load_run
 from hftbench.run import new_run_dir
 
@@ -71,3 +73,13 @@ def test_the_ci_scripts_name_run_folders_alike(tmp_path):
     }
     assert len(names) == 2
     assert all(re.fullmatch(rf"{tmp_path}/run_\d{{8}}T\d{{6}}Z_[0-9a-f]{{6}}", n) for n in names)
+
+
+def test_the_default_gates_come_from_the_repository_in_use_not_the_installed_package(tmp_path, monkeypatch):
+    from hftbench.compare_gates import load_gates
+
+    (tmp_path / "bench-config").mkdir()
+    (tmp_path / "bench-config" / "gates.yaml").write_text("schema_version: 1\nnot a gates file: [\n")
+    monkeypatch.setenv("HFTBENCH_ROOT", str(tmp_path))
+    with pytest.raises(UsageError, match=re.escape(str(tmp_path / "bench-config" / "gates.yaml"))):
+        load_gates()
