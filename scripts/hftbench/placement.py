@@ -121,9 +121,8 @@ class Placement:
         Why not everything on one CPU: a client sharing the servers' CPU couples the two
         sides of a duet through the scheduler (a server that spins 4 us more per order made
         the other side's P50 rise as much as its own: a uniform delay read x0.98 on the 2-core
-        VM; docs/measurements.md, 2026-11-26), and a spinning client keeps its vCPU from
-        idling, which takes out the host's fast regime that comes and goes while a
-        neighbouring vCPU idles."""
+        VM; docs/measurements.md, 2026-11-26). Beside them, spinning, the client sees a
+        slowdown at its full size."""
         if self.server and self.clients and self.clients[0] not in self.server:
             return Placement((self.server[-1],), (self.clients[0],), busy_poll=True)
         allowed = sorted(self.server or os.sched_getaffinity(0))
