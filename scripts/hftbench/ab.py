@@ -38,7 +38,6 @@ import shlex
 import shutil
 import signal
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -318,15 +317,12 @@ def compare_job(job: Job) -> Comparison:
     return compare_sides(job.session.side("base"), job.session.side("head"), job.gates, design=job.design)
 
 
-def one_round(job: Job, rng) -> Callable[[int], None]:
-    def measure_round(pair: int) -> None:
-        if job.design == designs.DUET:
-            run_duet_round(job, pair, rng)
-        else:
-            for side in order(pair):
-                run_round(job, side, pair)
-
-    return measure_round
+def measure_round(job: Job, pair: int, rng) -> None:
+    """One round: a duet, or both sides in this pair's order (paired rounds)."""
+    if job.design == designs.DUET:
+        return run_duet_round(job, pair, rng)
+    for side in order(pair):
+        run_round(job, side, pair)
 
 
 def measure(job: Job, quiet: bool = False) -> int:
@@ -345,7 +341,7 @@ def measure(job: Job, quiet: bool = False) -> int:
         say(f"inconclusive after {session.done} rounds a side; measuring up to {upto}")
 
     try:
-        stopped = session.measure(one_round(job, rng), settled, on_more=more)
+        stopped = session.measure(lambda pair: measure_round(job, pair, rng), settled, on_more=more)
         if stopped == TIME_OUT:
             budget = f"time budget {job.rounds.time_budget_s:.0f} s spent"
             say(f"inconclusive after {session.done} rounds a side; {budget}")
