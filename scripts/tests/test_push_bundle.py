@@ -130,3 +130,37 @@ def test_a_bundle_that_is_not_what_it_claims_is_refused(tmp_path, origin):
     assert git(origin, "rev-parse", "gh-pages") == first
     r = ci(push, "push-bundle", str(tmp_path / "nothing"), "--if-moved", "report")
     assert r.returncode != 0 and git(origin, "rev-parse", "gh-pages") == first
+
+
+def test_a_tip_moved_by_microbenchmarks_alone_takes_the_history_replayed_over_it(tmp_path, origin):
+    """--replay-over micro/: the history build does not read micro/, so a microbenchmark commit
+    that landed between a history build and its push is kept under it, not rebuilt; a tip that
+    moved anywhere else still goes to the mode (here: refused)."""
+    pages, _ = build(tmp_path, origin, {"data/index.json": "{}"}, "b0")
+    push = checkout(tmp_path, "push", origin)
+    assert ci(push, "push-bundle", str(pages), "--if-moved", "report").returncode == 0
+    ours, _ = build(tmp_path, origin, {"data/shards/main.json": "[1]"}, "ours")
+    micro, won = build(tmp_path, origin, {"micro/data.js": "window.BENCHMARK_DATA = {}"}, "micro")
+    assert ci(push, "push-bundle", str(micro), "--if-moved", "replay").returncode == 0
+
+    r = ci(push, "push-bundle", str(ours), "--if-moved", "fail", "--replay-over", "micro/")
+    assert r.returncode == 0 and "by micro/ alone" in r.stderr, r.stderr
+    assert git(origin, "rev-parse", "gh-pages^") == won
+    assert git(origin, "show", "gh-pages:data/shards/main.json") == "[1]"
+    assert git(origin, "show", "gh-pages:micro/data.js") == "window.BENCHMARK_DATA = {}"
+
+    # Another history build won: the store must be rebuilt, so nothing is replayed.
+    late, _ = build(tmp_path, origin, {"data/shards/main.json": "[1, 2]"}, "late")
+    other, won = build(tmp_path, origin, {"data/index.json": "{\"runs\": 3}"}, "other")
+    assert ci(push, "push-bundle", str(other), "--if-moved", "report").returncode == 0
+    r = ci(push, "push-bundle", str(late), "--if-moved", "fail", "--replay-over", "micro/")
+    assert r.returncode == 2 and "re-run" in r.stderr and git(origin, "rev-parse", "gh-pages") == won, r.stderr
+    # Nor when the microbenchmark commit changed a file the bundle changes too.
+    mine, _ = build(tmp_path, origin, {"micro/index.html": "ours"}, "mine")
+    clash, won = build(tmp_path, origin, {"micro/index.html": "theirs"}, "clash")
+    assert ci(push, "push-bundle", str(clash), "--if-moved", "report").returncode == 0
+    r = ci(push, "push-bundle", str(mine), "--if-moved", "report", "--replay-over", "micro/")
+    assert r.returncode == 0 and (push / "output").read_text().splitlines()[-1] == "moved=true", r.stderr
+    assert git(origin, "rev-parse", "gh-pages") == won
+    r = ci(push, "push-bundle", str(mine), "--if-moved", "report", "--replay-over", "../")
+    assert r.returncode == 2 and "a folder such as micro/" in r.stderr, r.stderr
