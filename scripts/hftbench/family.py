@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import stats
-from .verdict_rules import classify, detectable_effect, rounds_to_settle
+from .verdict_rules import classify, detectable_effect, rounds_to_settle, settle_text
 from .verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION
 
 if TYPE_CHECKING:
@@ -59,4 +59,4 @@ def _verdict(r: MetricResult, m: MetricGate) -> tuple[str, str | None]:
     if r.settle_runs is None:
         return verdict, "the ratio sits on the threshold: no number of runs can settle it"
     band = f"{100 * (1 / m.threshold - 1):+.1f}% … {100 * (m.threshold - 1):+.1f}%"
-    return verdict, f"the interval is not inside {band}: about {r.settle_runs} runs a side would settle it"
+    return verdict, f"the interval is not inside {band}: {settle_text(r.settle_runs)}"

@@ -266,3 +266,11 @@ def test_rounds_to_settle():
     r = 1.05
     assert rounds_to_settle(r, (r * np.exp(-0.0953), r * np.exp(0.0953)), 1.10, 8) == 34
     assert rounds_to_settle(1.10, (1.0, 1.2), 1.10, 8) is None  # on the threshold: never
+
+
+def test_settle_text_stops_counting_where_no_run_could_reach():
+    from hftbench.verdict_rules import SETTLE_IN_REACH, settle_text
+
+    assert settle_text(40) == "about 40 runs a side would settle it"
+    far = settle_text(1563)
+    assert "1563" not in far and f"more than {SETTLE_IN_REACH}" in far and "out of reach" in far

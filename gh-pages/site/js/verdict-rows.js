@@ -67,6 +67,11 @@ export function detectable(r) {
 }
 
 const series = (r) => `${r.scenario}/${r.client}`;
+// As verdict_rules.settle_text: past 200 runs a side the estimate only says "out of reach".
+const SETTLE_IN_REACH = 200;
+const settleText = (runs) => (runs <= SETTLE_IN_REACH
+  ? `about ${runs} runs a side would settle it`
+  : `more than ${SETTLE_IN_REACH} runs a side would be needed to settle it: out of reach, the series is too noisy on this runner (read its MDE)`);
 
 /** The nine cells of one table row, as verdict_text._row writes them. */
 export function rowCells(r) {
@@ -108,7 +113,7 @@ export function headline(doc) {
   if (status === 'inconclusive') {
     const open = rows.filter((r) => r.verdict === 'inconclusive');
     const settle = open.map((r) => r.settle_runs).filter(Boolean);
-    const what = settle.length ? `; about ${Math.max(...settle)} runs a side would settle it` : '';
+    const what = settle.length ? `; ${settleText(Math.max(...settle))}` : '';
     return `${lead}: ${open.length} of ${rows.length} gated series × metrics undecided${what}`;
   }
   return lead;
