@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from . import calibration, capacity, designs, duet, metrics, paths
+from . import calibration, capacity, designs, duet, metrics, paired, paths
 from . import config as config_mod
 from . import placement as placement_mod
 from .calibrate_text import render
@@ -211,7 +211,29 @@ def analyse(
             effects[kind] = {f"{r.series} {r.metric}": round(r.ratio, 3) for r in compare(pool, kind).results
                              if r.ratio is not None and r.metric in SHOWN}  # fmt: skip
     done = {kind: _finish(t) for kind, t in tallies.items()}
-    return {"tallies": done, "effects": effects, "guards": calibration.guard_rows(done["aa"], gates)}
+    return {
+        "tallies": done,
+        "effects": effects,
+        "guards": calibration.guard_rows(done["aa"], gates, _no_mde_why(design, k, gates)),
+    }
+
+
+def _no_mde_why(design: str, k: int, gates: Gates) -> str | None:
+    """Paired rounds are judged by a sign-flip test over k pairs, whose least p is 2 / 2^k: at
+    ab's first look (8 pairs, 0.0078) that is above a gated metric's level (alpha / looks /
+    family), so no effect can be flagged there; say which look could."""
+    if design != designs.PAIRED_ROUNDS:
+        return None
+    gated = [m for m in gates.metrics if m.gated and m.kind != "errors"]
+    level = min(m.alpha for m in gated) / max(len(gated), 1)
+    if paired.smallest_p(k) < level:
+        return None
+    pairs = next(n for n in range(k, 64) if paired.smallest_p(n) < level)
+    least = paired.smallest_p(k)
+    return (
+        f"{k} paired rounds cannot flag: a sign-flip test's least p is {least:.4f}, above the "
+        f"level {level:.4f}; {pairs} pairs can (calibrate with --k {pairs} or more)"
+    )
 
 
 def price_of_duet(pools: dict[str, Pool], solo: list[Run]) -> dict[str, dict[str, float]]:
@@ -298,6 +320,8 @@ def main(args) -> int:
         counts = {"aa": args.runs, "slow": args.slow_runs, "stall": args.stall_runs, "solo": args.solo_runs}
         pools, solo = measure(out, counts, args)
     else:
+        if not (args.source / "aa").is_dir():
+            raise UsageError(f"--from {args.source} holds no aa/: pass the --out of an earlier calibrate")
         pools = load_pools(args.source)
         solo = load_runs(args.source / "solo") if (args.source / "solo").is_dir() else []
     heads = {kind: [h for _, h in pool] for kind, pool in pools.items()}

@@ -31,9 +31,10 @@ MAX_FALSE_ALARMS = 0.01
 RECORD_VERSION = 1
 
 
-def guard_rows(aa: dict[str, Any], gates: Gates) -> list[dict[str, Any]]:
+def guard_rows(aa: dict[str, Any], gates: Gates, no_mde_why: str | None = None) -> list[dict[str, Any]]:
     """One row per series × gated metric measured in the A/A tally (calibrate's `_tally`):
-    its false-alarm rate, its median MDE, guarded or not and why (pure)."""
+    its false-alarm rate, its median MDE, guarded or not and why (pure). `no_mde_why`: what
+    the design says of an infinite MDE, when it knows (paired rounds too few to reach the level)."""
     rows = []
     n = aa["comparisons"]
     for key in sorted(aa["series_tested"]):
@@ -45,7 +46,7 @@ def guard_rows(aa: dict[str, Any], gates: Gates) -> list[dict[str, Any]]:
         mde = aa["mde"].get(key)
         why = None
         if mde is None or not math.isfinite(mde):
-            why = "no finite MDE on this runner (too few samples or runs)"
+            why = no_mde_why or "no finite MDE on this runner (too few samples or runs)"
         elif rate > MAX_FALSE_ALARMS:
             why = f"A/A false alarms {100 * rate:.1f} % > {100 * MAX_FALSE_ALARMS:.0f} % on this runner"
         elif mde > m.threshold:

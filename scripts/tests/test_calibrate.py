@@ -85,6 +85,20 @@ def test_a_noisy_metric_is_not_guarded_and_says_why():
     assert rows[("load/hft", "p99_us")]["why_not"] == "the load generator fell behind in 16 of 16 runs"
 
 
+def test_paired_rounds_too_few_to_reach_the_level_say_which_look_could():
+    from hftbench import designs
+    from hftbench.calibrate import _no_mde_why
+    from hftbench.compare_gates import load_gates
+
+    gates = load_gates().for_looks(4)
+    why = _no_mde_why(designs.PAIRED_ROUNDS, 8, gates)
+    assert why.startswith("8 paired rounds cannot flag") and "least p is 0.0078" in why, why
+    pairs = int(why.split("; ")[1].split()[0])
+    assert _no_mde_why(designs.PAIRED_ROUNDS, pairs, gates) is None
+    assert _no_mde_why(designs.PAIRED_ROUNDS, pairs - 1, gates) is not None
+    assert _no_mde_why(designs.DUET, 8, gates) is None  # blocks of pairs: thousands of units
+
+
 def test_too_few_rounds_for_k_is_a_usage_error(tmp_path):
     rng = np.random.default_rng(10)
     for i in range(6):
