@@ -78,6 +78,50 @@ def test_a_tail_stall_moves_the_paired_p99_not_the_p50():
     assert p50.p_value > p99.p_value
 
 
+def _heavy_blocks(rng, n_pairs):
+    """Blocks as a loaded duet gives them: regimes, and now and then a block with a ms tail."""
+    base, head = [], []
+    for _ in range(n_pairs):
+        regime = rng.choice([16.0, 21.0, 31.0])
+        sides = []
+        for _ in range(2):
+            x = rng.lognormal(np.log(regime), 0.15, size=int(rng.integers(50, 800)))
+            if rng.random() < 0.2:
+                x[: int(rng.integers(1, 40))] = rng.uniform(200.0, 9000.0)
+            sides.append(encode_ns(x * 1000))
+        base.append(sides[0])
+        head.append(sides[1])
+    return base, head
+
+
+@pytest.mark.parametrize("spread", [paired._Window.SPREAD, 0.0])
+@pytest.mark.parametrize("q", [0.5, 0.99])
+def test_the_window_changes_the_time_never_the_replicates(q, spread, monkeypatch):
+    """Every replicate equals its quantile computed on every bucket, with the same draws; a
+    window of no spread sends most replicates to the computation on every bucket."""
+    monkeypatch.setattr(paired._Window, "SPREAD", spread)
+    g = stats.grid(*_heavy_blocks(np.random.default_rng(6), 40))
+    d = g.base - g.head
+    flips = paired.sign_flip_test(g, q, n_perm=600, rng=np.random.default_rng(7), chunk=250)
+    rng, want = np.random.default_rng(7), []
+    for n in (250, 250, 100):
+        f = paired._flips(rng, len(g.base), n)
+        qh = stats.quantile_rows(g.values_ns, g.head.sum(axis=0) + f @ d, q)
+        qb = stats.quantile_rows(g.values_ns, g.base.sum(axis=0) - f @ d, q)
+        want.append(np.log(qh / qb))
+    assert np.array_equal(flips.null_log_ratios, np.concatenate(want))
+    reps = paired.bootstrap_replicates(g, q, n_boot=600, rng=np.random.default_rng(8), chunk=250)
+    rng, want = np.random.default_rng(8), []
+    for n in (250, 250, 100):
+        m = stats._multiplicities(rng, len(g.base), n)
+        want.append(
+            stats.quantile_rows(g.values_ns, m @ g.head, q) / stats.quantile_rows(g.values_ns, m @ g.base, q)
+        )
+    assert np.array_equal(reps, np.concatenate(want))
+    w = paired._Window(g, q)
+    assert w.hi - w.lo + 1 < len(g.values_ns) / 2  # and it is a window
+
+
 def test_mean_sign_flip_finds_a_paired_shift_in_per_round_rates():
     rng = np.random.default_rng(5)
     level = rng.choice([30_000.0, 45_000.0], size=16)
