@@ -175,8 +175,8 @@ def _count(t: dict[str, Any], c: Comparison) -> None:
         if r.mde is not None and np.isfinite(r.mde):
             t["mde"].setdefault(key, []).append(r.mde)
     for r in c.results:  # gated by gates.yaml, left out here: the record says why (calibration.py)
-        if not r.gated and r.reason and r.metric in t["regression"]:
-            t.setdefault("series_why_not", {})[f"{r.series} {r.metric}"] = r.reason
+        if not r.gated and r.why_not_gated and r.metric in t["regression"]:
+            t.setdefault("series_why_not", {})[f"{r.series} {r.metric}"] = r.why_not_gated
 
 
 def _finish(t: dict[str, Any]) -> dict[str, Any]:

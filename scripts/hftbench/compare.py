@@ -47,6 +47,8 @@ class MetricResult:
     base_value: float | None = None  # pooled quantile (us), pooled throughput (series.py), mean error rate
     head_value: float | None = None
     reason: str | None = None  # why not gated / inconclusive, in words
+    # Why not gated, kept apart: an ungated row's verdict may put its own reason in `reason`.
+    why_not_gated: str | None = None
     # Smallest worse factor this comparison would flag with 80 % power (1.06 = +6 %);
     # None when not tested, inf when these runs cannot reach significance at all.
     mde: float | None = None
@@ -126,9 +128,9 @@ class Comparison:
             "calibration": self.gates.calibration,
             "guarded": sorted({f"{r.series} {r.metric}" for r in self.results if r.gated}),
             "unguarded": [
-                {"series": r.series, "metric": r.metric, "why": r.reason}
+                {"series": r.series, "metric": r.metric, "why": r.why_not_gated}
                 for r in self.results
-                if not r.gated and self.gates.metric(r.metric).gated and r.reason
+                if not r.gated and self.gates.metric(r.metric).gated and r.why_not_gated
             ],
             "suite": self.head.meta.get("suite") or self.base.meta.get("suite"),
             "base": {"runs": len(self.base.runs), "run_ids": self.base.runs, **_plain_meta(self.base.meta)},
@@ -261,6 +263,8 @@ def _series(
             res.reason = why_not
         if res.gated and behind:  # the latency holds the client's delay: not the server's
             res.gated, res.reason = False, behind
+        if m.gated and not res.gated:
+            res.why_not_gated = res.reason
         results.append(res)
     return results
 

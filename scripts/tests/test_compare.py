@@ -158,4 +158,11 @@ def test_a_series_whose_generator_fell_behind_says_so_and_is_not_gated(tmp_path,
     c = compare_sides(load_side(tmp_path / "base"), load_side(tmp_path / "head"), gates)
     p99 = next(r for r in c.results if r.metric == "p99_us")
     assert not p99.gated and p99.reason.startswith("the load generator fell behind in 8 of 16 runs")
+    # calibrate records why a series is not guarded from this field: an ungated row's own
+    # verdict ("inconclusive: about N runs …") may take `reason` (family.correct)
+    for r in c.results:
+        if r.metric in ("p50_us", "p99_us"):
+            assert r.why_not_gated.startswith("the load generator fell behind"), r
+    unguarded = {u["metric"]: u["why"] for u in c.to_json()["unguarded"]}
+    assert unguarded["p50_us"].startswith("the load generator fell behind"), unguarded
     assert c.exit_code == 0 and not [r for r in c.results if r.gated and r.metric != "errors"]
