@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import stats
-from .verdict_rules import classify, detectable_effect, rounds_to_settle, settle_text
-from .verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION
+from .verdict_rules import classify, detectable_effect, rounds_to_settle
+from .verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION, settle_text
 
 if TYPE_CHECKING:
     from .compare import MetricResult

@@ -52,22 +52,6 @@ def rounds_to_settle(
     return max(needed, runs + 1)
 
 
-# Runs a side beyond which "about N would settle it" stops helping a reader: ab stops at 32,
-# and an estimate of 1,563 only says the series is too noisy on this runner to decide.
-SETTLE_IN_REACH = 200
-
-
-def settle_text(runs: int) -> str:
-    """What `rounds_to_settle`'s estimate tells a reader (the dashboard's verdict-rows.js says
-    the same)."""
-    if runs <= SETTLE_IN_REACH:
-        return f"about {runs} runs a side would settle it"
-    return (
-        f"more than {SETTLE_IN_REACH} runs a side would be needed to settle it: out of reach, "
-        "the series is too noisy on this runner (read its MDE)"
-    )
-
-
 def worse_factor(ratio: float, lower_is_better: bool) -> float:
     """head/base turned into 'how many times worse' (> 1 is worse) for either direction."""
     return ratio if lower_is_better else (1.0 / ratio if ratio else float("inf"))

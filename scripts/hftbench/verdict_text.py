@@ -22,7 +22,6 @@ from . import mdsafe, metrics, verdict_extras, verdict_method, verdicts
 from .errors import UsageError
 from .fsio import write_atomic
 from .metrics import fmt_change
-from .verdict_rules import settle_text
 
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
 BODY_BUDGET = GITHUB_BODY_LIMIT - 1_536  # room for what the CI scripts wrap around it
@@ -188,7 +187,7 @@ def headline(doc: dict[str, Any], esc=mdsafe.text) -> str:
     if status == verdicts.INCONCLUSIVE:
         open_rows = [r for r in rows if r["verdict"] == verdicts.INCONCLUSIVE]
         settle = [r["settle_runs"] for r in open_rows if r.get("settle_runs")]
-        what = f"; {settle_text(max(settle))}" if settle else ""
+        what = f"; {verdicts.settle_text(max(settle))}" if settle else ""
         return f"{lead}: {len(open_rows)} of {len(rows)} gated series × metrics undecided{what}"
     return lead
 

@@ -1,8 +1,24 @@
-"""The gate's answers, one name each. Plain constants: the texts and the issue sync import
-them without numpy or scipy (they run on a bare GitHub-hosted runner)."""
+"""The gate's answers, one name each, and the words for "more runs would settle it". Plain
+Python: the texts and the issue sync import them without numpy or scipy (they run on a bare
+GitHub-hosted runner; test_verdict_text checks it)."""
 
 REGRESSION = "regression"  # significant, and at least the threshold worse
 IMPROVEMENT = "improvement"  # significant, and at least the threshold better
 NO_CHANGE = "no_change"  # the whole interval lies within ±threshold
 INCONCLUSIVE = "inconclusive"  # none of the above: more runs could tell
 NOT_GATED = "not_gated"  # not tested (too few samples, one side only, reported only)
+
+# Runs a side beyond which "about N would settle it" stops helping a reader: ab stops at 32,
+# and an estimate of 1,563 only says the series is too noisy on this runner to decide.
+SETTLE_IN_REACH = 200
+
+
+def settle_text(runs: int) -> str:
+    """What verdict_rules.rounds_to_settle's estimate tells a reader (the dashboard's
+    verdict-rows.js says the same)."""
+    if runs <= SETTLE_IN_REACH:
+        return f"about {runs} runs a side would settle it"
+    return (
+        f"more than {SETTLE_IN_REACH} runs a side would be needed to settle it: out of reach, "
+        "the series is too noisy on this runner (read its MDE)"
+    )

@@ -269,7 +269,7 @@ def test_rounds_to_settle():
 
 
 def test_settle_text_stops_counting_where_no_run_could_reach():
-    from hftbench.verdict_rules import SETTLE_IN_REACH, settle_text
+    from hftbench.verdicts import SETTLE_IN_REACH, settle_text
 
     assert settle_text(40) == "about 40 runs a side would settle it"
     far = settle_text(1563)

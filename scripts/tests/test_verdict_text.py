@@ -211,3 +211,21 @@ def test_a_marker_planted_by_someone_else_is_not_our_issue(tmp_path, login):
     with FakeGitHub(tmp_path / "api", token="t", seed={"issues": [planted]}) as api:
         gh = regression_issue.GitHub(api.url, "acme/hft-bench", "t")
         assert gh.open_issue("pr", regression_issue.DEFAULT_BOT) is None
+
+
+@pytest.mark.parametrize("command", ["verdict-text", "regression-issue"])
+def test_the_hosted_runner_s_commands_run_without_numpy_or_scipy(tmp_path, command):
+    """pr-comment and report-regression run `python3 -m hftbench verdict-text | regression-issue`
+    on a bare GitHub-hosted runner: nothing on their path may import numpy or scipy."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    scripts = Path(__file__).resolve().parents[1]
+    block = (
+        "import sys, runpy; sys.modules.update(numpy=None, scipy=None); "
+        "sys.argv = ['hftbench', *sys.argv[1:]]; runpy.run_module('hftbench', run_name='__main__')"
+    )
+    r = subprocess.run([sys.executable, "-c", block, command, "--help"], capture_output=True, text=True,
+                       env={"PYTHONPATH": str(scripts), "PATH": "/usr/bin:/bin"}, cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]

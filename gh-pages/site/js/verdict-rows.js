@@ -67,7 +67,7 @@ export function detectable(r) {
 }
 
 const series = (r) => `${r.scenario}/${r.client}`;
-// As verdict_rules.settle_text: past 200 runs a side the estimate only says "out of reach".
+// As verdicts.settle_text: past 200 runs a side the estimate only says "out of reach".
 const SETTLE_IN_REACH = 200;
 const settleText = (runs) => (runs <= SETTLE_IN_REACH
   ? `about ${runs} runs a side would settle it`
