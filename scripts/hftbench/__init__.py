@@ -43,10 +43,14 @@ One module per stage or subcommand; `cli.py` only parses flags and dispatches.
 - `paired.py`       the paired designs' statistics: sign-flip test and bootstrap over pairs (pure)
 - `family.py`       a comparison's tests as one family: Holm, the MDE, each metric's verdict
 - `compare.py`      `compare` subcommand: every series × metric tested, one verdict
+- `strata.py`       a pool's test: each runner's test of a series × metric added up, a stratum each (pure)
+- `combine.py`      `combine` subcommand: a pool's legs judged together, one verdict
+- `pool.py`         `pool` subcommand: bench-config/pool.yaml's runners, the CI matrix of a suite
 - `verdict_text.py` every verdict text (job summary, PR comment, issue body, console) from verdict.json
 - `mdsafe.py`       outside names made inert in markdown and issue titles
 - `verdict_extras.py` the verdict text's bisect and profile sections
 - `verdict_method.py` the verdict text's method (by design) and what this runner guards
+- `verdict_pool.py` the verdict text's runners of a pool: who took part, what each saw, who is missing
 - `duet.py`         one duet round: both builds' servers at once, one client-hft interleaving orders
 - `capacity.py`     this runner's capacity, and the rate of the load series (a share of it)
 - `calibration.py`  a runner's calibration record: the series × metrics it guards, read by the gate

@@ -31,6 +31,8 @@ SUBCOMMANDS: dict[str, str] = {
     "calibrate": "calibrate",  # the gate
     "verdict-text": "verdict_text",  # the gate's texts: summary, PR comment, issue body
     "regression-issue": "regression_issue",  # main's regression issue: open, update, close
+    "pool": "pool",  # the runners of the pool that take a suite: the CI matrix
+    "combine": "combine",  # the gate over a pool: the legs' rounds, each runner a stratum
 }
 
 

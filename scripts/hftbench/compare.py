@@ -170,7 +170,7 @@ def compare_sides(base: Side, head: Side, gates: Gates, design: str = designs.UN
     """Test every series present on both sides with the test `design` calls for (designs.py);
     series on one side only are reported, not gated."""
     out: list[MetricResult] = []
-    noise: dict[int, tuple[float, float]] = {}  # id(result) -> (bootstrap log sd, smallest p): the MDE
+    noise: dict[int, tuple] = {}  # id(result) -> (bootstrap log sd, smallest p, test): the MDE
     keys = [k for k in base.series if k in head.series]
     judged = sum(any(gates.why_not_judged(*k, m.name) is None for m in gates.metrics) for k in keys)
     gates = _enough_splits(gates, judged)
@@ -223,7 +223,7 @@ def _series(
     h: list[Repeat],
     gates: Gates,
     rng,
-    noise: dict[int, tuple[float, float]],
+    noise: dict[int, tuple],
     design: str,
 ) -> list[MetricResult]:
     with_hist = all(r.histogram and r.ok > 0 for r in (*b, *h))
@@ -317,10 +317,12 @@ def _throughput(res: MetricResult, base: Series, head: Series, gates: Gates, rng
     return _tested(res, t, gates)
 
 
-def _tested(res: MetricResult, t: designs.Tested, gates: Gates) -> tuple[float, float]:
+def _tested(res: MetricResult, t: designs.Tested, gates: Gates) -> tuple[float, float, designs.Tested]:
+    """The row's p and interval; the noise for the MDE, and the test itself (a pool's combine
+    adds the runners' tests up: strata.py)."""
     res.p_value = t.p_value
     res.ci = stats.ratio_interval(t.replicates, gates.confidence, t.n)
-    return stats.log_sd(t.replicates), t.smallest_p
+    return stats.log_sd(t.replicates), t.smallest_p, t
 
 
 def _errors(res: MetricResult, b: list[Repeat], h: list[Repeat]) -> None:

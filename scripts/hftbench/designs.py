@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -96,6 +96,10 @@ class Tested:
     smallest_p: float
     replicates: np.ndarray
     n: int  # units behind the interval (the smaller side's runs, or the pairs)
+    # The test's statistic, log(head / base), and its null replicates: what a pool's combine
+    # (strata.py) adds up across runners.
+    observed: float = float("nan")
+    null: np.ndarray = field(default_factory=lambda: np.array([]))
 
 
 def quantile_test(u: Units, q: float, *, n_perm: int, n_boot: int, rng: np.random.Generator) -> Tested:
@@ -103,10 +107,11 @@ def quantile_test(u: Units, q: float, *, n_perm: int, n_boot: int, rng: np.rando
     if u.pairs:
         perm = paired.sign_flip_test(g, q, n_perm=n_perm, rng=rng)
         reps = paired.bootstrap_replicates(g, q, n_boot=n_boot, rng=rng)
-        return Tested(perm.p_value, perm.smallest_p, reps, u.pairs)
+        return Tested(perm.p_value, perm.smallest_p, reps, u.pairs, perm.observed, perm.null_log_ratios)
     perm = stats.permutation_quantile_test(g, q, n_perm=n_perm, rng=rng)
     reps = stats.bootstrap_ratio_replicates(g, q, n_boot=n_boot, rng=rng)
-    return Tested(perm.p_value, perm.smallest_p, reps, min(len(g.base), len(g.head)))
+    n = min(len(g.base), len(g.head))
+    return Tested(perm.p_value, perm.smallest_p, reps, n, perm.observed, perm.null_log_ratios)
 
 
 def mean_test(
@@ -121,9 +126,13 @@ def mean_test(
             h = np.array([y.throughput_rps for _, y in matched])
             perm = paired.mean_sign_flip_test(b, h, n_perm=n_perm, rng=rng)
             reps = paired.mean_bootstrap_replicates(b, h, n_boot=n_boot, rng=rng)
-            return Tested(perm.p_value, perm.smallest_p, reps, len(matched))
+            return Tested(
+                perm.p_value, perm.smallest_p, reps, len(matched), perm.observed, perm.null_log_ratios
+            )
     b = [x.throughput_rps for x in base]
     h = [y.throughput_rps for y in head]
     perm = stats.permutation_mean_test(b, h, n_perm=n_perm, rng=rng)
     reps = stats.bootstrap_mean_replicates(b, h, n_boot=n_boot, rng=rng)
-    return Tested(perm.p_value, perm.smallest_p, reps, min(len(b), len(h)))
+    return Tested(
+        perm.p_value, perm.smallest_p, reps, min(len(b), len(h)), perm.observed, perm.null_log_ratios
+    )

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .compare_gates import Gates, MetricGate
 
 
-def correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple[float, float]]) -> None:
+def correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple]) -> None:
     """Holm within each family (gated latency/throughput, reported-only), the MDE, the verdicts."""
     testable = [r for r in results if r.p_value is not None and r.verdict != NOT_GATED]
     errors = [r for r in testable if r.metric == "errors"]
@@ -27,7 +27,7 @@ def correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple[fl
         for r, adj in zip(family, stats.holm([r.p_value for r in family]), strict=True):
             r.p_adjusted = adj
             if id(r) in noise:
-                sd, smallest_p = noise[id(r)]
+                sd, smallest_p = noise[id(r)][:2]
                 level = gates.metric(r.metric).alpha / len(family)
                 r.mde = detectable_effect(sd, level, smallest_p=smallest_p)
     for r in errors:

@@ -207,4 +207,4 @@ def _p_value(observed: float, null: np.ndarray, pairs: int) -> Permutation:
     # A hair of tolerance: replicates equal to the observed one count as "as extreme".
     extreme = np.count_nonzero(np.abs(finite) >= abs(observed) - 1e-12)
     floor = smallest_p(pairs)
-    return Permutation(float(max((1 + extreme) / (1 + len(finite)), floor)), finite, floor)
+    return Permutation(float(max((1 + extreme) / (1 + len(finite)), floor)), finite, floor, observed)

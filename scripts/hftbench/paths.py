@@ -33,6 +33,11 @@ def gates_file(root: Path | None = None) -> Path:
     return (root or repo_root()) / "bench-config" / "gates.yaml"
 
 
+def pool_file(root: Path | None = None) -> Path:
+    """The runners of the pool (pool.py), from the same repository as scenarios.yaml."""
+    return (root or repo_root()) / "bench-config" / "pool.yaml"
+
+
 def result_schema_file(root: Path | None = None) -> Path:
     return (root or repo_root()) / "bench-config" / "schema" / "result.schema.json"
 

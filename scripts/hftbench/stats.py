@@ -249,6 +249,7 @@ class Permutation:
     p_value: float  # two-sided, (1 + #{|null| >= |observed|}) / (1 + splits)
     null_log_ratios: np.ndarray  # log(head / base) of each random split: the noise of this comparison
     smallest_p: float  # the least p-value this many runs can give (2 / C(n, k), two-sided)
+    observed: float = math.nan  # the statistic the null is compared with: log(head / base)
 
 
 def _splits(rng: np.random.Generator, runs: int, head: int, n_perm: int) -> np.ndarray:
@@ -267,7 +268,7 @@ def _p_from_null(observed: float, null: np.ndarray, runs: int, head: int) -> Per
     extreme = np.count_nonzero(np.abs(finite) >= abs(observed) - 1e-12)
     smallest = min(1.0, 2.0 / math.comb(runs, head)) if runs > head > 0 else 1.0
     p = max((1 + extreme) / (1 + len(finite)), smallest)
-    return Permutation(float(p), finite, smallest)
+    return Permutation(float(p), finite, smallest, observed)
 
 
 def permutation_quantile_test(

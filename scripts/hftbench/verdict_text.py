@@ -18,7 +18,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from . import mdsafe, metrics, verdict_extras, verdict_method, verdicts
+from . import mdsafe, metrics, verdict_extras, verdict_method, verdict_pool, verdicts
 from .errors import UsageError
 from .fsio import write_atomic
 from .metrics import fmt_change
@@ -167,7 +167,7 @@ def headline(doc: dict[str, Any], esc=mdsafe.text) -> str:
     errors = [r for r in doc["results"] if r["gated"] and r["metric"] == "errors" and r["verdict"] == status]
     lead = HEADLINE.get(status, status)
     if doc.get("partial"):
-        lead += " (partial: interrupted)"
+        lead += f" (partial: {verdict_pool.partial_why(doc)})"
     hit = [r for r in rows if r["verdict"] == status]
     drifted = [r for r in doc.get("drift") or [] if r["gated"] and r["verdict"] == status]
     if status in (verdicts.REGRESSION, verdicts.IMPROVEMENT) and (hit or errors or drifted):
@@ -264,7 +264,7 @@ def _details(doc: dict[str, Any]) -> list[str]:
 def markdown(doc: dict[str, Any], *, run_url: str | None = None, budget: int = BODY_BUDGET) -> str:
     """The verdict as markdown: headline, refs, gated table, folded detail; within `budget`."""
     rows = gated_rows(doc)
-    head = [f"## {headline(doc)}", "", _sides(doc), "", *harness_lines(doc)]
+    head = [f"## {headline(doc)}", "", _sides(doc), "", *harness_lines(doc), *verdict_pool.pool_lines(doc)]
     links = [f"[Run folders and logs]({run_url})", ""] if run_url else []
     for a in doc.get("attachments") or []:
         links += [f"- {mdsafe.text(a['title'])}: `{mdsafe.code(a['path'])}`"]

@@ -1,0 +1,157 @@
+"""`hftbench pool --suite S`: the legs of the pr-bench / main-bench matrices, from
+bench-config/pool.yaml (the runners of the pool: labels, CPUs, suites each takes).
+
+It runs on the hosted runner, before any leg: plain Python and PyYAML, never numpy. With
+--github-output it appends `legs=<json>` and `max_parallel=<n>` to $GITHUB_OUTPUT, which
+bench.yml reads as `strategy.matrix.leg` and `strategy.max-parallel`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import paths
+from .errors import UsageError
+
+NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+CPUS = re.compile(r"^[0-9,\-]*$")
+DEFAULT_TIMEOUT_MINUTES = 90
+KEYS = {"name", "labels", "suites", "scenarios", "server_cpus", "client_cpus", "timeout_minutes"}
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One runner's leg of a suite: the matrix entry bench.yml reads (strings for the env)."""
+
+    name: str
+    labels: list[str]
+    scenarios: str  # comma-separated; "" = the whole suite (a replica)
+    server_cpus: str
+    client_cpus: str
+    timeout_minutes: int
+
+
+@dataclass(frozen=True)
+class Pool:
+    runners: list[dict[str, Any]]
+    max_parallel: int | None
+    source: Path
+
+    def legs(self, suite: str) -> list[Leg]:
+        """The runners that take `suite`, in file order; UsageError when none does."""
+        legs = [
+            Leg(
+                name=r["name"],
+                labels=list(r["labels"]),
+                scenarios=",".join(r.get("scenarios") or []),
+                server_cpus=str(r.get("server_cpus") or ""),
+                client_cpus=str(r.get("client_cpus") or ""),
+                timeout_minutes=int(r.get("timeout_minutes") or DEFAULT_TIMEOUT_MINUTES),
+            )
+            for r in self.runners
+            if not r.get("suites") or suite in r["suites"]
+        ]
+        if not legs:
+            raise UsageError(f"{self.source}: no runner takes suite {suite!r}; add it to a runner's `suites`")
+        return legs
+
+
+def _fail(path: Path, where: str, what: str) -> UsageError:
+    return UsageError(f"{path}: {where}: {what}")
+
+
+def _strings(path: Path, where: str, value: Any, key: str, *, pattern: re.Pattern | None = None) -> list[str]:
+    if not isinstance(value, list) or not value or not all(isinstance(x, str) and x for x in value):
+        raise _fail(path, where, f"`{key}` must be a non-empty list of names (got {value!r})")
+    bad = [x for x in value if pattern is not None and not pattern.match(x)]
+    if bad:
+        raise _fail(path, where, f"`{key}`: {bad[0]!r} is not a name ([a-z0-9-])")
+    return value
+
+
+def _runner(path: Path, i: int, r: Any) -> dict[str, Any]:
+    where = f"runners[{i}]"
+    if not isinstance(r, dict):
+        raise _fail(path, where, "each runner is a mapping with name and labels")
+    unknown = sorted(set(r) - KEYS)
+    if unknown:
+        raise _fail(path, where, f"unknown key {unknown[0]!r} (known: {', '.join(sorted(KEYS))})")
+    name = r.get("name")
+    if not isinstance(name, str) or not NAME.match(name):
+        raise _fail(path, where, f"`name` must match [a-z0-9][a-z0-9-]* (got {name!r})")
+    _strings(path, f"runner {name}", r.get("labels"), "labels")
+    for key in ("suites", "scenarios"):
+        if key in r:
+            _strings(path, f"runner {name}", r[key], key)
+    for key in ("server_cpus", "client_cpus"):
+        if key in r and not (isinstance(r[key], (str, int)) and CPUS.match(str(r[key]))):
+            raise _fail(path, f"runner {name}", f"`{key}` must be a CPU list like 2-3,6 (got {r[key]!r})")
+    t = r.get("timeout_minutes", DEFAULT_TIMEOUT_MINUTES)
+    if not isinstance(t, int) or isinstance(t, bool) or not 1 <= t <= 360:
+        raise _fail(path, f"runner {name}", f"`timeout_minutes` must be a whole number 1..360 (got {t!r})")
+    return r
+
+
+def load_pool(path: Path | str | None = None) -> Pool:
+    """Read and check pool.yaml; every error names the file, the runner and the fix."""
+    path = Path(path) if path else paths.pool_file()
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such pool file; pass --pool bench-config/pool.yaml") from None
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path}: not valid YAML ({exc})") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("runners"), list) or not doc["runners"]:
+        raise UsageError(f"{path}: needs a non-empty `runners:` list (see the file's header)")
+    runners = [_runner(path, i, r) for i, r in enumerate(doc["runners"])]
+    names = [r["name"] for r in runners]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UsageError(f"{path}: runner {twice[0]!r} is listed twice; names key the legs' artifacts")
+    # A leg must land on its runner: labels that another runner also has would let it land there.
+    for r in runners:
+        for other in runners:
+            if other is not r and set(r["labels"]) <= set(other["labels"]):
+                raise UsageError(
+                    f"{path}: runner {r['name']}'s labels {r['labels']} also select runner {other['name']}; "
+                    "give each runner a label of its own"
+                )
+    par = doc.get("max_parallel")
+    if par is not None and (not isinstance(par, int) or isinstance(par, bool) or par < 1):
+        raise UsageError(f"{path}: `max_parallel` must be a whole number >= 1 (got {par!r})")
+    return Pool(runners, par, path)
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("pool", help="the runners of the pool that take a suite: the CI matrix",
+                              description=__doc__)  # fmt: skip
+    p.add_argument("--suite", required=True, help="suite of bench-config/scenarios.yaml, e.g. pr")
+    p.add_argument("--pool", type=Path, default=None, help="pool file (default bench-config/pool.yaml)")
+    p.add_argument(
+        "--github-output", action="store_true", help="append legs= and max_parallel= to $GITHUB_OUTPUT"
+    )
+    p.set_defaults(func=main)
+
+
+def main(args) -> int:
+    pool = load_pool(args.pool)
+    legs = pool.legs(args.suite)
+    lines = [
+        f"legs={json.dumps([asdict(leg) for leg in legs])}",
+        f"max_parallel={pool.max_parallel or len(legs)}",
+    ]
+    if args.github_output:
+        target = os.environ.get("GITHUB_OUTPUT")
+        if not target:
+            raise UsageError("--github-output: $GITHUB_OUTPUT is not set (run it as a workflow step)")
+        with open(target, "a") as out:
+            out.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
