@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -42,6 +44,47 @@ needs = pytest.mark.skipif(
     or not os.access(ACT, os.X_OK),
     reason="needs bin/ (make build), gh-pages/node_modules and .deps/bin/act (make deps)",
 )
+
+
+def _descendants(root: int) -> list[int]:
+    parent = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(stat.parent.name)] = int(fields[1])
+    found, frontier = [], [root]
+    while frontier:
+        kids = [p for p, pp in parent.items() if pp in frontier]
+        found += kids
+        frontier = kids
+    return found
+
+
+def _leg_ab(pid: int, leg: str) -> Path | None:
+    """The --out folder of `hftbench ab` when `pid` is the one pool leg `leg` runs."""
+    try:
+        env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    except OSError:
+        return None
+    if f"POOL_LEG={leg}".encode() not in env or "ab" not in argv or "--out" not in argv:
+        return None
+    return Path(argv[argv.index("--out") + 1])
+
+
+def cut_when_measuring(proc: subprocess.Popen, leg: str, rounds: int) -> None:
+    """SIGTERM the leg's `hftbench ab` (a descendant of this act run) once its head side has
+    `rounds` run folders: a job cancelled or timed out mid-run gets the same signal."""
+    while proc.poll() is None:
+        for pid in _descendants(proc.pid):
+            out = _leg_ab(pid, leg)
+            if out is not None and len(list((out / "head").glob("run_*"))) >= rounds:
+                os.kill(pid, signal.SIGTERM)
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"act ended before leg {leg} measured {rounds} rounds")
 
 
 def git(repo: Path, *args: str) -> str:
@@ -108,8 +151,9 @@ class World:
         (self.dev / "server.sh").write_text(f'#!/bin/sh\nexec {ROOT / "bin" / "hft-server"} {extra}"$@"\n')
 
     def act(self, name: str, event: str, payload: dict, sha: str, ref: str, *, workflow="bench.yml",
-            extra=(), background=False):  # fmt: skip
-        """act EVENT on a fresh clone checked out at sha (act copies it for actions/checkout)."""
+            extra=(), background=False, cut_leg: str | None = None):  # fmt: skip
+        """act EVENT on a fresh clone checked out at sha (act copies it for actions/checkout);
+        `cut_leg`: SIGTERM that pool leg's `hftbench ab` once it has measured 3 rounds."""
         run = self.tmp / name
         work = run / "repo"
         subprocess.run(["git", "clone", "-q", "--shared", str(self.dev), str(work)], check=True)
@@ -141,6 +185,8 @@ class World:
             proc = subprocess.Popen(cmd, cwd=work, stdout=log, stderr=subprocess.STDOUT)
         if background:
             return lambda: self._finish(name, proc, run)
+        if cut_leg:
+            cut_when_measuring(proc, cut_leg, rounds=3)
         return self._finish(name, proc, run)
 
     def _finish(self, name: str, proc: subprocess.Popen, run: Path) -> dict:

@@ -83,6 +83,8 @@ def test_workflows_keep_every_push_and_least_privilege():
     assert "concurrency" not in wf
     for name, job in wf["jobs"].items():
         labels = job["runs-on"] if isinstance(job["runs-on"], list) else [job["runs-on"]]
+        if labels == ["${{ matrix.leg.labels }}"]:  # a leg of the pool: a self-hosted runner
+            labels = ["self-hosted"]
         group = (job.get("concurrency") or {}).get("group", "")
         # GitHub keeps one pending run per group: a shared group drops queued main pushes.
         assert name == "pr-bench" or not group, f"{name}: a concurrency group can drop a queued run"
@@ -125,7 +127,7 @@ def test_workflows_keep_every_push_and_least_privilege():
             if re.search(r"\bnpm (ci|install|i)\b", line) and not line.lstrip().startswith("#"):
                 assert "--ignore-scripts" in line, f"{path.name}: {line.strip()}"
     # A pull request is judged, and its comment rendered, by the base's harness.
-    for name in ("pr-bench", "pr-comment"):
+    for name in ("pr-pool", "pr-bench", "pr-combine", "pr-comment"):
         (checkout,) = [
             s for s in wf["jobs"][name]["steps"] if s.get("uses", "").startswith("actions/checkout@")
         ]
@@ -164,39 +166,67 @@ def test_push_to_main_measures_publishes_and_charts_micro(world):
     assert r["outputs"]["publish-push"] == {"moved": "false"}
 
 
+# A pool of two runners on this host: `b` places the server on CPU 0 and the client on CPU 1
+# (the other way round from `a`); they share the host, so they take turns (max_parallel 1).
+POOL = """max_parallel: 1
+runners:
+  - {name: a, labels: [self-hosted, pool-a]}
+  - {name: b, labels: [self-hosted, pool-b], server_cpus: "0", client_cpus: "1"}
+"""
+PR_JOBS = {"pr-pool", "pr-bench", "pr-combine", "pr-comment"}
+
+
+def pool_verdict(world: World, name: str) -> dict:
+    return json.loads((world.tmp / name / "artifacts" / "pr-verdict" / "verdict.json").read_text())
+
+
 @needs
-def test_same_repo_pull_request_a_a_then_a_slowed_head(world):
-    base = git(world.dev, "rev-parse", "main")
-    git(world.dev, "checkout", "-q", "-b", "feature/faster")
+def test_a_pool_of_two_runners_a_a_then_a_slowed_head_then_a_leg_killed(world):
+    """Both legs run and one combine job writes one verdict and one comment: A/A passes, a
+    slowed head fails, and a leg cut mid-run (SIGTERM, as a cancelled or timed-out job gets)
+    gives a partial verdict that names it."""
+    git(world.dev, "checkout", "-q", "-b", "feature/faster", "main")
+    base = world.commit("bench-config: a pool of two runners", branch="feature/faster",
+                        files={"bench-config/pool.yaml": POOL})  # fmt: skip
     head = world.commit(f"order path: tidy ({TEAM} please look)", branch="feature/faster")
 
     def pr(h: str) -> dict:
         return pull_request(7, h, "feature/faster", REPO, base)
 
     r = world.act("pr-aa", "pull_request", pr(head), head, "refs/pull/7/merge")
-    ran(r, "pr-bench", "pr-comment")
-    assert r["jobs"] == {"pr-bench": "success", "pr-comment": "success"}, r["log"]
-    assert r["outputs"]["pr-bench"]["verdict"] in (
-        verdicts.NO_CHANGE,
-        verdicts.INCONCLUSIVE,
-        verdicts.IMPROVEMENT,
-    )
-    assert "| series | metric |" in r["summaries"]["pr-bench"]
-    (mine,) = bot_comments(world, 7)
+    assert set(r["jobs"]) == PR_JOBS and all(v == "success" for v in r["jobs"].values()), r["log"]
+    doc = pool_verdict(world, "pr-aa")
+    assert [(x["name"], x["state"]) for x in doc["pool"]["runners"]] == [("a", "complete"), ("b", "complete")]
+    assert doc["partial"] is False and doc["status"] != verdicts.REGRESSION
+    assert r["outputs"]["pr-combine"]["verdict"] == doc["status"]
     assert (
-        mine["body"].startswith("<!-- hft-bench-verdict -->") or "<!-- hft-bench-verdict -->" in mine["body"]
+        "| series | metric |" in r["summaries"]["pr-combine"]
+        and "Runners (2)" in r["summaries"]["pr-combine"]
     )
+    (mine,) = bot_comments(world, 7)
+    assert "<!-- hft-bench-verdict -->" in mine["body"] and "`a`: complete" in mine["body"]
+    assert "`b`: complete" in mine["body"]
     assert [c["body"] for c in world.api.state()["comments"] if c["user"]["login"] == "mallory"] == [
         "<!-- hft-bench-verdict -->\nplanted by someone else: edit me"
     ], "the planted marker comment was edited"
 
     slow = world.commit(f"order path: busy-wait 30 us ({TEAM})", delay_us=30, branch="feature/faster")
     r = world.act("pr-slow", "pull_request", pr(slow), slow, "refs/pull/7/merge")
-    assert r["jobs"] == {"pr-bench": "failure", "pr-comment": "success"}, r["log"]
-    assert r["outputs"]["pr-bench"]["verdict"] == "regression"
-    assert "Regression" in r["summaries"]["pr-bench"]
+    assert r["jobs"] == {"pr-pool": "success", "pr-bench": "success", "pr-combine": "failure",
+                         "pr-comment": "success"}, r["log"]  # fmt: skip
+    assert r["outputs"]["pr-combine"]["verdict"] == "regression"
+    doc = pool_verdict(world, "pr-slow")
+    assert {x["name"]: x["verdict"] for x in doc["pool"]["runners"]} == {"a": "regression", "b": "regression"}
     (updated,) = bot_comments(world, 7)
     assert updated["id"] == mine["id"] and "Regression" in updated["body"]
+
+    r = world.act("pr-cut", "pull_request", pr(head), head, "refs/pull/7/merge", cut_leg="b")
+    assert r["jobs"]["pr-combine"] == "success" and r["jobs"]["pr-comment"] == "success", r["log"]
+    doc = pool_verdict(world, "pr-cut")
+    assert doc["partial"] is True and doc["pool"]["missing"] == ["b"], doc["pool"]
+    assert r["outputs"]["pr-combine"]["partial"] == "true"
+    (cut,) = bot_comments(world, 7)
+    assert "partial: b interrupted" in cut["body"] and "**partial**: b interrupted" in cut["body"]
     for c in world.api.state()["comments"]:
         assert TEAM not in c["body"]
     git(world.dev, "checkout", "-q", "main")
@@ -226,19 +256,19 @@ def test_a_pull_request_cannot_loosen_its_own_gate(world):
     r = world.act("pr-loose", "pull_request", pull_request(9, head, "feature/loose", REPO, base), head,
                   "refs/pull/9/merge")  # fmt: skip
     git(world.dev, "checkout", "-q", "main")
-    assert r["jobs"] == {"pr-bench": "failure", "pr-comment": "success"}, r["log"]
-    assert r["outputs"]["pr-bench"]["verdict"] == "regression"
-    assert [(c["job"], c["commit"]) for c in checkouts(world, "pr-loose")] == [
-        ("pr-bench", base),
-        ("pr-comment", base),
+    assert r["jobs"] == {"pr-pool": "success", "pr-bench": "success", "pr-combine": "failure",
+                         "pr-comment": "success"}, r["log"]  # fmt: skip
+    assert r["outputs"]["pr-combine"]["verdict"] == "regression"
+    assert sorted((c["job"], c["commit"]) for c in checkouts(world, "pr-loose")) == [
+        (job, base) for job in sorted(PR_JOBS)
     ]
-    doc = json.loads((world.tmp / "pr-loose" / "artifacts" / "pr-bench" / "verdict.json").read_text())
+    doc = pool_verdict(world, "pr-loose")
     assert doc["harness_changes"] == ["bench-config/gates.yaml"]
     assert {r["threshold"] for r in doc["results"] if r["metric"] == "p99_us"} == {1.10}
     (mine,) = bot_comments(world, 9)
     assert "Regression" in mine["body"] and "changes the harness" in mine["body"]
     assert "`bench-config/gates.yaml`" in mine["body"] and "takes effect after merge" in mine["body"]
-    assert "changes the harness" in r["summaries"]["pr-bench"]
+    assert "changes the harness" in r["summaries"]["pr-combine"]
 
 
 @needs
@@ -249,8 +279,10 @@ def test_a_pull_request_that_only_edits_the_gates_is_judged_by_the_base_gates(wo
     r = world.act("pr-gates", "pull_request", pull_request(10, head, "feature/gates-only", REPO, base), head,
                   "refs/pull/10/merge")  # fmt: skip
     git(world.dev, "checkout", "-q", "main")
-    assert r["jobs"]["pr-comment"] == "success" and r["jobs"]["pr-bench"] in ("success", "failure"), r["log"]
-    doc = json.loads((world.tmp / "pr-gates" / "artifacts" / "pr-bench" / "verdict.json").read_text())
+    assert r["jobs"]["pr-comment"] == "success" and r["jobs"]["pr-combine"] in ("success", "failure"), r[
+        "log"
+    ]
+    doc = pool_verdict(world, "pr-gates")
     assert doc["gates"] == "bench-config/gates.yaml" and doc["harness_changes"] == ["bench-config/gates.yaml"]
     assert {r["threshold"] for r in doc["results"] if r["metric"] == "p99_us"} == {1.10}
     assert (

@@ -2,11 +2,14 @@
 
     artifacts.py upload NAME PATHS IF_NO_FILES_FOUND     PATHS: newline-separated
     artifacts.py download NAME DEST
+    artifacts.py download-pattern GLOB DEST   every artifact matching GLOB into DEST/<name>/,
+                                              as v4 does without merge-multiple; none: DEST empty
 The store is $ACT_ARTIFACTS/NAME/.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
 import sys
@@ -46,6 +49,18 @@ def download(name: str, dest: str) -> int:
     return 0
 
 
+def download_pattern(pattern: str, dest: str) -> int:
+    found = sorted(
+        p.name for p in Path(os.environ["ACT_ARTIFACTS"]).iterdir() if fnmatch.fnmatch(p.name, pattern)
+    )
+    Path(dest).mkdir(parents=True, exist_ok=True)
+    for name in found:
+        download(name, str(Path(dest) / name))
+    print(f"download-artifact: {len(found)} artifacts match {pattern}")
+    return 0
+
+
 if __name__ == "__main__":
     cmd, *args = sys.argv[1:]
-    sys.exit(upload(*args) if cmd == "upload" else download(*args))
+    commands = {"upload": upload, "download": download, "download-pattern": download_pattern}
+    sys.exit(commands[cmd](*args))
