@@ -213,10 +213,11 @@ def test_a_marker_planted_by_someone_else_is_not_our_issue(tmp_path, login):
         assert gh.open_issue("pr", regression_issue.DEFAULT_BOT) is None
 
 
-@pytest.mark.parametrize("command", ["verdict-text", "regression-issue"])
+@pytest.mark.parametrize("command", ["verdict-text", "regression-issue", "pool"])
 def test_the_hosted_runner_s_commands_run_without_numpy_or_scipy(tmp_path, command):
-    """pr-comment and report-regression run `python3 -m hftbench verdict-text | regression-issue`
-    on a bare GitHub-hosted runner: nothing on their path may import numpy or scipy."""
+    """pr-comment, report-regression and pool-legs run `python3 -m hftbench verdict-text |
+    regression-issue | pool` on a bare GitHub-hosted runner: nothing on their path may import
+    numpy or scipy."""
     import subprocess
     import sys
     from pathlib import Path
