@@ -2,6 +2,7 @@
 // noise bands, the compare view of two points with the gate's table, URL state, phone width, dark.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { synthStore } from '../tools/synth-store.mjs';
 import { inkOf, open as openPage } from './helpers/page.mjs';
@@ -109,4 +110,120 @@ test('at 400 px nothing is wider than the screen; dark mode follows the system',
   await page.screenshot({ path: join(SHOTS, 'phone-dark.png') });
   assert.deepEqual(problems, []);
   await page.close();
+});
+
+// The synthetic store's pool: runner ids sort AMD first (solid lines), Intel second (dashed).
+const [AMD_ID, INTEL_ID] = ['7e8f9a0b1c2d', 'a1b2c3d4e5f6'];
+const AMD = `AMD EPYC 9275F 24-Core Processor · ${AMD_ID}`;
+const INTEL = `Intel(R) Core(TM) i7-14700K · ${INTEL_ID}`;
+const ONE_SERIES = '?metric=p99_us&range=all&scenario=small&client=python';
+
+/** Every text drawn on a canvas (uPlot's ticks, the change point labels), with its y: recorded from the page's start. */
+function recordCanvasText() {
+  window.canvasTexts = [];
+  const fillText = CanvasRenderingContext2D.prototype.fillText;
+  CanvasRenderingContext2D.prototype.fillText = function record(text, x, y, ...rest) {
+    window.canvasTexts.push({ text: String(text), y });
+    return fillText.call(this, text, x, y, ...rest);
+  };
+}
+const drawnTexts = async (page, pattern) => [...new Map((await page.evaluate(() => window.canvasTexts))
+  .filter((t) => pattern.test(t.text)).map((t) => [`${t.text}@${t.y}`, t])).values()];
+const RANGE = /^[0-9a-f]{7}\.\.[0-9a-f]{7}$/;
+
+/**
+ * Read from the store: each runner's change point of small × python P99 and the commit range
+ * its label must give, from that runner's previous run (the other runner's runs between do not count).
+ */
+function storeRanges() {
+  const store = site.made.store;
+  const cps = JSON.parse(readFileSync(join(store, 'changepoints.json'), 'utf8')).series['standard/small/python/p99_us'];
+  const shards = join(store, 'shards', 'standard');
+  const runs = readdirSync(shards).sort().flatMap((f) => JSON.parse(readFileSync(join(shards, f), 'utf8')).runs);
+  return new Map(cps.map((cp) => {
+    const own = runs.filter((r) => r.runner === cp.runner);
+    const i = own.findIndex((r) => r.run_id === cp.run_id);
+    return [cp.runner, `${own[i - 1].commit.slice(0, 7)}..${own[i].commit.slice(0, 7)}`];
+  }));
+}
+
+/**
+ * Of 40 strips (12 px wide, so a dashed line shows in each) across the first chart, how many
+ * cross the P99 line colour in exactly two places: two runners' lines one above the other. One
+ * line, zig-zagging between the machines or not, crosses once. The top 30 px of the plot hold
+ * the change point labels, in the same colour: not scanned.
+ */
+const twoLineStrips = (page) => page.$eval('#trends .card canvas', (c) => {
+  const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+  // COLORS[0] #1f77b4, opaque: the line, not its translucent band.
+  const hit = (x, y) => {
+    const i = 4 * (y * c.width + x);
+    return data[i + 3] > 200 && Math.abs(data[i] - 0x1f) + Math.abs(data[i + 1] - 0x77) + Math.abs(data[i + 2] - 0xb4) < 90;
+  };
+  const top = c.parentElement.querySelector('.u-over').offsetTop + 30;
+  let strips = 0;
+  for (let k = 0; k < 40; k += 1) {
+    const x0 = Math.round(c.width * (0.2 + (0.6 * k) / 39));
+    let crossings = 0; let inside = false;
+    for (let y = top; y < c.height; y += 1) {
+      let any = false;
+      for (let x = x0; x < x0 + 12 && !any; x += 1) any = hit(x, y);
+      if (any && !inside) crossings += 1;
+      inside = any;
+    }
+    if (crossings === 2) strips += 1;
+  }
+  return strips;
+});
+
+test('two runners side by side: a line and a label per runner, each runner\'s own change points, a row per runner', async () => {
+  const { page, problems } = await open(ONE_SERIES, { init: recordCanvasText });
+  const card = page.locator('#trends .card');
+  assert.equal(await card.count(), 1);
+  assert.equal(await card.getAttribute('data-lines'), '2');
+  assert.deepEqual(await card.locator('.key.runners .rk').allTextContents(), [AMD, INTEL]);
+  assert.deepEqual(await card.locator('.key.runners .rk').evaluateAll((ks) => ks.map((k) => getComputedStyle(k, '::before').borderTopStyle)), ['solid', 'dashed']);
+  const two = await twoLineStrips(page);
+  assert.ok(two >= 30, `two separate lines across the chart (${two} of 40 strips cross two)`);
+  const ranges = storeRanges();
+  assert.deepEqual([...ranges.keys()].sort(), [AMD_ID, INTEL_ID], 'the store has a change point per runner');
+  assert.equal((await drawnTexts(page, /^p99 [+-]\d+\.\d%$/)).length, 2, 'a size per runner');
+  const drawn = await drawnTexts(page, RANGE);
+  assert.deepEqual(drawn.map((t) => t.text).sort(), [...ranges.values()].sort(), 'each runner\'s own commit range');
+  const yOf = (id) => drawn.find((t) => t.text === ranges.get(id)).y;
+  assert.ok(yOf(AMD_ID) < yOf(INTEL_ID), 'a label row per runner, in the key\'s order');
+  const tags = await page.locator('#series-table tbody tr[data-series="small/python"] .runner-tag').allTextContents();
+  assert.deepEqual(tags.sort(), [AMD, INTEL]);
+  await page.locator('#trends .card').screenshot({ path: join(SHOTS, 'two-runners.png') });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('one runner chosen: one line, no runner key or tags, only that runner\'s change point', async () => {
+  const { page, problems } = await open(`${ONE_SERIES}&runner=${INTEL_ID}`, { init: recordCanvasText });
+  const card = page.locator('#trends .card');
+  assert.equal(await card.getAttribute('data-lines'), '1');
+  assert.equal(await card.locator('.key.runners').count(), 0);
+  assert.equal(await page.locator('#series-table .runner-tag').count(), 0);
+  const two = await twoLineStrips(page);
+  assert.ok(two <= 4, `one line (${two} of 40 strips cross two)`);
+  const labels = await drawnTexts(page, /^p99 /);
+  assert.deepEqual(labels.map((t) => t.text.split(' ').at(-1)), [storeRanges().get(INTEL_ID)], 'the chosen runner\'s change point only');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('at 400 px the page never scrolls sideways, nor does the series table: one runner, two side by side', async () => {
+  for (const query of [`?runner=${INTEL_ID}`, '', '?range=all', ONE_SERIES]) {
+    const { page, problems } = await open(query, { viewport: { width: 400, height: 860 } });
+    const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+    assert.ok(scroll <= inner, `${query}: page ${scroll} px wide in a ${inner} px window`);
+    const [table, wrap] = await page.$eval('#series', (w) => [w.scrollWidth, w.clientWidth]);
+    assert.ok(table <= wrap, `${query}: series table ${table} px in ${wrap} px: a scrollbar under it`);
+    const widest = await page.$$eval('#filters select, #trends .card, .key.runners', (es) => Math.max(...es.map((e) => e.getBoundingClientRect().right)));
+    assert.ok(widest <= inner, `${query}: a filter, chart or runner key ends at ${widest} px`);
+    if (query === '') await page.screenshot({ path: join(SHOTS, 'phone-two-runners.png'), fullPage: false });
+    assert.deepEqual(problems, [], query);
+    await page.close();
+  }
 });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bisectText, dateLabels, latestMainRun, openRegressions, recentChangePoints, seriesRows, sortRows } from '../site/js/overview.js';
-import { trends } from '../site/js/series.js';
+import { bisectText, dateLabels, latestMainRun, openRegressions, recentChangePoints, runnerLabel, seriesRows, slimOpen, sortRows } from '../site/js/overview.js';
+import { splitByRunner, trends } from '../site/js/series.js';
 
 const gated = (verdict, ratio, metric = 'p99_us', client = 'hft') => ({ scenario: 'latency-1c', client, metric, ratio, ci: [ratio - 0.02, ratio + 0.02], mde: 1.06, verdict });
 const run = (id, date, verdict, branch = 'main', p99 = 40) => ({
@@ -57,6 +57,34 @@ test('change points of the last 30 days, newest first, with the commit before th
   assert.deepEqual(got.map((c) => [c.metric, c.change_pct, c.from_commit]), [['p50_us', -20, 'r4sha'], ['p99_us', 20, 'r1sha']]);
   assert.deepEqual(recentChangePoints({ series: Object.create(null) }, 'constructor', '2026-11-06T00:00:00Z', runs), []);
   assert.deepEqual(recentChangePoints(null, 'standard', '2026-11-06T00:00:00Z', runs), []);
+});
+
+test('change points on a pool: the runner shown, each with its runner and that runner\'s previous commit', () => {
+  const pool = ['a', 'b', 'a', 'b', 'a', 'b'].map((runner, i) => ({ ...run(`q${i + 1}`, `2026-11-0${i + 1}T00:00:00Z`, null), runner }));
+  const cps = { series: { 'standard/latency-1c/hft/p99_us': [
+    { run_id: 'q3', runner: 'a', commit: 'q3sha', date: '2026-11-03T00:00:00Z', change_pct: 15 },
+    { run_id: 'q4', runner: 'b', commit: 'q4sha', date: '2026-11-04T00:00:00Z', change_pct: 14 },
+    { run_id: 'q5', commit: 'q5sha', date: '2026-11-05T00:00:00Z', change_pct: 40 },
+  ] } };
+  const until = '2026-11-06T00:00:00Z';
+  const all = recentChangePoints(cps, 'standard', until, pool, 30, { runner: 'all', storeRunners: 2 });
+  assert.deepEqual(all.map((c) => [c.run_id, c.runner, c.from_commit]), [['q4', 'b', 'q2sha'], ['q3', 'a', 'q1sha']], 'the mixed entry is dropped');
+  assert.deepEqual(recentChangePoints(cps, 'standard', until, pool, 30, { runner: 'a', storeRunners: 2 }).map((c) => c.run_id), ['q3']);
+  assert.deepEqual(recentChangePoints(cps, 'standard', until, pool, 30).map((c) => [c.run_id, c.runner]), [['q5', 'a'], ['q4', 'b'], ['q3', 'a']],
+    'one runner in the store: an entry without one is its');
+});
+
+test('series rows per runner: each against its own previous run; an open regression marks every runner\'s row', () => {
+  const pool = ['a', 'b', 'a', 'b'].map((runner, i) => ({ ...run(`q${i + 1}`, `2026-11-0${i + 1}T00:00:00Z`, null, 'main', runner === 'a' ? 100 + i : 70 + i), runner }));
+  pool[2].verdict = { status: 'regression', gated: [gated('regression', 1.2)] };
+  const [t] = trends(pool, [{ scenario: 'latency-1c', client: 'hft' }], ['p50_us', 'p99_us', 'p999_us']);
+  // As the page reads them from derived/open-<suite>.json: slimmed, the runner that flagged it kept.
+  const open = openRegressions(pool).map(slimOpen);
+  assert.equal(open[0].run.runner, 'a');
+  const rows = seriesRows(splitByRunner(t), open);
+  assert.deepEqual(rows.map((r) => [r.runner, r.spark, r.status]), [['a', [100, 102], 'regression'], ['b', [71, 73], 'regression']]);
+  assert.ok(Math.abs(rows[1].ratio - 73 / 71) < 1e-12, 'b against b, not against a');
+  assert.deepEqual(sortRows([...rows].reverse(), 'name').map((r) => r.runner), ['a', 'b']);
 });
 
 test('series rows: latest values, change against the baseline verdict or the previous run, sortable', () => {

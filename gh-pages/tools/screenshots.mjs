@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Screenshots of the dashboard at 1400 px and 400 px (phone), light and dark, for a person to
-// look at: the first screen, the whole page, and the compare view.
+// look at: the first screen, the whole page, the compare view, and one series over the whole store.
 //   node tools/screenshots.mjs [--store DIR] [--out DIR] [--commits 600]
 // Without --store a synthetic store is made (tools/synth-store.mjs). Headless Debian chromium.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -51,6 +51,13 @@ try {
         await page.goto(`${page.url()}&a=${a}&b=${b}`);
         await page.waitForFunction(() => document.querySelector('#compare')?.dataset.dist === 'ready', null, { timeout: 60_000 });
         await page.locator('#compare').screenshot({ path: join(out, `${name}-${scheme}-compare.png`) });
+      }
+      if (scheme === 'light') {
+        // One series over the whole store: a pool draws a line and change points per runner.
+        const [scenario, client] = (await page.$eval('#trends .card', (c) => c.dataset.series)).split('/');
+        await page.goto(`${server.url}?range=all&scenario=${encodeURIComponent(scenario)}&client=${encodeURIComponent(client)}`);
+        await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 60_000 });
+        await page.locator('#trends .card').first().screenshot({ path: join(out, `${name}-${scheme}-series.png`) });
       }
       await page.close();
     }

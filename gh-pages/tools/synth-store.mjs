@@ -5,7 +5,10 @@
 // and the run after each step carries a gate verdict flagging it. Every run has 16 rounds (a
 // run-level spread of P50 and P99) and a job link; the first `gated` series are judged in every
 // verdict (gated rows), and the first regression among them carries a bisect culprit.
-//   node tools/synth-store.mjs --out DIR [--commits 5000] [--scenarios 10] [--clients 5]
+// A pool of `runners` machines (default 2) takes the commits in turn: the second a server part
+// 30 % faster, so the same series stand apart by level; each runner's runs see each step (at its
+// first run from the step's commit on) as its own change point.
+//   node tools/synth-store.mjs --out DIR [--commits 5000] [--scenarios 10] [--clients 5] [--runners 2]
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -33,13 +36,18 @@ function histogram(random, p50Us, samples) {
   return encodeValues(values);
 }
 
-export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, seed = 1, suite = 'standard', xss = false, gated = 4, spread = 0.03 }) {
+const RUNNERS = [
+  { id: 'a1b2c3d4e5f6', cpu_model: 'Intel(R) Core(TM) i7-14700K', cores: 28, kernel: '6.1.0-hft', governor: 'performance', isolated_cpus: '2-27', smt: false, tuned: true, speed: 1 },
+  { id: '7e8f9a0b1c2d', cpu_model: 'AMD EPYC 9275F 24-Core Processor', cores: 48, kernel: '6.1.0-hft', governor: 'performance', isolated_cpus: '2-47', smt: false, tuned: true, speed: 0.7 },
+];
+
+export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, seed = 1, suite = 'standard', xss = false, gated = 4, spread = 0.03, runners = 2 }) {
   const random = rng(seed);
   const scenarioNames = Array.from({ length: scenarios }, (_, i) => ['small', 'medium', 'large', 'latency-1c', 'open-5k'][i] ?? `scenario-${i}`);
   const clientNames = Array.from({ length: clients }, (_, i) => ['python', 'c', 'cpp', 'rust', 'go', 'hft'][i] ?? `client-${i}`);
   const series = scenarioNames.flatMap((scenario) => clientNames.map((client) => ({ scenario, client })));
-  const pool = Array.from({ length: 32 }, (_, i) => histogram(random, 50 + 10 * i, 2000));
-  const runner = { id: 'a1b2c3d4e5f6', cpu_model: 'Intel(R) Core(TM) i7-14700K', cores: 28, kernel: '6.1.0-hft', governor: 'performance', isolated_cpus: '2-27', smt: false, tuned: true };
+  const histograms = Array.from({ length: 32 }, (_, i) => histogram(random, 50 + 10 * i, 2000));
+  const pool = RUNNERS.slice(0, Math.max(1, Math.min(runners, RUNNERS.length)));
   const start = Date.UTC(2024, 10, 1);
   const step = (730 * 86400e3) / commits;
   const base = series.map((_, i) => 60 + 7 * i);
@@ -47,6 +55,8 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
   const stepSize = series.map(() => (random() < 0.5 ? 1.15 : 0.9));
   const shards = new Map();
   const changepoints = {};
+  const runsOf = pool.map(() => 0); // each runner's runs so far: a change point's index in its own series
+  const stepSeen = pool.map(() => series.map(() => false));
   let lastRunId = null;
   let prevCommit = null;
   let firstBisect = false;
@@ -55,11 +65,13 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
     const iso = date.toISOString().replace(/\.\d{3}Z$/, 'Z');
     const runId = `run_${iso.replace(/[-:]/g, '')}_${String(c).padStart(5, '0')}`;
     const commit = createHash('sha1').update(`${seed}/${c}`).digest('hex');
+    const r = c % pool.length;
+    const runner = pool[r];
     const flags = [];
     const gatedRows = [];
     let bisect;
     const results = series.map((s, i) => {
-      const level = base[i] * (c >= stepAt[i] ? stepSize[i] : 1) * (1 + 0.03 * (random() - 0.5));
+      const level = base[i] * runner.speed * (c >= stepAt[i] ? stepSize[i] : 1) * (1 + 0.03 * (random() - 0.5));
       if (c === stepAt[i] && stepSize[i] > 1) flags.push({ scenario: s.scenario, client: s.client, metric: 'p99_us', ratio: stepSize[i], verdict: 'regression' });
       if (i < gated) {
         const ratio = c === stepAt[i] ? stepSize[i] : 1 + 0.02 * (random() - 0.5);
@@ -79,7 +91,7 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
         p50_us: +level.toFixed(2), p90_us: +(level * 1.6).toFixed(2), p99_us: +(level * 2.5).toFixed(2),
         p999_us: +(level * 4 * (1 + 0.2 * random())).toFixed(2), max_us: +(level * 9).toFixed(2),
         throughput_rps: +(1e6 / level * 20).toFixed(1),
-        histogram: pool[(i + c) % pool.length],
+        histogram: histograms[(i + c) % histograms.length],
       };
     });
     const message = xss && c === commits - 1 ? '<img src=x onerror=alert(1)>' : `commit ${c}: tune the order path`;
@@ -97,14 +109,18 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
     if (!shards.has(month)) shards.set(month, []);
     shards.get(month).push(run);
     series.forEach((s, i) => {
-      if (c !== stepAt[i]) return;
+      if (c < stepAt[i] || stepSeen[r][i]) return;
+      stepSeen[r][i] = true;
       for (const metric of ['p50_us', 'p99_us', 'p999_us']) {
-        changepoints[`${suite}/${s.scenario}/${s.client}/${metric}`] = [{
-          run_id: runId, commit, date: iso, index: c, before: base[i], after: base[i] * stepSize[i],
-          change_pct: +((stepSize[i] - 1) * 100).toFixed(1), p_value: 0.001,
-        }];
+        const key = `${suite}/${s.scenario}/${s.client}/${metric}`;
+        if (!changepoints[key]) changepoints[key] = [];
+        changepoints[key].push({
+          run_id: runId, commit, date: iso, runner: runner.id, index: runsOf[r], before: base[i] * runner.speed,
+          after: base[i] * runner.speed * stepSize[i], change_pct: +((stepSize[i] - 1) * 100).toFixed(1), p_value: 0.001,
+        });
       }
     });
+    runsOf[r] += 1;
     lastRunId = runId;
   }
   const now = new Date(start + commits * step).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -112,11 +128,10 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
     writeJsonAtomic(join(out, 'shards', suite, `${month}.json`), { schema_version: 1, suite, month, runs });
   }
   writeJsonAtomic(join(out, 'changepoints.json'), { schema_version: 1, updated_at: now, series: changepoints });
-  const { id, ...fingerprint } = runner;
   writeJsonAtomic(join(out, 'index.json'), {
     schema_version: 1, updated_at: now,
     suites: { [suite]: { shards: [...shards.keys()].sort(), runs: commits, series, latest_run: lastRunId } },
-    branches: ['main'], runners: { [id]: fingerprint },
+    branches: ['main'], runners: Object.fromEntries(pool.map(({ id, speed, ...fingerprint }) => [id, fingerprint])),
   });
   return { shards: shards.size, series: series.length, runs: commits };
 }
@@ -126,13 +141,13 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     options: {
       out: { type: 'string' }, commits: { type: 'string', default: '5000' },
       scenarios: { type: 'string', default: '10' }, clients: { type: 'string', default: '5' },
-      seed: { type: 'string', default: '1' }, xss: { type: 'boolean', default: false },
+      seed: { type: 'string', default: '1' }, xss: { type: 'boolean', default: false }, runners: { type: 'string', default: '2' },
     },
   });
   if (!values.out) {
-    process.stderr.write('usage: node tools/synth-store.mjs --out DIR [--commits N] [--scenarios S] [--clients C] [--xss]\n');
+    process.stderr.write('usage: node tools/synth-store.mjs --out DIR [--commits N] [--scenarios S] [--clients C] [--runners 1|2] [--xss]\n');
     process.exit(2);
   }
-  const r = synthStore({ out: values.out, commits: +values.commits, scenarios: +values.scenarios, clients: +values.clients, seed: +values.seed, xss: values.xss });
+  const r = synthStore({ out: values.out, commits: +values.commits, scenarios: +values.scenarios, clients: +values.clients, seed: +values.seed, xss: values.xss, runners: +values.runners });
   process.stdout.write(`synth-store: ${r.runs} runs × ${r.series} series in ${r.shards} shards → ${values.out}\n`);
 }

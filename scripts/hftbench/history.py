@@ -42,40 +42,63 @@ def baseline_commit(store: Path, entry: dict[str, Any]) -> str:
 def compute_changepoints(
     store: Path, *, branch: str | None = "main", alpha: float = 0.01, permutations: int = 199
 ) -> dict[str, Any]:
-    """changepoints.json for every suite / scenario / client / metric of the store."""
+    """changepoints.json for every suite / scenario / client / metric of the store.
+
+    Each runner's runs are searched apart: two machines of a pool differ in level, so a
+    sequence mixing them is as noisy as their gap (it hides one machine's step) and can step
+    where the pool's share of runs shifts. Entries name their runner; `index` counts its runs."""
     index = hs.load_index(store)
     out: dict[str, list[dict[str, Any]]] = {}
     for suite, info in sorted(index.get("suites", {}).items()):
         runs = [r for r in hs.iter_runs(store, suite) if branch is None or r.get("branch") == branch]
+        by_runner: dict[str | None, list[dict[str, Any]]] = {}
+        for run in runs:
+            by_runner.setdefault(run.get("runner"), []).append(run)
         for s in info.get("series", []):
             for metric in CHANGEPOINT_METRICS:
-                points = []  # (run, value) where this series has the metric
-                for run in runs:
-                    for res in run["results"]:
-                        same = res["scenario"] == s["scenario"] and res["client"] == s["client"]
-                        if same and res.get(metric) is not None:
-                            points.append((run, float(res[metric])))
-                if len(points) < 6:
-                    continue
-                found = e_divisive(
-                    [v for _, v in points], alpha=alpha, permutations=permutations, seed=len(points)
-                )
-                if not found:
-                    continue
-                out[f"{suite}/{s['scenario']}/{s['client']}/{metric}"] = [
-                    {
-                        "run_id": points[c.index][0]["run_id"],
-                        "commit": points[c.index][0].get("commit"),
-                        "date": points[c.index][0].get("date"),
-                        "index": c.index,
-                        "before": round(c.before, 3),
-                        "after": round(c.after, 3),
-                        "change_pct": round(c.change_pct, 2),
-                        "p_value": round(c.p_value, 4),
-                    }
-                    for c in found
+                found = [
+                    cp
+                    for runner, own_runs in by_runner.items()
+                    for cp in _runner_changepoints(own_runs, runner, s, metric, alpha, permutations)
                 ]
+                if found:
+                    found.sort(key=lambda c: (c["date"] or "", c["run_id"]))
+                    out[f"{suite}/{s['scenario']}/{s['client']}/{metric}"] = found
     return {"schema_version": hs.STORE_SCHEMA_VERSION, "updated_at": hs.now_rfc3339(), "series": out}
+
+
+def _runner_changepoints(
+    runs: list[dict[str, Any]],
+    runner: str | None,
+    series: dict[str, str],
+    metric: str,
+    alpha: float,
+    permutations: int,
+) -> list[dict[str, Any]]:
+    """The change points of one series × metric in one runner's runs (in store order)."""
+    points = []  # (run, value) where this series has the metric
+    for run in runs:
+        for res in run["results"]:
+            same = res["scenario"] == series["scenario"] and res["client"] == series["client"]
+            if same and res.get(metric) is not None:
+                points.append((run, float(res[metric])))
+    if len(points) < 6:
+        return []
+    found = e_divisive([v for _, v in points], alpha=alpha, permutations=permutations, seed=len(points))
+    return [
+        {
+            "run_id": points[c.index][0]["run_id"],
+            "commit": points[c.index][0].get("commit"),
+            "date": points[c.index][0].get("date"),
+            "runner": runner,
+            "index": c.index,
+            "before": round(c.before, 3),
+            "after": round(c.after, 3),
+            "change_pct": round(c.change_pct, 2),
+            "p_value": round(c.p_value, 4),
+        }
+        for c in found
+    ]
 
 
 def this_runner(suite: str) -> str:

@@ -20,9 +20,10 @@ RUNNER_B = {"cpu_model": "Other CPU", "cores": 8, "kernel": "6.1.0-test", "gover
 
 def _run(
     tmp_path, rng, run_id, *, date, branch="main", commit="a" * 40, scale=1.0, fingerprint=None, repeats=1,
-    series=("large", "rust"), suite="pr", folder="runs",
+    series=("large", "rust"), suite="pr", folder="runs", median_us=100.0,
 ):  # fmt: skip
-    docs = [result_doc(*series, latency_run(rng, 10_000, tail_scale=scale)) for _ in range(repeats)]
+    samples = [latency_run(rng, 10_000, median_us=median_us, tail_scale=scale) for _ in range(repeats)]
+    docs = [result_doc(*series, x) for x in samples]
     return write_run(tmp_path / folder, run_id, {series: docs}, suite=suite, commit=commit,
                      branch=branch, date=date, fingerprint=fingerprint)  # fmt: skip
 
@@ -196,6 +197,38 @@ def test_changepoints_over_the_store(tmp_path):
     assert cp["index"] == 14 and cp["run_id"] == "run_14" and cp["commit"] == f"{14:040x}"
     assert cp["change_pct"] > 10 and cp["after"] > cp["before"] and cp["p_value"] <= 0.01
     assert "pr/large/rust/p50_us" not in doc["series"]
+
+
+def test_changepoints_are_found_per_runner(tmp_path):
+    """Two runners of a pool take turns; B (a part 30 % faster) has a tail step from its 7th run.
+    Searched apart, the level gap between them is no change point and B's step is found on B;
+    searched mixed (as before), the step is lost in the gap and nothing is found."""
+    rng = np.random.default_rng(7)
+    store = tmp_path / "store"
+    b_runs = 0
+    for i in range(24):
+        on_b = i % 2 == 1
+        scale = 1.6 if on_b and b_runs >= 6 else 1.0
+        b_runs += on_b
+        part = {"fingerprint": RUNNER_B, "median_us": 70.0} if on_b else {}  # B: a part 30 % faster
+        run = _run(tmp_path, rng, f"run_{i:02d}", date=f"2026-11-{i + 1:02d}T03:00:00Z", commit=f"{i:040x}",
+                   scale=scale, **part)  # fmt: skip
+        hs.add_run(store, load_run(run))
+    runner_a = fingerprint.runner_id(load_run(tmp_path / "runs" / "run_00").fingerprint)
+    runner_b = fingerprint.runner_id(RUNNER_B)
+    shard = json.loads((store / "shards" / "pr" / "2026-11.json").read_text())
+    p50 = {r["runner"]: r["results"][0]["p50_us"] for r in shard["runs"][:2]}
+    assert 1.25 < p50[runner_a] / p50[runner_b] < 1.6  # the levels differ by about 30 %
+
+    assert cli.main(["history", "changepoints", "--store", str(store)]) == 0
+    doc = json.loads((store / "changepoints.json").read_text())
+    entries = [cp for found in doc["series"].values() for cp in found]
+    assert entries and {cp["runner"] for cp in entries} == {runner_b}, "nothing from the interleaving"
+    assert "pr/large/rust/p50_us" not in doc["series"]
+    (cp,) = doc["series"]["pr/large/rust/p99_us"]
+    # B's 7th run is the store's 14th: index counts B's runs only.
+    assert cp["runner"] == runner_b and cp["index"] == 6 and cp["run_id"] == "run_13"
+    assert cp["commit"] == f"{13:040x}" and cp["change_pct"] > 10 and cp["p_value"] <= 0.01
 
 
 def test_commit_and_job_links_come_from_the_ci_environment_only(tmp_path, monkeypatch):

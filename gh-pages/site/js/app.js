@@ -3,8 +3,8 @@
 // view and the latest run. Lookups keyed by the URL or the store use Maps or Object.hasOwn.
 import { el, clear } from './dom.js';
 import { KEYS, METRICS, choices, monthOfRun, parseView, serializeView, shardsFor, storeProblem, SCHEMA_VERSION } from './state.js';
-import { filterRuns, visibleSeries, trends, changeMarkers, regressionFlags, latestRun, safeUrl, formatValue } from './series.js';
-import { latestMainRun, openRegressions, own, seriesRows } from './overview.js';
+import { filterRuns, visibleSeries, trends, changeMarkers, regressionFlags, latestRun, safeUrl, formatValue, runnersOf, splitByRunner, trendLines } from './series.js';
+import { latestMainRun, openRegressions, own, runnerLabel, seriesRows } from './overview.js';
 import { trendChart, barChart, percentileChart, COLORS, LABELS } from './charts.js';
 import { renderHeader } from './header.js';
 import { renderTable } from './table.js';
@@ -49,11 +49,10 @@ function setView(change, { push = true } = {}) {
   if (push) history.pushState(null, '', serializeView(page.view));
 }
 
+const runnerName = (id) => runnerLabel(page.index.runners, id);
+
 function optionLabel(key, value) {
-  if (key === 'runner' && value !== 'all') {
-    const r = own(page.index.runners, value) ?? {};
-    return `${r.cpu_model ?? 'runner'}${r.tuned === false ? ' (untuned)' : ''} · ${value}`;
-  }
+  if (key === 'runner' && value !== 'all') return runnerName(value);
   if (key === 'metric') return METRICS[value].label;
   return value;
 }
@@ -117,29 +116,35 @@ function drawTrends(runs) {
   const box = clear($('trends'));
   const fields = METRICS[view.metric].fields;
   const pairs = visibleSeries(own(index.suites, view.suite)?.series ?? [], view);
+  const runners = runnersOf(runs); // the same runner keeps the same line style in every chart
+  const storeRunners = Object.keys(index.runners ?? {}).length;
   let drawn = 0;
   for (const trend of trends(runs, pairs, fields)) {
     if (trend.runs.length === 0) continue;
+    const lines = trendLines(trend, runners);
+    const pooled = lines.length > 1;
     const hover = el('div', { class: 'hover' }, 'hover a point for its commit; click it to keep it and compare');
     const plot = el('div', { class: 'plot' });
     const key = el('p', { class: 'key' }, fields.map((f, k) => el('span', { class: `k k${k}` }, `— ${LABELS[f] ?? f}`)),
       fields.some((f) => f === 'p50_us' || f === 'p99_us') ? ' · shaded: 95% run-level spread' : '');
-    const card = el('section', { class: 'card', 'data-series': `${trend.scenario}/${trend.client}` },
-      el('h3', {}, `${trend.scenario} × ${trend.client}`), key, plot, hover);
+    const runnerKey = pooled ? el('p', { class: 'key runners' }, lines.map((id) =>
+      el('span', { class: `rk rk${runners.indexOf(id) % 3}`, 'data-runner': id ?? '' }, runnerName(id)))) : '';
+    const card = el('section', { class: 'card', 'data-series': `${trend.scenario}/${trend.client}`, 'data-lines': lines.length },
+      el('h3', {}, `${trend.scenario} × ${trend.client}`), key, runnerKey, plot, hover);
     box.append(card);
     let pinned = null;
-    const show = (i) => hover.replaceChildren(...runLine(trend.runs[i]),
+    const show = (i) => hover.replaceChildren(...runLine(trend.runs[i]), pooled ? el('div', { class: 'hover-runner' }, `runner: ${runnerName(trend.runs[i].runner)}`) : '',
       el('div', {}, fields.map((f) => `${LABELS[f] ?? f} ${formatValue(trend.values[f][i])}`).join(' · ')), el('div', {}, pickButtons(trend.runs[i])));
     card.drawChart = () => {
       card.drawChart = null;
-      const markers = Object.fromEntries(fields.map((f) => [f, changeMarkers(changepoints, view.suite, trend, f)]));
+      const markers = Object.fromEntries(fields.map((f) => [f, changeMarkers(changepoints, view.suite, trend, f, { runner: view.runner, storeRunners })]));
       const flags = Object.fromEntries(fields.map((f) => [f, regressionFlags(trend, f)]));
       const onHover = (i) => { if (pinned === null && i !== null && trend.runs[i]) show(i); };
       const onClick = (i) => { pinned = pinned === i ? null : i; card.classList.toggle('pinned', pinned !== null); show(i); };
       card.dataset.drawn = 'true';
       // The grid sizes the cards (two columns at 1400 px, one on a phone); the chart fills its card.
       const width = Math.max(240, (plot.clientWidth || chartWidth(box)) - 2);
-      page.charts.push(trendChart(plot, trend, fields, { markers, flags, width, onHover, onClick }));
+      page.charts.push(trendChart(plot, trend, fields, { markers, flags, width, onHover, onClick, runners }));
     };
     if (card.getBoundingClientRect().top < window.innerHeight) card.drawChart();
     else lazy.observe(card);
@@ -162,8 +167,10 @@ function openChart(row) {
 function drawTable(runs) {
   const { view, index } = page;
   const pairs = visibleSeries(own(index.suites, view.suite)?.series ?? [], view);
-  const rows = seriesRows(trends(runs, pairs, TABLE_FIELDS), page.open ?? []);
+  // A row per runner: a machine's change is against its own previous run, never another machine's.
+  const rows = seriesRows(trends(runs, pairs, TABLE_FIELDS).flatMap(splitByRunner), page.open ?? []);
   renderTable($('series'), rows, {
+    runnerName,
     sort: view.sort,
     onSort: (sort) => { setView({ sort }); drawTable(runs); },
     onOpen: openChart,
@@ -286,7 +293,7 @@ async function render() {
     page.runs = filterRuns(runs, { branch: 'all', runner: 'all' });
     const mainRuns = filterRuns(runs, { branch: 'main', runner: 'all' });
     page.open = Array.isArray(derivedOpen?.open) ? derivedOpen.open : openRegressions(mainRuns);
-    renderHeader($('overview'), { index, suite: view.suite, mainRuns, latest: latestMainRun(mainRuns) ?? page.runs.at(-1), open: page.open, changepoints: page.changepoints });
+    renderHeader($('overview'), { index, suite: view.suite, mainRuns, latest: latestMainRun(mainRuns) ?? page.runs.at(-1), open: page.open, changepoints: page.changepoints, runner: view.runner });
     const shown = filterRuns(runs, view);
     drawTable(shown);
     const drawn = drawTrends(shown);

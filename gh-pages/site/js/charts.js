@@ -2,10 +2,13 @@
 // client comparison bars, percentile distribution (log-log). Colours follow the page's theme.
 import uPlot from '../vendor/uPlot.esm.js';
 import { dateLabels } from './overview.js';
+import { trendLines } from './series.js';
 
 export const COLORS = ['#1f77b4', '#d62728', '#9467bd', '#2ca02c', '#ff7f0e', '#8c564b', '#e377c2', '#17becf', '#7f7f7f', '#bcbd22'];
 export const LABELS = { p50_us: 'p50', p99_us: 'p99', p999_us: 'p99.9', throughput_rps: 'orders/s' };
 const BANDED = ['p50_us', 'p99_us']; // the metrics whose run-level spread the store keeps
+// A runner's line style when a chart draws several runners (solid, dashed, dotted); style.css .rk0-2 draws the same in the key.
+export const RUNNER_DASH = [undefined, [8, 4], [2, 3]];
 
 /** The page's foreground and grid colours (light or dark, from CSS). */
 function theme() {
@@ -27,12 +30,53 @@ function decades(u, axisIdx, min, max) {
   return out;
 }
 
-/** Change points (dashed line, size and commit range) and gate regressions (red ring). */
-function drawOverlays(u, fields, markers, flags, t) {
+/**
+ * One change point label: its pieces (text, colour) left to right, then its commit range (in
+ * `color`), after a sample of its runner's line style unless `dash` is null. Right of the marker,
+ * else left of it, never past the plot's edges; wider than the plot, it leaves out the range.
+ */
+function drawLabel(ctx, bbox, x, y, { pieces, range, dash, color }, px) {
+  const sample = dash === null ? 0 : 18 * px;
+  const gap = ctx.measureText(' ').width;
+  const widthOf = (ps) => sample + ps.reduce((w, p) => w + ctx.measureText(p.text).width, 0) + gap * (ps.length - 1);
+  const full = range ? [...pieces, { text: range, color }] : pieces;
+  const shown = widthOf(full) > bbox.width ? pieces : full;
+  const w = widthOf(shown);
+  const right = bbox.left + bbox.width;
+  let lx = Math.max(bbox.left, Math.min(x + 3 + w > right ? x - 3 - w : x + 3, right - w));
+  if (sample) {
+    ctx.strokeStyle = color;
+    ctx.lineWidth = 1.5 * px;
+    ctx.setLineDash(dash ?? []);
+    ctx.beginPath();
+    ctx.moveTo(lx, y - 4 * px);
+    ctx.lineTo(lx + sample - 4 * px, y - 4 * px);
+    ctx.stroke();
+    ctx.setLineDash([]);
+    lx += sample;
+  }
+  for (const p of shown) {
+    ctx.fillStyle = p.color;
+    ctx.fillText(p.text, lx, y);
+    lx += ctx.measureText(p.text).width + gap;
+  }
+}
+
+/**
+ * Change points (dashed line, size and commit range) and gate regressions (red ring on the run's
+ * value). One runner: a label row per field. Several: a label row per runner, led by a sample of
+ * its line style, with every field's size at that run and the runner's own commit range.
+ */
+function drawOverlays(u, trend, fields, { markers, flags, lines, runners }, t) {
   const { ctx, bbox } = u;
   const px = devicePixelRatio;
+  const pooled = lines.length > 1;
+  const labels = new Map();
   ctx.save();
   ctx.font = `${11 * px}px sans-serif`;
+  // uPlot leaves its axes' alignment set (right, centre): the labels are placed by their left edge.
+  ctx.textAlign = 'left';
+  ctx.textBaseline = 'alphabetic';
   fields.forEach((field, k) => {
     for (const m of markers[field] ?? []) {
       const x = u.valToPos(m.x, 'x', true);
@@ -43,15 +87,20 @@ function drawOverlays(u, fields, markers, flags, t) {
       ctx.lineTo(x, bbox.top + bbox.height);
       ctx.stroke();
       ctx.setLineDash([]);
-      ctx.fillStyle = COLORS[k];
       const pct = Number(m.changePct);
-      const size = Number.isFinite(pct) ? `${pct > 0 ? '+' : ''}${pct.toFixed(1)}%` : 'change';
-      const label = m.range ? `${LABELS[field] ?? field} ${size} ${m.range}` : `${LABELS[field] ?? field} ${size}`;
-      const w = ctx.measureText(label).width;
-      const lx = x + 3 + w > bbox.left + bbox.width ? x - 3 - w : x + 3;
-      ctx.fillText(label, lx, bbox.top + 12 * px * (k + 1));
+      const size = `${LABELS[field] ?? field} ${Number.isFinite(pct) ? `${pct > 0 ? '+' : ''}${pct.toFixed(1)}%` : 'change'}`;
+      if (!pooled) {
+        labels.set(`${m.x}/${k}`, { x, row: k, dash: null, pieces: [{ text: m.range ? `${size} ${m.range}` : size, color: COLORS[k] }] });
+        continue;
+      }
+      const key = `${m.x}/${m.runner}`;
+      if (!labels.has(key)) {
+        const dash = RUNNER_DASH[Math.max(0, runners.indexOf(m.runner)) % RUNNER_DASH.length];
+        labels.set(key, { x, row: Math.max(0, lines.indexOf(m.runner)), dash, color: t.fg, pieces: [], range: m.range });
+      }
+      labels.get(key).pieces.push({ text: size, color: COLORS[k] });
     }
-    const ys = u.data[k + 1];
+    const ys = trend.values[field];
     for (const xi of flags[field] ?? []) {
       if (ys[xi] === null || ys[xi] === undefined) continue;
       ctx.strokeStyle = t.flag;
@@ -61,6 +110,9 @@ function drawOverlays(u, fields, markers, flags, t) {
       ctx.stroke();
     }
   });
+  for (const label of labels.values()) {
+    drawLabel(ctx, bbox, label.x, bbox.top + 12 * px * (label.row + 1), label, px);
+  }
   ctx.restore();
 }
 
@@ -80,25 +132,41 @@ function tickLabels(runs) {
 }
 
 /**
- * A trend chart of one scenario × client. Series: the fields, then for each banded field its
- * lower and upper spread (drawn as a band, no line). onHover(i) / onClick(i) get the run index.
+ * A trend chart of one scenario × client. Series: per runner line (trendLines: several runners
+ * get one line each, never one zig-zag line across machines) the fields, then for each banded
+ * field its lower and upper spread (drawn as a band, no line). x is the run's position among all
+ * the trend's runs; onHover(i) / onClick(i) get that index.
  */
-export function trendChart(parent, trend, fields, { markers, flags, width, height = 220, onHover, onClick }) {
+export function trendChart(parent, trend, fields, { markers, flags, width, height = 220, onHover, onClick, runners = [] }) {
   const t = theme();
   const xs = trend.runs.map((_, i) => i);
   const latency = fields.every((f) => f.endsWith('_us'));
+  const lines = trendLines(trend, runners);
+  const only = (values, id) => (id === undefined ? values : values.map((v, i) => ((trend.runs[i].runner ?? null) === id ? v : null)));
+  const lineSeries = [];
   const bandSeries = [];
   const bands = [];
-  const data = [xs, ...fields.map((f) => trend.values[f])];
-  fields.forEach((f, k) => {
-    const spread = trend.spreads?.[f];
-    if (!BANDED.includes(f) || !spread || !spread.some((s) => s !== null)) return;
-    const lo = data.length;
-    data.push(spread.map((s) => s?.[0] ?? null), spread.map((s) => s?.[1] ?? null));
-    bandSeries.push({ label: `${LABELS[f]} low`, stroke: 'transparent', width: 0, points: { show: false }, spanGaps: true },
-      { label: `${LABELS[f]} high`, stroke: 'transparent', width: 0, points: { show: false }, spanGaps: true });
-    bands.push({ series: [lo + 1, lo], fill: `${COLORS[k]}38` });
-  });
+  const data = [xs];
+  for (const id of lines) {
+    const dash = RUNNER_DASH[Math.max(0, runners.indexOf(id)) % RUNNER_DASH.length];
+    fields.forEach((f, k) => {
+      data.push(only(trend.values[f], id));
+      lineSeries.push({ label: `${LABELS[f] ?? f}${id === undefined ? '' : ` ${id}`}`, stroke: COLORS[k], width: 1.5, dash, spanGaps: true, points: { show: false } });
+    });
+  }
+  const bandData = [];
+  for (const id of lines) {
+    fields.forEach((f, k) => {
+      const spread = trend.spreads?.[f];
+      if (!BANDED.includes(f) || !spread || !spread.some((s) => s !== null)) return;
+      const lo = data.length + bandData.length;
+      bandData.push(only(spread.map((s) => s?.[0] ?? null), id), only(spread.map((s) => s?.[1] ?? null), id));
+      bandSeries.push({ label: `${LABELS[f]} low`, stroke: 'transparent', width: 0, points: { show: false }, spanGaps: true },
+        { label: `${LABELS[f]} high`, stroke: 'transparent', width: 0, points: { show: false }, spanGaps: true });
+      bands.push({ series: [lo + 1, lo], fill: `${COLORS[k]}38` });
+    });
+  }
+  data.push(...bandData);
   const opts = {
     width,
     height,
@@ -109,14 +177,14 @@ export function trendChart(parent, trend, fields, { markers, flags, width, heigh
     ],
     series: [
       { label: 'run' },
-      ...fields.map((f, k) => ({ label: LABELS[f] ?? f, stroke: COLORS[k], width: 1.5, spanGaps: true, points: { show: false } })),
+      ...lineSeries,
       ...bandSeries,
     ],
     bands,
     legend: { show: false },
     cursor: { points: { show: true } },
     hooks: {
-      draw: [(u) => drawOverlays(u, fields, markers, flags, t)],
+      draw: [(u) => drawOverlays(u, trend, fields, { markers, flags, lines, runners }, t)],
       setCursor: [(u) => onHover(u.cursor.idx ?? null)],
       ready: [(u) => u.over.addEventListener('click', () => { if (u.cursor.idx !== null && u.cursor.idx !== undefined) onClick(u.cursor.idx); })],
     },

@@ -1,7 +1,7 @@
 // The status header: is main healthy? The latest main run, the open regressions (series,
 // effect, commit or bisect range, issue link), the change points of the last 30 days, the runner.
 import { el } from './dom.js';
-import { bisectText, own, recentChangePoints } from './overview.js';
+import { bisectText, own, recentChangePoints, runnerLabel } from './overview.js';
 import { safeUrl } from './series.js';
 import { HEADLINE, LABEL, interval } from './verdict-rows.js';
 
@@ -35,7 +35,7 @@ function latestLine(run, repo) {
     run.job_url ? [' · ', link(run.job_url, 'job ↗')] : [], el('span', { class: 'subject' }, ` · ${run.message ?? ''}`));
 }
 
-function regressionItem(r, repo) {
+function regressionItem(r, repo, runnerName) {
   const where = bisectText(r.bisect);
   const issues = repo
     // regression-issue opens one per suite with this title and label; search rather than store its number.
@@ -44,36 +44,43 @@ function regressionItem(r, repo) {
   return el('li', { 'data-regression': r.key },
     el('strong', {}, `${r.scenario}/${r.client} ${LABEL[r.metric] ?? r.metric} ${pct(r.ratio)}`),
     r.ci ? ` (95% interval ${interval(r)})` : '', ' since ', commitLink(repo, r.run.commit), ` (${r.run.date?.slice(0, 10) ?? '?'})`,
+    runnerName && r.run.runner ? ` on ${runnerName(r.run.runner)}` : '',
     where ? [' · ', el('span', { class: 'bisect' }, where.kind === 'culprit' ? ['culprit ', commitLink(repo, where.sha), ` ${r.bisect.culprit.subject ?? ''}`] : where.text)] : [],
     issues ? [' · ', link(issues, 'open issue ↗')] : []);
 }
 
-function changeItem(c, repo) {
-  return el('li', {}, `${c.scenario}/${c.client} ${LABEL[c.metric] ?? c.metric} `,
+function changeItem(c, repo, runnerName) {
+  return el('li', { 'data-runner': c.runner ?? '' }, `${c.scenario}/${c.client} ${LABEL[c.metric] ?? c.metric} `,
     el('strong', {}, `${c.change_pct > 0 ? '+' : ''}${Number(c.change_pct).toFixed(1)}%`), ' at ',
-    c.from_commit ? [commitLink(repo, c.from_commit), '..'] : [], commitLink(repo, c.commit), ` (${String(c.date ?? '').slice(0, 10)})`);
+    c.from_commit ? [commitLink(repo, c.from_commit), '..'] : [], commitLink(repo, c.commit), ` (${String(c.date ?? '').slice(0, 10)})`,
+    runnerName ? el('span', { class: 'subject' }, ` on ${runnerName(c.runner)}`) : []);
 }
 
-function runnerLine(index, run) {
+function runnerLine(index, run, pool) {
   const fp = own(index.runners, run?.runner);
   if (!fp) return el('p', { class: 'runner-line' }, 'Runner: unknown');
   const tuned = fp.tuned === true ? 'tuned' : fp.tuned === false ? 'not tuned' : 'tuning not checked';
   return el('p', { class: 'runner-line' }, `Runner ${run.runner}: ${fp.cpu_model ?? '?'} · ${fp.cores ?? '?'} cores · kernel ${fp.kernel ?? '?'} · governor ${fp.governor ?? '?'} · `,
-    el('span', { class: fp.tuned === true ? 'tuned' : 'untuned' }, tuned));
+    el('span', { class: fp.tuned === true ? 'tuned' : 'untuned' }, tuned), pool > 1 ? ` · one of ${pool} runners` : '');
 }
 
-/** Fill `box` from the main runs (date order) of the suite and the change points. */
-export function renderHeader(box, { index, suite, mainRuns, latest, open, changepoints }) {
+/**
+ * Fill `box` from the main runs (date order) of the suite and the change points of the view's
+ * runner (`runner`, or 'all': then each names its runner when the store has several).
+ */
+export function renderHeader(box, { index, suite, mainRuns, latest, open, changepoints, runner = 'all' }) {
   const repo = repoUrl(latest) ?? repoUrl(mainRuns.at(-1));
-  const cps = recentChangePoints(changepoints, suite, index.updated_at ?? latest?.date, mainRuns);
+  const pool = Object.keys(index.runners ?? {}).length;
+  const cps = recentChangePoints(changepoints, suite, index.updated_at ?? latest?.date, mainRuns, 30, { runner, storeRunners: pool });
+  const runnerName = pool > 1 ? (id) => runnerLabel(index.runners, id) : null;
   const healthy = open.length === 0;
   box.replaceChildren(
     el('p', { class: `health ${healthy ? 'ok' : 'bad'}`, 'data-open': open.length },
       healthy ? `main (${suite}) is healthy: no open regression` : `main (${suite}): ${open.length} open regression${open.length > 1 ? 's' : ''}`),
     latestLine(latest, repo),
-    open.length ? el('ul', { class: 'regressions' }, open.map((r) => regressionItem(r, repo))) : [],
+    open.length ? el('ul', { class: 'regressions' }, open.map((r) => regressionItem(r, repo, runnerName))) : [],
     el('details', { class: 'changes', open: cps.length > 0 && cps.length <= 5 ? '' : null },
-      el('summary', {}, `${cps.length} change point${cps.length === 1 ? '' : 's'} in the last 30 days`),
-      cps.length ? el('ul', {}, cps.slice(0, 40).map((c) => changeItem(c, repo))) : el('p', {}, 'None: every series is flat.')),
-    runnerLine(index, latest));
+      el('summary', {}, `${cps.length} change point${cps.length === 1 ? '' : 's'} in the last 30 days`, runnerName && runner !== 'all' ? ` on ${runnerName(runner)}` : ''),
+      cps.length ? el('ul', {}, cps.slice(0, 40).map((c) => changeItem(c, repo, runnerName))) : el('p', {}, 'None: every series is flat.')),
+    runnerLine(index, latest, pool));
 }

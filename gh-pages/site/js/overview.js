@@ -2,8 +2,16 @@
 // open, recent change points, one row per series. Pure: no DOM; lookups keyed by store data
 // use Maps or Object.hasOwn, so a suite called "constructor" is just a name.
 
+import { changePointShown } from './series.js';
+
 const DAY_MS = 86400e3;
 export const own = (obj, key) => (obj !== null && typeof obj === 'object' && Object.hasOwn(obj, key) ? obj[key] : undefined);
+
+/** A runner as people know it: its CPU model (untuned said), then its fingerprint id. */
+export function runnerLabel(runners, id) {
+  const r = own(runners, id) ?? {};
+  return `${r.cpu_model ?? 'runner'}${r.tuned === false ? ' (untuned)' : ''} · ${id ?? 'unknown'}`;
+}
 
 /** The newest run of main (runs in date order), else the newest run. */
 export function latestMainRun(runs) {
@@ -42,7 +50,7 @@ export function openRegressions(runs) {
 /** An open regression without its whole run: what the header shows, small enough to publish. */
 export function slimOpen(o) {
   const { run, ...rest } = o;
-  const keep = ['run_id', 'date', 'commit', 'url', 'job_url', 'message'];
+  const keep = ['run_id', 'date', 'commit', 'url', 'job_url', 'message', 'runner'];
   return { ...rest, run: Object.fromEntries(keep.filter((k) => k in run).map((k) => [k, run[k]])) };
 }
 
@@ -55,29 +63,38 @@ export function bisectText(bisect) {
 }
 
 /**
- * Change points of `suite` whose run is within `days` before `until` (ISO), newest first, each
- * with the commit before it (from `runs`, the branch's runs in order) so it reads as a range.
+ * Change points of `suite` on the runner(s) shown (`runner`, or 'all'; changePointShown) whose run
+ * is within `days` before `until` (ISO), newest first, each with its runner and the commit of that
+ * runner's run before it (from `runs`, the branch's runs in order) so it reads as a range.
  */
-export function recentChangePoints(changepoints, suite, until, runs, days = 30) {
+export function recentChangePoints(changepoints, suite, until, runs, days = 30, { runner = 'all', storeRunners = 1 } = {}) {
   const series = own(changepoints, 'series') ?? {};
   const from = Date.parse(until) - days * DAY_MS;
-  const prev = new Map(runs.map((r, i) => [r.run_id, runs[i - 1]?.commit ?? null]));
+  const runnerOf = new Map(runs.map((r) => [r.run_id, r.runner ?? null]));
+  const prev = new Map();
+  const lastOf = new Map(); // runner → its latest commit so far
+  for (const r of runs) {
+    prev.set(r.run_id, lastOf.get(r.runner ?? null) ?? null);
+    lastOf.set(r.runner ?? null, r.commit ?? null);
+  }
   const out = [];
   for (const [key, list] of Object.entries(series)) {
     const [s, scenario, client, metric] = key.split('/');
     if (s !== suite || !Array.isArray(list)) continue;
     for (const cp of list) {
-      if (!(Date.parse(cp.date) >= from)) continue;
-      out.push({ scenario, client, metric, ...cp, from_commit: prev.get(cp.run_id) ?? null });
+      if (!(Date.parse(cp.date) >= from) || !changePointShown(cp, runner, storeRunners)) continue;
+      out.push({ scenario, client, metric, ...cp, runner: cp.runner ?? runnerOf.get(cp.run_id) ?? null, from_commit: prev.get(cp.run_id) ?? null });
     }
   }
   return out.sort((a, b) => (a.date < b.date ? 1 : a.date > b.date ? -1 : 0));
 }
 
 /**
- * One table row per trend (trends() over p50/p99/p99.9): the last `spark` P99 values, the latest
- * percentiles, the change of P99 against the baseline (the latest stored verdict's ratio and
- * minimum detectable effect; without one, against the previous run), and a status.
+ * One table row per trend (trends() over p50/p99/p99.9, split by runner): the last `spark` P99
+ * values, the latest percentiles, the change of P99 against the baseline (the latest stored
+ * verdict's ratio and minimum detectable effect; without one, against the previous run), and a
+ * status. An open regression is main's code, whichever runner's gate flagged it: every runner's
+ * row of the series shows it.
  */
 export function seriesRows(trendList, open, spark = 60) {
   const openKeys = new Set(open.map((o) => `${o.scenario}/${o.client}`));
@@ -87,13 +104,12 @@ export function seriesRows(trendList, open, spark = 60) {
     const p99 = t.values.p99_us;
     const gated = verdictRows(last.verdict).find((g) => g.scenario === t.scenario && g.client === t.client && g.metric === 'p99_us');
     const previous = n > 1 && p99[n - 2] > 0 && p99[n - 1] > 0 ? p99[n - 1] / p99[n - 2] : null;
-    const regressed = openKeys.has(`${t.scenario}/${t.client}`);
     return {
-      scenario: t.scenario, client: t.client, spark: p99.slice(-spark),
+      scenario: t.scenario, client: t.client, runner: t.runner ?? null, spark: p99.slice(-spark),
       p50_us: t.values.p50_us[n - 1], p99_us: p99[n - 1], p999_us: t.values.p999_us[n - 1],
       ratio: gated?.ratio ?? previous, against: gated ? 'baseline' : (previous === null ? null : 'previous run'),
       mde: gated?.mde ?? null,
-      status: regressed ? 'regression' : (gated?.verdict ?? 'unjudged'),
+      status: openKeys.has(`${t.scenario}/${t.client}`) ? 'regression' : (gated?.verdict ?? 'unjudged'),
       run: last,
     };
   });
@@ -103,7 +119,7 @@ const STATUS_RANK = { regression: 0, inconclusive: 1, improvement: 2, no_change:
 
 /** Sorted copy: by change (largest slowdown first, or last), by status, or by name. */
 export function sortRows(rows, key) {
-  const byName = (a, b) => `${a.scenario}/${a.client}`.localeCompare(`${b.scenario}/${b.client}`);
+  const byName = (a, b) => `${a.scenario}/${a.client}`.localeCompare(`${b.scenario}/${b.client}`) || String(a.runner ?? '').localeCompare(String(b.runner ?? ''));
   const change = (r) => (Number.isFinite(r.ratio) ? r.ratio : -Infinity);
   const cmp = {
     change: (a, b) => change(b) - change(a) || byName(a, b),

@@ -47,18 +47,60 @@ export function trends(runs, pairs, fields) {
   return [...byKey.values()];
 }
 
-/** Change points of one series that fall on a run of the trend: x, size, commit range. */
-export function changeMarkers(changepoints, suite, trend, field) {
+/** The runner ids of `runs`, sorted, so a runner keeps its line style in every chart; runs without one last. */
+export function runnersOf(runs) {
+  const ids = [...new Set(runs.map((r) => r.runner ?? null))];
+  return ids.filter((id) => id !== null).sort().concat(ids.includes(null) ? [null] : []);
+}
+
+/** The runners of `runners` (the view's, runnersOf) that ran this trend, one line each; [undefined] (one line) when fewer than two. */
+export function trendLines(trend, runners = []) {
+  const present = runners.filter((id) => trend.runs.some((r) => (r.runner ?? null) === id));
+  return present.length > 1 ? present : [undefined];
+}
+
+/** One trend per runner (same shape, plus `runner`), in the order of `runnersOf`: rows and lines of one machine each. */
+export function splitByRunner(trend) {
+  const parts = new Map(runnersOf(trend.runs).map((id) => [id, {
+    ...trend, runner: id, runs: [],
+    values: Object.fromEntries(Object.keys(trend.values).map((f) => [f, []])),
+    spreads: Object.fromEntries(Object.keys(trend.spreads ?? {}).map((f) => [f, []])),
+  }]));
+  trend.runs.forEach((run, i) => {
+    const part = parts.get(run.runner ?? null);
+    part.runs.push(run);
+    for (const f of Object.keys(part.values)) part.values[f].push(trend.values[f][i]);
+    for (const f of Object.keys(part.spreads)) part.spreads[f].push(trend.spreads[f][i]);
+  });
+  return [...parts.values()];
+}
+
+/**
+ * Whether a change point belongs to the runner(s) shown (`runner`: the view's, or 'all'). Each
+ * entry names the runner whose runs it was found in; an older entry without `runner` was found
+ * in every runner's runs mixed, so it is trusted only in a store of one runner.
+ */
+export function changePointShown(cp, runner, storeRunners) {
+  if (!hasOwn(cp, 'runner')) return storeRunners <= 1;
+  return runner === 'all' || cp.runner === runner;
+}
+
+/**
+ * Change points of one series that fall on a run of the trend and on a runner shown: x, runner,
+ * size, commit range (from the same runner's previous run: the others' runs between do not count).
+ */
+export function changeMarkers(changepoints, suite, trend, field, { runner = 'all', storeRunners = 1 } = {}) {
   const key = `${suite}/${trend.scenario}/${trend.client}/${field}`;
   const list = hasOwn(changepoints?.series, key) && Array.isArray(changepoints.series[key]) ? changepoints.series[key] : [];
   const xOf = new Map(trend.runs.map((r, i) => [r.run_id, i]));
   const short = (sha) => String(sha ?? '').slice(0, 7);
   return list
-    .filter((c) => xOf.has(c.run_id))
+    .filter((c) => xOf.has(c.run_id) && changePointShown(c, runner, storeRunners))
     .map((c) => {
       const x = xOf.get(c.run_id);
-      const from = trend.runs[x - 1]?.commit;
-      return { x, changePct: c.change_pct, before: c.before, after: c.after, range: from ? `${short(from)}..${short(trend.runs[x].commit)}` : short(trend.runs[x].commit) };
+      const on = trend.runs[x].runner ?? null;
+      const from = trend.runs.slice(0, x).findLast((r) => (r.runner ?? null) === on)?.commit;
+      return { x, runner: on, changePct: c.change_pct, before: c.before, after: c.after, range: from ? `${short(from)}..${short(trend.runs[x].commit)}` : short(trend.runs[x].commit) };
     });
 }
 

@@ -1,5 +1,6 @@
-// The series table: one row per scenario × client with a P99 sparkline, the latest P50/P99/P99.9,
-// the change against the baseline, the minimum detectable effect and a status dot.
+// The series table: one row per scenario × client (× runner, when several runners ran it) with a
+// P99 sparkline, the latest P50/P99/P99.9, the change against the baseline, the minimum detectable
+// effect and a status dot.
 import { el } from './dom.js';
 import { sortRows } from './overview.js';
 import { formatValue } from './series.js';
@@ -38,18 +39,20 @@ function changeCell(r) {
 
 /**
  * Draw the table into `box`. `sort` is the view's sort key; onSort(key) and onOpen(row) are
- * called when a column header or a row is clicked (Enter works too).
+ * called when a column header or a row is clicked (Enter works too). When the rows come from
+ * several runners, each names its runner under the series (runnerName(id) gives the words).
  */
-export function renderTable(box, rows, { sort, onSort, onOpen }) {
+export function renderTable(box, rows, { sort, onSort, onOpen, runnerName }) {
+  const pooled = new Set(rows.map((r) => r.runner)).size > 1;
   const head = (label, key, cls = '') => el('th', { class: cls, 'aria-sort': sort === key ? 'descending' : sort === `-${key}` ? 'ascending' : null },
     key ? el('button', { type: 'button', 'data-sort': key }, label, sort === key ? ' ▼' : sort === `-${key}` ? ' ▲' : '') : label);
   const table = el('table', { id: 'series-table' },
     el('thead', {}, el('tr', {}, head('', 'status'), head('series', 'name'), head('P99 trend', null), head('P50 µs', null, 'num'),
       head('P99 µs', null, 'num'), head('P99.9 µs', null, 'num'), head('P99 change', 'change', 'num'), head('could detect', null, 'num'))),
     el('tbody', {}, sortRows(rows, sort).map((r) => {
-      const tr = el('tr', { tabindex: 0, 'data-series': `${r.scenario}/${r.client}`, 'data-status': r.status },
+      const tr = el('tr', { tabindex: 0, 'data-series': `${r.scenario}/${r.client}`, 'data-runner': r.runner ?? '', 'data-status': r.status },
         el('td', {}, el('span', { class: `dot s-${r.status}`, title: DOT[r.status] ?? r.status, role: 'img', 'aria-label': DOT[r.status] ?? r.status })),
-        el('td', { class: 'name' }, `${r.scenario} × ${r.client}`),
+        el('td', { class: 'name' }, `${r.scenario} × ${r.client}`, pooled ? el('span', { class: 'runner-tag' }, runnerName(r.runner)) : ''),
         el('td', {}, sparkline(r.spark)),
         ...[r.p50_us, r.p99_us, r.p999_us].map((v) => el('td', { class: 'num' }, formatValue(v))),
         changeCell(r),

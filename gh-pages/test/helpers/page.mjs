@@ -1,9 +1,10 @@
 // Opening the dashboard in a watched page, and reading what a canvas has on it.
 import { watchedPage } from './browser.mjs';
 
-/** Open `url + query` and wait until the page is ready (or says why not). */
-export async function open(browser, url, query = '', { viewport, colorScheme } = {}) {
+/** Open `url + query` and wait until the page is ready (or says why not); `init` runs in the page before its scripts. */
+export async function open(browser, url, query = '', { viewport, colorScheme, init } = {}) {
   const { page, problems } = await watchedPage(browser, viewport, colorScheme);
+  if (init) await page.addInitScript(init);
   await page.goto(url + query);
   await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state), null, { timeout: 30_000 });
   return { page, problems };
