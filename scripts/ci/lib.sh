@@ -25,6 +25,13 @@ output() {
   if [ -n "${GITHUB_OUTPUT:-}" ]; then printf '%s=%s\n' "$1" "$2" >>"$GITHUB_OUTPUT"; fi
 }
 
+# pool_placement: a leg of the pool (bench.yml's matrix) runs with the placement the pool sets
+# for its runner (POOL_SERVER_CPUS / POOL_CLIENT_CPUS), else with the runner's own.
+pool_placement() {
+  if [ -n "${POOL_SERVER_CPUS:-}" ]; then export HFTBENCH_SERVER_CPUS=$POOL_SERVER_CPUS; fi
+  if [ -n "${POOL_CLIENT_CPUS:-}" ]; then export HFTBENCH_CLIENT_CPUS=$POOL_CLIENT_CPUS; fi
+}
+
 need_hftbench() {
   [ -x "$HFTBENCH" ] || die "$HFTBENCH not found: run 'make deps' (it installs scripts/ as the hftbench console script)"
 }

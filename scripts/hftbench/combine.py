@@ -34,6 +34,8 @@ from .results import load_run
 from .verdicts import NOT_GATED
 
 COMPLETE, INTERRUPTED, FAILED, MISSING = "complete", "interrupted", "failed", "missing"
+OTHER_REFS = "other refs"  # compared another base or head than the pool's: judged alone
+CARRIED = ("bisect", "profile")  # a leg's sections the pool verdict shows, from the first leg with one
 
 
 @dataclass
@@ -63,15 +65,41 @@ def read_leg(name: str, folder: Path) -> Leg:
         return Leg(name, FAILED, "no verdict: hftbench ab ended before its first look (see the leg's log)")
     try:
         doc = json.loads(path.read_text())
-        sides = {
-            side: side_from_runs(side, [load_run(folder / "ab" / side / rid) for rid in doc[side]["run_ids"]])
-            for side in ("base", "head")
-        }
+        sides = {}
+        for side in ("base", "head"):
+            runs = [load_run(_run_folder(folder, side, rid)) for rid in doc[side]["run_ids"]]
+            sides[side] = side_from_runs(side, runs)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return Leg(name, FAILED, f"unreadable leg folder {folder} ({exc})")
     state = INTERRUPTED if doc.get("partial") else COMPLETE
     why = "interrupted: judged on the rounds it completed" if doc.get("partial") else None
     return Leg(name, state, why, doc, sides["base"], sides["head"])
+
+
+def _run_folder(folder: Path, side: str, run_id: str) -> Path:
+    """Where a leg keeps a counted round: ab's side folder, or (main-bench moves the pushed
+    commit's rounds there for the history) runs/rounds/."""
+    for place in (folder / "ab" / side, folder / "runs" / "rounds"):
+        if (place / run_id / "results.json").is_file():
+            return place / run_id
+    return folder / "ab" / side / run_id  # load_run names the missing file
+
+
+def same_refs(legs: list[Leg]) -> None:
+    """Legs that compared other commits than the first measured leg (a runner whose stored
+    baseline is older, after a leg of an earlier push failed) cannot be strata of one test:
+    they are named, and their own verdict stands in their artifact."""
+    refs = None
+    for leg in legs:
+        if not leg.measured:
+            continue
+        mine = tuple((leg.doc.get(side) or {}).get("commit") for side in ("base", "head"))
+        if refs is None:
+            refs = mine
+        elif mine != refs:
+            leg.state, leg.base, leg.head = OTHER_REFS, None, None
+            theirs, pools = (f"{str(b)[:10]} with {str(h)[:10]}" for b, h in (mine, refs))
+            leg.why = f"compared {theirs}, not the pool's {pools}: judged alone (its own verdict)"
 
 
 def leg_gates(gates: Gates, doc: dict[str, Any]) -> Gates:
@@ -228,12 +256,17 @@ def add_parser(subparsers) -> None:
 def main(args) -> int:
     names = [leg.name for leg in pool.load_pool(args.pool).legs(args.suite)]
     legs = [read_leg(name, args.legs / f"{args.prefix}{name}") for name in names]
+    same_refs(legs)
     comparison, seen = compare_legs(legs, load_gates(args.gates))
     doc = comparison.to_json()
     first = next(leg for leg in legs if leg.measured).doc
     for side in ("base", "head"):
         doc[side].update({k: (first.get(side) or {}).get(k) for k in ("commit", "ref")})
     doc["harness_changes"] = first.get("harness_changes") or []
+    for key in CARRIED:
+        found = next((leg for leg in legs if leg.measured and leg.doc.get(key)), None)
+        if found is not None:
+            doc[key] = dict(found.doc[key], runner=found.name)
     doc["pool"] = pool_doc(legs, seen)
     doc["partial"] = doc["pool"]["partial"]
     args.out.mkdir(parents=True, exist_ok=True)

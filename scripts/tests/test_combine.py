@@ -185,3 +185,36 @@ def test_a_bad_pool_file_is_refused_with_the_fix(tmp_path, text, says):
     with pytest.raises(UsageError, match=r".*") as err:
         pool.load_pool(tmp_path / "pool.yaml").legs("pr")
     assert says in str(err.value) and str(tmp_path / "pool.yaml") in str(err.value)
+
+
+def _calibrated(legs: Path, name: str, guarded: list[str], why_not: dict[str, str]) -> None:
+    """Leg `name` as a runner with a calibration record: what its verdict.json says it guards."""
+    path = legs / f"pr-bench-{name}" / "verdict.json"
+    doc = json.loads(path.read_text())
+    doc["calibration"] = f"/etc/hft-bench/{name}.json"
+    doc["guarded"] = guarded
+    doc["unguarded"] = [
+        {"series": k.split()[0], "metric": k.split()[1], "why": w} for k, w in why_not.items()
+    ]
+    path.write_text(json.dumps(doc))
+
+
+@needs_binaries
+def test_each_series_is_judged_by_the_runners_whose_calibration_guards_it(pools, tmp_path):
+    legs = tmp_path / "legs"
+    shutil.copytree(pools["slow"], legs, symlinks=True)
+    _calibrated(legs, "a", ["latency-1c/hft p50_us"], {})
+    _calibrated(legs, "b", [], {"latency-1c/hft p50_us": "A/A false alarms 3.0 % > 1 % on this runner"})
+    code, doc = _combine(legs, pools["pool"], tmp_path / "out")
+    assert code == 1 and _p50(doc)["gated"] and _p50(doc)["verdict"] == "regression"
+    rows = {r["name"]: next(x for x in r["rows"] if x["metric"] == "p50_us") for r in doc["pool"]["runners"]}
+    assert (rows["a"]["gated"], rows["a"]["weight"]) == (True, 1.0)
+    assert (rows["b"]["gated"], rows["b"]["weight"]) == (False, 0.0)
+    assert "(not judged here)" in (tmp_path / "out" / "summary.md").read_text()
+    # Guarded by neither: not gated, and the verdict says why on each runner.
+    _calibrated(legs, "a", [], {"latency-1c/hft p50_us": "MDE +12.0 % > 10 % on this runner"})
+    code, doc = _combine(legs, pools["pool"], tmp_path / "out2")
+    assert code == 0 and not _p50(doc)["gated"]
+    assert _p50(doc)["why_not_gated"] == (
+        "a: MDE +12.0 % > 10 % on this runner; b: A/A false alarms 3.0 % > 1 % on this runner"
+    )

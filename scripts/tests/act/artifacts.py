@@ -10,6 +10,7 @@ The store is $ACT_ARTIFACTS/NAME/.
 from __future__ import annotations
 
 import fnmatch
+import glob
 import os
 import shutil
 import sys
@@ -17,7 +18,8 @@ from pathlib import Path
 
 
 def upload(name: str, paths: str, if_none: str) -> int:
-    found = [Path(p.strip()) for p in paths.splitlines() if p.strip() and Path(p.strip()).exists()]
+    # Each line a path or a glob (v4 accepts both); what matches nothing is left out.
+    found = [Path(m) for p in paths.splitlines() if p.strip() for m in sorted(glob.glob(p.strip()))]
     store = Path(os.environ["ACT_ARTIFACTS"]) / name
     if not found:
         message = f"upload-artifact: no files for artifact {name} ({paths.strip()!r})"
