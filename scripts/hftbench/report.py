@@ -31,12 +31,15 @@ BUSY_POLL_TRADE = (
 
 def _scenario_line(run: Run, name: str) -> str:
     sc = run.scenarios.get(name, {})
-    size = f"{sc['duration_s']:g} s" if sc.get("duration_s") else f"{sc.get('orders', '?'):,} orders"
+    # A results.json without the scenario's settings (written by hand, or older) still reports.
+    orders = f"{sc['orders']:,}" if isinstance(sc.get("orders"), int) else "?"
+    size = f"{sc['duration_s']:g} s" if sc.get("duration_s") else f"{orders} orders"
     loop = f"open loop at {sc['rate']:,.0f} orders/s" if sc.get("rate") else "closed loop"
     desc = f" — {sc['description']}" if sc.get("description") else ""
     conns = sc.get("connections", "?")
     plural = "" if conns == 1 else "s"
-    return f"{size}, {conns} connection{plural}, {sc.get('warmup', 0):,} warm-up, {loop}{desc}"
+    warmup = f"{sc.get('warmup', 0):,}" if isinstance(sc.get("warmup", 0), int) else "?"
+    return f"{size}, {conns} connection{plural}, {warmup} warm-up, {loop}{desc}"
 
 
 def _pct_cell(row: Row, key: str) -> str:
