@@ -51,6 +51,32 @@ pub fn for_thread(cpus: &[usize], index: usize) -> usize {
     cpus[index % cpus.len()]
 }
 
+/// Whether every CPU of `cpus` can run this process's threads: not offline, not past the
+/// machine, not forbidden by a cpuset. The error names the first one that cannot.
+///
+/// Each is tried alone, on a thread started for it: the kernel accepts a mask as long as
+/// one CPU of it is usable, so pinning to the whole list would let `0,1000` through and
+/// leave the worker meant for 1000 unpinned. The calling thread's mask is not touched.
+pub fn check_usable(cpus: &[usize]) -> io::Result<()> {
+    if cpus.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "no CPU in the list",
+        ));
+    }
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                cpus.iter().try_for_each(|&cpu| {
+                    pin_current_thread(&[cpu])
+                        .map_err(|err| io::Error::new(err.kind(), format!("CPU {cpu}: {err}")))
+                })
+            })
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the CPU check panicked")))
+    })
+}
+
 /// Confines the calling thread to `cpus` (threads it starts inherit the mask).
 pub fn pin_current_thread(cpus: &[usize]) -> io::Result<()> {
     if let Some(&cpu) = cpus.iter().find(|&&cpu| cpu >= libc::CPU_SETSIZE as usize) {
@@ -124,6 +150,16 @@ mod tests {
         .join()
         .unwrap();
         assert_eq!(allowed, 1);
+    }
+
+    #[test]
+    fn check_usable_names_the_cpu_a_usable_one_does_not_hide() {
+        assert!(check_usable(&[0]).is_ok());
+        for list in [&[1000][..], &[0, 1000]] {
+            let err = check_usable(list).unwrap_err().to_string();
+            assert!(err.starts_with("CPU 1000: "), "{list:?}: {err}");
+        }
+        assert!(check_usable(&[]).is_err());
     }
 
     #[test]

@@ -24,21 +24,18 @@
 //!   `/stats` and `/metrics` figures, reset; no HTTP.
 //! - `routes`: the axum router and handlers, mapping HTTP to the service (and the
 //!   body-read timeout of `POST /order`).
-//! - `serve`: the accept loop, hyper's HTTP/1 server per connection (half-closed
-//!   connections answered, the header limits, the header-read timeout, the connection
-//!   cap, graceful shutdown with a deadline).
-//! - `run` (here): serves the API on a listener until a shutdown future completes;
-//!   `main.rs` only parses flags, binds, prints the startup line and calls it.
+//! - `serve`: `run`, which serves the API on a listener until a shutdown future
+//!   completes (on the caller's runtime: what the tests start on port 0), and its accept
+//!   loop, hyper's HTTP/1 server per connection (half-closed connections answered, the
+//!   header limits, the header-read timeout, the connection cap, graceful shutdown with
+//!   a deadline).
+//! - `runtime`: the process around `run`: the tokio runtime and its worker threads
+//!   (`--workers`), each pinned to its CPU (`--cpus`), binding `--addr`, SIGINT/SIGTERM;
+//!   `main.rs` only parses flags, sets up logging, prints the startup line and maps
+//!   `runtime::serve`'s error to an exit status.
 //!
 //! Dependencies point one way (scripts/tests/test_structure_server.py checks it): no
 //! module uses one that uses it back, and none uses an item of this root file.
-
-use std::future::Future;
-use std::io;
-use std::sync::Arc;
-
-use axum::serve::ListenerExt;
-use tokio::net::TcpListener;
 
 pub mod book;
 pub mod config;
@@ -51,30 +48,13 @@ pub mod metrics;
 pub mod order;
 pub mod reply;
 pub mod routes;
+pub mod runtime;
 pub mod serve;
 pub mod service;
 pub mod stats;
 
 pub use config::{Config, Stall};
 pub use routes::router;
+pub use runtime::{Threads, WORKER_THREAD};
+pub use serve::run;
 pub use service::OrderService;
-
-/// Serves the API on `listener` until `shutdown` completes, then finishes the requests in
-/// flight and returns (within `config.shutdown_timeout`, closing connections still open).
-pub async fn run(
-    listener: TcpListener,
-    config: Config,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> io::Result<()> {
-    let state = Arc::new(OrderService::new(&config));
-    let app = router(Arc::clone(&state), config.body_read_timeout);
-    // Replies are small and latency matters: no Nagle delay.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(err) = tcp.set_nodelay(true) {
-            tracing::debug!("could not set TCP_NODELAY: {err}");
-        }
-    });
-    tracing::info!(?config, "serving");
-    serve::connections(listener, app, state, &config, shutdown).await;
-    Ok(())
-}

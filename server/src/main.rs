@@ -1,15 +1,16 @@
-//! `hft-server`: parses flags, binds, prints the startup line, serves until SIGINT/SIGTERM.
+//! `hft-server`: parses flags, sets up logging, prints the startup line and maps errors
+//! to an exit status; the runtime, the workers, the pinning, binding and serving until
+//! SIGINT/SIGTERM are the library's (`hft_server::runtime::serve`).
 
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
+use std::num::NonZeroUsize;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
+use hft_server::runtime::{self, Threads};
 use hft_server::{cpus, Config, Stall};
-use tokio::net::TcpListener;
 
 /// The order-entry server measured by hft-bench (see server/README.md).
 #[derive(Parser, Debug)]
@@ -94,6 +95,26 @@ fn parse_cpus(text: &str) -> Result<CpuList, String> {
     cpus::parse_list(text).map(CpuList)
 }
 
+impl Args {
+    fn config(&self) -> Config {
+        Config {
+            max_resting_per_symbol: self.max_resting_per_symbol as usize,
+            max_symbols: self.max_symbols as usize,
+            inject_delay: Duration::from_micros(self.inject_delay_us),
+            inject_stall: (self.inject_stall_us > 0).then(|| Stall {
+                delay: Duration::from_micros(self.inject_stall_us),
+                every: self.inject_stall_every,
+            }),
+            inject_after: Duration::from_secs(self.inject_after_s),
+            max_fills_per_order: self.max_fills_per_order as usize,
+            header_read_timeout: timeout(self.header_read_timeout_ms),
+            body_read_timeout: timeout(self.body_read_timeout_ms),
+            max_connections: self.max_connections as usize,
+            shutdown_timeout: Duration::from_millis(self.shutdown_timeout_ms),
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     tracing_subscriber::fmt()
@@ -104,117 +125,32 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-
-    let pinned = args.cpus.map(|list| Arc::new(list.0));
-    if let Some(list) = &pinned {
-        // The whole list on this thread first: a CPU the machine lacks (or a cpuset
-        // forbids) is one clear error here, not a worker quietly left unpinned.
-        if let Err(err) = cpus::pin_current_thread(list) {
-            eprintln!(
-                "hft-server: cannot run on --cpus {list:?}: {err}; pass CPUs of /sys/devices/system/cpu/online"
-            );
-            return ExitCode::from(2);
-        }
-    }
-    let workers = match (args.workers, &pinned) {
-        (Some(n), _) => usize::from(n),
-        (None, Some(list)) => list.len(),
-        (None, None) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    let threads = Threads {
+        // clap keeps --workers at 1 or more.
+        workers: args.workers.and_then(|n| NonZeroUsize::new(n.into())),
+        cpus: args.cpus.as_ref().map(|list| list.0.clone()),
     };
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    // Named so that top -H, perf and the tests tell the runtime's threads apart.
-    builder
-        .worker_threads(workers)
-        .thread_name("hft-worker")
-        .enable_all();
-    if let Some(list) = pinned {
-        let started = AtomicUsize::new(0);
-        builder.on_thread_start(move || {
-            let cpu = cpus::for_thread(&list, started.fetch_add(1, Ordering::Relaxed));
-            if let Err(err) = cpus::pin_current_thread(&[cpu]) {
-                tracing::warn!("cannot pin a worker thread to CPU {cpu}: {err}");
-            }
-        });
-    }
-    let runtime = match builder.build() {
-        Ok(rt) => rt,
+    let ready = |local: SocketAddr| {
+        let mut stdout = std::io::stdout();
+        // Scripts wait for this exact line to learn the port.
+        let _ = writeln!(stdout, "hft-server listening on http://{local}");
+        let _ = stdout.flush();
+    };
+    match runtime::serve(
+        args.addr,
+        args.config(),
+        &threads,
+        runtime::shutdown_signal(),
+        ready,
+    ) {
+        Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("hft-server: cannot start {workers} worker threads: {err}; pass a smaller --workers");
-            return ExitCode::from(2);
-        }
-    };
-    let config = Config {
-        max_resting_per_symbol: args.max_resting_per_symbol as usize,
-        max_symbols: args.max_symbols as usize,
-        inject_delay: Duration::from_micros(args.inject_delay_us),
-        inject_stall: (args.inject_stall_us > 0).then(|| Stall {
-            delay: Duration::from_micros(args.inject_stall_us),
-            every: args.inject_stall_every,
-        }),
-        inject_after: Duration::from_secs(args.inject_after_s),
-        max_fills_per_order: args.max_fills_per_order as usize,
-        header_read_timeout: timeout(args.header_read_timeout_ms),
-        body_read_timeout: timeout(args.body_read_timeout_ms),
-        max_connections: args.max_connections as usize,
-        shutdown_timeout: Duration::from_millis(args.shutdown_timeout_ms),
-    };
-    runtime.block_on(serve(args.addr, config))
-}
-
-async fn serve(addr: SocketAddr, config: Config) -> ExitCode {
-    let listener = match TcpListener::bind(addr).await {
-        Ok(listener) => listener,
-        Err(err) => {
-            eprintln!(
-                "hft-server: cannot listen on {addr}: {err}; stop whatever uses it or pass --addr 127.0.0.1:0"
-            );
-            return ExitCode::from(2);
-        }
-    };
-    let local = match listener.local_addr() {
-        Ok(local) => local,
-        Err(err) => {
-            eprintln!("hft-server: cannot read the bound address of {addr}: {err}");
-            return ExitCode::from(2);
-        }
-    };
-    let mut stdout = std::io::stdout();
-    // Scripts wait for this exact line to learn the port.
-    let _ = writeln!(stdout, "hft-server listening on http://{local}");
-    let _ = stdout.flush();
-    match hft_server::run(listener, config, shutdown_signal()).await {
-        Ok(()) => {
-            tracing::info!("shut down cleanly");
-            ExitCode::SUCCESS
-        }
-        Err(err) => {
-            eprintln!("hft-server: serving on {local} failed: {err}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-/// Completes on SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        if let Err(err) = tokio::signal::ctrl_c().await {
-            tracing::error!("cannot listen for SIGINT: {err}");
-            std::future::pending::<()>().await;
-        }
-    };
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut sig) => {
-                sig.recv().await;
-            }
-            Err(err) => {
-                tracing::error!("cannot listen for SIGTERM: {err}");
-                std::future::pending::<()>().await;
+            eprintln!("hft-server: {err}");
+            // A setting to fix (CPUs, workers, address) is 2, like a bad flag.
+            match err {
+                runtime::Error::Serve { .. } => ExitCode::FAILURE,
+                _ => ExitCode::from(2),
             }
         }
-    };
-    tokio::select! {
-        () = ctrl_c => tracing::info!("SIGINT: shutting down"),
-        () = term => tracing::info!("SIGTERM: shutting down"),
     }
 }

@@ -1,4 +1,4 @@
-//! The accept loop: hyper's HTTP/1 server on every connection, set up by hand because
+//! `run`, the API on a listener, and its accept loop: hyper's HTTP/1 server on every connection, set up by hand because
 //! `axum::serve` exposes none of hyper's settings and two of them matter here:
 //!
 //! - `half_close`: a client may send its request and then shut down its write side
@@ -22,24 +22,27 @@
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::io;
 use std::pin::pin;
 use std::sync::Arc;
 
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::serve::Listener;
+use axum::serve::{Listener, ListenerExt};
 use axum::Router;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tower_service::Service;
 
 use crate::config::Config;
 use crate::counters::Counters;
 use crate::error::ApiError;
+use crate::routes::router;
 use crate::service::OrderService;
 
 /// Most bytes of header fields a request may carry, counted as the name, the value and 4
@@ -53,6 +56,27 @@ pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// memory one connection can make the server buffer (hyper's default is about 400 KiB),
 /// while heads between `MAX_HEADER_BYTES` and this still get the JSON answer.
 pub const MAX_HEAD_BYTES: usize = 128 * 1024;
+
+/// Serves the API on `listener` until `shutdown` completes, then finishes the requests in
+/// flight and returns (within `config.shutdown_timeout`, closing connections still open).
+/// On the caller's runtime; `runtime::serve` is the binary's whole life around it.
+pub async fn run(
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    let state = Arc::new(OrderService::new(&config));
+    let app = router(Arc::clone(&state), config.body_read_timeout);
+    // Replies are small and latency matters: no Nagle delay.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(err) = tcp.set_nodelay(true) {
+            tracing::debug!("could not set TCP_NODELAY: {err}");
+        }
+    });
+    tracing::info!(?config, "serving");
+    connections(listener, app, state, &config, shutdown).await;
+    Ok(())
+}
 
 /// What the connection tasks are asked to do, through a watch channel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,7 +92,7 @@ enum Phase {
 /// Serves `app` on every connection `listener` accepts until `shutdown` completes, then
 /// finishes the requests in flight and returns once every connection has closed, or once
 /// `config.shutdown_timeout` has passed, closing the connections still open.
-pub(crate) async fn connections<L: Listener>(
+async fn connections<L: Listener>(
     mut listener: L,
     app: Router,
     state: Arc<OrderService>,
@@ -87,8 +111,8 @@ pub(crate) async fn connections<L: Listener>(
     loop {
         // The listener retries failed accepts itself (axum's `Listener`): this loop only
         // ends on shutdown, so the listener is never closed by a bad client. `biased`:
-        // `shutdown` is polled first, so it is armed (main.rs's signal handlers are
-        // installed on its first poll) before the first connection is served.
+        // `shutdown` is polled first, so it is armed (`runtime::shutdown_signal`'s handlers
+        // are installed on its first poll) before the first connection is served.
         let (io, _remote) = tokio::select! {
             biased;
             () = &mut shutdown => break,

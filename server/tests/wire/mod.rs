@@ -1,18 +1,21 @@
-//! Raw HTTP/1.1 over real TCP for the abuse and fuzz tests: a server on 127.0.0.1:0 in a
-//! runtime of its own (its threads are named, so a panic in the server is told apart from
-//! a failing assertion), bytes written as given, and a strict parser for what comes back.
+//! Raw HTTP/1.1 over real TCP for the abuse, fuzz and runtime tests: a server on
+//! 127.0.0.1:0 started as the binary starts it, on a thread of its own (its threads are
+//! named, so a panic in the server is told apart from a failing assertion), bytes written
+//! as given, and a strict parser for what comes back.
 
-// Shared by two test crates; each uses part of it.
+// Shared by several test crates; each uses part of it.
 #![allow(dead_code, unused_imports)]
 
 use std::io::{self, ErrorKind, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpStream};
+use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Once;
+use std::sync::{mpsc, Once};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use hft_server::Config;
+use hft_server::runtime::{self, Threads};
+use hft_server::{Config, WORKER_THREAD};
 use tokio::sync::oneshot;
 
 mod parse;
@@ -20,8 +23,11 @@ mod parse;
 use parse::finals;
 pub use parse::{parse_responses, Bodies, Response};
 
-/// Prefix of the server's thread names.
-const SERVER_THREAD: &str = "hft-test-server";
+/// The thread that calls `runtime::serve` (the runtime's own are `WORKER_THREAD`).
+pub const SERVER_THREAD: &str = "hft-test-server";
+
+/// Where the servers listen: a free port of the loopback.
+const LOCAL: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
 
 /// Panics seen on server threads, in this test process.
 static SERVER_PANICS: AtomicUsize = AtomicUsize::new(0);
@@ -29,51 +35,65 @@ static SERVER_PANICS: AtomicUsize = AtomicUsize::new(0);
 /// How long a test waits for an answer or a close before it calls the server stuck.
 pub const PATIENCE: Duration = Duration::from_secs(5);
 
-/// A server running `hft_server::run` on its own threads.
+/// A server running `hft_server::runtime::serve` on its own threads.
 pub struct Server {
     pub addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
-    thread: Option<JoinHandle<io::Result<()>>>,
+    thread: Option<JoinHandle<Result<(), runtime::Error>>>,
 }
 
 impl Server {
+    /// A server on two worker threads, not pinned.
     pub fn start(config: Config) -> Server {
+        let threads = Threads {
+            workers: NonZeroUsize::new(2),
+            cpus: None,
+        };
+        Server::start_with(config, threads).unwrap()
+    }
+
+    /// A server started as the binary starts it (`runtime::serve`), on `threads`; the
+    /// error `serve` returns when it does not get as far as listening.
+    pub fn start_with(config: Config, threads: Threads) -> Result<Server, runtime::Error> {
         static HOOK: Once = Once::new();
         HOOK.call_once(|| {
             let previous = std::panic::take_hook();
             std::panic::set_hook(Box::new(move |info| {
                 let thread = std::thread::current();
-                if thread.name().is_some_and(|n| n.starts_with(SERVER_THREAD)) {
+                if thread
+                    .name()
+                    .is_some_and(|n| n == WORKER_THREAD || n == SERVER_THREAD)
+                {
                     SERVER_PANICS.fetch_add(1, Ordering::SeqCst);
                 }
                 previous(info);
             }));
         });
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let addr = listener.local_addr().unwrap();
+        let (bound, addr) = mpsc::channel();
         let (stop, stopped) = oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
-            .name(format!("{SERVER_THREAD}-main"))
+            .name(SERVER_THREAD.to_string())
             .spawn(move || {
-                let runtime = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .thread_name(SERVER_THREAD)
-                    .enable_all()
-                    .build()?;
-                runtime.block_on(async move {
-                    let listener = tokio::net::TcpListener::from_std(listener)?;
-                    hft_server::run(listener, config, async {
-                        let _ = stopped.await;
-                    })
-                    .await
-                })
+                let shutdown = async {
+                    let _ = stopped.await;
+                };
+                let ready = move |local| {
+                    let _ = bound.send(local);
+                };
+                runtime::serve(LOCAL, config, &threads, shutdown, ready)
             })
             .unwrap();
-        Server {
-            addr,
-            stop: Some(stop),
-            thread: Some(thread),
+        match addr.recv() {
+            Ok(addr) => Ok(Server {
+                addr,
+                stop: Some(stop),
+                thread: Some(thread),
+            }),
+            // `ready` dropped unsent: `serve` returned before listening.
+            Err(mpsc::RecvError) => Err(thread
+                .join()
+                .expect("the server thread panicked")
+                .expect_err("serve returned Ok without listening")),
         }
     }
 
@@ -99,12 +119,12 @@ impl Server {
         }
     }
 
-    /// Triggers the shutdown and waits for `run` to return.
-    pub fn stop(mut self) -> io::Result<()> {
+    /// Triggers the shutdown and waits for `serve` to return.
+    pub fn stop(mut self) -> Result<(), runtime::Error> {
         self.halt()
     }
 
-    fn halt(&mut self) -> io::Result<()> {
+    fn halt(&mut self) -> Result<(), runtime::Error> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }

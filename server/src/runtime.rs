@@ -1,0 +1,240 @@
+//! The process around `run`: the tokio runtime and its worker threads (`--workers`),
+//! each pinned to its CPU (`--cpus`), the listener on `--addr`, SIGINT / SIGTERM.
+//!
+//! Here rather than in `main.rs` so that the tests start the server on the runtime the
+//! binary runs on (`tests/runtime.rs`, `tests/wire`), not on one of their own.
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::net::TcpListener;
+use tokio::runtime::Runtime;
+
+use crate::config::Config;
+use crate::cpus;
+use crate::serve::run;
+
+/// The name of every thread the runtime starts, so that `top -H`, perf and the tests tell
+/// them apart from the thread that drives it.
+pub const WORKER_THREAD: &str = "hft-worker";
+
+/// `--workers` and `--cpus`: how many worker threads, and where they run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Threads {
+    /// Worker threads; `None`: one per CPU of `cpus`, else one per CPU the process may use.
+    pub workers: Option<NonZeroUsize>,
+    /// The CPUs to run on, worker *i* pinned to the *i*-th, round robin (`cpus::for_thread`);
+    /// `None`: not pinned. On CPUs isolated with `isolcpus` the kernel never spreads a
+    /// process's threads, so without a CPU each they would all stay on one.
+    pub cpus: Option<Vec<usize>>,
+}
+
+impl Threads {
+    /// How many worker threads the runtime starts.
+    pub fn worker_count(&self) -> usize {
+        match (self.workers, &self.cpus) {
+            (Some(n), _) => n.get(),
+            (None, Some(list)) => list.len().max(1),
+            (None, None) => std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
+        }
+    }
+}
+
+/// Why the server could not start, or stopped serving. The messages name the flag at
+/// fault and the fix; `main.rs` prints them after `hft-server: `.
+#[derive(Debug)]
+pub enum Error {
+    /// A CPU of `--cpus` cannot run the process (offline, past the machine, forbidden by
+    /// a cpuset).
+    Cpus { cpus: Vec<usize>, source: io::Error },
+    /// The runtime could not start its worker threads.
+    Runtime { workers: usize, source: io::Error },
+    /// `--addr` cannot be bound.
+    Bind { addr: SocketAddr, source: io::Error },
+    /// The bound listener cannot tell its address (so the startup line cannot be printed).
+    LocalAddr { addr: SocketAddr, source: io::Error },
+    /// `run` failed after the startup line: the only error that is not a setting to fix.
+    Serve {
+        local: SocketAddr,
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Cpus { cpus, source } => write!(
+                f,
+                "cannot run on --cpus {cpus:?}: {source}; pass CPUs of /sys/devices/system/cpu/online"
+            ),
+            Error::Runtime { workers, source } => write!(
+                f,
+                "cannot start {workers} worker threads: {source}; pass a smaller --workers"
+            ),
+            Error::Bind { addr, source } => write!(
+                f,
+                "cannot listen on {addr}: {source}; stop whatever uses it or pass --addr 127.0.0.1:0"
+            ),
+            Error::LocalAddr { addr, source } => {
+                write!(f, "cannot read the bound address of {addr}: {source}")
+            }
+            Error::Serve { local, source } => write!(f, "serving on {local} failed: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Cpus { source, .. }
+            | Error::Runtime { source, .. }
+            | Error::Bind { source, .. }
+            | Error::LocalAddr { source, .. }
+            | Error::Serve { source, .. } => Some(source),
+        }
+    }
+}
+
+/// Builds the multi-threaded runtime: `threads.worker_count()` workers named
+/// `WORKER_THREAD`, each pinning itself to its CPU of `threads.cpus` as it starts.
+///
+/// With `cpus`, every CPU of the list is checked first (`cpus::check_usable`): one that
+/// cannot be used is one clear error here, not a worker quietly left unpinned. Then the
+/// calling thread is confined to the whole list, and so are the threads it starts.
+pub fn build(threads: &Threads) -> Result<Runtime, Error> {
+    if let Some(list) = &threads.cpus {
+        cpus::check_usable(list)
+            .and_then(|()| cpus::pin_current_thread(list))
+            .map_err(|source| Error::Cpus {
+                cpus: list.clone(),
+                source,
+            })?;
+    }
+    let workers = threads.worker_count();
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder
+        .worker_threads(workers)
+        .thread_name(WORKER_THREAD)
+        .enable_all();
+    if let Some(list) = threads.cpus.clone() {
+        let started = AtomicUsize::new(0);
+        builder.on_thread_start(move || {
+            let cpu = cpus::for_thread(&list, started.fetch_add(1, Ordering::Relaxed));
+            if let Err(err) = cpus::pin_current_thread(&[cpu]) {
+                // Checked above; only a CPU taken offline since then gets here.
+                tracing::warn!("cannot pin a worker thread to CPU {cpu}: {err}");
+            }
+        });
+    }
+    builder
+        .build()
+        .map_err(|source| Error::Runtime { workers, source })
+}
+
+/// The binary's whole life: builds the runtime (`build`), binds `addr`, hands the bound
+/// address to `ready` (port 0 resolved; the binary prints its startup line there), then
+/// serves with `run` until `shutdown` completes and the requests in flight are done.
+///
+/// Blocks the calling thread, which drives the runtime; with `threads.cpus` it is
+/// confined to those CPUs (see `build`).
+pub fn serve(
+    addr: SocketAddr,
+    config: Config,
+    threads: &Threads,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), Error> {
+    let runtime = build(threads)?;
+    runtime.block_on(async move {
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| Error::Bind { addr, source })?;
+        let local = listener
+            .local_addr()
+            .map_err(|source| Error::LocalAddr { addr, source })?;
+        ready(local);
+        run(listener, config, shutdown)
+            .await
+            .map_err(|source| Error::Serve { local, source })?;
+        tracing::info!("shut down cleanly");
+        Ok(())
+    })
+}
+
+/// Completes on SIGINT or SIGTERM (the handlers are installed on its first poll).
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(err) = tokio::signal::ctrl_c().await {
+            tracing::error!("cannot listen for SIGINT: {err}");
+            std::future::pending::<()>().await;
+        }
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut sig) => {
+                sig.recv().await;
+            }
+            Err(err) => {
+                tracing::error!("cannot listen for SIGTERM: {err}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => tracing::info!("SIGINT: shutting down"),
+        () = term => tracing::info!("SIGTERM: shutting down"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn threads(workers: usize, cpus: Option<Vec<usize>>) -> Threads {
+        Threads {
+            workers: NonZeroUsize::new(workers),
+            cpus,
+        }
+    }
+
+    #[test]
+    fn workers_are_the_flag_else_the_cpus_of_the_list_else_the_cpus_it_may_use() {
+        assert_eq!(threads(3, Some(vec![0, 1])).worker_count(), 3);
+        assert_eq!(threads(0, Some(vec![4, 6, 5])).worker_count(), 3);
+        let usable = std::thread::available_parallelism().unwrap().get();
+        assert_eq!(Threads::default().worker_count(), usable);
+    }
+
+    #[test]
+    fn errors_name_the_flag_and_the_fix() {
+        let addr: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        let error = || io::Error::from_raw_os_error(libc::EINVAL);
+        let bind = Error::Bind {
+            addr,
+            source: io::Error::from(io::ErrorKind::AddrInUse),
+        };
+        assert!(bind
+            .to_string()
+            .starts_with("cannot listen on 127.0.0.1:8080: "));
+        assert!(bind
+            .to_string()
+            .ends_with("; stop whatever uses it or pass --addr 127.0.0.1:0"));
+        let runtime = Error::Runtime {
+            workers: 9,
+            source: error(),
+        };
+        assert!(runtime.to_string().contains("9 worker threads"));
+        assert!(runtime.to_string().ends_with("--workers"));
+        let cpus = Error::Cpus {
+            cpus: vec![0, 1000],
+            source: error(),
+        };
+        assert!(cpus
+            .to_string()
+            .starts_with("cannot run on --cpus [0, 1000]: "));
+    }
+}
