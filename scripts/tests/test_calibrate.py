@@ -115,11 +115,13 @@ CLIENT = SERVER.with_name("client-hft")
     not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)), reason="needs bin/ (make build)"
 )
 def test_calibrate_measures_duet_rounds_and_records_what_it_guards(tmp_path):
-    # 8 A/A duet rounds and 8 against a server 300 µs slower per order: far above any noise
+    # 8 A/A duet rounds and 8 against a server 300 µs slower per order: far above any noise;
+    # latency-1c only (the load series adds a capacity probe and seconds of open loop a round)
     out = tmp_path / "cal"
-    args = ["calibrate", "--out", str(out), "--runs", "8", "--slow-runs", "8", "--stall-runs", "0",
-            "--solo-runs", "1", "--orders", "8000", "--inject-delay-us", "300", "--k", "8",
-            "--comparisons", "3", "--bootstrap", "200", "--permutations", "500"]  # fmt: skip
+    args = ["calibrate", "--out", str(out), "--scenarios", "latency-1c", "--clients", "hft", "--runs", "8",
+            "--slow-runs", "8", "--stall-runs", "0", "--solo-runs", "1", "--orders", "8000",
+            "--inject-delay-us", "300", "--k", "8", "--comparisons", "3", "--bootstrap", "200",
+            "--permutations", "500"]  # fmt: skip
     assert cli.main(args) == 0
     doc = json.loads((out / "calibration.json").read_text())
     assert doc["design"] == "duet" and doc["runs"]["aa"] == 8 and doc["runs"]["slow"] == 8
