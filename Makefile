@@ -20,15 +20,17 @@ SUITE   ?= standard
 JOBS    ?= $(shell nproc)
 
 # Components are built when their folder exists, so the tree builds at every stage.
-HAVE_RUST_CLIENT := $(wildcard clients/rust/Cargo.toml)
-HAVE_GO_CLIENT   := $(wildcard clients/go/go.mod)
-HAVE_C_CLIENT    := $(wildcard clients/c/Makefile)
-HAVE_CPP_CLIENT  := $(wildcard clients/cpp/CMakeLists.txt)
-HAVE_PY_CLIENT   := $(wildcard clients/python/hft_client/__main__.py)
-HAVE_HFT_CLIENT  := $(wildcard hft/c-client/Makefile)
-HAVE_LINKEM      := $(wildcard hft/linkem/Makefile)
-HAVE_HFTBENCH    := $(wildcard scripts/pyproject.toml)
-HAVE_DASHBOARD   := $(wildcard gh-pages/package.json)
+# One HAVE_<NAME>_CLIENT and one build-<name> per client of bench-config/clients.yaml (the
+# roster; make reads no YAML): bench-config/tests/test_roster_agreement.py checks that they agree.
+HAVE_RUST_CLIENT   := $(wildcard clients/rust/Cargo.toml)
+HAVE_GO_CLIENT     := $(wildcard clients/go/go.mod)
+HAVE_C_CLIENT      := $(wildcard clients/c/Makefile)
+HAVE_CPP_CLIENT    := $(wildcard clients/cpp/CMakeLists.txt)
+HAVE_PYTHON_CLIENT := $(wildcard clients/python/hft_client/__main__.py)
+HAVE_HFT_CLIENT    := $(wildcard hft/c-client/Makefile)
+HAVE_LINKEM        := $(wildcard hft/linkem/Makefile)
+HAVE_HFTBENCH      := $(wildcard scripts/pyproject.toml)
+HAVE_DASHBOARD     := $(wildcard gh-pages/package.json)
 
 .PHONY: help deps build test lint bench clean fuzz \
         build-rust build-go build-c build-cpp build-python build-hft build-linkem \
@@ -64,7 +66,7 @@ build-cpp:
 	$(if $(HAVE_CPP_CLIENT),cmake -S clients/cpp -B build/cpp -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build/cpp -j $(JOBS) >/dev/null && install -m 755 build/cpp/client-cpp $(BIN)/client-cpp)
 
 build-python:
-	$(if $(HAVE_PY_CLIENT),install -m 755 clients/python/client-python $(BIN)/client-python)
+	$(if $(HAVE_PYTHON_CLIENT),install -m 755 clients/python/client-python $(BIN)/client-python)
 
 build-hft:
 	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C hft/c-client BIN=$(abspath $(BIN)))

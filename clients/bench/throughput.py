@@ -41,6 +41,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from hftbench import roster
 from hftbench.errors import UsageError
 from hftbench.placement import UNPINNED, Placement, format_cpu_list
 from hftbench.server import Server, ServerError
@@ -48,9 +49,9 @@ from wrk_raw import done_script, raw_wrk_percentiles
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("HFTBENCH_BIN", ROOT / "bin"))
-CLIENTS = ("python", "c", "cpp", "rust", "go", "hft")
-# Minimum req/s as a fraction of wrk's, at 50 connections closed loop.
-GOALS = {"c": 0.8, "rust": 0.8, "go": 0.8, "cpp": 0.6, "python": 0.25, "hft": 1.0}
+CLIENTS = roster.default().names
+# Minimum req/s as a fraction of wrk's, at 50 connections closed loop (bench-config/clients.yaml).
+GOALS = {c.name: c.throughput_goal for c in roster.default().clients}
 CONNECTIONS = 50
 LAYOUTS = ("shared", "split")
 

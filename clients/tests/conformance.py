@@ -14,12 +14,13 @@ import hftbench.server
 import jsonschema
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
-from hftbench import procs
+from hftbench import procs, roster
 
 ROOT = Path(__file__).resolve().parents[2]
 # HFTBENCH_BIN tests the binaries of another build (a worktree, an install); default bin/.
 BIN = Path(os.environ.get("HFTBENCH_BIN", ROOT / "bin"))
-CLIENTS = ("python", "c", "cpp", "rust", "go", "hft")
+CLIENTS = roster.default().names  # bench-config/clients.yaml: every one, built or not
+INTERVAL_CLIENTS = roster.default().having("intervals")  # they take --interval-s
 SCHEMA = json.loads((ROOT / "bench-config" / "schema" / "result.schema.json").read_text())
 _Draft = jsonschema.Draft202012Validator
 VALIDATOR = _Draft(SCHEMA, format_checker=_Draft.FORMAT_CHECKER)

@@ -1,6 +1,7 @@
 """Fixtures of the conformance suite: the real server (one per session, one with an injected
 delay, and fresh ones for tests that stop or kill it), and the `client` parameter: every
-test that takes `client` runs once per client of the fixed list, built or not."""
+test that takes `client` runs once per client of the roster (bench-config/clients.yaml), built
+or not."""
 
 import sys
 from pathlib import Path

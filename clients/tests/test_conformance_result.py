@@ -4,7 +4,7 @@ the .hlog, the encoded histogram against the stated percentiles, warm-up not rec
 import os
 
 import pytest
-from conformance import decode, hlog_counts, percentile_agrees, run_client, schema_errors
+from conformance import INTERVAL_CLIENTS, decode, hlog_counts, percentile_agrees, run_client, schema_errors
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -83,14 +83,16 @@ def test_thread_pool_is_sized_to_the_cpus_the_client_may_use(pooled, server, tmp
     assert run.doc["ok"] == 200
 
 
-def test_hft_interval_log_has_one_line_per_interval(server, tmp_path):
-    """client-hft --interval-s: the .hlog holds the run cut into intervals (a soak's drift
-    is read from them); together they count every ok order, in open loop both tags."""
+@pytest.mark.parametrize("interval_client", INTERVAL_CLIENTS)
+def test_interval_log_has_one_line_per_interval(interval_client, server, tmp_path):
+    """--interval-s (the roster's `intervals` clients: client-hft): the .hlog holds the run cut
+    into intervals (a soak's drift is read from them); together they count every ok order, in
+    open loop both tags."""
     from hdrh.histogram import HdrHistogram
     from hdrh.log import HistogramLogReader
 
     run = run_client(
-        "hft", tmp_path, "--url", server.url, "--duration", "2.5", "--rate", "1000",
+        interval_client, tmp_path, "--url", server.url, "--duration", "2.5", "--rate", "1000",
         "--connections", "2", "--warmup", "50", "--interval-s", "0.5",
     )  # fmt: skip
     assert run.returncode == 0, run.stderr

@@ -6,6 +6,7 @@ One module per stage or subcommand; `cli.py` only parses flags and dispatches.
 
 - `cli.py`          the `hftbench` entry point and the subcommand registry
 - `paths.py`        where the repository, `bin/` and `bench-config/` are
+- `roster.py`       `bench-config/clients.yaml`: the load clients, one line each (errors name file:line)
 - `config.py`       load and validate `bench-config/scenarios.yaml` (errors name file:line)
 - `schema.py`       validate a client result against `bench-config/schema/result.schema.json`
 - `results.py`      typed view of a results folder (results.json + per-client JSON); read by the gate

@@ -21,7 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import CLIENTS, FLOOR, Scenario
+from . import roster
+from .config import FLOOR, Scenario
 from .placement import UNPINNED, Placement
 from .proc_sampler import ProcSampler
 from .procs import die_with_parent, log_tail
@@ -29,21 +30,18 @@ from .results import Cell, ClientResult
 from .schema import check_result
 from .server import Server, ServerError
 
-BUILD_TARGETS = {
-    "python": "make build-python",
-    "c": "make build-c",
-    "cpp": "make build-cpp",
-    "rust": "make build-rust",
-    "go": "make build-go",
-    "hft": "make build-hft",
-    FLOOR: "make build",
-}
 PESSIMISTIC_RPS = 200  # closed-loop rate assumed for the timeout: the slowest client on a busy box
 TIMEOUT_SLACK_S = 60.0
 
 
 def client_binary(bins_dir: Path, client: str) -> Path:
     return Path(bins_dir) / ("hft-floor" if client == FLOOR else f"client-{client}")
+
+
+def build_command(client: str) -> str:
+    """The make command that puts `client`'s binary into bin/ (the floor: all of `make build`)."""
+    known = roster.default()
+    return f"make {known[client].make_target}" if client in known else "make build"
 
 
 def link_clients(clients_bin: Path, side_bin: Path, clients: list[str]) -> None:
@@ -60,7 +58,9 @@ def link_clients(clients_bin: Path, side_bin: Path, clients: list[str]) -> None:
             dst.symlink_to(src.resolve())
 
 
-def available_clients(bins_dir: Path, wanted: tuple[str, ...] | list[str] = CLIENTS) -> list[str]:
+def available_clients(bins_dir: Path, wanted: tuple[str, ...] | list[str] | None = None) -> list[str]:
+    """The clients of `wanted` (default: the roster's) whose binary is in bins_dir."""
+    wanted = roster.default().names if wanted is None else wanted
     return [c for c in wanted if os.access(client_binary(bins_dir, c), os.X_OK)]
 
 
@@ -201,7 +201,7 @@ def run_cell(
     server_exit: str | None = None  # set when the server died during the cell
     binary = client_binary(setup.bins_dir, client)
     if not os.access(binary, os.X_OK):
-        return failed(f"{binary} not found; build it with `{BUILD_TARGETS.get(client, 'make build')}`")
+        return failed(f"{binary} not found; build it with `{build_command(client)}`")
 
     cmd = [str(binary), *placement.client_flags(client)]
     if floor_url is not None:

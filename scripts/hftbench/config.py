@@ -1,8 +1,9 @@
 """bench-config/scenarios.yaml: load, validate, and resolve suites and overrides.
 
 Validation is the JSON Schema `scenarios.schema.json` (beside this module) plus the checks a
-schema cannot express (a suite naming an unknown scenario, duplicate keys). Every problem is
-reported as `file:line:column: problem`, from PyYAML's node marks.
+schema cannot express (a suite naming an unknown scenario, or a client not in the roster
+bench-config/clients.yaml, duplicate keys). Every problem is reported as
+`file:line:column: problem`, from PyYAML's node marks.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from typing import Any
 import jsonschema
 import yaml
 
+from . import roster as roster_mod
 from .errors import UsageError
 
-FLOOR = "floor"  # bin/hft-floor: raw TCP ping-pong over loopback, the physical floor (a reference row)
-CLIENTS = ("python", "c", "cpp", "rust", "go", "hft")  # bin/client-<name>, in report order
-# Clients that cut their .hlog into intervals (`--interval-s`, clients/README.md): a soak's
-# drift is read from those lines; the others write one interval for the run.
-INTERVAL_CLIENTS = ("hft",)
+# bin/hft-floor: raw TCP ping-pong over loopback, the physical floor (a reference row). Not in
+# the client roster (bench-config/clients.yaml): no suite chooses it, every run may add it.
+FLOOR = "floor"
+ALL_CLIENTS = "all"  # a suite's `clients: all`: every client of the roster, in its order
 _SCHEMA_FILE = Path(__file__).with_name("scenarios.schema.json")
 
 
@@ -45,7 +46,7 @@ class Scenario:
     seed: int | None = None  # order-stream seed; None = the client's default
     description: str = ""
     link: str | None = None  # a `links` profile: run over the network path (netpath.py), not loopback
-    # A soak: the client writes one .hlog line per interval_s (INTERVAL_CLIENTS) and hftbench
+    # A soak: the client writes one .hlog line per interval_s (roster: intervals) and hftbench
     # samples the server's RSS, CPU and connections once a second; the report shows the drift.
     interval_s: float | None = None
     # Open loop at this share of the capacity measured on this runner (capacity.py): the load
@@ -63,7 +64,7 @@ class Scenario:
 
     def client_args(self, client: str | None = None) -> list[str]:
         """The flags of clients/README.md for this scenario (without --url / --output), and
-        `--interval-s` for a soak when `client` writes intervals."""
+        `--interval-s` for a soak when `client` writes intervals (its roster line says so)."""
         if self.capacity_fraction is not None and self.rate is None:
             raise ValueError(
                 f"scenario {self.name}: the rate of capacity_fraction is not resolved (capacity.py)"
@@ -79,7 +80,7 @@ class Scenario:
             args += ["--timeout-ms", str(self.timeout_ms)]
         if self.seed is not None:
             args += ["--seed", str(self.seed)]
-        if self.interval_s is not None and client in INTERVAL_CLIENTS:
+        if self.interval_s is not None and client in roster_mod.default().having("intervals"):
             args += ["--interval-s", _num(self.interval_s)]
         return args
 
@@ -153,6 +154,7 @@ class Config:
     scenarios: dict[str, Scenario]
     suites: dict[str, Suite]
     links: dict[str, LinkProfile] = dataclasses.field(default_factory=dict)
+    roster: roster_mod.Roster | None = None  # the clients the suites were checked against
 
     def suite(self, name: str) -> Suite:
         if name not in self.suites:
@@ -227,6 +229,11 @@ def _schema_error_message(path: Path, root: yaml.Node, err: jsonschema.Validatio
                 f"{_where(path, key_node or node)}: unknown key {extra[0]!r} in {where}; "
                 f"allowed: {', '.join(sorted(allowed))}"
             )
+    if err.validator == "anyOf" and json_path[-1:] == ["clients"]:
+        return (
+            f"{_where(path, node)}: {where}: {err.instance!r} is neither {ALL_CLIENTS} nor a non-empty "
+            "list of distinct client names (bench-config/clients.yaml)"
+        )
     if err.validator == "oneOf" and isinstance(err.instance, dict):
         both = "orders" in err.instance and "duration_s" in err.instance
         problem = "has both orders and duration_s" if both else "needs orders or duration_s"
@@ -234,8 +241,9 @@ def _schema_error_message(path: Path, root: yaml.Node, err: jsonschema.Validatio
     return f"{_where(path, node)}: {where}: {err.message}"
 
 
-def load(path: Path | str) -> Config:
-    """Read and validate the config file; raises ConfigError naming file:line:column."""
+def load(path: Path | str, roster: roster_mod.Roster | None = None) -> Config:
+    """Read and validate the config file; raises ConfigError naming file:line:column. A
+    suite's clients are checked against `roster` (default: the repository's clients.yaml)."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -278,8 +286,10 @@ def load(path: Path | str) -> Config:
                 f"{_where(path, node)}: scenario {name!r} names unknown link {sc.link!r}; "
                 f"defined: {', '.join(links) or 'none (add a `links:` section)'}"
             )
+    roster = roster or roster_mod.default()
     suites = {}
     for name, spec in data["suites"].items():
+        clients = _suite_clients(path, root, name, spec["clients"], roster)
         for i, sc in enumerate(spec["scenarios"]):
             if sc not in scenarios:
                 node = _node_at(root, ["suites", name, "scenarios", i])
@@ -287,20 +297,38 @@ def load(path: Path | str) -> Config:
                     f"{_where(path, node)}: suite {name!r} names unknown scenario {sc!r}; "
                     f"defined: {', '.join(scenarios)}"
                 )
+        writers = roster.having("intervals")
         for sc in spec["scenarios"]:
-            blind = [c for c in spec["clients"] if scenarios[sc].soak and c not in INTERVAL_CLIENTS]
+            blind = [c for c in clients if scenarios[sc].soak and c not in writers]
             if blind:
                 node = _node_at(root, ["suites", name, "clients"])
                 raise ConfigError(
                     f"{_where(path, node)}: suite {name!r} runs the soak {sc!r} with {', '.join(blind)}, "
-                    f"which write no per-interval .hlog (only {', '.join(INTERVAL_CLIENTS)} do): its drift "
+                    f"which write no per-interval .hlog (only {', '.join(writers)} do): its drift "
                     "could not be read; give the soak its own suite of those clients"
                 )
         suites[name] = Suite(
             name=name,
             scenarios=tuple(spec["scenarios"]),
-            clients=tuple(spec["clients"]),
+            clients=clients,
             description=spec.get("description", ""),
             colocate=bool(spec.get("colocate", False)),
         )
-    return Config(path=path, targets=dict(data["targets"]), scenarios=scenarios, suites=suites, links=links)
+    targets = dict(data["targets"])
+    return Config(path=path, targets=targets, scenarios=scenarios, suites=suites, links=links, roster=roster)
+
+
+def _suite_clients(
+    path: Path, root: yaml.Node, suite: str, listed: str | list[str], roster: roster_mod.Roster
+) -> tuple[str, ...]:
+    """A suite's clients: `all` = the roster's, in its order; else each listed name must be in it."""
+    if listed == ALL_CLIENTS:
+        return roster.names
+    for i, client in enumerate(listed):
+        if client not in roster:
+            node = _node_at(root, ["suites", suite, "clients", i])
+            raise ConfigError(
+                f"{_where(path, node)}: suite {suite!r} names {roster.unknown(client)}; "
+                f"a new client is one line there (`clients: {ALL_CLIENTS}` runs every one)"
+            )
+    return tuple(listed)

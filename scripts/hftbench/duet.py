@@ -29,7 +29,7 @@ import numpy as np
 
 from . import fingerprint, paths
 from .cell import (
-    BUILD_TARGETS,
+    build_command,
     client_binary,
     client_preexec,
     default_timeout_s,
@@ -171,7 +171,7 @@ def _client(
         path.parent.mkdir(parents=True, exist_ok=True)
     binary = client_binary(sides["base"].bins, DUET_CLIENT)
     if not binary.is_file():
-        why = f"{binary} not found; build it with `{BUILD_TARGETS[DUET_CLIENT]}`"
+        why = f"{binary} not found; build it with `{build_command(DUET_CLIENT)}`"
         return {s: Cell.failure(sc.name, DUET_CLIENT, 1, why, file=rel) for s in SIDES}
     for s in SIDES:
         servers[s].reset_stats()

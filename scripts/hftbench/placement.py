@@ -4,8 +4,9 @@ HFTBENCH_SERVER_CPUS / HFTBENCH_CLIENT_CPUS variables the self-hosted runner set
 The server gets `--cpus LIST`, which pins one worker thread to each CPU: on CPUs isolated
 with isolcpus the kernel never spreads a process's threads by itself (server.py; a build
 from before that flag, which `hftbench ab` may build for a base, gets a process mask). Each client process
-is confined to the client CPUs; client-hft and hft-floor also get `--cpus LIST`, which
-pins each of their threads the same way. The other clients leave their threads to the
+is confined to the client CPUs; hft-floor and the clients marked pins_threads in
+bench-config/clients.yaml (client-hft) also get `--cpus LIST`, which pins each of their
+threads the same way. The other clients leave their threads to the
 scheduler, so their CPUs should be ones it still balances (not isolated).
 Unset, nothing is pinned and the scheduler places everything.
 """
@@ -19,12 +20,19 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import roster
+from .config import FLOOR
 from .errors import UsageError
 
 ENV_SERVER = "HFTBENCH_SERVER_CPUS"
 ENV_CLIENT = "HFTBENCH_CLIENT_CPUS"
 ONLINE = Path("/sys/devices/system/cpu/online")
-PINS_EACH_THREAD = ("hft", "floor")  # their --cpus pins one thread per CPU
+
+
+def pins_each_thread(client: str) -> bool:
+    """Whether `client` takes --cpus (one thread pinned per CPU) and --busy-poll: hft-floor,
+    and the clients whose roster line says pins_threads."""
+    return client == FLOOR or client in roster.default().having("pins_threads")
 
 
 def parse_cpu_list(text: str, source: str) -> tuple[int, ...]:
@@ -75,7 +83,7 @@ class Placement:
     busy_poll: bool = False
 
     def client_flags(self, client: str) -> list[str]:
-        if not (self.clients and client in PINS_EACH_THREAD):
+        if not (self.clients and pins_each_thread(client)):
             return []
         return ["--cpus", format_cpu_list(self.clients), *(["--busy-poll"] if self.busy_poll else [])]
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import config as config_mod
-from .cell import BUILD_TARGETS, available_clients, client_binary
+from . import roster
+from .cell import available_clients, build_command, client_binary
 from .config import FLOOR
 from .errors import UsageError
 
@@ -64,22 +65,23 @@ def make_plan(
     chosen = cfg.suite(suite) if suite else None
     scenario_names = scenarios or list(chosen.scenarios)
     scs = [cfg.scenario(n).with_overrides(**(overrides or {})) for n in scenario_names]
+    known = cfg.roster or roster.default()
     if clients:
         for c in clients:
-            if c not in config_mod.CLIENTS:
-                raise UsageError(f"unknown client {c!r}; valid clients: {', '.join(config_mod.CLIENTS)}")
+            if c not in known:
+                raise UsageError(known.unknown(c))
         missing = [c for c in clients if c not in available_clients(bins_dir, clients)]
         if missing:
             fixes = "; ".join(
-                f"{client_binary(bins_dir, c)} missing: run `{BUILD_TARGETS[c]}`" for c in missing
+                f"{client_binary(bins_dir, c)} missing: run `{build_command(c)}`" for c in missing
             )
             raise UsageError(fixes)
         names, skipped = list(clients), []
     else:
-        wanted = list(chosen.clients) if chosen else list(config_mod.CLIENTS)
+        wanted = list(chosen.clients) if chosen else list(known.names)
         names = available_clients(bins_dir, wanted)
         skipped = [
-            {"client": c, "reason": f"{client_binary(bins_dir, c)} missing: run `{BUILD_TARGETS[c]}`"}
+            {"client": c, "reason": f"{client_binary(bins_dir, c)} missing: run `{build_command(c)}`"}
             for c in wanted
             if c not in names
         ]

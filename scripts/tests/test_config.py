@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hftbench import config
+from hftbench import config, roster
 from hftbench.errors import UsageError
 from hftbench_fakes import REPO
 
@@ -56,7 +56,8 @@ def test_overrides_replace_orders_and_duration_each_other(tmp_path):
         (GOOD.replace("warmup: 1}", "warmup: 1, bogus: 3}"), ":4:", "unknown key 'bogus'"),
         (GOOD.replace("connections: 2", "connections: 0"), ":4:", "less than the minimum of 1"),
         (GOOD.replace("orders: 10,", "orders: 10, duration_s: 1,"), ":4:", "both orders and duration_s"),
-        (GOOD.replace("clients: [c, rust]", "clients: [c, java]"), ":7:", "'java' is not one of"),
+        (GOOD.replace("clients: [c, rust]", "clients: [c, java]"), ":7:", "unknown client 'java'"),
+        (GOOD.replace("clients: [c, rust]", "clients: everyone"), ":7:", "neither all nor a non-empty list"),
         (GOOD.replace("scenarios: [a, b]", "scenarios: [a, zz]"), ":7:", "unknown scenario 'zz'"),
         (GOOD.replace("targets: {p50_us: 500,", "targets: {p50_us: 500"), ":2:", "not valid YAML"),
         (GOOD + "suites: {}\n", ":8:", "duplicate key 'suites'"),
@@ -67,6 +68,7 @@ def test_overrides_replace_orders_and_duration_each_other(tmp_path):
         "range",
         "orders-and-duration",
         "client",
+        "clients-word",
         "suite-scenario",
         "yaml",
         "duplicate",
@@ -117,3 +119,30 @@ def test_a_suite_running_a_soak_with_a_client_without_intervals_is_refused(tmp_p
         load_text(tmp_path, text)
     ok = load_text(tmp_path, text.replace("clients: [hft, rust]", "clients: [hft]"))
     assert ok.suites["s"].clients == ("hft",)
+
+
+def test_the_repository_suites_of_all_clients_run_the_roster_in_its_order():
+    cfg = config.load(REPO / "bench-config" / "scenarios.yaml")
+    names = roster.default().names
+    assert names == ("python", "c", "cpp", "rust", "go", "hft")  # `run --suite quick` as before
+    for suite in ("quick", "standard", "network"):
+        assert cfg.suites[suite].clients == names
+    assert cfg.suites["pr"].clients == ("hft",) and cfg.roster == roster.default()
+
+
+def test_a_client_added_to_the_roster_is_seen_by_the_suites(tmp_path):
+    """One line in clients.yaml: a suite may name the client, and `all` includes it."""
+    text = GOOD.replace("[c, rust]", "[c, zig]") + "  every: {scenarios: [a], clients: all}\n"
+    with pytest.raises(config.ConfigError) as info:
+        load_text(tmp_path, text)
+    message = str(info.value)
+    assert message.startswith(f"{tmp_path / 'scenarios.yaml'}:7:"), message
+    valid = "valid clients: python, c, cpp, rust, go, hft"
+    assert f"unknown client 'zig'; {valid} (the roster: {roster.ROSTER_FILE})" in message
+
+    seventh = tmp_path / "clients.yaml"
+    line = "  zig: {folder: clients/zig, language: zig, throughput_goal: 0.8}\n"
+    seventh.write_text(roster.ROSTER_FILE.read_text() + line)
+    cfg = config.load(tmp_path / "scenarios.yaml", roster=roster.load(seventh))
+    assert cfg.suites["s"].clients == ("c", "zig")
+    assert cfg.suites["every"].clients == ("python", "c", "cpp", "rust", "go", "hft", "zig")

@@ -10,11 +10,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hftbench.config import CLIENTS
+from hftbench import roster
 from hftbench.schema import result_errors
 from hftbench_fakes import REPO
 
 BIN = REPO / "bin"
+CLIENTS = roster.default().names
 HFTBENCH = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin" / "hftbench"
 
 pytestmark = pytest.mark.skipif(
