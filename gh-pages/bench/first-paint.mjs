@@ -6,7 +6,7 @@
 // the series table and the charts of the newest shard are drawn; ready = every shard of the
 // default range drawn. Compare ready = from the second pick (a point's "set as B" button,
 // the `hft:compare-click` mark its handler sets first) to the `hft:compare-ready` mark (the
-// verdict table in the page); the distribution of both sides follows (`dist`).
+// side-by-side table in the page); the distribution of both sides follows (`dist`).
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,7 +73,7 @@ try {
       return {
         compare: performance.getEntriesByName('hft:compare-ready').at(-1).startTime - click,
         dist: performance.getEntriesByName('hft:compare-dist').at(-1).startTime - click,
-        rows: document.querySelectorAll('#compare .verdict-table tbody tr').length,
+        rows: document.querySelectorAll('#compare .side-by-side tbody tr').length,
       };
     });
     compares.push(compare);

@@ -1,49 +1,38 @@
+// The compare view's data: two stored runs side by side, unjudged, and the command that judges them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareRuns, logSd, probit } from '../site/js/compare.js';
-import { headline, rowCells } from '../site/js/verdict-rows.js';
+import * as compare from '../site/js/compare.js';
 
-const res = (client, p50, p99, spread = 0.02) => ({
-  scenario: 'latency-1c', client, p50_us: p50, p99_us: p99, p999_us: p99 * 2,
-  spread: spread === null ? undefined : { p50_us: [p50 * (1 - spread), p50 * (1 + spread)], p99_us: [p99 * (1 - spread), p99 * (1 + spread)] },
+const { abCommand, judgedAgainst, sideBySide } = compare;
+const res = (client, p50, p99, extra = {}) => ({ scenario: 'latency-1c', client, p50_us: p50, p99_us: p99, p999_us: null, throughput_rps: 1000, ...extra });
+const A = { commit: 'a'.repeat(40), results: [res('hft', 20, 40), res('go', 30, 60)] };
+const B = { commit: 'b'.repeat(40), results: [res('hft', 20.5, 52), res('rust', 1, 2)] };
+
+test('side by side: each stored value of both runs and the plain ratio B / A; nothing judged', () => {
+  const { rows, onlyBase, onlyHead } = sideBySide(A, B);
+  assert.deepEqual(rows.map((r) => [r.series, r.metric, r.base, r.head]), [
+    ['latency-1c/hft', 'p50_us', 20, 20.5], ['latency-1c/hft', 'p99_us', 40, 52], ['latency-1c/hft', 'throughput_rps', 1000, 1000]],
+  'P99.9 stored by neither side has no row');
+  assert.ok(Math.abs(rows[1].ratio - 1.3) < 1e-12);
+  assert.deepEqual(onlyBase, ['latency-1c/go']);
+  assert.deepEqual(onlyHead, ['latency-1c/rust']);
+  for (const r of rows) assert.deepEqual(Object.keys(r).sort(), ['base', 'head', 'label', 'metric', 'ratio', 'series'], 'no p-value, interval or verdict');
+  assert.deepEqual(Object.keys(compare).sort(), ['SHOWN', 'abCommand', 'judgedAgainst', 'sideBySide'], 'no statistics exported');
 });
 
-test('probit: the normal quantiles the gate uses', () => {
-  assert.ok(Math.abs(probit(0.975) - 1.959964) < 1e-6);
-  assert.ok(Math.abs(probit(0.005) + 2.575829) < 1e-6);
-  assert.ok(Math.abs(probit(0.5)) < 1e-12);
+test('one side without a value: shown, with no ratio', () => {
+  const { rows } = sideBySide({ results: [res('hft', 20, null)] }, { results: [res('hft', 0, 41)] });
+  assert.deepEqual(rows.filter((r) => r.metric !== 'throughput_rps').map((r) => [r.metric, r.base, r.head, r.ratio]), [['p50_us', 20, 0, 0], ['p99_us', null, 41, null]]);
 });
 
-test('a 30 % slower P99 with tight spreads is a regression; an unchanged P50 is "no change"', () => {
-  const base = { results: [res('hft', 20, 40)] };
-  const head = { results: [res('hft', 20.1, 52)] };
-  const doc = compareRuns(base, head);
-  const byMetric = Object.fromEntries(doc.results.map((r) => [r.metric, r]));
-  assert.equal(byMetric.p99_us.verdict, 'regression');
-  assert.equal(byMetric.p50_us.verdict, 'no_change');
-  assert.equal(doc.status, 'regression');
-  assert.equal(headline(doc), '❌ Regression: latency-1c/hft P99 +30.0%');
-  assert.deepEqual(rowCells(byMetric.p99_us).slice(0, 6), ['🔴', 'latency-1c/hft', 'P99', '40.0 µs', '52.0 µs', '▲ +30.0%']);
-  assert.ok(byMetric.p99_us.mde > 1 && byMetric.p99_us.mde < 1.1, 'tight spreads see a few percent');
-  assert.deepEqual(doc.notJudged.map((n) => n.metric), ['p999_us'], 'no spread is stored for P99.9');
+test('the command that judges the pair names both commits; store text that is not a sha or suite stays out', () => {
+  assert.equal(abCommand(A, B, 'standard'), `hftbench ab --base ${'a'.repeat(40)} --head ${'b'.repeat(40)} --suite standard`);
+  assert.equal(abCommand({ commit: 'main; rm -rf ~' }, { commit: null }, '$(id)'), 'hftbench ab --base <commit of A> --head <commit of B>');
 });
 
-test('wide spreads: the same 30 % is inconclusive, never a regression', () => {
-  const doc = compareRuns({ results: [res('hft', 20, 40, 0.4)] }, { results: [res('hft', 20, 52, 0.4)] });
-  assert.equal(doc.results.find((r) => r.metric === 'p99_us').verdict, 'inconclusive');
-});
-
-test('one-round runs and one-sided series are listed as not judged, with the reason', () => {
-  const doc = compareRuns({ results: [res('hft', 20, 40, null), res('go', 30, 60)] }, { results: [res('hft', 20, 52, null), res('rust', 1, 2)] });
-  assert.deepEqual(doc.results, []);
-  assert.equal(doc.status, 'inconclusive');
-  assert.ok(doc.notJudged.some((n) => n.series === 'latency-1c/hft' && /one round/.test(n.reason)));
-  assert.ok(doc.notJudged.some((n) => n.series === 'latency-1c/go' && /one run only/.test(n.reason)));
-  assert.ok(doc.notJudged.some((n) => n.series === 'latency-1c/rust' && /one run only/.test(n.reason)));
-});
-
-test('logSd reads a 95 % spread, refuses broken ones', () => {
-  assert.ok(Math.abs(logSd([Math.exp(-1.959964), Math.exp(1.959964)]) - 1) < 1e-6);
-  assert.equal(logSd(null), null);
-  assert.equal(logSd([0, 3]), null);
+test('B\'s stored verdict judged the pair only when its base is A\'s commit', () => {
+  assert.equal(judgedAgainst(A, { ...B, verdict: { status: 'no_change', base: A.commit } }), true);
+  assert.equal(judgedAgainst(A, { ...B, verdict: { status: 'no_change', base: 'c'.repeat(40) } }), false);
+  assert.equal(judgedAgainst(A, B), false);
+  assert.equal(judgedAgainst({ commit: 'run_1' }, { verdict: { base: 'run_1' } }), false, 'a run id is no commit');
 });

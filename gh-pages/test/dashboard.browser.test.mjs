@@ -2,6 +2,7 @@
 // hftbench runs. Screenshots go to gh-pages/test-output/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { watchedPage } from './helpers/browser.mjs';
 import { CULPRIT_SUBJECT, realStore, XSS } from './helpers/real-store.mjs';
@@ -42,7 +43,9 @@ test('the header: the open regression with its culprit as text, the latest main 
   assert.equal(await header.locator('.health').getAttribute('data-open'), '1');
   assert.match(await header.locator('.health').textContent(), /main \(quick\): 1 open regression/);
   const item = header.locator(`li[data-regression="${scenario}/${clients[0]}/p99_us"]`);
-  assert.match(await item.textContent(), new RegExp(`${scenario}/${clients[0]} P99 \\+30\\.0%`));
+  // The texts `hftbench history add` stored, rendered by verdict_text.py: the page formats none.
+  assert.equal(await item.locator('strong').textContent(), `${scenario}/${clients[0]} P99 ▲ +30.0%`);
+  assert.ok((await item.textContent()).includes('(95% interval +22.0% … +38.0%) since '));
   assert.match(await item.locator('.bisect').textContent(), /^culprit cccccccccc order book: <b>copy<\/b> the level$/);
   assert.ok((await item.textContent()).includes(CULPRIT_SUBJECT), 'the subject is text, markup and all');
   assert.equal(await header.locator('b').count(), 0, 'no element made from the subject');
@@ -72,7 +75,7 @@ test('the table: one row per series, the regressed one first and red; a click op
   await page.close();
 });
 
-test('a one-round run against the two-round one: not judged, says why; the link keeps the pair', async () => {
+test('two stored runs side by side, unjudged, with the command that would judge them; the link keeps the pair', async () => {
   const { page, problems } = await open();
   await page.locator('#compare summary').click();
   // The pickers are filled when the view opens (its toggle event), not at the click itself.
@@ -83,8 +86,15 @@ test('a one-round run against the two-round one: not judged, says why; the link 
   await page.selectOption('#pick-a', single);
   await page.selectOption('#pick-b', rounds);
   await page.waitForFunction(() => document.querySelector('#compare')?.dataset.state === 'ready');
-  assert.equal(await page.locator('.compare-headline').textContent(), 'No series could be judged: these runs store no run-level spread');
-  assert.match(await page.locator('#compare-body .not-judged').first().textContent(), /^Not judged: P99 of .+ \(no run-level spread stored \(one round\)\)/);
+  assert.equal(await page.locator('.compare-headline').textContent(), 'Two stored runs side by side: not a verdict');
+  const rows = await page.locator('#compare .side-by-side tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  assert.equal(rows.length, 4 * clients.length, 'P50, P99, P99.9 and throughput of each series');
+  for (const r of rows) assert.match(r[4], /^(\d+\.\d{3}|–)$/);
+  assert.equal(await page.locator('#compare .verdict-table').count(), 0, 'the stored verdict of B was not against A: not shown');
+  const shards = join(site.made.store, 'shards', 'quick');
+  const stored = readdirSync(shards).flatMap((f) => JSON.parse(readFileSync(join(shards, f), 'utf8')).runs);
+  const commit = (id) => stored.find((r) => r.run_id === id).commit;
+  assert.equal(await page.locator('#compare .ab-command').textContent(), `hftbench ab --base ${commit(single)} --head ${commit(rounds)} --suite quick`);
   assert.match(page.url(), new RegExp(`[?&]a=${single}&b=${rounds}(&|$)`));
   await page.reload();
   await page.waitForFunction(() => document.querySelector('#compare')?.dataset.state === 'ready');

@@ -87,15 +87,38 @@ test('series rows per runner: each against its own previous run; an open regress
   assert.deepEqual(sortRows([...rows].reverse(), 'name').map((r) => r.runner), ['a', 'b']);
 });
 
-test('series rows: latest values, change against the baseline verdict or the previous run, sortable', () => {
+// The texts `history add` stores for a row (verdict_text.py renders them; the page only shows them).
+const storedRows = (verdict) => ({
+  ...verdict,
+  headline: `stored headline of ${verdict.status}`,
+  columns: { change: 'change', interval: '95% interval', could_detect: 'could detect' },
+  rows: verdict.gated.map((g) => ({ ...g, gated: true, cells: { series: `${g.scenario}/${g.client}`, metric: g.metric.toUpperCase(), change: `stored change ${g.ratio}`, interval: 'stored interval', could_detect: 'stored mde' } })),
+});
+
+test('open regressions carry the row\'s stored texts; entries stored before carry none', () => {
+  const withRows = runs.map((r) => (r.verdict ? { ...r, verdict: storedRows(r.verdict) } : r));
+  const [o] = openRegressions(withRows);
+  assert.deepEqual([o.cells.change, o.cells.interval, o.interval_label], ['stored change 1.2', 'stored interval', '95% interval']);
+  assert.deepEqual(slimOpen(o).cells, o.cells, 'kept in derived/open-<suite>.json');
+  const [old] = openRegressions(runs);
+  assert.equal(old.cells, null);
+  assert.equal(old.verdict, 'regression', 'the status word is still there');
+});
+
+test('series rows: latest values, change against the baseline verdict (stored texts) or the previous run, sortable', () => {
   const main = runs.filter((r) => r.branch === 'main');
-  const [t] = trends(main, [{ scenario: 'latency-1c', client: 'hft' }], ['p50_us', 'p99_us', 'p999_us']);
+  const latest = { ...main.at(-1), verdict: storedRows(main.at(-1).verdict) };
+  const [t] = trends([...main.slice(0, -1), latest], [{ scenario: 'latency-1c', client: 'hft' }], ['p50_us', 'p99_us', 'p999_us']);
   const [row] = seriesRows([t], openRegressions(main));
   assert.deepEqual(row.spark, [40, 48, 47, 50]);
   assert.equal(row.p99_us, 50);
-  assert.equal(row.ratio, 1.04, 'the latest verdict\'s P99 ratio');
+  assert.equal(row.ratio, 1.04, 'the latest verdict\'s P99 ratio, to sort by');
+  assert.deepEqual([row.change_text, row.detect_text], ['stored change 1.04', 'stored mde'], 'its texts as stored');
   assert.equal(row.against, 'baseline');
   assert.equal(row.status, 'regression', 'an open regression outranks the latest verdict');
+  const [old] = seriesRows([trends(main, [{ scenario: 'latency-1c', client: 'hft' }], ['p50_us', 'p99_us', 'p999_us'])[0]], []);
+  assert.ok(Math.abs(old.ratio - 50 / 47) < 1e-12, 'no stored texts: the plain ratio to the previous run');
+  assert.deepEqual([old.against, old.change_text, old.detect_text, old.status], ['previous run', null, null, 'inconclusive']);
   const [plain] = seriesRows(trends(main.slice(0, 1).concat(run('x', '2026-11-09T00:00:00Z', null, 'main', 44)), [{ scenario: 'latency-1c', client: 'hft' }], ['p50_us', 'p99_us', 'p999_us']), []);
   assert.ok(Math.abs(plain.ratio - 1.1) < 1e-12);
   assert.equal(plain.against, 'previous run');

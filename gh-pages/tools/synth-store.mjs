@@ -4,7 +4,8 @@
 // Deterministic for a seed; every series gets one step change, recorded as a change point,
 // and the run after each step carries a gate verdict flagging it. Every run has 16 rounds (a
 // run-level spread of P50 and P99) and a job link; the first `gated` series are judged in every
-// verdict (gated rows), and the first regression among them carries a bisect culprit.
+// verdict (gated rows, with the headline and row texts `history add` stores beside them), and the
+// first regression among them carries a bisect culprit.
 // A pool of `runners` machines (default 2) takes the commits in turn: the second a server part
 // 30 % faster, so the same series stand apart by level; each runner's runs see each step (at its
 // first run from the step's commit on) as its own change point.
@@ -41,6 +42,32 @@ const RUNNERS = [
   { id: '7e8f9a0b1c2d', cpu_model: 'AMD EPYC 9275F 24-Core Processor', cores: 48, kernel: '6.1.0-hft', governor: 'performance', isolated_cpus: '2-47', smt: false, tuned: true, speed: 0.7 },
 ];
 
+// What `hftbench history add` stores for the page beside a verdict (docs/history-store.md): the
+// headline, the column labels and each row's cell texts. The real texts are verdict_text.py's;
+// these synthetic ones only take their shape, since the page shows whatever text is stored.
+const COLUMNS = { icon: '', series: 'series', metric: 'metric', base: 'base', head: 'head', change: 'change', interval: '95% interval', could_detect: 'could detect', verdict: 'verdict' };
+const ICON = { regression: '🔴', improvement: '🟢', no_change: '⚪' };
+const LEAD = { regression: '❌ Regression', improvement: '✅ Improvement', no_change: '✅ No change' };
+const RANK = { regression: 0, improvement: 2, no_change: 3 };
+const pct = (x) => `${x >= 1 ? '+' : '-'}${Math.abs(100 * (x - 1)).toFixed(1)}%`;
+
+function shownRow(g, headUs) {
+  const change = `${g.ratio > 1.0005 ? '▲' : g.ratio < 0.9995 ? '▼' : '='} ${pct(g.ratio)}`;
+  return { scenario: g.scenario, client: g.client, metric: g.metric, gated: true, verdict: g.verdict, cells: {
+    icon: ICON[g.verdict], series: `${g.scenario}/${g.client}`, metric: g.metric === 'p99_us' ? 'P99' : 'P50',
+    base: `${(headUs / g.ratio).toFixed(1)} µs`, head: `${headUs.toFixed(1)} µs`, change,
+    interval: `${pct(g.ci[0])} … ${pct(g.ci[1])}`, could_detect: `≥ ${pct(g.mde)}`, verdict: g.verdict.replace('_', ' ') } };
+}
+
+function shownVerdict(status, rows) {
+  const sorted = rows.map((r, i) => [r, i]).sort(([a, i], [b, j]) => RANK[a.verdict] - RANK[b.verdict] || i - j).map(([r]) => r);
+  const hit = sorted.filter((r) => r.verdict === status).map((r) => `${r.cells.series} ${r.cells.metric} ${pct(r.ratio)}`);
+  let headline = LEAD[status];
+  if (status !== 'no_change' && hit.length) headline += `: ${hit.slice(0, 3).join(', ')}${hit.length > 3 ? ` and ${hit.length - 3} more` : ''}`;
+  else if (status === 'no_change' && rows.length) headline += `: all ${rows.length} gated series × metrics within ±10%; each could have detected +5.0% or more`;
+  return { headline, columns: COLUMNS, rows: sorted.map(({ ratio, ...row }) => row) };
+}
+
 export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, seed = 1, suite = 'standard', xss = false, gated = 4, spread = 0.03, runners = 2 }) {
   const random = rng(seed);
   const scenarioNames = Array.from({ length: scenarios }, (_, i) => ['small', 'medium', 'large', 'latency-1c', 'open-5k'][i] ?? `scenario-${i}`);
@@ -69,6 +96,7 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
     const runner = pool[r];
     const flags = [];
     const gatedRows = [];
+    const shown = [];
     let bisect;
     const results = series.map((s, i) => {
       const level = base[i] * runner.speed * (c >= stepAt[i] ? stepSize[i] : 1) * (1 + 0.03 * (random() - 0.5));
@@ -77,8 +105,10 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
         const ratio = c === stepAt[i] ? stepSize[i] : 1 + 0.02 * (random() - 0.5);
         const verdict = c !== stepAt[i] ? 'no_change' : stepSize[i] > 1 ? 'regression' : 'improvement';
         for (const metric of ['p99_us', 'p50_us']) {
-          gatedRows.push({ scenario: s.scenario, client: s.client, metric, ratio: +ratio.toFixed(4),
-            ci: [+(ratio * 0.97).toFixed(4), +(ratio * 1.03).toFixed(4)], mde: 1.05, verdict });
+          const g = { scenario: s.scenario, client: s.client, metric, ratio: +ratio.toFixed(4),
+            ci: [+(ratio * 0.97).toFixed(4), +(ratio * 1.03).toFixed(4)], mde: 1.05, verdict };
+          gatedRows.push(g);
+          shown.push({ ...shownRow(g, metric === 'p99_us' ? level * 2.5 : level), ratio: g.ratio });
         }
         if (verdict === 'regression' && !firstBisect) {
           firstBisect = true;
@@ -102,7 +132,7 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
       url: `https://github.com/example/hft-bench/commit/${commit}`,
       job_url: `https://github.com/example/hft-bench/actions/runs/${1000000 + c}`, runner: runner.id, dirty: false,
       rounds: 16, results,
-      verdict: { status, base: prevCommit, partial: false, flags, gated: gatedRows, ...(bisect ? { bisect } : {}) },
+      verdict: { status, base: prevCommit, partial: false, flags, gated: gatedRows, ...(bisect ? { bisect } : {}), ...shownVerdict(status, shown) },
     };
     prevCommit = commit;
     const month = iso.slice(0, 7);

@@ -1,6 +1,7 @@
 """One commit's runs as one history-store entry (docs/history-store.md): the merged histogram
 and percentiles of each series, the run-level spread of P50 and P99, the commit, and the
-verdict reduced to what the dashboard shows. history_store.py writes it; this module only
+verdict reduced to what the dashboard shows, its headline and table rendered here by
+verdict_text.py (the page formats none of it). history_store.py writes it; this module only
 builds it.
 """
 
@@ -12,7 +13,7 @@ from typing import Any
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-from . import metrics, results, stats
+from . import mdsafe, metrics, results, stats, verdict_text
 from .fingerprint import runner_id
 from .series import Series
 
@@ -143,4 +144,30 @@ def store_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
             if verdict.get("bisect")
             else {}
         ),
+        **shown_verdict(verdict),
+    }
+
+
+ROW_KEYS = ("scenario", "client", "metric", "gated", "verdict")  # what finds a row and colours it
+
+
+def shown_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
+    """The verdict as the dashboard shows it, rendered once by verdict_text: the headline, the
+    table's column labels and one row per gated and reported series × metric (the markdown
+    tables' rows, in their order), each cell's text keyed by verdict_text.COLUMNS. Outside names
+    are plain one-line text (mdsafe.title, as in an issue title): the page makes them text nodes."""
+    doc = {**verdict, "results": verdict.get("results") or []}
+    rows = [*verdict_text.gated_rows(doc), *verdict_text.reported_rows(doc)]
+    head = verdict_text.table_head_cells(doc.get("confidence", 0.95))
+
+    def by_column(cells: list[str]) -> dict[str, str]:
+        return dict(zip(verdict_text.COLUMNS, cells, strict=True))
+
+    return {
+        "headline": verdict_text.headline(doc, esc=mdsafe.title),
+        "columns": by_column(head),
+        "rows": [
+            {**{k: r.get(k) for k in ROW_KEYS}, "cells": by_column(verdict_text.row_cells(r, mdsafe.title))}
+            for r in rows
+        ],
     }

@@ -108,21 +108,33 @@ def _verdict_cell(r: dict[str, Any]) -> str:
     return r["verdict"].replace("_", " ")
 
 
-def _row(r: dict[str, Any]) -> str:
+# The table's columns by name: the history store keeps each row's cells under these keys
+# (history_entry.shown_verdict), so the dashboard shows this table without formatting it.
+COLUMNS = ("icon", "series", "metric", "base", "head", "change", "interval", "could_detect", "verdict")
+
+
+def row_cells(r: dict[str, Any], esc=mdsafe.text) -> list[str]:
+    """One table row's cells, in COLUMNS order (`esc`: the outside names made inert for markdown,
+    or plain text with mdsafe.title)."""
     icon = ICON[r["verdict"]] if r["gated"] else ICON[verdicts.NOT_GATED]
-    return (
-        f"| {icon} | {_series(r)} | {_metric(r)} | "
-        f"{value(r['metric'], r.get('base_value'))} | "
-        f"{value(r['metric'], r.get('head_value'))} | {change(r)} | {interval(r)} | {detectable(r)} | "
-        f"{_verdict_cell(r)} |"
-    )
+    sides = [value(r["metric"], r.get("base_value")), value(r["metric"], r.get("head_value"))]
+    judged = [change(r), interval(r), detectable(r), _verdict_cell(r)]
+    return [icon, _series(r, esc), _metric(r, esc), *sides, *judged]
+
+
+def table_head_cells(confidence: float) -> list[str]:
+    """The table head's cells, in COLUMNS order."""
+    interval_label = f"{round(100 * confidence)}% interval"
+    return ["", "series", "metric", "base", "head", "change", interval_label, "could detect", "verdict"]
+
+
+def _row(r: dict[str, Any]) -> str:
+    return "| " + " | ".join(row_cells(r)) + " |"
 
 
 def _table_head(confidence: float) -> str:
-    return (
-        f"| | series | metric | base | head | change | {round(100 * confidence)}% interval | "
-        "could detect | verdict |\n|---|---|---|---|---|---|---|---|---|"
-    )
+    head = "|" + "|".join(f" {c} " if c else " " for c in table_head_cells(confidence)) + "|"
+    return head + "\n" + "|---" * len(COLUMNS) + "|"
 
 
 def drift_lines(doc: dict[str, Any]) -> list[str]:
@@ -157,6 +169,11 @@ def gated_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Gated series × metric, most important first (regressions, inconclusive, …)."""
     rows = [r for r in doc["results"] if r["gated"] and r["metric"] != "errors"]
     return sorted(rows, key=lambda r: RANK[r["verdict"]])
+
+
+def reported_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Series × metric judged for information only (not gated), in verdict.json's order."""
+    return [r for r in doc["results"] if not r["gated"] and r["verdict"] != verdicts.NOT_GATED]
 
 
 def headline(doc: dict[str, Any], esc=mdsafe.text) -> str:
@@ -251,7 +268,7 @@ def _details(doc: dict[str, Any]) -> list[str]:
             groups.setdefault((_metric(r), mdsafe.text(r["reason"])), []).append(_series(r))
         items = "; ".join(f"{m} of {', '.join(s)} ({why})" for (m, why), s in groups.items())
         out += [f"**Not gated:** {items}.", ""]
-    info = [r for r in doc["results"] if not r["gated"] and r["verdict"] != verdicts.NOT_GATED]
+    info = reported_rows(doc)
     if info:
         out += ["<details><summary>Reported only (not gated)</summary>", "", _table_head(conf)]
         out += [_row(r) for r in info] + ["", "</details>", ""]

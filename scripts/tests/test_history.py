@@ -4,11 +4,12 @@ baselines by branch and runner, `compare` against the store, change points."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 from gate_synth import latency_run, result_doc, write_run
-from hftbench import cli, fingerprint, history_entry
+from hftbench import cli, fingerprint, history_entry, verdict_text
 from hftbench import history_store as hs
 from hftbench.compare import run_compare
 from hftbench.compare_gates import load_gates
@@ -63,11 +64,62 @@ def test_add_writes_the_documented_format(tmp_path):
     (res,) = entry["results"]
     assert res["ok"] == 20_000  # two repeats merged into one stored sample of the series
     assert res["histogram"].startswith("HISTF") and res["p99_us"] > res["p50_us"] > 0
+    columns = dict(zip(verdict_text.COLUMNS, verdict_text.table_head_cells(0.95), strict=True))
     assert entry["verdict"] == {
-        "status": "regression", "base": "b" * 40, "partial": False, "flags": verdict["flags"], "gated": []
+        "status": "regression", "base": "b" * 40, "partial": False, "flags": verdict["flags"], "gated": [],
+        "headline": "❌ Regression", "columns": columns, "rows": [],
     }  # fmt: skip
     assert entry["rounds"] == 1 and "spread" not in res  # one run: no spread to draw
     assert not list(store.rglob(".*"))  # no temp file left behind
+
+
+GOLDEN_VERDICT = Path(__file__).parent / "fixtures" / "golden" / "expected" / "verdict.json"
+
+
+def _table_cells(markdown: str) -> list[list[str]]:
+    """Every row of the markdown's verdict tables (gated, then reported only), as cell texts."""
+    lines = [ln for ln in markdown.splitlines() if ln.startswith("| ") and not ln.startswith("| | series")]
+    return [[c.strip() for c in ln[1:-1].split(" | ")] for ln in lines]
+
+
+def test_add_stores_the_headline_and_rows_verdict_text_renders(tmp_path):
+    """What the dashboard shows of a verdict is stored rendered: the same headline and table
+    cells as verdict-text's summary of that verdict.json (a real compare's: both tables, an
+    error-rate row among the reported ones), so the page formats nothing itself."""
+    rng = np.random.default_rng(14)
+    run = _run(tmp_path, rng, "run_20261126T010000Z", date="2026-11-26T01:00:00Z")
+    store = tmp_path / "store"
+    assert (
+        cli.main(["history", "add", str(run), "--store", str(store), "--verdict", str(GOLDEN_VERDICT)]) == 0
+    )
+    stored = json.loads((store / "shards" / "pr" / "2026-11.json").read_text())["runs"][0]["verdict"]
+    markdown = verdict_text.markdown(json.loads(GOLDEN_VERDICT.read_text()))
+    assert markdown.startswith(f"## {stored['headline']}\n")
+    assert stored["headline"] == "❌ Regression: latency-1c/hft P99 +16.1%"
+    head = next(ln for ln in markdown.splitlines() if ln.startswith("| | series"))
+    assert [c.strip() for c in head[1:-1].split("|")] == list(stored["columns"].values())
+    assert list(stored["columns"]) == list(verdict_text.COLUMNS)
+    table = _table_cells(markdown)
+    assert [list(r["cells"].values()) for r in stored["rows"]] == table and len(table) == 9
+    errors = next(r for r in stored["rows"] if r["metric"] == "errors")
+    assert errors["cells"]["base"] == "0%" and errors["gated"] is False
+    assert [(r["metric"], r["gated"], r["verdict"]) for r in stored["rows"][:2]] == [
+        ("p99_us", True, "regression"), ("p50_us", True, "no_change")]  # fmt: skip
+
+
+def test_stored_rows_name_outside_text_plainly_on_one_line():
+    """The markdown cell escapes a name for GitHub; the store keeps it as plain one-line text,
+    which the page puts in a text node."""
+    row = {"scenario": "a|b_c\nd", "client": "rust", "metric": "p99_us", "gated": True,
+           "verdict": "inconclusive", "ratio": 1.05, "ci": [0.98, 1.12], "mde": float("inf"),
+           "settle_runs": 40}  # fmt: skip
+    stored = history_entry.store_verdict({"status": "inconclusive", "results": [row]})
+    (cells,) = [r["cells"] for r in stored["rows"]]
+    assert cells["series"] == "a|b_c d/rust" and cells["could_detect"] == "none (too few runs)"
+    assert verdict_text._row(row).startswith("| 🟡 | a\\|b\\_c d/rust | P99 |")
+    assert stored["headline"] == (
+        "🟡 Inconclusive: 1 of 1 gated series × metrics undecided; about 40 runs a side would settle it"
+    )
 
 
 def test_a_commits_rounds_are_one_entry_with_their_spread(tmp_path):

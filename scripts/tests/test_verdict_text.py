@@ -132,6 +132,46 @@ def test_a_huge_verdict_is_folded_under_the_comment_limit():
     assert "left out" in body and "actions/runs/1" in body
 
 
+@pytest.mark.parametrize(
+    ("row", "cells"),
+    [
+        (_row("p99_us", "inconclusive", 1.0, [0.9, 1.1], mde=float("inf")),
+         ["🟡", "P99", "20.0 µs", "20.0 µs", "= +0.0%", "-10.0% … +10.0%", "none (too few runs)",
+          "inconclusive"]),
+        (_row("p50_us", "no_change", 0.97, [0.95, 0.99], gated=False, base_value=1234.56, head_value=1197.52),
+         ["▫️", "P50", "1,234.6 µs", "1,197.5 µs", "▼ -3.0%", "-5.0% … -1.0%", "≥ +6.0%", "no change"]),
+        (_row("throughput_rps", "no_change", 0.99, [0.98, 1.0], gated=False, base_value=43400.5,
+              head_value=42966.4),
+         ["▫️", "throughput", "43,400/s", "42,966/s", "▼ -1.0%", "-2.0% … +0.0%", "≥ +6.0%", "no change"]),
+        ({**_row("errors", "regression", 1.0, None, mde=None, base_value=0.0, head_value=0.0012),
+          "ratio": None},
+         ["🔴", "error rate", "0%", "0.12%", "▲ +0.12 pt", "–", "–", "regression"]),
+        ({**_row("p99_us", "not_gated", 1.0, [float("nan")] * 2, mde=None, gated=False, base_value=None,
+                 head_value=None), "ratio": None},
+         ["▫️", "P99", "–", "–", "–", "–", "–", "not gated"]),
+    ],
+)  # fmt: skip
+def test_row_cells_format_each_kind_of_value(row, cells):
+    """The cells the summary's table and the history store's rows show (thousands, rates, error
+    points, missing values, no detectable effect): written here, once, for every surface."""
+    got = verdict_text.row_cells(row)
+    assert [got[0], *got[2:]] == cells and got[1] == f"latency-1c/{row['client']}"
+    assert verdict_text._row(row) == "| " + " | ".join(got) + " |"
+
+
+def test_headlines_name_three_then_count_and_say_when_more_runs_are_out_of_reach():
+    many = [_row("p99_us", "regression", 1.1 + i / 100, [1.05, 1.2], client=f"c{i}") for i in range(5)]
+    assert verdict_text.headline(dict(_doc("regression", many), partial=True)) == (
+        "❌ Regression (partial: interrupted): latency-1c/c0 P99 +10.0%, latency-1c/c1 P99 +11.0%, "
+        "latency-1c/c2 P99 +12.0% and 2 more"
+    )
+    far = _row("p99_us", "inconclusive", 1.06, [0.97, 1.16], settle_runs=1563)
+    assert verdict_text.headline(_doc("inconclusive", [far])).endswith(
+        "; more than 200 runs a side would be needed to settle it: out of reach, the series is too noisy "
+        "on this runner (read its MDE)"
+    )
+
+
 def test_partial_verdict_says_so():
     doc = dict(NO_CHANGE, partial=True)
     assert verdict_text.headline(doc).startswith("✅ No change (partial: interrupted)")

@@ -9,7 +9,8 @@ import { trendChart, barChart, percentileChart, COLORS, LABELS } from './charts.
 import { renderHeader } from './header.js';
 import { renderTable } from './table.js';
 import { renderCompare, runLabel } from './compare-view.js';
-import { HEADLINE } from './verdict-rows.js';
+import { verdictLine } from './verdict-rows.js';
+import { verdictBlock } from './verdict-view.js';
 
 const $ = (id) => document.getElementById(id);
 const cache = new Map();
@@ -81,7 +82,7 @@ function runLine(run) {
   return [
     link(run.url, sha),
     ` · ${run.date ?? ''} · ${run.branch ?? ''} · ${run.author ?? ''}${run.dirty ? ' · dirty' : ''}`,
-    v ? ` · verdict: ${HEADLINE[v.status] ?? v.status}` : ' · no verdict',
+    v ? ` · verdict: ${verdictLine(v)}` : ' · no verdict',
     run.job_url ? [' · ', link(run.job_url, 'job ↗')] : [],
     el('div', { class: 'message' }, run.message ?? ''),
   ];
@@ -225,7 +226,7 @@ async function drawCompare() {
     section.dataset.state = 'error';
     return;
   }
-  const dist = renderCompare(box, base, head, { width: Math.min(900, box.clientWidth || 900), curves: runCurves, charts: page.compareCharts });
+  const dist = renderCompare(box, base, head, { suite: page.view.suite, width: Math.min(900, box.clientWidth || 900), curves: runCurves, charts: page.compareCharts });
   section.dataset.state = 'ready';
   performance.mark('hft:compare-ready');
   await dist;
@@ -247,7 +248,8 @@ async function drawLatest(runs) {
   const run = latestRun(runs, own(index.suites, view.suite)?.latest_run);
   if (!run) return;
   const derived = await fetchJson(`derived/latest-${encodeURIComponent(view.suite)}.json`, { optional: true });
-  box.append(el('h2', {}, `Latest run: ${run.run_id}`), el('div', { class: 'runline' }, runLine(run)));
+  box.append(el('h2', {}, `Latest run: ${run.run_id}`), el('div', { class: 'runline' }, runLine(run)),
+    el('section', { class: 'latest-verdict' }, el('h3', {}, 'Gate verdict, as stored with this run'), verdictBlock(run.verdict, { level: 'h4' })));
   const scenarios = [...new Set((run.results ?? []).map((r) => r.scenario))]
     .filter((s) => view.scenario === 'all' || s === view.scenario);
   const width = chartWidth(box, 440);

@@ -1,10 +1,11 @@
-// Compare any two runs: the gate's table and wording (verdict-rows.js) over compare.js's rows,
-// the series the rules could not judge, and both sides' percentile distributions.
+// Compare any two stored runs: side by side and unjudged (compare.js), the command that would
+// judge them, B's stored gate verdict when it was measured against A's very commit, and both
+// sides' percentile distributions.
 import { el } from './dom.js';
-import { compareRuns } from './compare.js';
+import { abCommand, judgedAgainst, sideBySide } from './compare.js';
 import { percentileChart } from './charts.js';
-import { safeUrl } from './series.js';
-import { GATES, LABEL, headline, rowCells, tableHead } from './verdict-rows.js';
+import { formatValue, safeUrl } from './series.js';
+import { verdictBlock } from './verdict-view.js';
 
 const short = (sha) => String(sha ?? '').slice(0, 10);
 export const runLabel = (run) => `${short(run.commit)} · ${String(run.date ?? '').slice(0, 16).replace('T', ' ')} · ${run.branch ?? ''} · ${run.message ?? ''}`;
@@ -15,49 +16,41 @@ function side(name, run) {
     ` (${String(run.date ?? '').slice(0, 10)}, ${run.rounds ?? 1} round${(run.rounds ?? 1) === 1 ? '' : 's'}) ${run.message ?? ''}`);
 }
 
-/** "P99.9 of 50 series (no run-level spread stored)": grouped by metric and reason, as verdict_text groups. */
-function notJudgedText(skipped) {
-  const groups = new Map();
-  for (const n of skipped) {
-    const key = `${LABEL[n.metric] ?? n.metric}\u0000${n.reason}`;
-    if (!groups.has(key)) groups.set(key, []);
-    groups.get(key).push(n.series);
-  }
-  return [...groups].map(([key, series]) => {
-    const [metric, reason] = key.split('\u0000');
-    return `${metric} of ${series.length > 6 ? `${series.length} series` : series.join(', ')} (${reason})`;
-  }).join('; ');
-}
-
-/** The verdict table: header row and one row per judged series × metric, cells as text. */
-function verdictTable(doc) {
-  return el('table', { class: 'verdict-table' },
-    el('thead', {}, el('tr', {}, tableHead(doc.confidence ?? GATES.confidence).map((h) => el('th', {}, h)))),
-    el('tbody', {}, doc.results.map((r) => el('tr', { 'data-verdict': r.verdict, 'data-row': `${r.scenario}/${r.client}/${r.metric}` },
-      rowCells(r).map((c) => el('td', {}, c))))));
+/** Series × field: A's and B's stored values and B / A, nothing judged. */
+function sideTable(rows) {
+  return el('table', { class: 'side-by-side' },
+    el('thead', {}, el('tr', {}, ['series', 'metric', 'A (base)', 'B (head)', 'B / A'].map((h) => el('th', {}, h)))),
+    el('tbody', {}, rows.map((r) => el('tr', { 'data-row': `${r.series}/${r.metric}` },
+      el('td', {}, r.series), el('td', {}, r.label), el('td', { class: 'num' }, formatValue(r.base)),
+      el('td', { class: 'num' }, formatValue(r.head)), el('td', { class: 'num' }, r.ratio === null ? '–' : r.ratio.toFixed(3))))));
 }
 
 /**
- * Draw the comparison of `base` and `head` (stored runs) into `box`; `curves(run)` resolves to
- * {"scenario/client": [[p, us]…]} or null. Returns a promise that settles when the
+ * Draw the comparison of `base` and `head` (stored runs of `suite`) into `box`; `curves(run)`
+ * resolves to {"scenario/client": [[p, us]…]} or null. Returns a promise that settles when the
  * distribution is drawn; the table is in the page when this returns.
  */
-export function renderCompare(box, base, head, { width, curves, charts }) {
-  const doc = compareRuns(base, head);
-  const judged = doc.results.length;
-  const skipped = doc.notJudged.filter((n) => n.metric !== null);
-  const oneSided = doc.notJudged.filter((n) => n.metric === null);
+export function renderCompare(box, base, head, { suite, width, curves, charts }) {
+  const { rows, onlyBase, onlyHead } = sideBySide(base, head);
   const dist = el('div', { class: 'compare-dist' }, el('p', {}, 'loading the distributions…'));
-  const series = [...new Set([...doc.results, ...skipped.map((n) => n.row)].map((r) => `${r.scenario}/${r.client}`))];
+  const series = [...new Set(rows.map((r) => r.series))];
   const pick = el('select', { id: 'compare-series', 'aria-label': 'series of the distribution' }, series.map((s) => el('option', { value: s }, s)));
+  const machines = base.runner !== head.runner
+    ? ` They ran on two runners (${base.runner ?? 'unknown'}, ${head.runner ?? 'unknown'}): B / A mixes the machines with the code.` : '';
   box.replaceChildren(
     el('p', { class: 'sides' }, side('A (base)', base), el('br'), side('B (head)', head)),
-    el('h3', { class: 'compare-headline' }, judged ? headline(doc) : 'No series could be judged: these runs store no run-level spread'),
-    el('p', { class: 'note' }, 'Stored runs, not measured interleaved: each ratio is judged by the gate\'s rules (thresholds of gates.yaml, ',
-      'interval and detectable effect from each run\'s stored spread of its rounds). An indication, not a gate verdict.'),
-    judged ? el('div', { class: 'table-wrap' }, verdictTable(doc)) : [],
-    skipped.length ? el('p', { class: 'not-judged' }, `Not judged: ${notJudgedText(skipped)}.`) : [],
-    oneSided.length ? el('p', { class: 'not-judged' }, `In one run only: ${oneSided.map((n) => n.series).join(', ')}.`) : [],
+    el('h3', { class: 'compare-headline' }, 'Two stored runs side by side: not a verdict'),
+    el('p', { class: 'note' }, `Stored runs were measured apart, on different days: they do not judge alone.${machines} `,
+      'To judge B against A, measure both commits interleaved in one job:'),
+    el('pre', { class: 'ab-command' }, el('code', {}, abCommand(base, head, suite))),
+    rows.length ? el('div', { class: 'table-wrap' }, sideTable(rows)) : el('p', {}, 'No series measured by both runs.'),
+    onlyBase.length ? el('p', { class: 'one-sided' }, `In A only: ${onlyBase.join(', ')}.`) : [],
+    onlyHead.length ? el('p', { class: 'one-sided' }, `In B only: ${onlyHead.join(', ')}.`) : [],
+    judgedAgainst(base, head)
+      ? el('section', { class: 'pair-verdict' }, el('h3', {}, 'The gate\'s verdict stored with B, against A\'s commit'),
+        el('p', { class: 'note' }, 'Measured interleaved in B\'s own job: its numbers are that job\'s, not the stored runs above.'),
+        verdictBlock(head.verdict, { level: 'h4' }))
+      : [],
     series.length ? el('div', { class: 'compare-dist-head' }, el('h3', {}, 'Percentile distribution, both sides'), pick) : [],
     dist);
   const draw = async () => {
@@ -70,5 +63,7 @@ export function renderCompare(box, base, head, { width, curves, charts }) {
     charts.push(percentileChart(dist, list, { width }));
   };
   pick.addEventListener('change', () => { draw(); });
-  return series.length ? draw() : Promise.resolve();
+  if (series.length) return draw();
+  dist.replaceChildren();
+  return Promise.resolve();
 }

@@ -3,7 +3,8 @@
 import { el } from './dom.js';
 import { bisectText, own, recentChangePoints, runnerLabel } from './overview.js';
 import { safeUrl } from './series.js';
-import { HEADLINE, LABEL, interval } from './verdict-rows.js';
+import { LABELS } from './charts.js';
+import { NOT_STORED, verdictLine } from './verdict-rows.js';
 
 const short = (sha) => String(sha ?? '').slice(0, 10);
 
@@ -24,12 +25,11 @@ function link(url, text) {
 
 const commitLink = (repo, sha) => link(repo && sha ? `${repo}/commit/${sha}` : null, short(sha));
 const when = (iso) => (typeof iso === 'string' ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : '?');
-const pct = (ratio) => (Number.isFinite(ratio) ? `${ratio >= 1 ? '+' : ''}${(100 * (ratio - 1)).toFixed(1)}%` : '?');
 
 function latestLine(run, repo) {
   if (!run) return el('p', { class: 'latest' }, 'No run of main is stored yet.');
   const v = run.verdict;
-  const verdict = v ? `${HEADLINE[v.status] ?? v.status}${v.partial ? ' (partial)' : ''}` : 'no gate verdict stored';
+  const verdict = v ? verdictLine(v) : 'no gate verdict stored';
   return el('p', { class: 'latest' }, 'Latest main run: ', link(run.url, short(run.commit)), ` · ${when(run.date)} · `,
     el('span', { class: `verdict v-${v?.status ?? 'none'}` }, verdict),
     run.job_url ? [' · ', link(run.job_url, 'job ↗')] : [], el('span', { class: 'subject' }, ` · ${run.message ?? ''}`));
@@ -41,16 +41,19 @@ function regressionItem(r, repo, runnerName) {
     // regression-issue opens one per suite with this title and label; search rather than store its number.
     ? `${repo}/issues?q=${encodeURIComponent('is:issue is:open label:performance in:title "Latency regression on main"')}`
     : null;
+  // The gate's own texts for the row, as stored; an entry stored before has only the verdict word.
+  const c = r.cells;
+  const what = c ? [c.series, c.metric, c.change].map((x) => String(x ?? '')).join(' ') : `${r.scenario}/${r.client} ${own(LABELS, r.metric) ?? r.metric}: ${r.verdict}`;
   return el('li', { 'data-regression': r.key },
-    el('strong', {}, `${r.scenario}/${r.client} ${LABEL[r.metric] ?? r.metric} ${pct(r.ratio)}`),
-    r.ci ? ` (95% interval ${interval(r)})` : '', ' since ', commitLink(repo, r.run.commit), ` (${r.run.date?.slice(0, 10) ?? '?'})`,
+    el('strong', {}, what), c ? (r.ci ? ` (${r.interval_label ?? 'interval'} ${c.interval})` : '') : ` (${NOT_STORED})`,
+    ' since ', commitLink(repo, r.run.commit), ` (${r.run.date?.slice(0, 10) ?? '?'})`,
     runnerName && r.run.runner ? ` on ${runnerName(r.run.runner)}` : '',
     where ? [' · ', el('span', { class: 'bisect' }, where.kind === 'culprit' ? ['culprit ', commitLink(repo, where.sha), ` ${r.bisect.culprit.subject ?? ''}`] : where.text)] : [],
     issues ? [' · ', link(issues, 'open issue ↗')] : []);
 }
 
 function changeItem(c, repo, runnerName) {
-  return el('li', { 'data-runner': c.runner ?? '' }, `${c.scenario}/${c.client} ${LABEL[c.metric] ?? c.metric} `,
+  return el('li', { 'data-runner': c.runner ?? '' }, `${c.scenario}/${c.client} ${own(LABELS, c.metric) ?? c.metric} `,
     el('strong', {}, `${c.change_pct > 0 ? '+' : ''}${Number(c.change_pct).toFixed(1)}%`), ' at ',
     c.from_commit ? [commitLink(repo, c.from_commit), '..'] : [], commitLink(repo, c.commit), ` (${String(c.date ?? '').slice(0, 10)})`,
     runnerName ? el('span', { class: 'subject' }, ` on ${runnerName(c.runner)}`) : []);

@@ -3,6 +3,7 @@
 // use Maps or Object.hasOwn, so a suite called "constructor" is just a name.
 
 import { changePointShown } from './series.js';
+import { columnLabel, storedRow } from './verdict-rows.js';
 
 const DAY_MS = 86400e3;
 export const own = (obj, key) => (obj !== null && typeof obj === 'object' && Object.hasOwn(obj, key) ? obj[key] : undefined);
@@ -25,11 +26,18 @@ function verdictRows(verdict) {
   return Array.isArray(verdict.gated) ? verdict.gated : (verdict.flags ?? []);
 }
 
+/** The texts the gate stored for a row (verdict-rows.js): its cells and the interval's label, or nulls. */
+function storedTexts(verdict, row) {
+  const cells = storedRow(verdict, row.scenario, row.client, row.metric)?.cells;
+  return { cells: cells && typeof cells === 'object' ? cells : null, interval_label: columnLabel(verdict, 'interval') };
+}
+
 /**
  * Regressions of main not yet recovered: a gated series × metric judged a regression, and no
  * later verdict of main judging it an improvement. The rule of `hftbench regression-issue`: each
  * push is compared with the previous commit, so a later "no change" means still slow. Newest
- * first; `bisect` is the optional range or culprit the verdict carries.
+ * first; `bisect` is the optional range or culprit the verdict carries, `cells` the row's texts
+ * as the gate stored them (null for entries stored before).
  */
 export function openRegressions(runs) {
   const open = new Map();
@@ -38,7 +46,7 @@ export function openRegressions(runs) {
     for (const row of verdictRows(run.verdict)) {
       const key = `${row.scenario}/${row.client}/${row.metric}`;
       if (row.verdict === 'regression') {
-        if (!open.has(key)) open.set(key, { ...row, key, run, bisect: run.verdict.bisect ?? null });
+        if (!open.has(key)) open.set(key, { ...row, key, run, bisect: run.verdict.bisect ?? null, ...storedTexts(run.verdict, row) });
       } else if (row.verdict === 'improvement') {
         open.delete(key);
       }
@@ -92,9 +100,10 @@ export function recentChangePoints(changepoints, suite, until, runs, days = 30, 
 /**
  * One table row per trend (trends() over p50/p99/p99.9, split by runner): the last `spark` P99
  * values, the latest percentiles, the change of P99 against the baseline (the latest stored
- * verdict's ratio and minimum detectable effect; without one, against the previous run), and a
- * status. An open regression is main's code, whichever runner's gate flagged it: every runner's
- * row of the series shows it.
+ * verdict's P99 row: its ratio for sorting, its change and could-detect texts as the gate stored
+ * them; without one, or for an entry stored before the rows were, the plain ratio to the previous
+ * run), and a status. An open regression is main's code, whichever runner's gate flagged it:
+ * every runner's row of the series shows it.
  */
 export function seriesRows(trendList, open, spark = 60) {
   const openKeys = new Set(open.map((o) => `${o.scenario}/${o.client}`));
@@ -103,12 +112,13 @@ export function seriesRows(trendList, open, spark = 60) {
     const last = t.runs[n - 1];
     const p99 = t.values.p99_us;
     const gated = verdictRows(last.verdict).find((g) => g.scenario === t.scenario && g.client === t.client && g.metric === 'p99_us');
+    const cells = gated ? storedTexts(last.verdict, gated).cells : null;
     const previous = n > 1 && p99[n - 2] > 0 && p99[n - 1] > 0 ? p99[n - 1] / p99[n - 2] : null;
     return {
       scenario: t.scenario, client: t.client, runner: t.runner ?? null, spark: p99.slice(-spark),
       p50_us: t.values.p50_us[n - 1], p99_us: p99[n - 1], p999_us: t.values.p999_us[n - 1],
-      ratio: gated?.ratio ?? previous, against: gated ? 'baseline' : (previous === null ? null : 'previous run'),
-      mde: gated?.mde ?? null,
+      ratio: cells ? gated.ratio : previous, against: cells ? 'baseline' : (previous === null ? null : 'previous run'),
+      change_text: cells ? String(cells.change ?? '') : null, detect_text: cells ? String(cells.could_detect ?? '') : null,
       status: openKeys.has(`${t.scenario}/${t.client}`) ? 'regression' : (gated?.verdict ?? 'unjudged'),
       run: last,
     };

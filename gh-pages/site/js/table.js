@@ -1,6 +1,6 @@
 // The series table: one row per scenario × client (× runner, when several runners ran it) with a
-// P99 sparkline, the latest P50/P99/P99.9, the change against the baseline, the minimum detectable
-// effect and a status dot.
+// P99 sparkline, the latest P50/P99/P99.9, the change against the baseline and the minimum detectable
+// effect (the gate's stored texts), and a status dot.
 import { el } from './dom.js';
 import { sortRows } from './overview.js';
 import { formatValue } from './series.js';
@@ -29,12 +29,16 @@ function sparkline(values) {
 }
 
 function changeCell(r) {
-  if (!Number.isFinite(r.ratio)) return el('td', { class: 'change' }, '–');
-  const p = 100 * (r.ratio - 1);
-  const arrow = p > 0.05 ? '▲' : p < -0.05 ? '▼' : '=';
+  const p = Number.isFinite(r.ratio) ? 100 * (r.ratio - 1) : 0;
   // Coloured only from ±5 % (half the gate's threshold): noise stays plain text.
-  return el('td', { class: `change ${p >= 5 ? 'worse' : p <= -5 ? 'better' : ''}`, title: `P99 against the ${r.against}` },
-    `${arrow} ${p >= 0 ? '+' : ''}${p.toFixed(1)}%`, r.against === 'previous run' ? el('sub', {}, ' prev') : '');
+  const cls = `change ${p >= 5 ? 'worse' : p <= -5 ? 'better' : ''}`;
+  // Against the baseline: the gate's own text, as the store keeps it.
+  if (r.change_text !== null && r.change_text !== undefined) return el('td', { class: cls, title: 'P99 against the gate\'s baseline' }, r.change_text);
+  if (!Number.isFinite(r.ratio)) return el('td', { class: 'change' }, '–');
+  // Against the previous stored run: the plain ratio of two stored values, not a verdict.
+  const arrow = p > 0.05 ? '▲' : p < -0.05 ? '▼' : '=';
+  return el('td', { class: cls, title: `P99 against the ${r.against} (plain ratio, not a verdict)` },
+    `${arrow} ${p >= 0 ? '+' : ''}${p.toFixed(1)}%`, el('sub', {}, ' prev'));
 }
 
 /**
@@ -56,7 +60,7 @@ export function renderTable(box, rows, { sort, onSort, onOpen, runnerName }) {
         el('td', {}, sparkline(r.spark)),
         ...[r.p50_us, r.p99_us, r.p999_us].map((v) => el('td', { class: 'num' }, formatValue(v))),
         changeCell(r),
-        el('td', { class: 'num' }, Number.isFinite(r.mde) ? `≥ +${(100 * (r.mde - 1)).toFixed(1)}%` : '–'));
+        el('td', { class: 'num' }, r.detect_text ?? '–'));
       tr.addEventListener('click', () => onOpen(r));
       tr.addEventListener('keydown', (e) => { if (e.key === 'Enter') onOpen(r); });
       return tr;

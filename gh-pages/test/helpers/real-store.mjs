@@ -37,7 +37,8 @@ function run(out, clients) {
 
 /** The verdict of the rounds entry: its first series' P99 a regression, bisected to a culprit. */
 function regressionVerdict(clients, scenario) {
-  const gated = (metric, ratio, verdict) => ({ scenario, client: clients[0], metric, gated: true, ratio, ci: [ratio - 0.08, ratio + 0.08], mde: 1.08, verdict });
+  const gated = (metric, ratio, verdict) => ({ scenario, client: clients[0], metric, gated: true, ratio, ci: [ratio - 0.08, ratio + 0.08], mde: 1.08, verdict,
+    threshold: 1.1, base_value: 20, head_value: 20 * ratio });
   return {
     status: 'regression', base: { commit: 'a'.repeat(40) }, partial: false,
     flags: [{ scenario, client: clients[0], metric: 'p99_us', ratio: 1.3, verdict: 'regression' }],
