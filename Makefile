@@ -27,7 +27,7 @@ HAVE_GO_CLIENT     := $(wildcard clients/go/go.mod)
 HAVE_C_CLIENT      := $(wildcard clients/c/Makefile)
 HAVE_CPP_CLIENT    := $(wildcard clients/cpp/CMakeLists.txt)
 HAVE_PYTHON_CLIENT := $(wildcard clients/python/hft_client/__main__.py)
-HAVE_HFT_CLIENT    := $(wildcard hft/c-client/Makefile)
+HAVE_HFT_CLIENT    := $(wildcard clients/hft/Makefile)
 HAVE_LINKEM        := $(wildcard hft/linkem/Makefile)
 HAVE_HFTBENCH      := $(wildcard scripts/pyproject.toml)
 HAVE_DASHBOARD     := $(wildcard gh-pages/package.json)
@@ -69,7 +69,7 @@ build-python:
 	$(if $(HAVE_PYTHON_CLIENT),install -m 755 clients/python/client-python $(BIN)/client-python)
 
 build-hft:
-	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C hft/c-client BIN=$(abspath $(BIN)))
+	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C clients/hft BIN=$(abspath $(BIN)))
 
 test: build
 	@$(MAKE) --no-print-directory test-rust test-go test-c test-hft test-python test-dashboard test-ci
@@ -88,7 +88,7 @@ test-c:
 	$(if $(HAVE_C_CLIENT),$(MAKE) --no-print-directory -C clients/c test)
 
 test-hft:
-	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C hft/c-client test)
+	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C clients/hft test)
 	$(if $(HAVE_LINKEM),$(MAKE) --no-print-directory -C hft/linkem test)
 
 # One pytest run: schema, clients' conformance, hftbench; see pytest.ini for the paths.
@@ -114,7 +114,7 @@ lint: deps
 	$(VENV)/bin/ruff format --check .
 	$(if $(HAVE_GO_CLIENT),cd clients/go && test -z "$$(gofmt -l .)" && go vet ./...)
 	$(if $(HAVE_C_CLIENT),$(MAKE) --no-print-directory -C clients/c lint)
-	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C hft/c-client lint)
+	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C clients/hft lint)
 	$(if $(HAVE_LINKEM),$(MAKE) --no-print-directory -C hft/linkem lint)
 	shellcheck scripts/*.sh .ci/run $(wildcard hft/scripts/*.sh hft/runner/*.sh scripts/ci/*)
 	scripts/ci/lint-ci

@@ -70,7 +70,7 @@ reuse_prebuilt() {
 }
 
 # The harness: what judges a pull request (bench.yml checks these out from the base).
-HARNESS_PATHS=(.github bench-config scripts clients hft/c-client Makefile)
+HARNESS_PATHS=(.github bench-config scripts clients Makefile)
 # harness_changes BASE HEAD: the harness files HEAD changes since the merge base with BASE,
 # one a line (git diff --name-only BASE...HEAD).
 harness_changes() {

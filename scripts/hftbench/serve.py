@@ -3,7 +3,7 @@
 Starts bin/hft-server on a free port (server.Server, the one way the suite starts it), runs
 COMMAND with HFTBENCH_SERVER_URL (http://127.0.0.1:PORT) and HFTBENCH_SERVER_PID in its
 environment, stops the server, and exits with COMMAND's status. Shell drivers
-(hft/scripts/compare_performance.sh, hft/c-client/tests/run_integration.sh) run themselves
+(hft/scripts/compare_performance.sh, clients/hft/tests/run_integration.sh) run themselves
 under it, so no script polls the server's log for its listening line.
 
 Exit status: COMMAND's; 2 when the server does not start (the message names the binary,

@@ -9,7 +9,7 @@ from hftbench_fakes import REPO
 GOOD = """schema_version: 1
 clients:
   c: {folder: clients/c, language: c, throughput_goal: 0.8}
-  hft: {folder: hft/c-client, language: c, throughput_goal: 1.0, pins_threads: true, intervals: true}
+  hft: {folder: clients/hft, language: c, throughput_goal: 1.0, pins_threads: true, intervals: true}
 """
 
 
@@ -25,7 +25,7 @@ def test_the_repository_roster_is_the_six_clients_in_report_order():
     assert r.names == ("python", "c", "cpp", "rust", "go", "hft")
     assert r.having("pins_threads") == r.having("intervals") == ("hft",)
     hft = r["hft"]
-    assert (hft.folder, hft.binary, hft.make_target) == ("hft/c-client", "client-hft", "build-hft")
+    assert (hft.folder, hft.binary, hft.make_target) == ("clients/hft", "client-hft", "build-hft")
 
 
 def test_readers_take_their_client_facts_from_the_roster():

@@ -183,7 +183,7 @@ grep -q -- "--strict: tuning mlockall" "$TMP/strict.err" || fail "strict: $(cat 
 pass "bad flag, unreachable server and --strict exit 2"
 
 # valgrind: the plain build (no -march=native: valgrind does not know AVX-512).
-make --no-print-directory -C "$ROOT/hft/c-client" MODE=release ARCH= BUILD="$VG_BUILD" \
+make --no-print-directory -C "$ROOT/clients/hft" MODE=release ARCH= BUILD="$VG_BUILD" \
   "$VG_BUILD/client-hft" "$VG_BUILD/hft-floor" >/dev/null
 check_rc vg_client 0 "${VG[@]}" "$VG_BUILD/client-hft" --url "$URL" --orders 200 --warmup 20 --connections 3 \
   --output "$TMP/vg_client.json"
