@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import paired, stats
+from . import histograms, paired, stats
 from .drift import read_intervals
 from .series import Repeat
 
@@ -62,7 +62,7 @@ class Units:
     """A comparison's units for one series: the histograms on one grid and how they pair."""
 
     design: str
-    grid: stats.Grid
+    grid: histograms.Grid
     pairs: int  # 0 when unpaired; else the rows of each side
 
 
@@ -70,7 +70,7 @@ def units(design: str, base: Sequence[Repeat], head: Sequence[Repeat]) -> Units 
     """The units `design` compares; None when there are none (a paired design without one
     complete pair). Duet blocks: each round's blocks, as many as both sides have."""
     if design == UNPAIRED:
-        return Units(design, stats.grid([r.histogram for r in base], [r.histogram for r in head]), 0)
+        return Units(design, histograms.grid([r.histogram for r in base], [r.histogram for r in head]), 0)
     matched = pairs(base, head)
     if design == PAIRED_ROUNDS:
         rows_b, rows_h = [b.histogram for b, _ in matched], [h.histogram for _, h in matched]
@@ -85,7 +85,7 @@ def units(design: str, base: Sequence[Repeat], head: Sequence[Repeat]) -> Units 
                     rows_h.append(hist_h)
     if not rows_b:
         return None
-    return Units(design, stats.grid(rows_b, rows_h), len(rows_b))
+    return Units(design, histograms.grid(rows_b, rows_h), len(rows_b))
 
 
 @dataclass(frozen=True)

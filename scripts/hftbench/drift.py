@@ -35,7 +35,7 @@ from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 from scipy import stats as sps
 
-from . import metrics, samples, stats
+from . import histograms, metrics, samples, stats
 from .compare_gates import MetricGate
 from .verdict_rules import classify, detectable_effect
 from .verdicts import INCONCLUSIVE, NOT_GATED
@@ -62,7 +62,7 @@ class Interval:
 def read_intervals(hlog: Path) -> list[Interval]:
     """The untagged (corrected latency) intervals of an interval log, in order."""
     reader = HistogramLogReader(
-        str(hlog), HdrHistogram(stats.LOWEST_NS, stats.HIGHEST_NS, stats.SIGNIFICANT_DIGITS)
+        str(hlog), HdrHistogram(histograms.LOWEST_NS, histograms.HIGHEST_NS, histograms.SIGNIFICANT_DIGITS)
     )
     out = []
     try:
@@ -126,7 +126,7 @@ def interval_rows(intervals: Sequence[Interval]) -> list[IntervalRow]:
     rows = []
     t0 = intervals[0].start_s if intervals else 0.0
     for i in intervals:
-        h = stats.decode(i.histogram)
+        h = histograms.decode(i.histogram)
         n = h.get_total_count()
 
         def pct(p: float, h=h, n=n) -> float | None:
@@ -191,9 +191,9 @@ def drift_test(
     rng: np.random.Generator,
 ) -> DriftTest:
     """The gate's quantile test with the first tenth's intervals as base and the last's as head."""
-    g = stats.grid([i.histogram for i in first], [i.histogram for i in last])
-    qb = stats.merged_quantile(g.values_ns, g.base, quantile)
-    qh = stats.merged_quantile(g.values_ns, g.head, quantile)
+    g = histograms.grid([i.histogram for i in first], [i.histogram for i in last])
+    qb = histograms.merged_quantile(g.values_ns, g.base, quantile)
+    qh = histograms.merged_quantile(g.values_ns, g.head, quantile)
     perm = stats.permutation_quantile_test(g, quantile, n_perm=n_perm, rng=rng)
     reps = stats.bootstrap_ratio_replicates(g, quantile, n_boot=n_boot, rng=rng)
     ci = stats.ratio_interval(reps, confidence, min(len(first), len(last)))

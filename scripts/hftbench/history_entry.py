@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-from . import mdsafe, metrics, results, stats, verdict_text
+from . import histograms, mdsafe, metrics, results, stats, verdict_text
 from .fingerprint import runner_id
 from .series import Series
 
@@ -84,7 +84,7 @@ def _series_entry(
         per_round = [Series.of_results(scenario, client, res).merged_histogram() for res in rounds]
         encoded = [h.encode().decode() for h in per_round if h is not None]
         if len(encoded) >= 2:
-            g = stats.grid(encoded, [])
+            g = histograms.grid(encoded, [])
             rng = np.random.default_rng(len(encoded))
             entry["spread"] = {
                 m.name: [
@@ -102,7 +102,7 @@ def _series_entry(
 
 def encode_counts(values_ns: np.ndarray, counts: np.ndarray) -> str:
     """A merged count row back into the clients' histogram encoding."""
-    hist = HdrHistogram(stats.LOWEST_NS, stats.HIGHEST_NS, stats.SIGNIFICANT_DIGITS)
+    hist = HdrHistogram(histograms.LOWEST_NS, histograms.HIGHEST_NS, histograms.SIGNIFICANT_DIGITS)
     for v, c in zip(values_ns[counts > 0].tolist(), counts[counts > 0].tolist(), strict=True):
         hist.record_value(int(v), int(c))
     return hist.encode().decode()

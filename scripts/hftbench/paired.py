@@ -51,7 +51,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .stats import Grid, Permutation, _multiplicities, quantile_rows
+from .histograms import Grid, quantile_rows
+from .stats import Permutation, _multiplicities
 
 
 def check_pairs(g: Grid) -> int:

@@ -4,7 +4,7 @@ report.md, results.csv, the plots, the GAB export, the history store's entries a
 all take a series' numbers from here, so the same thing shows the same number everywhere:
 
 - **Latency**: the quantile of the *pooled* histogram of the repeats (every recorded order
-  counts once), by HdrHistogram's definition (stats.quantile_rows: the highest equivalent
+  counts once), by HdrHistogram's definition (histograms.quantile_rows: the highest equivalent
   value of the bucket where the cumulative count first reaches max(1, int(q · n + 0.5))).
   That is the number the clients print for one repeat and the statistic the gate tests.
 - **Throughput**: Σ successful orders / Σ measured seconds over the repeats. That is the
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from . import stats
+from . import histograms
 
 if TYPE_CHECKING:
     from hdrh.histogram import HdrHistogram
@@ -134,7 +134,7 @@ class Series:
         encoded = self.histograms()
         if encoded is None:
             return None
-        g = stats.grid(encoded, [])
+        g = histograms.grid(encoded, [])
         counts = g.base.sum(axis=0)
         return (g.values_ns, counts) if counts.sum() > 0 else None
 
@@ -147,14 +147,14 @@ class Series:
         if self._pooled is None:
             return None
         values_ns, counts = self._pooled
-        return stats.merged_quantile(values_ns, counts[None, :], q) / 1000.0
+        return histograms.merged_quantile(values_ns, counts[None, :], q) / 1000.0
 
     def merged_histogram(self) -> HdrHistogram | None:
         """The repeats' histograms added into one (for mean, stddev, min, max, curves)."""
         encoded = self.histograms()
         if encoded is None:
             return None
-        merged = stats.decode(encoded[0])
+        merged = histograms.decode(encoded[0])
         for e in encoded[1:]:
-            merged.add(stats.decode(e))
+            merged.add(histograms.decode(e))
         return merged if merged.get_total_count() > 0 else None

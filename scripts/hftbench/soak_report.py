@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import drift, metrics, samples, stats
+from . import drift, histograms, metrics, samples
 from .cell import server_samples_path
 from .compare_gates import Gates
 from .metrics import fmt_us
@@ -125,7 +125,7 @@ def period_rows(a: SoakAnalysis, periods: int = PERIODS) -> list[PeriodRow]:
         ]
         h = None
         for i in mine:
-            d = stats.decode(i.histogram)
+            d = histograms.decode(i.histogram)
             h = d if h is None else (h.add(d) or h)
         n = h.get_total_count() if h is not None else 0
         span = sum(i.length_s for i in mine)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from gate_synth import encode_ns, latency_run
 from hdrh.histogram import HdrHistogram
-from hftbench import drift, stats
+from hftbench import drift, histograms
 from hftbench.compare_gates import load_gates
 from hftbench.verdicts import INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION
 
@@ -115,7 +115,7 @@ def test_read_intervals_keeps_the_untagged_lines_in_order(tmp_path):
         (1.5, 1.0, 100),
         (2.5, 1.0, 100),
     ]
-    assert [stats.decode(i.histogram).get_max_value() // 1000 for i in got] == [10, 20, 30]
+    assert [histograms.decode(i.histogram).get_max_value() // 1000 for i in got] == [10, 20, 30]
     assert drift.is_soak(got) and drift.untagged_lines(path) == 3
 
 

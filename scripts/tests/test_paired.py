@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gate_synth import encode_ns
-from hftbench import designs, paired, stats
+from hftbench import designs, histograms, paired, stats
 from hftbench.series import Repeat
 
 
@@ -32,21 +32,21 @@ def test_smallest_p_is_two_over_two_to_the_pairs():
 
 def test_three_pairs_cannot_be_significant_below_their_floor():
     rng = np.random.default_rng(1)
-    g = stats.grid(*_blocks(rng, 3, effect=2.0))
+    g = histograms.grid(*_blocks(rng, 3, effect=2.0))
     perm = paired.sign_flip_test(g, 0.5, n_perm=400, rng=rng)
     # every one of the 8 flip patterns is as extreme as the data or its mirror: p >= 2/8
     assert perm.p_value >= 0.25 and perm.smallest_p == pytest.approx(0.25)
 
 
 def test_unequal_rows_are_refused():
-    g = stats.Grid(np.array([1.0]), np.ones((2, 1), dtype=np.int64), np.ones((3, 1), dtype=np.int64))
+    g = histograms.Grid(np.array([1.0]), np.ones((2, 1), dtype=np.int64), np.ones((3, 1), dtype=np.int64))
     with pytest.raises(ValueError, match="2 base rows vs 3 head rows"):
         paired.check_pairs(g)
 
 
 def test_a_three_percent_slowdown_under_regimes_is_found_by_pairs_not_by_runs():
     rng = np.random.default_rng(2)
-    g = stats.grid(*_blocks(rng, 24, effect=1.03))
+    g = histograms.grid(*_blocks(rng, 24, effect=1.03))
     flip = paired.sign_flip_test(g, 0.5, n_perm=1000, rng=rng)
     assert flip.p_value < 0.01
     # the same blocks as unpaired units: the regime mix of each side is noise, the effect hides
@@ -61,7 +61,7 @@ def test_a_a_false_alarms_stay_at_the_level_whatever_the_regimes():
     rng = np.random.default_rng(3)
     pvalues = []
     for _ in range(100):
-        g = stats.grid(*_blocks(rng, 12, per_block=200))
+        g = histograms.grid(*_blocks(rng, 12, per_block=200))
         pvalues.append(paired.sign_flip_test(g, 0.5, n_perm=200, rng=rng).p_value)
     # the level is exact by construction; 100 draws at 10 %: at most 20 by a wide binomial margin
     assert sum(p < 0.10 for p in pvalues) <= 20
@@ -70,7 +70,7 @@ def test_a_a_false_alarms_stay_at_the_level_whatever_the_regimes():
 
 def test_a_tail_stall_moves_the_paired_p99_not_the_p50():
     rng = np.random.default_rng(4)
-    g = stats.grid(*_blocks(rng, 20, stall_every=50, stall_us=100.0, per_block=1000))
+    g = histograms.grid(*_blocks(rng, 20, stall_every=50, stall_us=100.0, per_block=1000))
     p99 = paired.sign_flip_test(g, 0.99, n_perm=1000, rng=rng)
     p50 = paired.sign_flip_test(g, 0.5, n_perm=1000, rng=rng)
     assert p99.p_value < 0.01 and np.exp(paired.log_ratio(g, 0.99)) > 1.5
@@ -100,14 +100,14 @@ def test_the_window_changes_the_time_never_the_replicates(q, spread, monkeypatch
     """Every replicate equals its quantile computed on every bucket, with the same draws; a
     window of no spread sends most replicates to the computation on every bucket."""
     monkeypatch.setattr(paired._Window, "SPREAD", spread)
-    g = stats.grid(*_heavy_blocks(np.random.default_rng(6), 40))
+    g = histograms.grid(*_heavy_blocks(np.random.default_rng(6), 40))
     d = g.base - g.head
     flips = paired.sign_flip_test(g, q, n_perm=600, rng=np.random.default_rng(7), chunk=250)
     rng, want = np.random.default_rng(7), []
     for n in (250, 250, 100):
         f = paired._flips(rng, len(g.base), n)
-        qh = stats.quantile_rows(g.values_ns, g.head.sum(axis=0) + f @ d, q)
-        qb = stats.quantile_rows(g.values_ns, g.base.sum(axis=0) - f @ d, q)
+        qh = histograms.quantile_rows(g.values_ns, g.head.sum(axis=0) + f @ d, q)
+        qb = histograms.quantile_rows(g.values_ns, g.base.sum(axis=0) - f @ d, q)
         want.append(np.log(qh / qb))
     assert np.array_equal(flips.null_log_ratios, np.concatenate(want))
     reps = paired.bootstrap_replicates(g, q, n_boot=600, rng=np.random.default_rng(8), chunk=250)
@@ -115,7 +115,8 @@ def test_the_window_changes_the_time_never_the_replicates(q, spread, monkeypatch
     for n in (250, 250, 100):
         m = stats._multiplicities(rng, len(g.base), n)
         want.append(
-            stats.quantile_rows(g.values_ns, m @ g.head, q) / stats.quantile_rows(g.values_ns, m @ g.base, q)
+            histograms.quantile_rows(g.values_ns, m @ g.head, q)
+            / histograms.quantile_rows(g.values_ns, m @ g.base, q)
         )
     assert np.array_equal(reps, np.concatenate(want))
     w = paired._Window(g, q)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gate_synth import encode_ns, latency_run
-from hftbench import stats
-from hftbench.stats import decode
+from hftbench import histograms, stats
+from hftbench.histograms import decode
 from hftbench.verdict_rules import RegressionCheck, classify, detectable_effect, rounds_to_settle
 from hftbench.verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, REGRESSION
 
@@ -35,21 +35,21 @@ def test_mann_whitney_no_evidence():
 def test_quantile_rows_equals_hdrhistogram_definition():
     rng = np.random.default_rng(7)
     encoded = [encode_ns(rng.lognormal(np.log(80_000), 0.5, size=n)) for n in (1, 7, 1000, 12345)]
-    g = stats.grid(encoded[:2], encoded[2:])
+    g = histograms.grid(encoded[:2], encoded[2:])
     counts = np.vstack([g.base, g.head])
     for q in (0.5, 0.9, 0.99, 0.999):
-        ours = stats.quantile_rows(g.values_ns, counts, q)
+        ours = histograms.quantile_rows(g.values_ns, counts, q)
         theirs = [decode(e).get_value_at_percentile(q * 100) for e in encoded]
         assert ours.tolist() == theirs
     merged = decode(encoded[0])
     for e in encoded[1:]:
         merged.add(decode(e))
-    assert stats.merged_quantile(g.values_ns, counts, 0.99) == merged.get_value_at_percentile(99)
+    assert histograms.merged_quantile(g.values_ns, counts, 0.99) == merged.get_value_at_percentile(99)
 
 
 def test_quantile_of_empty_row_is_nan():
     values = np.array([10.0, 20.0])
-    out = stats.quantile_rows(values, np.array([[0, 0], [1, 3]]), 0.5)
+    out = histograms.quantile_rows(values, np.array([[0, 0], [1, 3]]), 0.5)
     assert np.isnan(out[0]) and out[1] == 20.0
 
 
@@ -103,11 +103,11 @@ def _sides(rng, runs=8, n=10_000, base=None, head=None):
     base, head = base or {}, head or {}
     b = [encode_ns(latency_run(rng, n, **base)) for _ in range(runs)]
     h = [encode_ns(latency_run(rng, n, **head)) for _ in range(runs)]
-    return stats.grid(b, h)
+    return histograms.grid(b, h)
 
 
 def _verdict(g, q, *, threshold=1.05, alpha=0.01, family=1, seed=0):
-    qb, qh = (stats.merged_quantile(g.values_ns, x, q) for x in (g.base, g.head))
+    qb, qh = (histograms.merged_quantile(g.values_ns, x, q) for x in (g.base, g.head))
     rng = np.random.default_rng(seed)
     p = stats.permutation_quantile_test(g, q, n_perm=2000, rng=rng).p_value
     reps = stats.bootstrap_ratio_replicates(g, q, n_boot=1000, rng=rng)
@@ -169,7 +169,7 @@ def test_one_outlier_run_is_not_a_regression():
     base = [encode_ns(latency_run(rng, 10_000)) for _ in range(8)]
     head = [encode_ns(latency_run(rng, 10_000)) for _ in range(7)]
     head.append(encode_ns(latency_run(rng, 10_000, tail_scale=4.0)))
-    g = stats.grid(base, head)
+    g = histograms.grid(base, head)
     verdict, ratio, ci = _verdict(g, 0.99, threshold=1.10)
     assert ratio > 1.10, ratio  # the outlier does move the pooled P99 past the threshold
     assert verdict == INCONCLUSIVE, (ratio, ci)
@@ -220,7 +220,7 @@ def test_permutation_p_of_identical_sides_is_one():
     values = np.array([10.0, 20.0])
     rows = np.array([[5, 5]] * 4)
     perm = stats.permutation_quantile_test(
-        stats.Grid(values, rows, rows), 0.5, n_perm=500, rng=np.random.default_rng(0)
+        histograms.Grid(values, rows, rows), 0.5, n_perm=500, rng=np.random.default_rng(0)
     )
     assert perm.p_value == 1.0
 
