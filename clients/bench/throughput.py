@@ -43,8 +43,8 @@ from pathlib import Path
 
 from hftbench import roster
 from hftbench.errors import UsageError
-from hftbench.placement import UNPINNED, Placement, format_cpu_list
-from hftbench.server import Server, ServerError
+from hftbench.measure.placement import UNPINNED, Placement, format_cpu_list
+from hftbench.measure.server import Server, ServerError
 from wrk_raw import done_script, raw_wrk_percentiles
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,11 +10,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import hftbench.server
+import hftbench.measure.server
 import jsonschema
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
-from hftbench import procs, roster
+from hftbench import roster
+from hftbench.measure import procs
 
 ROOT = Path(__file__).resolve().parents[2]
 # HFTBENCH_BIN tests the binaries of another build (a worktree, an install); default bin/.
@@ -35,7 +36,7 @@ def binary(name: str) -> Path:
     return path
 
 
-class Server(hftbench.server.Server):
+class Server(hftbench.measure.server.Server):
     """bin/hft-server on a free port, started by hftbench's Server (the suite's one way to
     start it); adds what the tests need: a log of its own per server, and waiting for orders."""
 

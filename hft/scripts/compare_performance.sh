@@ -12,7 +12,7 @@
 #   --cpus LIST       passed to client-hft and hft-floor (default: theirs)
 #   --out DIR         where the result JSONs go (default: a new folder under /tmp)
 #   --bin DIR         where hft-server, client-c, client-hft, hft-floor are (default: <repo>/bin)
-# The server is started by `hftbench serve` (scripts/hftbench/serve.py), which runs this
+# The server is started by `hftbench serve` (scripts/hftbench/commands/serve.py), which runs this
 # script again with HFTBENCH_SERVER_URL set and stops the server when it ends.
 set -euo pipefail
 

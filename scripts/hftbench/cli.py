@@ -1,9 +1,10 @@
-"""The `hftbench` command: a registry of subcommands, each a module with
-`add_parser(subparsers)` (registers its parser and sets `func=main`) and `main(args) -> int`.
+"""The `hftbench` command: a registry of subcommands, each a module of commands/ holding one
+Command (commands/base.py: its name, help, flags and `run`).
 
-To add a subcommand, add it to SUBCOMMANDS; nothing else here changes. Every module listed
-is imported for real: a renamed or missing one fails `hftbench` loudly instead of dropping
-its command from `--help`.
+To add a subcommand, write its module in commands/ and add it to SUBCOMMANDS; nothing else
+here changes. Every module listed is imported for real: a renamed or missing one fails
+`hftbench` loudly instead of dropping its command from `--help` (test_cli.py), and every
+module of commands/ must be listed (test_structure.py).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import importlib
 import sys
 
 from . import __version__
+from .commands.base import Command
 from .errors import UsageError
 from .fsio import NO_SPACE, write_error
 
-# Subcommand name -> module (hftbench.<module>); order = order in `hftbench --help`.
+# Subcommand name -> module (hftbench.commands.<module>); order = order in `hftbench --help`.
 # Only the module of the subcommand being run is imported (scipy & co. cost seconds).
 SUBCOMMANDS: dict[str, str] = {
     "run": "run",
@@ -27,7 +29,7 @@ SUBCOMMANDS: dict[str, str] = {
     "ab": "ab",  # the gate
     "bisect": "bisect",  # the commit that made a series slower
     "history": "history",  # the gate
-    "export-gab": "gab",  # the gate
+    "export-gab": "export_gab",  # the gate
     "calibrate": "calibrate",  # the gate
     "verdict-text": "verdict_text",  # the gate's texts: summary, PR comment, issue body
     "regression-issue": "regression_issue",  # main's regression issue: open, update, close
@@ -46,8 +48,22 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     modules = [SUBCOMMANDS[only]] if only in SUBCOMMANDS else list(SUBCOMMANDS.values())
     for name in modules:
-        importlib.import_module(f"{__package__}.{name}").add_parser(sub)
+        command_of(importlib.import_module(f"{__package__}.commands.{name}")).register(sub)
     return parser
+
+
+def command_of(module) -> type[Command]:
+    """The one Command a module of commands/ defines."""
+    found = [
+        c
+        for c in vars(module).values()
+        if isinstance(c, type) and issubclass(c, Command) and c.__module__ == module.__name__
+    ]
+    if len(found) != 1:
+        raise TypeError(
+            f"{module.__name__} defines {len(found)} Command classes; a subcommand's module defines one"
+        )
+    return found[0]
 
 
 def main(argv: list[str] | None = None) -> int:

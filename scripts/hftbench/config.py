@@ -19,7 +19,9 @@ import jsonschema
 import yaml
 
 from . import roster as roster_mod
+from . import yamlfile
 from .errors import UsageError
+from .yamlfile import where as _where
 
 # bin/hft-floor: raw TCP ping-pong over loopback, the physical floor (a reference row). Not in
 # the client roster (bench-config/clients.yaml): no suite chooses it, every run may add it.
@@ -180,11 +182,6 @@ def _schema() -> dict[str, Any]:
     return json.loads(_SCHEMA_FILE.read_text())
 
 
-def _where(path: Path, node: yaml.Node) -> str:
-    mark = node.start_mark
-    return f"{path}:{mark.line + 1}:{mark.column + 1}"
-
-
 def _child(node: yaml.Node, key: str | int) -> tuple[yaml.Node, yaml.Node | None]:
     """(value node, key node) of `key` inside a mapping / sequence node; (node, None) if absent."""
     if isinstance(node, yaml.MappingNode):
@@ -245,19 +242,8 @@ def load(path: Path | str, roster: roster_mod.Roster | None = None) -> Config:
     """Read and validate the config file; raises ConfigError naming file:line:column. A
     suite's clients are checked against `roster` (default: the repository's clients.yaml)."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot read the config file ({exc.strerror}); pass --config FILE"
-        ) from exc
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        loc = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise ConfigError(f"{loc}: not valid YAML: {exc.problem or exc.context}") from exc
+    text, root = yamlfile.compose(path, "config file", "pass --config FILE", ConfigError)
+    data = yaml.safe_load(text)
     if root is None:
         raise ConfigError(f"{path}:1:1: the config file is empty")
     _check_duplicate_keys(path, root)

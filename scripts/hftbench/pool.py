@@ -8,16 +8,12 @@ bench.yml reads as `strategy.matrix.leg` and `strategy.max-parallel`.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from . import paths
+from . import paths, yamlfile
 from .errors import UsageError
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -102,12 +98,7 @@ def _runner(path: Path, i: int, r: Any) -> dict[str, Any]:
 def load_pool(path: Path | str | None = None) -> Pool:
     """Read and check pool.yaml; every error names the file, the runner and the fix."""
     path = Path(path) if path else paths.pool_file()
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such pool file; pass --pool bench-config/pool.yaml") from None
-    except yaml.YAMLError as exc:
-        raise UsageError(f"{path}: not valid YAML ({exc})") from exc
+    doc = yamlfile.read(path, "pool file", "pass --pool bench-config/pool.yaml")
     if not isinstance(doc, dict) or not isinstance(doc.get("runners"), list) or not doc["runners"]:
         raise UsageError(f"{path}: needs a non-empty `runners:` list (see the file's header)")
     runners = [_runner(path, i, r) for i, r in enumerate(doc["runners"])]
@@ -127,31 +118,3 @@ def load_pool(path: Path | str | None = None) -> Pool:
     if par is not None and (not isinstance(par, int) or isinstance(par, bool) or par < 1):
         raise UsageError(f"{path}: `max_parallel` must be a whole number >= 1 (got {par!r})")
     return Pool(runners, par, path)
-
-
-def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("pool", help="the runners of the pool that take a suite: the CI matrix",
-                              description=__doc__)  # fmt: skip
-    p.add_argument("--suite", required=True, help="suite of bench-config/scenarios.yaml, e.g. pr")
-    p.add_argument("--pool", type=Path, default=None, help="pool file (default bench-config/pool.yaml)")
-    p.add_argument(
-        "--github-output", action="store_true", help="append legs= and max_parallel= to $GITHUB_OUTPUT"
-    )
-    p.set_defaults(func=main)
-
-
-def main(args) -> int:
-    pool = load_pool(args.pool)
-    legs = pool.legs(args.suite)
-    lines = [
-        f"legs={json.dumps([asdict(leg) for leg in legs])}",
-        f"max_parallel={pool.max_parallel or len(legs)}",
-    ]
-    if args.github_output:
-        target = os.environ.get("GITHUB_OUTPUT")
-        if not target:
-            raise UsageError("--github-output: $GITHUB_OUTPUT is not set (run it as a workflow step)")
-        with open(target, "a") as out:
-            out.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    return 0

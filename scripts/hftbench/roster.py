@@ -17,7 +17,9 @@ from typing import Any
 
 import yaml
 
+from . import yamlfile
 from .errors import UsageError
+from .yamlfile import where as _where
 
 # The roster of this package's own repository, not of a --config file's or $HFTBENCH_ROOT's:
 # it says which clients this code knows how to run (their flags), so it travels with the code,
@@ -88,10 +90,6 @@ class Roster:
         return f"unknown client {name!r}; valid clients: {', '.join(self.names)} (the roster: {self.path})"
 
 
-def _where(path: Path, node: yaml.Node) -> str:
-    return f"{path}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
-
-
 def _pairs(path: Path, node: yaml.Node, what: str) -> list[tuple[yaml.Node, yaml.Node]]:
     """A mapping node's (key, value) nodes; RosterError when it is no mapping or repeats a key."""
     if not isinstance(node, yaml.MappingNode):
@@ -142,16 +140,7 @@ def _client(path: Path, key: yaml.Node, node: yaml.Node) -> Client:
 def load(path: Path | str = ROSTER_FILE) -> Roster:
     """Read and check the roster; RosterError naming file:line:column and the problem."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise RosterError(f"{path}: cannot read the client roster ({exc.strerror})") from exc
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        loc = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise RosterError(f"{loc}: not valid YAML: {exc.problem or exc.context}") from exc
+    _, root = yamlfile.compose(path, "client roster", "restore bench-config/clients.yaml", RosterError)
     if root is None:
         raise RosterError(f"{path}:1:1: the roster is empty; it needs schema_version: 1 and clients")
     top = dict((k.value, v) for k, v in _pairs(path, root, "the roster"))

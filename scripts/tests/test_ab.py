@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from hftbench import cli
 from hftbench.errors import UsageError
-from hftbench.rounds import order
-from hftbench.worktrees import resolve_commit
+from hftbench.judge.rounds import order
+from hftbench.measure.worktrees import resolve_commit
 from hftbench_fakes import children
 
 ROOT = Path(__file__).resolve().parents[2]

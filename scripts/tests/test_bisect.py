@@ -13,9 +13,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hftbench import bisect as bisect_cmd
-from hftbench import bisect_steps as bs
-from hftbench import cli, verdict_extras, verdicts
+from hftbench import cli, verdicts
+from hftbench.commands import bisect as bisect_cmd
+from hftbench.judge import bisect_steps as bs
+from hftbench.publish import verdict_extras
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "bin" / "hft-server"

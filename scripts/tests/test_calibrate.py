@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gate_synth import latency_run, result_doc, write_run
-from hftbench import cli, verdict_text
+from hftbench import cli
 from hftbench.errors import UsageError
+from hftbench.publish import verdict_text
 
 
 def _round(folder, kind, side, i, samples, flags):
@@ -64,8 +65,8 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
 
 
 def test_a_noisy_metric_is_not_guarded_and_says_why():
-    from hftbench.calibration import guard_rows
-    from hftbench.compare_gates import load_gates
+    from hftbench.judge.calibration import guard_rows
+    from hftbench.judge.compare_gates import load_gates
 
     aa = {
         "comparisons": 200,
@@ -86,9 +87,9 @@ def test_a_noisy_metric_is_not_guarded_and_says_why():
 
 
 def test_paired_rounds_too_few_to_reach_the_level_say_which_look_could():
-    from hftbench import designs
-    from hftbench.calibrate import _no_mde_why
-    from hftbench.compare_gates import load_gates
+    from hftbench.commands.calibrate import _no_mde_why
+    from hftbench.judge import designs
+    from hftbench.judge.compare_gates import load_gates
 
     gates = load_gates().for_looks(4)
     why = _no_mde_why(designs.PAIRED_ROUNDS, 8, gates)
@@ -137,10 +138,10 @@ def test_calibrate_measures_duet_rounds_and_records_what_it_guards(tmp_path):
 
 def test_the_gate_judges_what_the_runner_guards_and_names_the_rest(tmp_path):
     from gate_synth import write_run as write
-    from hftbench.calibration import apply
-    from hftbench.compare import compare_sides
-    from hftbench.compare_gates import load_gates
-    from hftbench.compare_sides import load_side
+    from hftbench.judge.calibration import apply
+    from hftbench.judge.compare import compare_sides
+    from hftbench.judge.compare_gates import load_gates
+    from hftbench.store.sides import load_side
 
     rng = np.random.default_rng(11)
     for side, shape in (("base", {}), ("head", {"slow_fraction": 0.03, "slow_us": 200.0})):

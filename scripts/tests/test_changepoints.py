@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hftbench.changepoints import best_split, e_divisive, permutation_p, split_statistics
+from hftbench.judge.changepoints import best_split, e_divisive, permutation_p, split_statistics
 
 
 def _energy(x: np.ndarray, tau: int, kappa: int) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from hftbench import cli
-from hftbench.check_runner import warnings_for
+from hftbench.commands.check_runner import warnings_for
 
 TUNED = {
     "cores": 16,
@@ -60,7 +60,7 @@ def test_the_command_prints_json_and_strict_fails_on_this_untuned_vm(capsys):
 def test_a_failed_tuning_unit_fails_check_runner_loudly(monkeypatch, capsys):
     """The runner starts without its tuning (Wants=, not Requires=): the first job's
     check-runner --strict is where the failure must show, with the way to fix it."""
-    from hftbench import check_runner
+    from hftbench.commands import check_runner
 
     assert check_runner.tuning_unit_warnings("active") == [] and check_runner.tuning_unit_warnings(None) == []
     monkeypatch.setattr(check_runner, "warnings_for", lambda fp: [])

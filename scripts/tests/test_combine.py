@@ -11,8 +11,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hftbench import cli, combine, pool
+from hftbench import cli, pool
 from hftbench.errors import UsageError
+from hftbench.judge import pooled
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "bin" / "hft-server"
@@ -129,7 +130,7 @@ def test_a_leg_without_a_verdict_or_an_artifact_makes_a_partial_verdict_that_nam
     assert code == 1 and doc["status"] == "regression"  # a alone still sees it
     assert doc["partial"] is True and doc["pool"]["missing"] == ["b", "c"]
     states = {r["name"]: r["state"] for r in doc["pool"]["runners"]}
-    assert states == {"a": combine.COMPLETE, "b": combine.FAILED, "c": combine.MISSING}
+    assert states == {"a": pooled.COMPLETE, "b": pooled.FAILED, "c": pooled.MISSING}
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "(partial: b failed, c did not report)" in summary.splitlines()[0]
 

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 from gate_synth import latency_run, result_doc, write_run
 from hftbench import cli
-from hftbench.compare import compare_sides, run_compare
-from hftbench.compare_gates import load_gates, parse_gates
-from hftbench.compare_sides import load_side
+from hftbench.commands.compare import run_compare
 from hftbench.errors import UsageError
+from hftbench.judge.compare import compare_sides
+from hftbench.judge.compare_gates import load_gates, parse_gates
+from hftbench.store.sides import load_side
 from hftbench.verdicts import INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION
 
 

@@ -2,7 +2,7 @@
 
 import subprocess
 
-from hftbench.fingerprint import git_info
+from hftbench.measure.fingerprint import git_info
 
 
 def _repo(tmp_path):
@@ -41,9 +41,9 @@ def test_the_host_name_is_never_stored_nor_part_of_the_runner_id(tmp_path):
     the runner id (a hash of CPU, cores, kernel, ...) does not change with it."""
     import numpy as np
     from gate_synth import latency_run, result_doc, write_run
-    from hftbench import history_store as hs
-    from hftbench.fingerprint import host, runner_id
+    from hftbench.measure.fingerprint import host, runner_id
     from hftbench.results import load_run
+    from hftbench.store import history_store as hs
 
     fp = {**host(), "hostname": "bench-7.secret-lab.example"}
     assert runner_id(fp) == runner_id({**fp, "hostname": "another-name"})

@@ -9,11 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gate_synth import latency_run, result_doc, write_run
-from hftbench import cli, fingerprint, history_entry, verdict_text
-from hftbench import history_store as hs
-from hftbench.compare import run_compare
-from hftbench.compare_gates import load_gates
+from hftbench import cli
+from hftbench.commands.compare import run_compare
+from hftbench.judge.compare_gates import load_gates
+from hftbench.measure import fingerprint
+from hftbench.publish import verdict_text
 from hftbench.results import load_run
+from hftbench.store import history_entry
+from hftbench.store import history_store as hs
 
 RUNNER_B = {"cpu_model": "Other CPU", "cores": 8, "kernel": "6.1.0-test", "governor": "performance",
             "isolated_cpus": "2-7", "smt": "off"}  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from hdrh.histogram import HdrHistogram
-from hftbench import lateness
+from hftbench.measure import lateness
 from hftbench.results import Cell, ClientResult
 from hftbench_fakes import valid_result
 

@@ -4,8 +4,9 @@ network scenario's run plan starting with the floor of its own path. Pure, no ro
 from __future__ import annotations
 
 import pytest
-from hftbench import config, netpath
-from hftbench.plan import Plan
+from hftbench import config
+from hftbench.measure import netpath
+from hftbench.measure.plan import Plan
 from hftbench_fakes import REPO
 
 BASE = """schema_version: 1

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
-from hftbench import netpath
 from hftbench.config import LinkProfile
+from hftbench.measure import netpath
 from hftbench_fakes import REPO
 
 BIN = REPO / "bin"

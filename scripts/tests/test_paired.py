@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gate_synth import encode_ns
-from hftbench import designs, histograms, paired, stats
+from hftbench import histograms
+from hftbench.judge import designs, paired, stats
 from hftbench.series import Repeat
 
 

@@ -6,10 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
-from hftbench.check_runner import placement_warnings
+from hftbench.commands.check_runner import placement_warnings
 from hftbench.errors import UsageError
-from hftbench.fingerprint import runner_id, stable_fields
-from hftbench.placement import (
+from hftbench.measure.fingerprint import runner_id, stable_fields
+from hftbench.measure.placement import (
     ENV_CLIENT,
     ENV_SERVER,
     UNPINNED,
@@ -19,7 +19,7 @@ from hftbench.placement import (
     parse_cpu_list,
     resolve,
 )
-from hftbench.report import _placement_text
+from hftbench.publish.report import _placement_text
 
 ONLINE = set(range(28))
 
@@ -125,7 +125,7 @@ def test_client_cpus_no_process_may_use_are_refused_before_the_run():
 def test_a_server_build_without_cpus_is_confined_by_its_process_mask_instead(tmp_path):
     # The fake server's argparse knows no --cpus, like a base that `hftbench ab` built from
     # before the flag: it must still start, confined to the CPUs, with no --cpus passed.
-    from hftbench.server import Server
+    from hftbench.measure.server import Server
     from hftbench_fakes import make_bins
 
     cpu = min(online_cpus())

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hftbench.placement import online_cpus
+from hftbench.measure.placement import online_cpus
 from hftbench_fakes import REPO
 
 BIN = REPO / "bin"

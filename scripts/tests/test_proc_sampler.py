@@ -8,7 +8,7 @@ import sys
 import time
 
 import pytest
-from hftbench import proc_sampler as ps
+from hftbench.measure import proc_sampler as ps
 
 STAT = "4242 (hft server) (x)) S 1 4242 4242 0 -1 4194560 900 0 0 0 150 75 0 0 20 0 3 0 100 0 0"
 TCP = """  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode

@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from hftbench import procs
-from hftbench.server import Server, ServerError
+from hftbench.measure import procs
+from hftbench.measure.server import Server, ServerError
 from hftbench_fakes import make_bins
 
 READY = re.compile(r"ready on (\S+)")

@@ -11,7 +11,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hftbench import cli, profile, verdict_extras
+from hftbench import cli
+from hftbench.measure import profile
+from hftbench.publish import verdict_extras
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "bin" / "hft-server"

@@ -6,9 +6,9 @@ import copy
 import csv
 
 import pytest
-from hftbench import report
+from hftbench.publish import report
+from hftbench.publish.rows import check_targets, make_row
 from hftbench.results import Cell, ClientResult, Run, load_run
-from hftbench.rows import check_targets, make_row
 from hftbench_fakes import valid_result
 
 TARGETS = {"p50_us": 500, "p99_us": 2000, "throughput_rps": 10000}
@@ -214,7 +214,7 @@ def test_hft_rows_say_whether_they_busy_polled_and_the_report_explains_the_trade
 
 def test_results_csv_has_the_send_lateness_of_open_loop_rows_only(tmp_path):
     run = make_run(tmp_path, [open_cell("c", [4_000] * 990 + [3_000_000] * 10), ok_cell("rust")])
-    from hftbench.csvout import write_csv
+    from hftbench.publish.csvout import write_csv
 
     rows = {r["client"]: r for r in csv.DictReader(write_csv(run).open())}
     assert float(rows["c"]["send_lateness_p50_us"]) == pytest.approx(4.0, abs=0.01)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hftbench import cell, placement, roster
+from hftbench import roster
+from hftbench.measure import cell, placement
 from hftbench_fakes import REPO
 
 GOOD = """schema_version: 1

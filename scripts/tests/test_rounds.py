@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 
 import pytest
-from hftbench import ab, bisect, calibrate
+from hftbench.commands import ab, bisect, calibrate
 from hftbench.errors import UsageError
-from hftbench.rounds import AB_ROUNDS, Rounds, rounds_from_args
+from hftbench.judge.rounds import AB_ROUNDS, Rounds, rounds_from_args
 
 
 def _parsed(add_parser, *argv: str) -> argparse.Namespace:
@@ -23,11 +23,11 @@ def test_looks_are_the_first_look_then_one_every_step_up_to_the_max():
 
 
 def test_ab_and_bisect_share_the_flags_and_keep_their_own_budget():
-    a = rounds_from_args(_parsed(ab.add_parser, "ab", "--base", "x", "--head", "y"))
-    b = rounds_from_args(_parsed(bisect.add_parser, "bisect"), min_repeats=2)
+    a = rounds_from_args(_parsed(ab.AbCommand.register, "ab", "--base", "x", "--head", "y"))
+    b = rounds_from_args(_parsed(bisect.BisectCommand.register, "bisect"), min_repeats=2)
     assert (a.repeats, a.max_repeats, a.step) == (b.repeats, b.max_repeats, b.step) == (8, 32, 8)
     assert (a.time_budget_s, b.time_budget_s) == (270.0, 3600.0)
-    c = _parsed(calibrate.add_parser, "calibrate")
+    c = _parsed(calibrate.CalibrateCommand.register, "calibrate")
     assert c.looks == AB_ROUNDS.looks  # calibrate measures the gate at ab's looks
 
 
@@ -42,7 +42,7 @@ def test_ab_and_bisect_share_the_flags_and_keep_their_own_budget():
     ],
 )
 def test_bad_rounds_are_refused_naming_the_flag(argv, min_repeats, message):
-    args = _parsed(ab.add_parser, "ab", "--base", "x", "--head", "y", *argv)
+    args = _parsed(ab.AbCommand.register, "ab", "--base", "x", "--head", "y", *argv)
     with pytest.raises(UsageError) as err:
         rounds_from_args(args, min_repeats=min_repeats)
     assert str(err.value) == message

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hftbench.rounds import Rounds
-from hftbench.session import RUNS_OUT, TIME_OUT, Session
+from hftbench.judge.rounds import Rounds
+from hftbench.judge.session import RUNS_OUT, TIME_OUT, Session
 
 
 class Clock:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hftbench import drift, proc_sampler
+from hftbench.judge import drift
+from hftbench.measure import proc_sampler
 from hftbench_fakes import REPO
 
 BIN = REPO / "bin"

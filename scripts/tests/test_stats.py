@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gate_synth import encode_ns, latency_run
-from hftbench import histograms, stats
+from hftbench import histograms
 from hftbench.histograms import decode
-from hftbench.verdict_rules import RegressionCheck, classify, detectable_effect, rounds_to_settle
+from hftbench.judge import stats
+from hftbench.judge.verdict_rules import RegressionCheck, classify, detectable_effect, rounds_to_settle
 from hftbench.verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, REGRESSION
 
 # --- fixed vectors -----------------------------------------------------------------------

@@ -1,14 +1,27 @@
-"""Structure checks of scripts/hftbench anyone can run: no import cycle between its modules
-(lazy imports inside functions count: they hide a cycle, they do not remove it), and no name
-taken from a module that only re-exports it (one home per name). File lengths, in every
-language: test_file_sizes.py."""
+"""Structure checks of scripts/hftbench anyone can run:
+
+- its packages in stage order: the shared vocabulary at the top, then measure, judge,
+  publish, store, commands, and cli.py on top; a module imports only from its own stage or an
+  earlier one (measure never imports judge, judge never publish);
+- no import cycle between its modules (lazy imports inside functions count: they hide a
+  cycle, they do not remove it);
+- every module of commands/ is a registered subcommand;
+- no name taken from a module that only re-exports it (one home per name).
+
+File lengths, in every language: test_file_sizes.py; the registry's imports: test_cli.py."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+from hftbench import cli
+
 PACKAGE = Path(__file__).resolve().parents[1] / "hftbench"
+# The stages, earliest first: "" is the package's top (the shared vocabulary), "entry" the
+# `hftbench` command itself (cli.py), which registers the commands.
+STAGES = ("", "measure", "judge", "publish", "store", "commands", "entry")
+ENTRY = {"cli"}
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -18,9 +31,29 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def imports_of(path: Path, modules: set[str]) -> set[str]:
-    """The package modules `path` imports at run time (typing-only imports left out)."""
+def modules_of(package: Path = PACKAGE) -> dict[str, Path]:
+    """Dotted module name under the package ("judge.stats", "metrics") -> file."""
+    out = {}
+    for p in sorted(package.rglob("*.py")):
+        if p.stem in ("__init__", "__main__") or "__pycache__" in p.parts:
+            continue
+        out[".".join(p.relative_to(package).with_suffix("").parts)] = p
+    return out
+
+
+def imports_of(name: str, path: Path, modules: set[str], package: str = "hftbench") -> set[str]:
+    """The package modules `name` (at `path`) imports at run time (typing-only imports left out)."""
     found: set[str] = set()
+    here = name.split(".")[:-1]  # the module's own subpackage
+
+    def resolve(base: list[str], names: list[str]) -> None:
+        dotted = ".".join(base)
+        for n in names:  # `from pkg import module` names a module; otherwise the names come from pkg
+            target = f"{dotted}.{n}" if dotted else n
+            if target in modules:
+                found.add(target)
+        if dotted in modules:
+            found.add(dotted)
 
     def visit(node: ast.AST) -> None:
         if isinstance(node, ast.If) and _is_type_checking(node):
@@ -28,28 +61,47 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
                 visit(child)
             return
         if isinstance(node, ast.ImportFrom):
-            if node.level == 1 and node.module:  # from .x import y
-                found.add(node.module.split(".")[0])
-            elif node.level == 1:  # from . import x, y
-                found.update(a.name for a in node.names)
-            elif node.level == 0 and node.module and node.module.split(".")[0] == "hftbench":
-                parts = node.module.split(".")
-                found.update([parts[1]] if len(parts) > 1 else [a.name for a in node.names])
+            names = [a.name for a in node.names]
+            if node.level:
+                base = here[: len(here) - (node.level - 1)] + (node.module.split(".") if node.module else [])
+                resolve(base, names)
+            elif node.module and node.module.split(".")[0] == package:
+                resolve(node.module.split(".")[1:], names)
         elif isinstance(node, ast.Import):
             for a in node.names:
                 parts = a.name.split(".")
-                if parts[0] == "hftbench" and len(parts) > 1:
-                    found.add(parts[1])
+                if parts[0] == package and ".".join(parts[1:]) in modules:
+                    found.add(".".join(parts[1:]))
         for child in ast.iter_child_nodes(node):
             visit(child)
 
     visit(ast.parse(path.read_text(), str(path)))
-    return (found & modules) - {path.stem}
+    return found - {name}
 
 
 def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
-    files = {p.stem: p for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")}
-    return {name: imports_of(path, set(files)) for name, path in files.items()}
+    files = modules_of(package)
+    return {name: imports_of(name, path, set(files), package.name) for name, path in files.items()}
+
+
+def stage_of(module: str) -> str:
+    if module in ENTRY:
+        return "entry"
+    return module.split(".")[0] if "." in module else ""
+
+
+def against_stage_order(graph: dict[str, set[str]]) -> list[str]:
+    """Each import of a later stage's module, as "a (stage) imports b (stage)"."""
+    rank = {s: i for i, s in enumerate(STAGES)}
+    out = []
+    for a, targets in sorted(graph.items()):
+        for b in sorted(targets):
+            sa, sb = stage_of(a), stage_of(b)
+            if sa not in rank or sb not in rank:
+                out.append(f"{a} or {b} is in no stage: put it in one of {STAGES[1:]} or at the top")
+            elif rank[sb] > rank[sa]:
+                out.append(f"{a} ({sa or 'top'}) imports {b} ({sb or 'top'})")
+    return out
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -87,20 +139,54 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-def test_the_cycle_finder_finds_a_cycle_hidden_by_a_lazy_import(tmp_path):
-    (tmp_path / "a.py").write_text("from . import b\n")
-    (tmp_path / "b.py").write_text("def f():\n    from .c import g\n")
-    (tmp_path / "c.py").write_text("from typing import TYPE_CHECKING\nfrom hftbench.a import x\n")
-    (tmp_path / "d.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import x\n"
+def _plant(root: Path, files: dict[str, str]) -> Path:
+    package = root / "hftbench"
+    for rel, text in files.items():
+        (package / rel).parent.mkdir(parents=True, exist_ok=True)
+        (package / rel).write_text(text)
+    return package
+
+
+def test_the_import_finder_resolves_relative_absolute_and_lazy_imports(tmp_path):
+    package = _plant(
+        tmp_path,
+        {
+            "metrics.py": "",
+            "measure/cell.py": "from .. import metrics\nfrom ..judge.stats import t\n",
+            "judge/stats.py": "def f():\n    from . import drift\n",
+            "judge/drift.py": "from hftbench.measure import cell\nimport hftbench.metrics\n",
+            "publish/report.py": (
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..commands import ab\n"
+            ),
+            "commands/ab.py": "from ..judge import stats, drift\nfrom ..publish.report import render\n",
+        },
     )
-    graph = import_graph(tmp_path)
-    assert graph == {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}
-    assert cycles(graph) == [["a", "b", "c"]]
+    graph = import_graph(package)
+    assert graph == {
+        "commands.ab": {"judge.stats", "judge.drift", "publish.report"},
+        "judge.drift": {"measure.cell", "metrics"},
+        "judge.stats": {"judge.drift"},
+        "measure.cell": {"metrics", "judge.stats"},
+        "metrics": set(),
+        "publish.report": set(),
+    }
+    assert cycles(graph) == [["judge.drift", "judge.stats", "measure.cell"]]
+    assert against_stage_order(graph) == ["measure.cell (measure) imports judge.stats (judge)"]
+
+
+def test_hftbench_packages_import_in_stage_order_only():
+    assert against_stage_order(import_graph()) == []
 
 
 def test_no_import_cycle_in_hftbench():
     assert cycles(import_graph()) == []
+
+
+def test_every_module_of_commands_is_a_registered_subcommand():
+    support = {"commands.base", "commands.flags"}  # the Command base and the shared flags
+    commands = {m for m in modules_of() if stage_of(m) == "commands"} - support
+    registered = {f"commands.{m}" for m in cli.SUBCOMMANDS.values()}
+    assert commands - registered == set(), "add it to cli.SUBCOMMANDS, or move it out of commands/"
 
 
 def _top_level_names(tree: ast.Module) -> tuple[set[str], set[str]]:
@@ -119,55 +205,65 @@ def _top_level_names(tree: ast.Module) -> tuple[set[str], set[str]]:
     return defined, imported
 
 
-def _uses(tree: ast.Module, package: str) -> list[tuple[str, str]]:
+def _uses(name: str, tree: ast.Module, package: str, modules: set[str]) -> list[tuple[str, str]]:
     """(package module, name) for each `from .x import name` and each `x.name` where x is a
-    package module imported whole (`from . import x`, `from hftbench import x`)."""
+    package module imported whole (`from . import x`, `from hftbench.judge import x`)."""
+    here = name.split(".")[:-1]
     uses: list[tuple[str, str]] = []
-    modules: dict[str, str] = {}  # local name -> package module
+    whole: dict[str, str] = {}  # local name -> package module
     for node in ast.walk(tree):
         if not isinstance(node, ast.ImportFrom):
             continue
-        parts = (node.module or "").split(".")
-        if node.level == 1 and node.module:
-            uses += [(parts[0], a.name) for a in node.names]
-        elif node.level == 0 and parts[0] == package and len(parts) > 1:
-            uses += [(parts[1], a.name) for a in node.names]
-        elif (node.level == 1 and not node.module) or (node.level == 0 and parts == [package]):
-            modules.update({a.asname or a.name: a.name for a in node.names})
+        if node.level:
+            base = here[: len(here) - (node.level - 1)] + (node.module.split(".") if node.module else [])
+        elif (node.module or "").split(".")[0] == package:
+            base = node.module.split(".")[1:]
+        else:
+            continue
+        dotted = ".".join(base)
+        for a in node.names:
+            target = f"{dotted}.{a.name}" if dotted else a.name
+            if target in modules:
+                whole[a.asname or a.name] = target
+            elif dotted in modules:
+                uses.append((dotted, a.name))
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules:
-            uses.append((modules[node.value.id], node.attr))
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in whole:
+            uses.append((whole[node.value.id], node.attr))
     return uses
 
 
 def second_hand_imports(package: Path = PACKAGE, users: tuple[Path, ...] = ()) -> list[str]:
     """Names taken from a package module that only imports them itself (a re-export): the name
     then has two homes. Every user should take a name from the module that defines it."""
-    files = {p.stem: p for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")}
-    names = {stem: _top_level_names(ast.parse(p.read_text(), str(p))) for stem, p in files.items()}
+    files = modules_of(package)
+    names = {m: _top_level_names(ast.parse(p.read_text(), str(p))) for m, p in files.items()}
     found = []
-    for path in [*files.values(), *users]:
-        for source, name in _uses(ast.parse(path.read_text(), str(path)), package.name):
-            if source in names and name not in names[source][0] and name in names[source][1]:
-                found.append(f"{path.name} takes {name} from {source}.py, which only re-exports it")
+    for name, path in [*files.items(), *((f"tests.{u.stem}", u) for u in users)]:
+        for source, used in _uses(name, ast.parse(path.read_text(), str(path)), package.name, set(files)):
+            if used not in names[source][0] and used in names[source][1]:
+                found.append(f"{path.name} takes {used} from {source}, which only re-exports it")
     return sorted(set(found))
 
 
 def test_the_re_export_finder_finds_a_name_with_two_homes(tmp_path):
-    package = tmp_path / "hftbench"
-    package.mkdir()
-    (package / "rules.py").write_text("def classify():\n    pass\n")
-    (package / "stats.py").write_text("from .rules import classify\n\ndef pooled():\n    pass\n")
-    (package / "compare.py").write_text("from .stats import classify, pooled\nfrom .rules import classify\n")
-    (package / "drift.py").write_text(
-        "from . import rules, stats\nstats.pooled()\nstats.classify()\nrules.classify()\n"
+    package = _plant(
+        tmp_path,
+        {
+            "judge/rules.py": "def classify():\n    pass\n",
+            "judge/stats.py": "from .rules import classify\n\ndef pooled():\n    pass\n",
+            "judge/compare.py": "from .stats import classify, pooled\nfrom .rules import classify\n",
+            "publish/drift.py": (
+                "from ..judge import rules, stats\nstats.pooled()\nstats.classify()\nrules.classify()\n"
+            ),
+        },
     )
     user = tmp_path / "test_compare.py"
-    user.write_text("from hftbench.stats import classify\n")
+    user.write_text("from hftbench.judge.stats import classify\n")
     assert second_hand_imports(package, (user,)) == [
-        "compare.py takes classify from stats.py, which only re-exports it",
-        "drift.py takes classify from stats.py, which only re-exports it",
-        "test_compare.py takes classify from stats.py, which only re-exports it",
+        "compare.py takes classify from judge.stats, which only re-exports it",
+        "drift.py takes classify from judge.stats, which only re-exports it",
+        "test_compare.py takes classify from judge.stats, which only re-exports it",
     ]
 
 

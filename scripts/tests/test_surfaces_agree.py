@@ -17,9 +17,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hftbench import history_entry
 from hftbench.results import load_run
 from hftbench.series import Series
+from hftbench.store import history_entry
 from hftbench_fakes import REPO
 
 BIN = REPO / "bin"

@@ -7,7 +7,8 @@ import json
 import re
 
 import pytest
-from hftbench import cli, regression_issue, verdict_text
+from hftbench import cli
+from hftbench.publish import regression_issue, verdict_text
 
 SHA_BASE, SHA_HEAD = "1" * 40, "2" * 40
 

@@ -201,7 +201,7 @@ def test_split_cpus_refuses_a_single_cpu():
 
 
 def test_layout_is_described_and_wrk_sized_to_the_tool_cpus():
-    from hftbench.placement import UNPINNED, Placement
+    from hftbench.measure.placement import UNPINNED, Placement
     from throughput import describe_layout, wrk_threads
 
     assert wrk_threads(UNPINNED) == 2

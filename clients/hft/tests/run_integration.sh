@@ -2,7 +2,7 @@
 # run_integration.sh SAN_BUILD BIN: the sanitized client-hft and hft-floor against a real
 # bin/hft-server (port 0, small bounded runs), then the plain build under valgrind.
 # Every run is bounded by --orders / --duration and by `timeout`.
-# The server is started by `hftbench serve` (scripts/hftbench/serve.py), which runs this
+# The server is started by `hftbench serve` (scripts/hftbench/commands/serve.py), which runs this
 # script again with HFTBENCH_SERVER_URL set and stops the server when it ends. The duet
 # (--duet-url) needs a second server, slowed by --inject-delay-us 300: a nested `hftbench
 # serve` runs this script a third time with HFT_DUET_URL_A (the first server) set, and only

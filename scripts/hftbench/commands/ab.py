@@ -1,0 +1,370 @@
+"""`hftbench ab --base REF --head REF --suite pr`: the pull-request gate in one command.
+
+1. `git worktree add --detach` both refs into <out>/worktrees/ and build the *server* of each
+   there (`--build-cmd`, default cargo with one shared target dir, so dependencies compile
+   once). Identical commits are built once: the same binary on both sides, a true A/A.
+2. The clients are NOT rebuilt: both sides use the current checkout's bin/client-* (symlinked
+   into each side's bin/), so the client is not a variable of the comparison; only the
+   server changes, which is what a pull request on the order API changes.
+3. Base and head are measured side by side in time (`--design`, designs.py):
+   - duet (the default where the suite allows it: client-hft, closed loop, one connection):
+     each round starts both servers at once, pinned alike, and one client-hft sends every
+     order to both in a random order per pair (duet.py); the blocks of a round are the pairs;
+   - paired rounds (any other suite): rounds run base, head, head, base, … (one fresh server
+     per side per round, same flags), and each round pair is a pair.
+   Whatever the host does at an instant, it does to both sides; the test pairs to match.
+4. After `--repeats` rounds per side, compare; while a gated metric is inconclusive, add
+   `--step` rounds a side, up to `--max-repeats` and within `--time-budget` (the pull
+   request waits). Each look is a test, so every look uses alpha / looks and a
+   1 - (1 - confidence) / looks interval (compare_gates.Gates.for_looks).
+   Then write verdict.json + summary.md into --out (verdict_text.py writes every text).
+5. Interrupted (Ctrl-C, a cancelled job's SIGTERM): the rounds measured so far stay on disk,
+   the worktrees are removed, and with two rounds a side or more a verdict marked
+   "partial" is written.
+6. A regression (or any verdict with --profile): one more round of each side with its server
+   under perf, never counted, gives a differential flame graph <out>/profile/diff.svg and the
+   top 5 functions by added self time in the verdict (profile.py).
+
+Exit 0 no regression (or still inconclusive at --max-repeats), 1 a gated metric regressed,
+2 it could not run (bad ref, build failed, server did not start), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import shutil
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .. import config as config_mod
+from .. import paths, verdicts
+from ..errors import UsageError, raise_interrupt
+from ..fsio import write_atomic
+from ..judge import calibration, designs
+from ..judge.compare import Comparison, compare_sides
+from ..judge.compare_gates import Gates, load_gates
+from ..judge.rounds import AB_ROUNDS, Rounds, add_rounds_args, order, rounds_from_args
+from ..judge.session import TIME_OUT, Session
+from ..measure import capacity, duet, profile
+from ..measure import placement as placement_mod
+from ..measure.cell import link_clients
+from ..measure.plan import Plan
+from ..measure.run import run_plan
+from ..measure.server import ServerError
+from ..measure.worktrees import build_server, remove_worktrees, resolve_commit
+from ..publish import verdict_text
+from ..results import Run
+from .base import Command
+from .flags import new_out, plan_of
+
+
+class AbCommand(Command):
+    name = "ab"
+    help = "build two refs, run them interleaved until conclusive, compare (the PR gate)"
+    shared = ("suite", "scenarios", "clients", "orders", "out", "repo", "clients_bin", "build_cmd",
+              "server_flags", "design", "gates", "quiet")  # fmt: skip
+
+    @classmethod
+    def add_arguments(cls, p) -> None:
+        p.add_argument("--base", required=True, help="base ref (branch, tag, sha)")
+        p.add_argument("--head", required=True, help="head ref")
+        p.add_argument(
+            "--base-label", help="name shown for the base (default: --base unless a sha), e.g. main"
+        )
+        p.add_argument("--head-label", help="name shown for the head, e.g. the pull request's branch")
+        add_rounds_args(
+            p, AB_ROUNDS, "no further pair once measuring would pass this many seconds, builds excluded"
+        )
+        p.add_argument("--head-server-flags", default="", help="extra flags for head only (calibration)")
+        calibration.add_calibration_arg(p)
+        p.add_argument("--keep-worktrees", action="store_true", help="leave the worktrees for inspection")
+        p.add_argument(
+            "--profile", action=argparse.BooleanOptionalAction, default=None,
+            help="profile one extra, uncounted round a side (default: only on a regression)",
+        )  # fmt: skip
+
+    def run(self) -> int:
+        return main(self.args, self.config)
+
+
+SHA = re.compile(r"^[0-9a-f]{7,40}$")
+
+
+@dataclass
+class Job:
+    """Everything one A/B needs, resolved from the flags."""
+
+    repo: Path  # the repository holding both commits
+    root: Path  # this checkout: config, clients, the shared cargo target dir
+    out: Path  # ab's folder: base/, head/, verdict.json, summary.md
+    cfg: config_mod.Config
+    gates: Gates
+    plan: Plan
+    clients_bin: Path
+    sha: dict[str, str]  # side -> commit
+    label: dict[str, str | None]  # side -> branch or ref name shown in texts (None: the sha says it)
+    flags: dict[str, list[str]]  # side -> hft-server flags
+    build_cmd: str
+    rounds: Rounds  # rounds a side, looks, time budget
+    design: str = designs.PAIRED_ROUNDS  # how the sides are measured side by side (designs.py)
+    capacity_rps: float | None = None  # the load scenarios' capacity on this runner (capacity.py)
+    profile: bool | None = None  # True: always, False: never, None: on a regression
+    builds: dict[str, float] = field(default_factory=dict)  # side -> build wall time (s)
+    p50_us: dict[str, list[float]] = field(default_factory=dict)  # side -> each counted round's P50
+    session: Session | None = None  # the rounds measured so far, in memory (session.py)
+
+    def side_bin(self, side: str) -> Path:
+        return self.out / side / "bin"
+
+    def worktree(self, side: str) -> Path:
+        tree = self.out / side / "worktree"
+        return tree if tree.exists() else self.out / "base" / "worktree"  # A/A: one worktree
+
+    def side_root(self, side: str) -> Path:
+        """Where a side's git info is read: its worktree, or this checkout once it is gone."""
+        tree = self.worktree(side)
+        return tree if tree.exists() else self.root
+
+    def placement(self):
+        """Where a duet's servers and client run: as run_plan places a plan's (placement.py)."""
+        where = placement_mod.resolve(None, None)
+        return where.colocated() if self.plan.colocate else where
+
+    def run_side(self, side: str, bins: Path, run_dir: Path) -> Run:
+        """One run of the plan against a fresh server of `side` (its flags, its ref's label)
+        from the binaries in `bins`, into `run_dir`: a counted round, or profile's extra one."""
+        return run_plan(
+            self.plan,
+            bins,
+            run_dir,
+            targets=self.cfg.targets,
+            server_flags=self.flags[side],
+            quiet=True,
+            root=self.side_root(side),
+            branch=self.label[side],
+        )
+
+
+def _label(ref: str, given: str | None) -> str | None:
+    if given:
+        return given
+    return None if SHA.match(ref) else ref
+
+
+def make_job(args, cfg: config_mod.Config | None = None) -> Job:
+    rounds = rounds_from_args(args)
+    root = paths.repo_root()
+    repo = (args.repo or root).resolve()
+    cfg = cfg or config_mod.load(paths.config_file(root))
+    out = new_out(args.out, root, "ab")
+    clients_bin = (args.clients_bin or paths.bin_dir(root)).resolve()
+    plan = plan_of(args, cfg, clients_bin)
+    flags = {"base": shlex.split(args.server_flags), "head": shlex.split(args.server_flags)}
+    flags["head"] += shlex.split(args.head_server_flags)
+    design = choose_design(plan, getattr(args, "design", "auto"))
+    return Job(
+        repo=repo,
+        root=root,
+        out=out,
+        cfg=cfg,
+        gates=calibration.apply(load_gates(args.gates), args.calibration).for_looks(rounds.looks),
+        plan=plan,
+        clients_bin=clients_bin,
+        sha={"base": resolve_commit(repo, args.base), "head": resolve_commit(repo, args.head)},
+        label={"base": _label(args.base, args.base_label), "head": _label(args.head, args.head_label)},
+        flags=flags,
+        build_cmd=args.build_cmd,
+        rounds=rounds,
+        design=design,
+        profile=getattr(args, "profile", None),
+    )
+
+
+def choose_design(plan: Plan, wanted: str) -> str:
+    """duet where every cell allows it (auto), else paired rounds; a duet asked for a plan
+    that cannot run as one is a UsageError naming the cell."""
+    why = [f"{sc.name}/{client}: {reason}" for sc, client, _ in plan.cells()
+           if (reason := duet.qualifies(sc, client))]  # fmt: skip
+    if wanted == designs.DUET and why:
+        raise UsageError(f"--design duet: {why[0]}; pass --design paired-rounds, or a suite of such cells")
+    if wanted == "auto":
+        return designs.PAIRED_ROUNDS if why else designs.DUET
+    return wanted
+
+
+def main(args, cfg: config_mod.Config | None = None) -> int:
+    job = make_job(args, cfg)
+    # SIGTERM (a cancelled CI job) must still remove the worktrees and keep the rounds.
+    previous = signal.signal(signal.SIGTERM, raise_interrupt)
+    try:
+        build(job)
+        resolve_load(job)
+        return measure(job, quiet=args.quiet)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if not args.keep_worktrees:
+            remove_worktrees(job.repo, [job.out / side / "worktree" for side in ("base", "head")])
+
+
+def say(msg: str) -> None:
+    print(f"hftbench ab: {msg}", file=sys.stderr, flush=True)
+
+
+def build(job: Job) -> None:
+    """Build each side's server in its worktree (an A/A builds once and copies)."""
+    target = job.root / "target" / "ab"
+    for side in ("base", "head"):
+        (job.out / side).mkdir(parents=True, exist_ok=True)
+        if side == "head" and job.sha["head"] == job.sha["base"]:
+            job.side_bin("head").mkdir(exist_ok=True)
+            shutil.copy2(job.side_bin("base") / "hft-server", job.side_bin("head") / "hft-server")
+            job.builds["head"] = 0.0
+        else:
+            say(f"building {side} {job.sha[side][:10]} …")
+            job.builds[side] = build_server(job.repo, job.sha[side], job.out / side, job.build_cmd, target)
+        link_clients(job.clients_bin, job.side_bin(side), job.plan.clients)
+    say(f"built in {sum(job.builds.values()):.0f} s; measuring "
+        f"{', '.join(s.name for s in job.plan.scenarios)} × {', '.join(job.plan.clients)}")  # fmt: skip
+
+
+def run_round(job: Job, side: str, pair: int) -> None:
+    """One run of the plan against a fresh server of `side`, into <out>/<side>/run_…"""
+    # Unique run ids (the history store keys runs by id): time, side, round.
+    run_dir = paths.fresh_dir(job.out / side, f"run_{paths.utc_stamp()}_{side}{pair + 1:02d}")
+    try:
+        run = job.run_side(side, job.side_bin(side), run_dir)
+    except ServerError as exc:
+        raise UsageError(f"{side} server: {exc}") from exc
+    job.session.keep(side, run)
+    say(f"round {pair + 1} {side}: {len(run.cells) - len(run.failed)}/{len(run.cells)} cells ok")
+    p50 = profile.round_p50(run)
+    if p50 is not None:
+        job.p50_us.setdefault(side, []).append(p50)
+
+
+def resolve_load(job: Job) -> None:
+    """The load scenarios' rate: a share of the base server's capacity, measured once before
+    the rounds, so every round of both sides runs at the same rate (capacity.py)."""
+    if not capacity.needs_rate(job.plan.scenarios):
+        return
+    log = job.out / "base" / "capacity-probe.log"
+    job.capacity_rps = capacity.measure(job.plan.scenarios, job.side_bin("base"), job.flags["base"],
+                                        job.placement(), log)  # fmt: skip
+    job.plan.scenarios = capacity.resolve(job.plan.scenarios, job.capacity_rps)
+    rates = ", ".join(f"{sc.name} {sc.rate:,.0f}/s" for sc in job.plan.scenarios if sc.capacity_fraction)
+    say(f"capacity {job.capacity_rps:,.0f} orders/s on this runner; load at {rates}")
+
+
+def run_duet_round(job: Job, pair: int, rng) -> None:
+    """One duet round of every scenario: both servers at once, one client (duet.py)."""
+    sides = {
+        side: duet.DuetSide(side, job.side_bin(side), job.flags[side], job.side_root(side), job.label[side])
+        for side in duet.SIDES
+    }
+    try:
+        runs = duet.run_round(
+            sides, job.out, pair, job.plan.scenarios,
+            suite=job.plan.suite, targets=job.cfg.targets, placement=job.placement(), rng=rng,
+        )  # fmt: skip
+    except duet.DuetError as exc:
+        raise UsageError(str(exc)) from exc
+    for side, run in runs.items():
+        job.session.keep(side, run)
+        bad = [f"{c.scenario}: {c.reason}" for c in run.failed]
+        say(f"round {pair + 1} {side}: {len(run.cells) - len(bad)}/{len(run.cells)} cells ok"
+            + (f" ({bad[0]})" if bad else ""))  # fmt: skip
+        p50 = profile.round_p50(run)
+        if p50 is not None:
+            job.p50_us.setdefault(side, []).append(p50)
+
+
+def compare_job(job: Job) -> Comparison:
+    """A look: the rounds measured so far, from memory."""
+    return compare_sides(job.session.side("base"), job.session.side("head"), job.gates, design=job.design)
+
+
+def measure_round(job: Job, pair: int, rng) -> None:
+    """One round: a duet, or both sides in this pair's order (paired rounds)."""
+    if job.design == designs.DUET:
+        return run_duet_round(job, pair, rng)
+    for side in order(pair):
+        run_round(job, side, pair)
+
+
+def measure(job: Job, quiet: bool = False) -> int:
+    """Interleaved rounds until conclusive (or out of rounds / time); write the verdict."""
+    session = job.session = Session(job.rounds)  # its clock starts here: builds are not measuring
+    comparison: Comparison | None = None
+    partial = False
+    rng = np.random.default_rng()  # which build takes which duet slot: fresh each ab
+
+    def settled() -> bool:
+        nonlocal comparison
+        comparison = compare_job(job)
+        return not comparison.needs_more_repeats()
+
+    def more(upto: int) -> None:
+        say(f"inconclusive after {session.done} rounds a side; measuring up to {upto}")
+
+    try:
+        stopped = session.measure(lambda pair: measure_round(job, pair, rng), settled, on_more=more)
+        if stopped == TIME_OUT:
+            budget = f"time budget {job.rounds.time_budget_s:.0f} s spent"
+            say(f"inconclusive after {session.done} rounds a side; {budget}")
+    except KeyboardInterrupt:
+        partial = True
+        say(
+            f"interrupted after {session.done} complete rounds per side; "
+            f"the run folders in {job.out} are kept"
+        )
+        if session.done < 2:
+            say("fewer than 2 rounds a side: no verdict written")
+            return 130
+        session.runs = {side: runs[: session.done] for side, runs in session.runs.items()}
+        comparison = compare_job(job)
+    pair = session.done
+    measured = session.elapsed()
+    extra = {}
+    wanted = job.profile if job.profile is not None else comparison.status == verdicts.REGRESSION
+    if wanted and not partial:
+        extra["profile"] = profile.profile_sides(job, job.p50_us)
+    doc = write_verdict(job, comparison, pair, measured, partial=partial, extra=extra)
+    if not quiet:
+        verdict_text.print_console(doc)
+    for message in comparison.failures():
+        say(message)
+    say(f"{comparison.status}{' (partial)' if partial else ''} after {pair} rounds per side; measuring took "
+        f"{measured:.0f} s (builds {sum(job.builds.values()):.0f} s); {job.out / 'summary.md'}")  # fmt: skip
+    return 130 if partial else comparison.exit_code
+
+
+def write_verdict(
+    job: Job, c: Comparison, rounds: int, measured: float, *, partial: bool, extra: dict | None = None
+) -> dict:
+    doc = c.to_json()
+    for side in ("base", "head"):
+        doc[side].update(commit=job.sha[side], ref=job.label[side])
+    doc["partial"] = partial
+    doc["ab"] = {
+        "rounds_per_side": rounds,
+        "design": job.design,
+        "order": "each order to both servers, in random order per pair"
+        if job.design == designs.DUET
+        else "interleaved B,H,H,B,…",
+        **({"block_s": duet.BLOCK_S} if job.design == designs.DUET else {}),
+        "measure_s": round(measured, 1),
+        "build_s": {k: round(v, 1) for k, v in job.builds.items()},
+        "server_flags": {side: shlex.join(flags) for side, flags in job.flags.items()},
+        **({"capacity_rps": round(job.capacity_rps)} if job.capacity_rps else {}),
+    }
+    doc.update(extra or {})
+    write_atomic(job.out / "verdict.json", json.dumps(doc, indent=2) + "\n")
+    write_atomic(job.out / "summary.md", verdict_text.markdown(doc))
+    return doc

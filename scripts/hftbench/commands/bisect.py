@@ -1,0 +1,368 @@
+"""`hftbench bisect --good SHA --bad SHA`: the first commit that made a series slower.
+
+1. The commits good..bad (first parent) are the candidates. Each one measured is built
+   once: only the server, in a worktree, with one cargo target dir shared by all of them
+   (ab's build), so a commit costs an incremental build of hft-server.
+2. A step measures the middle candidate interleaved with both ends (rounds of good,
+   candidate, bad in rotating order, a fresh server each) and compares it, with ab's
+   statistics, against good and against bad on one series × metric; bisect_steps.side_of
+   says which side it falls on. An undecided step gets `--step` more rounds a side, up to
+   `--max-repeats` (each look a test: Gates.for_looks); still undecided, the answer is
+   "between A and B" with the reason, never a guessed commit.
+3. The step table is printed as it goes (a progress bar over the steps on a terminal);
+   <out>/bisect.json is rewritten after every step, so Ctrl-C (or a cancelled job's SIGTERM)
+   keeps the steps done and answers with the range narrowed so far.
+4. `--time-budget` bounds the whole bisect, builds included: no step starts (and no look is
+   added) that would likely end past it; the answer is then the range so far.
+5. `--from-verdict VERDICT` takes good, bad, series and metric from an ab verdict (its base,
+   head and the regression that slowed its series most) and writes the result into it as
+   `bisect` (main-bench).
+
+Exit 0 a culprit found, 1 the answer is a range, 2 it could not run, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .. import config as config_mod
+from .. import metrics, paths
+from ..errors import UsageError, raise_interrupt
+from ..fsio import write_atomic
+from ..judge import bisect_steps as bs
+from ..judge import calibration, designs
+from ..judge.compare import compare_sides
+from ..judge.compare_gates import Gates, load_gates
+from ..judge.rounds import AB_ROUNDS, Rounds, add_rounds_args, rounds_from_args
+from ..judge.session import TIME_OUT, Session
+from ..measure.cell import link_clients
+from ..measure.plan import Plan
+from ..measure.run import run_plan
+from ..measure.server import ServerError
+from ..measure.worktrees import build_server, git_output, remove_worktrees, resolve_commit
+from ..results import Run
+from .base import Command
+from .flags import new_out, plan_of
+
+SIDES = ("good", "cand", "bad")
+# Six orders of three sides, cycled: each side takes each position equally often.
+ORDERS = [(0, 1, 2), (2, 1, 0), (1, 2, 0), (0, 2, 1), (2, 0, 1), (1, 0, 2)]
+# A step takes ab's looks; the time budget is the whole bisect's, builds included.
+BISECT_ROUNDS = replace(AB_ROUNDS, time_budget_s=3600.0)
+
+
+class BisectCommand(Command):
+    name = "bisect"
+    help = "find the commit that made a series slower (interleaved A/B at each step)"
+    raw_description = True
+    shared = ("suite", "orders", "out", "repo", "clients_bin", "build_cmd", "server_flags", "gates", "quiet")
+
+    @classmethod
+    def add_arguments(cls, p) -> None:
+        p.add_argument("--good", help="a commit without the slowdown")
+        p.add_argument("--bad", help="a later commit with it")
+        p.add_argument(
+            "--from-verdict",
+            type=Path,
+            help="an ab verdict.json: good, bad, series, metric from it; "
+            "the result is written into it as `bisect`",
+        )
+        p.add_argument("--series", help="scenario/client to judge (default latency-1c/hft)")
+        p.add_argument("--metric", help="gates.yaml metric to judge (default p99_us)")
+        add_rounds_args(p, BISECT_ROUNDS, "seconds for the whole bisect, builds included")
+        calibration.add_calibration_arg(p)
+
+    def run(self) -> int:
+        return main(self.args, self.config)
+
+
+@dataclass
+class Bisect:
+    repo: Path
+    root: Path
+    out: Path
+    cfg: config_mod.Config
+    plan: Plan
+    gates: Gates  # one metric, one series, alpha / looks
+    metric: str
+    series: str
+    commits: list[bs.Commit]  # [good, …, bad]
+    clients_bin: Path
+    build_cmd: str
+    server_flags: list[str]
+    rounds: Rounds  # a step's rounds and looks; its time budget is the whole bisect's
+    started: float = field(default_factory=time.perf_counter)
+    built: dict[str, Path] = field(default_factory=dict)  # sha -> folder whose bin/ holds its server
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
+
+
+def fill_from_verdict(args) -> None:
+    """Fill good, bad, series and metric from an ab verdict: its base, its head, and its worst
+    regression (among those of --series / --metric when given)."""
+    try:
+        doc = json.loads(args.from_verdict.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"--from-verdict {args.from_verdict}: {exc}; pass ab's verdict.json") from exc
+    args.good = args.good or (doc.get("base") or {}).get("commit")
+    args.bad = args.bad or (doc.get("head") or {}).get("commit")
+    found = [
+        f
+        for f in bs.regressions_by_slowdown(doc.get("flags", []))
+        if args.series in (None, f"{f['scenario']}/{f['client']}") and args.metric in (None, f["metric"])
+    ]
+    if found:
+        worst = found[0]
+        if not (args.series and args.metric):
+            more = ""
+            if len(found) > 1:
+                more = f", the largest of {len(found)} regressions; --series/--metric pick another"
+            say(f"bisecting {worst['scenario']}/{worst['client']} {metrics.label(worst['metric'])} "
+                f"({metrics.fmt_change(worst['ratio'])} in the verdict){more}")  # fmt: skip
+        args.series = args.series or f"{worst['scenario']}/{worst['client']}"
+        args.metric = args.metric or worst["metric"]
+    args.suite = doc.get("suite") or args.suite
+
+
+def make_bisect(args, cfg: config_mod.Config | None = None) -> Bisect:
+    if args.from_verdict:
+        fill_from_verdict(args)
+    if not args.good or not args.bad:
+        raise UsageError("pass --good SHA and --bad SHA (or --from-verdict VERDICT with a base and a head)")
+    rounds = rounds_from_args(args, min_repeats=2)
+    series, metric = args.series or "latency-1c/hft", args.metric or metrics.P99.name
+    if series.count("/") != 1:
+        raise UsageError(f"--series {series!r}: expected scenario/client, e.g. latency-1c/hft")
+    root = paths.repo_root()
+    repo = (args.repo or root).resolve()
+    cfg = cfg or config_mod.load(paths.config_file(root))
+    gates = calibration.apply(load_gates(args.gates), args.calibration)
+    try:
+        gate = gates.metric(metric)
+    except KeyError:
+        raise UsageError(
+            f"--metric {metric!r} is not in {gates.source}; one of {', '.join(m.name for m in gates.metrics)}"
+        ) from None
+    gates = replace(gates, metrics=[replace(gate, gated=True)], series=(series,)).for_looks(rounds.looks)
+    scenario, client = series.split("/")
+    clients_bin = (args.clients_bin or paths.bin_dir(root)).resolve()
+    plan = plan_of(args, cfg, clients_bin, scenarios=[scenario], clients=[client])
+    good, bad = resolve_commit(repo, args.good), resolve_commit(repo, args.bad)
+    shas = git_output(repo, "rev-list", "--first-parent", "--reverse", f"{good}..{bad}").split()
+    if not shas or shas[-1] != bad:
+        raise UsageError(
+            f"{args.bad} is not a descendant of {args.good} on its first-parent line; pass an older --good"
+        )
+    commits = [bs.Commit(s, git_output(repo, "log", "-1", "--format=%s", s)) for s in [good, *shas]]
+    out = new_out(args.out, root, "bisect")
+    return Bisect(
+        repo=repo,
+        root=root,
+        out=out,
+        cfg=cfg,
+        plan=plan,
+        gates=gates,
+        metric=metric,
+        series=series,
+        commits=commits,
+        clients_bin=clients_bin,
+        build_cmd=args.build_cmd,
+        server_flags=shlex.split(args.server_flags),
+        rounds=rounds,
+    )
+
+
+def say(msg: str) -> None:
+    print(f"hftbench bisect: {msg}", file=sys.stderr, flush=True)
+
+
+def built(b: Bisect, commit: bs.Commit) -> Path:
+    """The folder whose bin/ holds this commit's server (built once)."""
+    if commit.sha not in b.built:
+        folder = b.out / "builds" / commit.sha[:12]
+        say(f"building {commit.sha[:10]} {commit.subject[:50]} …")
+        build_server(b.repo, commit.sha, folder, b.build_cmd, b.root / "target" / "ab")
+        link_clients(b.clients_bin, folder / "bin", b.plan.clients)
+        b.built[commit.sha] = folder
+    return b.built[commit.sha]
+
+
+def run_round(b: Bisect, step_dir: Path, side: str, commit: bs.Commit, n: int) -> Run:
+    run_dir = paths.fresh_dir(step_dir / side, f"run_{paths.utc_stamp()}_{side}{n:02d}")
+    tree = built(b, commit) / "worktree"
+    try:
+        return run_plan(
+            b.plan,
+            built(b, commit) / "bin",
+            run_dir,
+            targets=b.cfg.targets,
+            server_flags=b.server_flags,
+            quiet=True,
+            root=tree if tree.exists() else b.root,
+        )
+    except ServerError as exc:
+        raise UsageError(f"{commit.sha[:10]} server: {exc}") from exc
+
+
+def _metric(b: Bisect, session: Session, base: str, head: str) -> dict[str, Any]:
+    # Each round runs good, cand and bad back to back: the round is a pair (designs.py).
+    c = compare_sides(session.side(base), session.side(head), b.gates, design=designs.PAIRED_ROUNDS)
+    scenario, client = b.series.split("/")
+    r = next(
+        (
+            r
+            for r in c.to_json()["results"]
+            if (r["scenario"], r["client"], r["metric"]) == (scenario, client, b.metric)
+        ),
+        None,
+    )
+    return bs.comparison(r)
+
+
+def measure_step(b: Bisect, index: int, lo: int, hi: int) -> dict[str, Any]:
+    """Rounds of good, candidate, bad until the candidate is placed (or out of looks / time)."""
+    step_dir = b.out / f"step_{len(b.steps) + 1:02d}"
+    commit = b.commits[index]
+    ends = (b.commits[0], commit, b.commits[-1])
+    for c in ends:
+        built(b, c)
+    record: dict[str, Any] = {
+        "commit": commit.sha,
+        "subject": commit.subject,
+        "good": ends[0].sha,
+        "bad": ends[2].sha,
+        "range": [b.commits[lo].sha, b.commits[hi].sha],
+    }
+    session = Session(b.rounds)
+    spent_before = b.elapsed()
+    found: dict[str, Any] = {}
+
+    def one_round(n: int) -> None:
+        for i in ORDERS[n % len(ORDERS)]:
+            session.keep(SIDES[i], run_round(b, step_dir, SIDES[i], ends[i], n + 1))
+
+    def settled() -> bool:
+        found.update(vs_good=_metric(b, session, "good", "cand"), vs_bad=_metric(b, session, "cand", "bad"),
+                     ends=_metric(b, session, "good", "bad"))  # fmt: skip
+        found["decision"] = bs.side_of(found["vs_good"]["verdict"], found["vs_bad"]["verdict"])
+        return found["decision"] != bs.UNDECIDED
+
+    def more(upto: int) -> None:
+        say(f"{commit.sha[:10]} undecided after {session.done} rounds a side; measuring up to {upto}")
+
+    stopped = session.measure(one_round, settled, spent_before_s=spent_before, on_more=more)
+    decision, vs_good, vs_bad, ends_cmp = found["decision"], found["vs_good"], found["vs_bad"], found["ends"]
+    record.update(rounds=session.done, vs_good=vs_good, vs_bad=vs_bad, ends=ends_cmp, decision=decision,
+                  seconds=round(session.elapsed(), 1))  # fmt: skip
+    if stopped == TIME_OUT:
+        record["stopped"] = "time budget"
+    if decision == bs.UNDECIDED:
+        record["reason"] = bs.why_undecided(vs_good, vs_bad, ends_cmp)
+    return record
+
+
+def run_bisect(b: Bisect, quiet: bool) -> dict[str, Any]:
+    lo, hi = 0, len(b.commits) - 1
+    reason: str | None = None
+    bar = _bar(bs.steps_left(lo, hi), quiet)
+    _note(bar, bs.TABLE_HEAD)
+    save(b, lo, hi, "bisecting: no step finished yet")
+    try:
+        while (mid := bs.midpoint(lo, hi)) is not None:
+            if b.steps and b.elapsed() + b.steps[-1]["seconds"] > b.rounds.time_budget_s:
+                reason = f"time budget of {b.rounds.time_budget_s:.0f} s spent after {len(b.steps)} steps"
+                break
+            step = measure_step(b, mid, lo, hi)
+            b.steps.append(step)
+            _note(bar, bs.table_row(len(b.steps), step))
+            if bar is not None:
+                bar.total = len(b.steps) + bs.steps_left(*_narrow(step, mid, lo, hi))
+                bar.update(1)
+            if step["decision"] == bs.UNDECIDED:
+                stop = " (time budget)" if step.get("stopped") else ""
+                reason = f"step {len(b.steps)}{stop}: {b.commits[mid].sha[:10]} {step['reason']}"
+                break
+            lo, hi = _narrow(step, mid, lo, hi)
+            save(b, lo, hi, "bisecting")
+    except KeyboardInterrupt:
+        reason = f"interrupted after {len(b.steps)} steps"
+        save(b, lo, hi, reason)
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    return save(b, lo, hi, reason)
+
+
+def _narrow(step: dict[str, Any], mid: int, lo: int, hi: int) -> tuple[int, int]:
+    if step["decision"] == bs.BAD:
+        return lo, mid
+    if step["decision"] == bs.GOOD:
+        return mid, hi
+    return lo, hi
+
+
+def save(b: Bisect, lo: int, hi: int, reason: str | None) -> dict[str, Any]:
+    doc = bs.result(b.commits, lo, hi, b.steps, reason=reason, series=b.series, metric=b.metric)
+    write_atomic(b.out / "bisect.json", json.dumps(doc, indent=2) + "\n")
+    return doc
+
+
+def _bar(total: int, quiet: bool):
+    from ..measure.progress import interactive
+
+    if quiet or not interactive():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="step", desc="bisect", file=sys.stderr, dynamic_ncols=True)
+
+
+def _note(bar, text: str) -> None:
+    if bar is not None:
+        bar.write(text, file=sys.stderr)
+    else:
+        print(text, file=sys.stderr, flush=True)
+
+
+def main(args, cfg: config_mod.Config | None = None) -> int:
+    b = make_bisect(args, cfg)
+    b.out.mkdir(parents=True, exist_ok=True)
+    say(
+        f"{len(b.commits) - 1} commits after {b.commits[0].sha[:10]}; judging {b.series} {b.metric}; "
+        f"at most {bs.steps_left(0, len(b.commits) - 1)} steps"
+    )
+    previous = signal.signal(signal.SIGTERM, raise_interrupt)
+    code = 130
+    try:
+        doc = run_bisect(b, args.quiet)
+        code = 0 if doc["status"] == bs.CULPRIT else 1
+    except KeyboardInterrupt:
+        doc = json.loads((b.out / "bisect.json").read_text())
+        say(f"interrupted: the {len(b.steps)} steps done are in {b.out / 'bisect.json'}")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        remove_worktrees(b.repo, [folder / "worktree" for folder in b.built.values()])
+    from ..publish.verdict_extras import bisect_lines
+
+    print("\n".join(bisect_lines(doc)))
+    if args.from_verdict:
+        merge_into_verdict(args.from_verdict, doc)
+    say(f"{doc['status']} after {len(b.steps)} steps in {b.elapsed():.0f} s; {b.out / 'bisect.json'}")
+    return code
+
+
+def merge_into_verdict(path: Path, doc: dict[str, Any]) -> None:
+    """Add the result to an ab verdict as `bisect` (additive: nothing else changes)."""
+    verdict = json.loads(path.read_text())
+    verdict["bisect"] = doc
+    write_atomic(path, json.dumps(verdict, indent=2) + "\n")

@@ -1,0 +1,347 @@
+"""`hftbench calibrate`: how often the gate cries wolf, how often it says "no change", how
+often it catches a real slowdown (uniform or in the tail only), and so which series × metrics
+this runner can judge.
+
+Measure (unless --from): rounds as `ab` measures them (`--design`; designs.py): duet where
+the suite allows it (both servers at once, one client interleaving orders), else paired
+rounds. `--runs` A/A rounds (this checkout's build against itself), `--slow-runs` rounds
+against a server with `--inject-delay-us D` (every order slower) and `--stall-runs` against
+`--inject-stall-us S --inject-stall-every N` (one order in N: the tail only), interleaved
+(aa, slow, stall, aa, …), into <out>/<kind>/base/ and <out>/<kind>/head/; and `--solo-runs`
+runs of the build alone (<out>/solo/): the price of duet, absolute P50 alone against in a
+duet.
+
+Analyse: `--comparisons` times per kind, draw `--k` rounds of that kind and compare their
+base and head sides with the design's test, judged as one of ab's looks (A/A: every
+regression is a false alarm, and "no change" is the answer we want). Writes
+<out>/calibration.json and calibration.md: per kind, how many comparisons ended in each
+status and per gated metric how many flagged; per series × metric the median minimum
+detectable effect and whether this runner guards it (calibration.py: the record the gate
+reads through --calibration / $HFTBENCH_CALIBRATION).
+
+The comparisons are drawn from one pool of rounds, so they overlap and are not independent:
+a rate is an estimate from the real rounds behind it, which the report says next to it.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import config as config_mod
+from .. import metrics, paths
+from ..errors import UsageError
+from ..fsio import write_atomic
+from ..judge import calibration, designs, paired
+from ..judge.compare import Comparison, compare_sides
+from ..judge.compare_gates import Gates, load_gates
+from ..judge.compare_sides import load_runs, side_from_runs
+from ..judge.rounds import AB_ROUNDS, add_looks_arg, order
+from ..judge.session import Session
+from ..measure import capacity, duet
+from ..measure import placement as placement_mod
+from ..measure.run import run_plan
+from ..publish.calibrate_text import render
+from ..results import Run
+from ..series import Series
+from ..verdicts import NO_CHANGE, REGRESSION
+from .base import Command
+from .flags import plan_of
+
+KINDS = ("aa", "slow", "stall")
+SHOWN = tuple(m.name for m in (metrics.P50, metrics.P99, metrics.P999))  # the effects calibrate reports
+Pool = list[tuple[Run, Run]]  # a kind's rounds: (base run, head run)
+
+
+def kind_flags(args) -> dict[str, list[str]]:
+    base = shlex.split(args.server_flags)
+    return {
+        "aa": base,
+        "slow": [*base, "--inject-delay-us", str(args.inject_delay_us)],
+        "stall": [*base, "--inject-stall-us", str(args.inject_stall_us),
+                  "--inject-stall-every", str(args.inject_stall_every)],
+    }  # fmt: skip
+
+
+def measure(
+    out: Path, counts: dict[str, int], args, cfg: config_mod.Config | None = None
+) -> tuple[dict[str, Pool], list[Run]]:
+    """Measure the rounds of every kind (one session each, kept in memory) and the solo runs."""
+    from .ab import choose_design
+
+    root = paths.repo_root()
+    cfg = cfg or config_mod.load(paths.config_file(root))
+    bins = paths.bin_dir(root)
+    plan = plan_of(args, cfg, bins)
+    design = choose_design(plan, args.design)
+    flags = kind_flags(args)
+    where = placement_mod.resolve(None, None)
+    where = where.colocated() if plan.colocate else where
+    rng = np.random.default_rng()
+    sessions = {kind: Session(AB_ROUNDS) for kind in KINDS}
+    solo: list[Run] = []
+    if capacity.needs_rate(plan.scenarios):
+        rate = capacity.measure(plan.scenarios, bins, flags["aa"], where, out / "capacity-probe.log")
+        plan.scenarios = capacity.resolve(plan.scenarios, rate)
+        print(f"calibrate: capacity {rate:,.0f} orders/s on this runner", file=sys.stderr, flush=True)
+    for i in range(max(counts.values())):
+        for kind in KINDS:
+            if i >= counts[kind]:
+                continue
+            if design == designs.DUET:
+                sides = {side: duet.DuetSide(side, bins, flags["aa" if side == "base" else kind], root, None)
+                         for side in duet.SIDES}  # fmt: skip
+                runs = duet.run_round(sides, out / kind, i, plan.scenarios, suite=plan.suite,
+                                      targets=cfg.targets, placement=where, rng=rng)  # fmt: skip
+                for side, run in runs.items():
+                    sessions[kind].keep(side, run)
+            else:
+                for side in order(i):
+                    run_dir = paths.fresh_dir(out / kind / side, f"run_{paths.utc_stamp()}_{side}{i + 1:02d}")
+                    run = run_plan(plan, bins, run_dir, targets=cfg.targets, quiet=True, root=root,
+                                   server_flags=flags["aa" if side == "base" else kind])  # fmt: skip
+                    sessions[kind].keep(side, run)
+            sessions[kind].done += 1
+            print(f"calibrate: {kind} round {i + 1}", file=sys.stderr, flush=True)
+        if i < counts["solo"]:
+            run_dir = paths.fresh_dir(out / "solo", f"run_{paths.utc_stamp()}_solo{i + 1:02d}")
+            solo.append(run_plan(plan, bins, run_dir, targets=cfg.targets, server_flags=flags["aa"],
+                                 quiet=True, root=root))  # fmt: skip
+    return {kind: session.pairs() for kind, session in sessions.items()}, solo
+
+
+def load_pools(source: Path) -> dict[str, Pool]:
+    """Each kind's rounds, base and head run of the same round together (designs.round_key)."""
+    pools: dict[str, Pool] = {}
+    for kind in KINDS:
+        sides = [source / kind / side for side in ("base", "head")]
+        if not all(s.is_dir() for s in sides):
+            pools[kind] = []
+            continue
+        base, head = (load_runs(s) for s in sides)
+        by_round = {designs.round_key(r.run_id): r for r in head}
+        pools[kind] = [(b, by_round[k]) for b in base if (k := designs.round_key(b.run_id)) in by_round]
+    return pools
+
+
+def design_of(pools: dict[str, Pool]) -> str:
+    """A duet's runs name their server's slot (duet.py); anything else ran as paired rounds."""
+    runs = [b for b, _ in pools.get("aa", [])]
+    return designs.DUET if runs and "duet_slot" in runs[0].server else designs.PAIRED_ROUNDS
+
+
+def _tally(gates: Gates) -> dict[str, Any]:
+    gated = [m.name for m in gates.metrics if m.gated]
+    return {
+        "comparisons": 0,
+        "flagged": 0,
+        "statuses": {},
+        "regression": {m: 0 for m in gated},  # comparisons where this metric regressed somewhere
+        "no_change": {m: 0 for m in gated},  # ... where every gated series said no change for it
+        "mde": {},  # "series metric" -> list of minimum detectable effects
+        "tested": {m: 0 for m in gated},  # comparisons where the metric was gated somewhere
+        "series_regression": {},  # "series metric" -> comparisons where it regressed
+        "series_tested": {},  # "series metric" -> comparisons where it was tested
+        "series_no_change": {},  # "series metric" -> comparisons where it said "no change"
+    }
+
+
+def _count(t: dict[str, Any], c: Comparison) -> None:
+    t["comparisons"] += 1
+    t["flagged"] += c.exit_code
+    t["statuses"][c.status] = t["statuses"].get(c.status, 0) + 1
+    gated = [r for r in c.results if r.gated]
+    for name in t["regression"]:
+        rows = [r for r in gated if r.metric == name]
+        t["tested"][name] += bool(rows)
+        t["regression"][name] += any(r.verdict == REGRESSION for r in rows)
+        t["no_change"][name] += bool(rows) and all(r.verdict == NO_CHANGE for r in rows)
+    for r in gated:
+        key = f"{r.series} {r.metric}"
+        t["series_tested"][key] = t["series_tested"].get(key, 0) + 1
+        t["series_regression"][key] = t["series_regression"].get(key, 0) + (r.verdict == REGRESSION)
+        t["series_no_change"][key] = t["series_no_change"].get(key, 0) + (r.verdict == NO_CHANGE)
+        if r.mde is not None and np.isfinite(r.mde):
+            t["mde"].setdefault(key, []).append(r.mde)
+    for r in c.results:  # gated by gates.yaml, left out here: the record says why (calibration.py)
+        if not r.gated and r.why_not_gated and r.metric in t["regression"]:
+            t.setdefault("series_why_not", {})[f"{r.series} {r.metric}"] = r.why_not_gated
+
+
+def _finish(t: dict[str, Any]) -> dict[str, Any]:
+    t["mde"] = {k: round(float(np.median(v)), 4) for k, v in sorted(t["mde"].items())}
+    return t
+
+
+def analyse(
+    pools: dict[str, Pool], gates: Gates, comparisons: int, k: int, seed: int, design: str
+) -> dict[str, Any]:
+    """Tallies over random draws of k rounds of each kind, compared with the design's test."""
+    if len(pools["aa"]) < k:
+        raise UsageError(
+            f"A/A needs >= k = {k} rounds, have {len(pools['aa'])}; pass --runs or a smaller --k"
+        )
+    rng = np.random.default_rng(seed)
+    tallies = {kind: _tally(gates) for kind in KINDS if kind == "aa" or len(pools.get(kind, [])) >= k}
+
+    def compare(rounds: Pool, label: str) -> Comparison:
+        base = side_from_runs("base", [b for b, _ in rounds])
+        return compare_sides(base, side_from_runs(label, [h for _, h in rounds]), gates, design=design)
+
+    for _ in range(comparisons):
+        for kind in tallies:
+            pool = pools[kind]
+            _count(
+                tallies[kind], compare([pool[i] for i in rng.choice(len(pool), size=k, replace=False)], kind)
+            )
+    effects = {}
+    for kind, pool in pools.items():
+        if kind != "aa" and pool:
+            effects[kind] = {f"{r.series} {r.metric}": round(r.ratio, 3) for r in compare(pool, kind).results
+                             if r.ratio is not None and r.metric in SHOWN}  # fmt: skip
+    done = {kind: _finish(t) for kind, t in tallies.items()}
+    return {
+        "tallies": done,
+        "effects": effects,
+        "guards": calibration.guard_rows(done["aa"], gates, _no_mde_why(design, k, gates)),
+    }
+
+
+def _no_mde_why(design: str, k: int, gates: Gates) -> str | None:
+    """Paired rounds are judged by a sign-flip test over k pairs, whose least p is 2 / 2^k: at
+    ab's first look (8 pairs, 0.0078) that is above a gated metric's level (alpha / looks /
+    family), so no effect can be flagged there; say which look could."""
+    if design != designs.PAIRED_ROUNDS:
+        return None
+    gated = [m for m in gates.metrics if m.gated and m.kind != "errors"]
+    level = min(m.alpha for m in gated) / max(len(gated), 1)
+    if paired.smallest_p(k) < level:
+        return None
+    pairs = next(n for n in range(k, 64) if paired.smallest_p(n) < level)
+    least = paired.smallest_p(k)
+    return (
+        f"{k} paired rounds cannot flag: a sign-flip test's least p is {least:.4f}, above the "
+        f"level {level:.4f}; {pairs} pairs can (calibrate with --k {pairs} or more)"
+    )
+
+
+def price_of_duet(pools: dict[str, Pool], solo: list[Run]) -> dict[str, dict[str, float]]:
+    """Per series: absolute P50 of the build alone against the same build in a duet (the
+    A/A rounds' base side). The two servers of a duet share one CPU's caches and queues."""
+    alone = side_from_runs("solo", solo).series if solo else {}
+    paired = side_from_runs("duet", [b for b, _ in pools.get("aa", [])]).series
+    out = {}
+    for key in alone.keys() & paired.keys():
+        a, d = (Series(*key, tuple(x[key])).quantile_us(0.5) for x in (alone, paired))
+        if a and d:
+            out["/".join(key)] = {
+                "solo_p50_us": round(a, 2),
+                "duet_p50_us": round(d, 2),
+                "ratio": round(d / a, 3),
+            }
+    return out
+
+
+def _flag_value(runs: list[Run], name: str) -> int | None:
+    """A numeric hft-server flag the runs' server was started with (from results.json)."""
+    flags = [str(f) for f in (runs[0].server.get("flags") or [])] if runs else []
+    for i, flag in enumerate(flags):
+        if flag.startswith(f"{name}="):
+            return int(flag.split("=", 1)[1])
+        if flag == name and i + 1 < len(flags):
+            return int(flags[i + 1])
+    return None
+
+
+class CalibrateCommand(Command):
+    name = "calibrate"
+    help = "measure the gate's false-alarm and detection rates"
+    shared = ("suite", "scenarios", "clients", "orders", "design", "server_flags", "gates", "out")
+
+    @classmethod
+    def add_arguments(cls, p) -> None:
+        p.add_argument("--runs", type=int, default=40, help="A/A rounds (default 40)")
+        p.add_argument(
+            "--slow-runs", type=int, default=20, help="rounds against the injected delay (default 20)"
+        )
+        p.add_argument(
+            "--stall-runs", type=int, default=20, help="rounds against the tail stall (default 20)"
+        )
+        p.add_argument(
+            "--solo-runs", type=int, default=8, help="runs of the build alone: the price of duet (8)"
+        )
+        p.add_argument(
+            "--inject-delay-us", type=int, default=4, help="hft-server --inject-delay-us (default 4)"
+        )
+        p.add_argument(
+            "--inject-stall-us",
+            type=int,
+            default=50,
+            help="hft-server --inject-stall-us (default 50: on the VM 40 moved P99 anywhere from x1.07 "
+            "to x1.30, as the host moved the base's P99)",
+        )
+        p.add_argument(
+            "--inject-stall-every", type=int, default=50, help="hft-server --inject-stall-every (default 50)"
+        )
+        p.add_argument(
+            "--comparisons", type=int, default=200, help="random comparisons of each kind (default 200)"
+        )
+        p.add_argument("--k", type=int, default=8, help="rounds in a comparison (default 8: ab's first look)")
+        add_looks_arg(p)
+        p.add_argument("--bootstrap", type=int, default=500, help="bootstrap replicates (default 500)")
+        p.add_argument("--permutations", type=int, default=1000, help="permutation splits (default 1000)")
+        p.add_argument(
+            "--from", dest="source", type=Path, help="analyse rounds measured before (<dir>/aa, slow, stall)"
+        )
+
+    def run(self) -> int:
+        return main(self.args, None if self.args.source else self.config)
+
+
+def main(args, cfg: config_mod.Config | None = None) -> int:
+    # Every series of the suite and only the gated metrics: calibrate decides what is guarded.
+    gates = load_gates(args.gates)
+    gates = replace(gates, bootstrap=args.bootstrap, permutations=args.permutations, series=None,
+                    metrics=[m for m in gates.metrics if m.gated]).for_looks(args.looks)  # fmt: skip
+    stamp = paths.utc_stamp()
+    out = (args.out or args.source or paths.results_dir() / f"calibrate_{stamp}").resolve()
+    if args.source is None:
+        if out.exists() and any(out.iterdir()):
+            raise UsageError(
+                f"--out {out} exists and is not empty; pass a new folder, or --from it to re-analyse"
+            )
+        counts = {"aa": args.runs, "slow": args.slow_runs, "stall": args.stall_runs, "solo": args.solo_runs}
+        pools, solo = measure(out, counts, args, cfg)
+    else:
+        if not (args.source / "aa").is_dir():
+            raise UsageError(f"--from {args.source} holds no aa/: pass the --out of an earlier calibrate")
+        pools = load_pools(args.source)
+        solo = load_runs(args.source / "solo") if (args.source / "solo").is_dir() else []
+    heads = {kind: [h for _, h in pool] for kind, pool in pools.items()}
+    design = design_of(pools)
+    doc = {
+        "schema_version": 3,
+        "date": stamp,
+        "suite": args.suite,
+        "design": design,
+        "inject_delay_us": _flag_value(heads["slow"], "--inject-delay-us"),
+        "inject_stall_us": _flag_value(heads["stall"], "--inject-stall-us"),
+        "inject_stall_every": _flag_value(heads["stall"], "--inject-stall-every"),
+        "runs": {kind: len(pool) for kind, pool in pools.items()},
+        "k": args.k,
+        "looks": args.looks,
+        "gates": paths.shown(gates.source),
+        "max_false_alarms": calibration.MAX_FALSE_ALARMS,
+        **analyse(pools, gates, args.comparisons, args.k, gates.seed, design),
+        "price_of_duet": price_of_duet(pools, solo) if design == designs.DUET else {},
+    }
+    write_atomic(out / "calibration.json", json.dumps(doc, indent=2) + "\n")
+    write_atomic(out / "calibration.md", render(doc))
+    print(render(doc))
+    return 0

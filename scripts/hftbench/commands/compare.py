@@ -1,0 +1,85 @@
+"""`hftbench compare BASE HEAD`: two sets of runs, or a run against the history store's
+baseline, tested series × metric by the gate (judge/compare.py); verdict.json, the summary,
+and exit 1 when a gated metric regressed."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ..fsio import write_atomic
+from ..judge import calibration
+from ..judge import compare as compare_mod
+from ..judge.compare import Comparison, compare_sides
+from ..judge.compare_gates import Gates, load_gates
+from ..judge.compare_sides import is_store
+from ..publish import verdict_text
+from ..store.sides import load_side
+from .base import Command
+
+
+def run_compare(
+    base_path: Path,
+    head_path: Path,
+    gates: Gates,
+    *,
+    branch: str | None = "main",
+    runner: str | None = None,
+    last: int = 10,
+) -> Comparison:
+    """Load both sides (a store BASE takes suite and runner from HEAD) and compare."""
+    head = load_side(head_path)
+    if is_store(base_path):
+        base = load_side(
+            base_path,
+            suite=head.meta.get("suite"),
+            branch=branch,
+            runner=runner or head.meta.get("runner"),
+            last=last,
+        )
+    else:
+        base = load_side(base_path)
+    return compare_sides(base, head, gates)
+
+
+class CompareCommand(Command):
+    name = "compare"
+    help = "compare two sets of runs (or a run against the history store): verdict, exit 1 on regression"
+    shared = ("gates",)
+    description = compare_mod.__doc__
+
+    @classmethod
+    def add_arguments(cls, p) -> None:
+        p.add_argument("base", type=Path, help="run folder, folder of run folders, or history store")
+        p.add_argument("head", type=Path, help="run folder or folder of run folders")
+        calibration.add_calibration_arg(p)
+        p.add_argument(
+            "--summary", type=Path, help="write the markdown summary here (job summary, PR comment)"
+        )
+        p.add_argument("--json", type=Path, dest="json_out", help="write verdict.json here")
+        p.add_argument("--branch", default="main", help="store baseline: runs of this branch (default main)")
+        p.add_argument("--runner", help="store baseline: runner fingerprint id (default: the head run's)")
+        p.add_argument(
+            "--last", type=int, default=10, help="store baseline: the last N matching runs (default 10)"
+        )
+
+    def run(self) -> int:
+        args = self.args
+        comparison = run_compare(
+            args.base,
+            args.head,
+            calibration.apply(load_gates(args.gates), args.calibration),
+            branch=args.branch,
+            runner=args.runner,
+            last=args.last,
+        )
+        doc = comparison.to_json()
+        if args.json_out:
+            write_atomic(args.json_out, json.dumps(doc, indent=2) + "\n")
+        if args.summary:
+            write_atomic(args.summary, verdict_text.markdown(doc))
+        verdict_text.print_console(doc)
+        for message in comparison.failures():
+            print(f"hftbench compare: {message}", file=sys.stderr)
+        return comparison.exit_code

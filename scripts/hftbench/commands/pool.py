@@ -1,0 +1,44 @@
+"""`hftbench pool --suite S`: the runners of bench-config/pool.yaml that take a suite, as the
+CI matrix (legs=, max_parallel=). Runs on the hosted runner: no numpy."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+
+from .. import pool
+from ..errors import UsageError
+from .base import Command
+
+
+class PoolCommand(Command):
+    name = "pool"
+    help = "the runners of the pool that take a suite: the CI matrix"
+    description = pool.__doc__
+
+    @classmethod
+    def add_arguments(cls, p) -> None:
+        p.add_argument("--suite", required=True, help="suite of bench-config/scenarios.yaml, e.g. pr")
+        p.add_argument("--pool", type=Path, default=None, help="pool file (default bench-config/pool.yaml)")
+        p.add_argument(
+            "--github-output", action="store_true", help="append legs= and max_parallel= to $GITHUB_OUTPUT"
+        )
+
+    def run(self) -> int:
+        args = self.args
+        runners = pool.load_pool(args.pool)
+        legs = runners.legs(args.suite)
+        lines = [
+            f"legs={json.dumps([asdict(leg) for leg in legs])}",
+            f"max_parallel={runners.max_parallel or len(legs)}",
+        ]
+        if args.github_output:
+            target = os.environ.get("GITHUB_OUTPUT")
+            if not target:
+                raise UsageError("--github-output: $GITHUB_OUTPUT is not set (run it as a workflow step)")
+            with open(target, "a") as out:
+                out.write("\n".join(lines) + "\n")
+        print("\n".join(lines))
+        return 0

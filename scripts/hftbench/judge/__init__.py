@@ -1,0 +1,21 @@
+"""judge: from runs to a verdict: the statistics, the designs, the gates, the rules, the
+session of looks, drift, change points. Stage 2: may import measure and the top, never
+publish, store or commands.
+
+- `bisect_steps.py`   bisect's pure decisions: the step's verdict, the next commit, the steps left
+- `calibration.py`    a runner's calibration record: the series × metrics it guards, read by the gate
+- `changepoints.py`   E-divisive means with a permutation test (pure)
+- `compare.py`        every series × metric tested, one verdict (Comparison, MetricResult)
+- `compare_gates.py`  bench-config/gates.yaml: gated metrics, thresholds, sample rules
+- `compare_sides.py`  one side of a comparison: its runs as series (run folders or a store's entries)
+- `designs.py`        how base and head were measured (unpaired runs, paired rounds, duet) and each one's test
+- `drift.py`          a soak's drift: last tenth against first tenth (pure)
+- `family.py`         a comparison's tests as one family: Holm, the MDE, each metric's verdict
+- `paired.py`         the paired designs' statistics: sign-flip test and bootstrap over pairs (pure)
+- `pooled.py`         a pool's legs as one test: each runner a stratum (strata.py), one family
+- `rounds.py`         ab's and bisect's rounds, looks and time budget: flags and checks, once
+- `session.py`        one measuring session (ab, bisect, calibrate): rounds in memory, looks, when to stop
+- `stats.py`          the gate's statistics, pure functions (permutation test, expanded bootstrap, Holm)
+- `strata.py`         a pool's test: each runner's test of a series × metric added up, a stratum each (pure)
+- `verdict_rules.py`  from the statistics to a verdict: MDE, runs to settle, classify, RegressionCheck
+"""

@@ -1,0 +1,162 @@
+"""The bisect's decisions and its record, as pure functions (bisect.py measures, this decides).
+
+A step measures a candidate commit interleaved with both ends of the original range and
+compares it on one series × metric:
+
+    vs good: good -> candidate   (is the candidate slower than the last known-good?)
+    vs bad:  candidate -> bad    (is the bad end slower than the candidate?)
+
+The candidate is bad when it is a regression against good (at least the threshold slower,
+significantly): the first such commit is the culprit. It is good when it is not, and bad is
+a regression against it: a slowdown of at least the threshold, shown in the same rounds,
+lies after it. (Requiring "no change" against good instead would need an interval inside
+±threshold, which a shared host's bimodal rounds rarely give, while the slowdown still
+sits plainly after the candidate.) Neither shown: undecided, measured more, and if still
+undecided the answer is the range, not a guess. A slowdown in several parts each below the
+threshold is such a case: no commit is the culprit.
+
+The record (bisect.json, verdict.json's `bisect`):
+    {"status": "culprit"|"between", "good": sha, "bad": sha,
+     "culprit": {"sha", "subject"} | null, "steps": [...], "reason": str,
+     "series": "latency-1c/hft", "metric": "p50_us", "effect": {"ratio", "ci"} | null}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import mdsafe, metrics, verdicts
+from ..metrics import fmt_change
+
+GOOD, BAD, UNDECIDED = "good", "bad", "undecided"
+CULPRIT, BETWEEN = "culprit", "between"
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    subject: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"sha": self.sha, "subject": self.subject}
+
+
+def side_of(vs_good: str, vs_bad: str) -> str:
+    """The side a candidate falls on, from its two verdicts (verdicts.* names)."""
+    if vs_good == verdicts.REGRESSION:
+        return BAD
+    if vs_bad == verdicts.REGRESSION:
+        return GOOD
+    return UNDECIDED
+
+
+def why_undecided(vs_good: dict[str, Any], vs_bad: dict[str, Any], ends: dict[str, Any] | None) -> str:
+    """In words, why a candidate could not be placed (for the 'between' answer)."""
+    g, b = vs_good["verdict"], vs_bad["verdict"]
+    parts = [f"against good {g.replace('_', ' ')}, against bad {b.replace('_', ' ')}"]
+    if ends is not None and ends["verdict"] != verdicts.REGRESSION:
+        parts.append(
+            f"in the same rounds bad itself was {ends['verdict'].replace('_', ' ')} against good "
+            f"({fmt_change(ends.get('ratio'))}): the slowdown is within this series' noise or below "
+            "the threshold"
+        )
+    elif g == verdicts.NO_CHANGE and b == verdicts.NO_CHANGE:
+        parts.append("the candidate is within the threshold of both ends: each part of the slowdown is small")
+    elif g == verdicts.INCONCLUSIVE or b == verdicts.INCONCLUSIVE:
+        parts.append("more rounds would be needed to tell")
+    return "; ".join(parts)
+
+
+def midpoint(lo: int, hi: int) -> int | None:
+    """The next candidate's index between a known-good `lo` and a known-bad `hi`."""
+    return (lo + hi) // 2 if hi - lo > 1 else None
+
+
+def steps_left(lo: int, hi: int) -> int:
+    """Steps still needed to narrow lo..hi to one commit (each halves the range)."""
+    n, span = 0, hi - lo
+    while span > 1:
+        span = span - span // 2
+        n += 1
+    return n
+
+
+def comparison(r: dict[str, Any] | None) -> dict[str, Any]:
+    """The part of a MetricResult a step keeps."""
+    if r is None:
+        return {"verdict": verdicts.INCONCLUSIVE, "ratio": None, "ci": None, "reason": "not measured"}
+    return {k: r.get(k) for k in ("verdict", "ratio", "ci", "mde", "reason")}
+
+
+def result(
+    commits: list[Commit],
+    lo: int,
+    hi: int,
+    steps: list[dict[str, Any]],
+    *,
+    reason: str | None,
+    series: str,
+    metric: str,
+) -> dict[str, Any]:
+    """The record: a culprit when lo and hi are adjacent and nothing stopped the search,
+    else the narrowest range measured and why it is not narrower."""
+    found = reason is None and hi - lo == 1
+    culprit = commits[hi] if found else None
+    return {
+        "status": CULPRIT if found else BETWEEN,
+        "good": commits[lo].sha,
+        "bad": commits[hi].sha,
+        "culprit": culprit.to_json() if culprit else None,
+        "steps": steps,
+        "reason": reason or f"{commits[hi].sha[:10]} is the first commit slower than {commits[0].sha[:10]}",
+        "series": series,
+        "metric": metric,
+        "effect": effect(steps, culprit.sha) if culprit else None,
+    }
+
+
+def effect(steps: list[dict[str, Any]], sha: str) -> dict[str, Any] | None:
+    """The culprit's slowdown against good with its interval: from the step that measured it
+    as a candidate, else (the bad end itself) from the last step's good-vs-bad comparison."""
+    for s in reversed(steps):
+        if s["commit"] == sha and s["vs_good"].get("ratio") is not None:
+            return {"ratio": s["vs_good"]["ratio"], "ci": s["vs_good"]["ci"], "from": "candidate vs good"}
+    for s in reversed(steps):
+        ends = s.get("ends") or {}
+        if ends.get("ratio") is not None and s.get("bad") == sha:
+            return {"ratio": ends["ratio"], "ci": ends["ci"], "from": "bad vs good"}
+    return None
+
+
+def table_row(i: int, s: dict[str, Any]) -> str:
+    """One markdown row of the step table (console and verdict texts)."""
+
+    def cell(c: dict[str, Any]) -> str:
+        ci = c.get("ci")
+        band = f" ({fmt_change(ci[0])} … {fmt_change(ci[1])})" if ci and None not in ci else ""
+        return f"{fmt_change(c.get('ratio'))}{band} {c['verdict'].replace('_', ' ')}"
+
+    subject = mdsafe.text(s.get("subject", "")[:60])
+    return (
+        f"| {i} | `{mdsafe.sha(s['commit'])}` {subject} | {s['rounds']} | {cell(s['vs_good'])} | "
+        f"{cell(s['vs_bad'])} | {s['decision']} |"
+    )
+
+
+TABLE_HEAD = (
+    "| step | candidate | rounds a side | vs good (interval) | vs bad (interval) | decision |\n"
+    "|---|---|---|---|---|---|"
+)
+
+
+def regressions_by_slowdown(flags: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The verdict's gated regressions, the one that slowed its series most first. A drift
+    flag is left out: it is a trend within runs, not a metric the steps can compare."""
+    slowdowns = []
+    for flag in flags:
+        metric = metrics.BY_NAME.get(flag.get("metric", ""))
+        ratio = flag.get("ratio")
+        if flag.get("verdict") == verdicts.REGRESSION and metric is not None and ratio:
+            slowdowns.append((ratio if metric.lower_is_better else 1 / ratio, flag))
+    return [flag for _, flag in sorted(slowdowns, key=lambda pair: -pair[0])]

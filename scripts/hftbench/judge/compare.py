@@ -1,0 +1,330 @@
+"""`hftbench compare BASE HEAD`: every series × metric tested, one verdict, an exit status.
+
+BASE and HEAD are run folders, folders of run folders, or (BASE only) a history store.
+For each scenario × client present on both sides and each metric of gates.yaml:
+ratio head/base of the pooled histograms, expanded bootstrap interval over runs,
+permutation p over runs (Holm-corrected over the gated family), the minimum detectable
+effect at this noise, verdict (verdict_rules.classify). Exit 1 when a gated metric regressed, else 0.
+Why these statistics: stats.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from .. import paths
+from ..series import Repeat, Series
+from ..verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION
+from . import designs, drift, family, stats
+from .compare_gates import Gates, MetricGate
+from .compare_sides import SeriesKey, Side
+from .verdict_rules import RegressionCheck
+
+VERDICT_SCHEMA_VERSION = 1
+
+
+@dataclass
+class MetricResult:
+    scenario: str
+    client: str
+    metric: str  # gates.yaml name: "p99_us", "throughput_rps", "errors"
+    gated: bool  # counts for the exit status (gates.yaml gated, enough samples, a gated scenario)
+    base_runs: int
+    head_runs: int
+    min_samples: int  # fewest samples in one run, both sides
+    threshold: float | None = None  # gates.yaml's smallest effect that matters, for the text
+    verdict: str = INCONCLUSIVE  # REGRESSION | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | NOT_GATED
+    ratio: float | None = None  # head / base (errors: head rate / base rate, None when base is 0)
+    ci: tuple[float, float] | None = None  # bootstrap interval of the ratio (None: not computed)
+    p_value: float | None = None  # permutation test over runs, two-sided, uncorrected
+    p_adjusted: float | None = None  # Holm over the family (gated or reported-only)
+    base_value: float | None = None  # pooled quantile (us), pooled throughput (series.py), mean error rate
+    head_value: float | None = None
+    reason: str | None = None  # why not gated / inconclusive, in words
+    # Why not gated, kept apart: an ungated row's verdict may put its own reason in `reason`.
+    why_not_gated: str | None = None
+    # Smallest worse factor this comparison would flag with 80 % power (1.06 = +6 %);
+    # None when not tested, inf when these runs cannot reach significance at all.
+    mde: float | None = None
+    settle_runs: int | None = None  # inconclusive: runs per side that would likely decide it
+
+    @property
+    def series(self) -> str:
+        return f"{self.scenario}/{self.client}"
+
+
+@dataclass
+class Comparison:
+    base: Side
+    head: Side
+    gates: Gates
+    results: list[MetricResult]
+    # A soak's drift in head (drift.py): last tenth against first; gated like a metric.
+    drift: list[drift.DriftResult] = field(default_factory=list)
+    design: str = designs.UNPAIRED  # how base and head were measured: the units of the tests
+
+    @property
+    def status(self) -> str:
+        """regression > inconclusive > improvement > no_change, over the gated metrics and drifts."""
+        verdicts = {r.verdict for r in [*self.results, *self.drift] if r.gated}
+        for status in (REGRESSION, INCONCLUSIVE, IMPROVEMENT):
+            if status in verdicts:
+                return status
+        return NO_CHANGE
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.status == REGRESSION else 0
+
+    def checks(self) -> list[RegressionCheck]:
+        return [
+            RegressionCheck(
+                series=r.series,
+                metric=r.metric,
+                ratio=r.ratio,
+                interval=r.ci,
+                p_adjusted=r.p_adjusted,
+                threshold=self.gates.metric(r.metric).threshold,
+                verdict=r.verdict,
+            )
+            for r in self.results
+            if r.gated and r.ratio is not None and r.ci is not None and r.p_adjusted is not None
+        ] + [
+            RegressionCheck(
+                series=r.series,
+                metric=f"{r.metric} drift",
+                ratio=r.ratio,
+                interval=r.ci,
+                p_adjusted=r.p_adjusted,
+                threshold=r.threshold,
+                verdict=r.verdict,
+            )
+            for r in self.drift
+            if r.gated and r.ratio is not None and r.ci is not None and r.p_adjusted is not None
+        ]
+
+    def failures(self) -> list[str]:
+        """One message per gated metric that regressed (RegressionCheck.fails)."""
+        return [msg for msg in (check.fails() for check in self.checks()) if msg]
+
+    def needs_more_repeats(self) -> bool:
+        return any(r.gated and r.verdict == INCONCLUSIVE for r in self.results)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema_version": VERDICT_SCHEMA_VERSION,
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "gates": paths.shown(self.gates.source),
+            "confidence": self.gates.confidence,
+            "looks": self.gates.looks,
+            "design": {"name": self.design, "units": designs.DESCRIBE[self.design]},
+            "calibration": self.gates.calibration,
+            "guarded": sorted({f"{r.series} {r.metric}" for r in self.results if r.gated}),
+            "unguarded": [
+                {"series": r.series, "metric": r.metric, "why": r.why_not_gated}
+                for r in self.results
+                if not r.gated and self.gates.metric(r.metric).gated and r.why_not_gated
+            ],
+            "suite": self.head.meta.get("suite") or self.base.meta.get("suite"),
+            "base": {"runs": len(self.base.runs), "run_ids": self.base.runs, **_plain_meta(self.base.meta)},
+            "head": {"runs": len(self.head.runs), "run_ids": self.head.runs, **_plain_meta(self.head.meta)},
+            "flags": [
+                {
+                    "scenario": r.scenario,
+                    "client": r.client,
+                    "metric": r.metric,
+                    "ratio": r.ratio,
+                    "verdict": r.verdict,
+                }
+                for r in self.results
+                if r.gated and r.verdict in (REGRESSION, IMPROVEMENT)
+            ]
+            + [
+                {
+                    "scenario": r.scenario,
+                    "client": r.client,
+                    "metric": f"{r.metric}_drift",
+                    "ratio": r.ratio,
+                    "verdict": r.verdict,
+                }
+                for r in self.drift
+                if r.gated and r.verdict == REGRESSION
+            ],
+            "results": [asdict(r) for r in self.results],
+            "drift": [asdict(r) for r in self.drift],
+        }
+
+
+def _plain_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    return {k: meta.get(k) for k in ("commit", "branch", "runner")}
+
+
+def compare_sides(base: Side, head: Side, gates: Gates, design: str = designs.UNPAIRED) -> Comparison:
+    """Test every series present on both sides with the test `design` calls for (designs.py);
+    series on one side only are reported, not gated."""
+    out: list[MetricResult] = []
+    noise: dict[int, tuple] = {}  # id(result) -> (bootstrap log sd, smallest p, test): the MDE
+    keys = [k for k in base.series if k in head.series]
+    judged = sum(any(gates.why_not_judged(*k, m.name) is None for m in gates.metrics) for k in keys)
+    gates = enough_splits(gates, judged)
+    for i, key in enumerate(keys):
+        rng = np.random.default_rng([gates.seed, i])
+        out.extend(series_rows(key, base.series[key], head.series[key], gates, rng, noise, design))
+    for key in [*base.series, *head.series]:
+        if key in base.series and key in head.series:
+            continue
+        where = "base" if key in base.series else "head"
+        for m in gates.metrics:
+            out.append(_missing(key, m, where, base.series.get(key, []), head.series.get(key, [])))
+    family.correct(out, gates, noise)
+    order = {m.name: i for i, m in enumerate(gates.metrics)}
+    out.sort(key=lambda r: (order[r.metric], r.scenario, r.client))
+    # A duet's .hlog is cut into blocks, not a soak's intervals: it has no drift to test.
+    drifts = drift.soak_drift(head, gates) if design != designs.DUET else []
+    return Comparison(base, head, gates, out, drifts, design)
+
+
+def enough_splits(gates: Gates, gated_series: int) -> Gates:
+    """Gates whose permutation test can resolve the family's strictest level: a p-value is
+    at least 1 / (1 + splits), so the splits must reach well below alpha / family size."""
+    tested = [m for m in gates.metrics if m.gated and m.kind != "errors"]
+    if not tested or not gated_series:
+        return gates
+    level = min(m.alpha for m in tested) / (gated_series * len(tested))
+    return replace(gates, permutations=max(gates.permutations, int(np.ceil(2 / level))))
+
+
+def _missing(key: SeriesKey, m: MetricGate, only: str, b: list[Repeat], h: list[Repeat]) -> MetricResult:
+    scenario, client = key
+    return MetricResult(
+        scenario=scenario,
+        client=client,
+        metric=m.name,
+        gated=False,
+        base_runs=len(b),
+        head_runs=len(h),
+        min_samples=0,
+        threshold=m.threshold,
+        verdict=NOT_GATED,
+        reason=f"only in {only}",
+    )
+
+
+def series_rows(
+    key: SeriesKey,
+    b: list[Repeat],
+    h: list[Repeat],
+    gates: Gates,
+    rng,
+    noise: dict[int, tuple],
+    design: str,
+) -> list[MetricResult]:
+    with_hist = all(r.histogram and r.ok > 0 for r in (*b, *h))
+    sides = Series(*key, tuple(b)), Series(*key, tuple(h))  # the shown numbers (series.py)
+    u = designs.units(design, b, h) if with_hist else None
+    behind = _fell_behind(b, h)
+    results = []
+    for m in gates.metrics:
+        # Errors count every measured order; latency metrics only the successful ones.
+        n = min(r.ok + r.errors if m.kind == "errors" else r.ok for r in (*b, *h))
+        why_not = gates.why_not_judged(*key, m.name)
+        res = MetricResult(
+            scenario=key[0],
+            client=key[1],
+            metric=m.name,
+            gated=m.gated and why_not is None,
+            base_runs=len(b),
+            head_runs=len(h),
+            min_samples=n,
+            threshold=m.threshold,
+        )
+        enough = n >= m.min_samples
+        if m.kind == "quantile":
+            spread = _quantile(res, m, u, sides, gates=gates, rng=rng, test=enough)
+        elif m.kind == "throughput":
+            spread = _throughput(res, *sides, gates, rng, design)
+        else:
+            spread = None
+            _errors(res, b, h)
+        if spread is not None:
+            noise[id(res)] = spread
+        if res.verdict != NOT_GATED and not enough:
+            res.verdict, res.reason = NOT_GATED, f"n too small: {n} samples in a run < {m.min_samples}"
+        if res.verdict == NOT_GATED:
+            res.gated = False
+        if m.gated and why_not and res.reason is None:
+            res.reason = why_not
+        if res.gated and behind:  # the latency holds the client's delay: not the server's
+            res.gated, res.reason = False, behind
+        if m.gated and not res.gated:
+            res.why_not_gated = res.reason
+        results.append(res)
+    return results
+
+
+def _fell_behind(b: list[Repeat], h: list[Repeat]) -> str | None:
+    """Why a series is not gated when its open-loop generator fell behind (lateness.py)."""
+    late = [r.behind_p99_us for r in (*b, *h) if r.behind_p99_us is not None]
+    if not late:
+        return None
+    return (f"the load generator fell behind in {len(late)} of {len(b) + len(h)} runs (send lateness "
+            f"P99 up to {max(late):,.0f} µs > 10 % of a connection's send interval): not gated")  # fmt: skip
+
+
+def _quantile(
+    res: MetricResult,
+    m: MetricGate,
+    u: designs.Units | None,
+    sides: tuple[Series, Series],
+    *,
+    gates: Gates,
+    rng,
+    test: bool,
+) -> tuple[float, float] | None:
+    """Pooled quantiles (series.py) and their ratio; the test and the interval (over the
+    design's units) only when `test`. Returns the noise for the MDE: (bootstrap sd of log
+    ratio, the test's smallest p)."""
+    if u is None:
+        why = "a run recorded no latency (every order failed)"
+        if any(s.repeats for s in sides) and all(r.histogram for s in sides for r in s.repeats):
+            why = "no round measured on both sides: nothing to pair"
+        res.verdict, res.reason = NOT_GATED, why
+        return None
+    qb, qh = (s.quantile_us(m.quantile) for s in sides)
+    res.base_value, res.head_value, res.ratio = qb, qh, qh / qb
+    if not test:
+        return None
+    t = designs.quantile_test(u, m.quantile, n_perm=gates.permutations, n_boot=gates.bootstrap, rng=rng)
+    return _tested(res, t, gates)
+
+
+def _throughput(res: MetricResult, base: Series, head: Series, gates: Gates, rng, design: str):
+    """The shown values and ratio are each side's pooled throughput (series.py); the test and
+    the interval are over per-run rates (runs, or round pairs: designs.mean_test)."""
+    mb, mh = base.throughput_rps() or 0.0, head.throughput_rps() or 0.0
+    res.base_value, res.head_value = mb, mh
+    res.ratio = mh / mb if mb > 0 else None
+    t = designs.mean_test(
+        design, base.repeats, head.repeats, n_perm=gates.permutations, n_boot=gates.bootstrap, rng=rng
+    )
+    return _tested(res, t, gates)
+
+
+def _tested(res: MetricResult, t: designs.Tested, gates: Gates) -> tuple[float, float, designs.Tested]:
+    """The row's p and interval; the noise for the MDE, and the test itself (a pool's combine
+    adds the runners' tests up: strata.py)."""
+    res.p_value = t.p_value
+    res.ci = stats.ratio_interval(t.replicates, gates.confidence, t.n)
+    return stats.log_sd(t.replicates), t.smallest_p, t
+
+
+def _errors(res: MetricResult, b: list[Repeat], h: list[Repeat]) -> None:
+    rb = [r.errors / max(1, r.ok + r.errors) for r in b]
+    rh = [r.errors / max(1, r.ok + r.errors) for r in h]
+    res.base_value, res.head_value = float(np.mean(rb)), float(np.mean(rh))
+    res.ratio = res.head_value / res.base_value if res.base_value > 0 else None
+    res.p_value = stats.mann_whitney_p(rb, rh)

@@ -1,0 +1,107 @@
+"""One side of a comparison (base or head): repeats of each series, from wherever they live.
+
+A side is read from
+- a run folder (results.json): each ok cell is one repeat (`hftbench run --repeat N`),
+- a folder of run folders (e.g. results/ or ab's side folder): every run's ok cells,
+- a history store (index.json): the last runs of the same suite, branch and runner
+  (history_store.baseline_runs), each run one repeat.
+
+Which of these a path is, and reading the store, is store/sides.py's (load_side): the judge
+builds sides from runs or from the entries handed to it, and never reads the store itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .. import results
+from ..errors import UsageError
+from ..measure.lateness import fell_behind
+from ..series import Repeat
+
+SeriesKey = tuple[str, str]  # (scenario, client)
+
+
+@dataclass
+class Side:
+    label: str  # what the user passed, for the summary
+    runs: list[str] = field(default_factory=list)  # run ids, in order
+    series: dict[SeriesKey, list[Repeat]] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)  # suite, commit, branch, runner, fingerprint
+
+    def add(self, key: SeriesKey, repeat: Repeat) -> None:
+        self.series.setdefault(key, []).append(repeat)
+
+
+def is_store(path: Path) -> bool:
+    return (path / "index.json").is_file()
+
+
+def side_from_runs(label: str, runs: list[results.Run]) -> Side:
+    """A side from loaded run folders; failed cells are left out (they have no valid result)."""
+    from ..measure.fingerprint import runner_id
+
+    side = Side(label)
+    for run in runs:
+        side.runs.append(run.run_id)
+        for cell in run.cells:
+            if not cell.ok or cell.result is None:
+                continue
+            r = cell.result
+            rid = run.run_id if run.repeats <= 1 else f"{run.run_id}#r{cell.repeat}"
+            hlog = (run.path / cell.file).with_suffix(".hlog") if cell.file else None
+            repeat = Repeat.of_result(r, rid, str(hlog) if hlog is not None and hlog.is_file() else None)
+            late = r.send_lateness.p99_us if r.send_lateness is not None else None
+            if late is not None and r.target_rate_rps and fell_behind(late, r.target_rate_rps, r.connections):
+                repeat = replace(repeat, behind_p99_us=late)
+            side.add((cell.scenario, cell.client), repeat)
+    if runs:
+        last = runs[-1]
+        side.meta = {
+            "suite": last.suite,
+            "commit": last.git.get("commit"),
+            "branch": last.git.get("branch"),
+            "runner": runner_id(last.fingerprint),
+            "fingerprint": last.fingerprint,
+        }
+    return side
+
+
+def side_from_store_runs(label: str, store_runs: list[dict[str, Any]]) -> Side:
+    """A side from history-store run entries (docs/history-store.md)."""
+    side = Side(label)
+    for entry in store_runs:
+        side.runs.append(entry["run_id"])
+        for res in entry.get("results", []):
+            side.add(
+                (res["scenario"], res["client"]),
+                Repeat.of_rate(
+                    entry["run_id"],
+                    res.get("histogram"),
+                    int(res.get("ok", 0)),
+                    int(res.get("errors", 0)),
+                    float(res.get("throughput_rps") or 0.0),
+                ),
+            )
+    if store_runs:
+        last = store_runs[-1]
+        side.meta = {"commit": last.get("commit"), "branch": last.get("branch"), "runner": last.get("runner")}
+    return side
+
+
+def load_runs(path: Path) -> list[results.Run]:
+    """A run folder, or every run folder directly inside `path`; errors name the path."""
+    try:
+        if (path / "results.json").is_file():
+            return [results.load_run(path)]
+        found = results.list_runs(path)
+        if found:
+            return [results.load_run(p) for p in found]
+    except (OSError, ValueError) as exc:
+        raise UsageError(str(exc)) from exc
+    raise UsageError(
+        f"{path}: neither a run folder (results.json), a folder of run folders, nor a history "
+        "store (index.json); pass what `hftbench run` or `hftbench history add` wrote"
+    )

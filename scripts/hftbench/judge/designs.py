@@ -1,0 +1,139 @@
+"""How a comparison's units of replication were measured, and the test that matches each.
+
+- `unpaired`: base runs and head runs, exchangeable as wholes (`hftbench compare` of two
+  folders, a store baseline): permutation over runs, bootstrap over runs (stats.py).
+- `paired-rounds`: `ab` rounds B H H B …, base and head round of each round pair one pair:
+  the pair is the unit (paired.py).
+- `duet`: both servers at once, one client interleaving orders between them (duet.py); each
+  round's `.hlog` is cut into blocks that start and end at the same instant on both sides:
+  block i of a round is one pair (paired.py).
+
+A pair's two members are found by their round: run folders are named
+`run_<stamp>_<side><NN>_<hex>` (ab.py, duet.py, bisect.py's good / cand / bad;
+paths.fresh_dir), and the round number NN is the key. A round with a failed cell on one side
+has no partner and is left out of a paired comparison.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .. import histograms
+from ..series import Repeat
+from . import paired, stats
+from .drift import read_intervals
+
+UNPAIRED, PAIRED_ROUNDS, DUET = "unpaired", "paired-rounds", "duet"
+DESIGNS = (UNPAIRED, PAIRED_ROUNDS, DUET)
+DESCRIBE = {
+    UNPAIRED: "runs of each side, exchangeable as wholes: permutation and bootstrap over runs",
+    PAIRED_ROUNDS: "round pairs (B H, H B, …) as pairs: sign flips and bootstrap over round pairs",
+    DUET: "base and head served at once, orders interleaved at random; blocks of each round "
+    "paired in time: sign flips and bootstrap over blocks",
+}
+_ROUND = re.compile(r"_(?:base|head|good|cand|bad)(\d+)(?:_[0-9a-f]{6})?(?:#r\d+)?$")
+
+
+def round_key(run_id: str) -> str | None:
+    """The round a run of `ab` belongs to ("run_…_head07_3fa9c1" -> "07"); None for other names."""
+    m = _ROUND.search(run_id)
+    return m.group(1) if m else None
+
+
+def pairs(base: Sequence[Repeat], head: Sequence[Repeat]) -> list[tuple[Repeat, Repeat]]:
+    """Base and head repeats of the same round, in base's order."""
+    by_round = {round_key(r.run_id): r for r in head}
+    return [(b, by_round[k]) for b in base if (k := round_key(b.run_id)) is not None and k in by_round]
+
+
+def _blocks(r: Repeat) -> list[tuple[str, int]]:
+    """A round's blocks in time order, empty ones included: they are paired by position."""
+    if not r.hlog or not Path(r.hlog).is_file():
+        return []
+    return [(i.histogram, i.count) for i in read_intervals(Path(r.hlog))]
+
+
+@dataclass(frozen=True)
+class Units:
+    """A comparison's units for one series: the histograms on one grid and how they pair."""
+
+    design: str
+    grid: histograms.Grid
+    pairs: int  # 0 when unpaired; else the rows of each side
+
+
+def units(design: str, base: Sequence[Repeat], head: Sequence[Repeat]) -> Units | None:
+    """The units `design` compares; None when there are none (a paired design without one
+    complete pair). Duet blocks: each round's blocks, as many as both sides have."""
+    if design == UNPAIRED:
+        return Units(design, histograms.grid([r.histogram for r in base], [r.histogram for r in head]), 0)
+    matched = pairs(base, head)
+    if design == PAIRED_ROUNDS:
+        rows_b, rows_h = [b.histogram for b, _ in matched], [h.histogram for _, h in matched]
+    else:
+        rows_b, rows_h = [], []
+        for b, h in matched:
+            # Block i of both sides covers the same span: pair first, then drop a pair with an
+            # empty member (filtering each side alone would shift one against the other).
+            for (hist_b, n_b), (hist_h, n_h) in zip(_blocks(b), _blocks(h), strict=False):
+                if n_b and n_h:
+                    rows_b.append(hist_b)
+                    rows_h.append(hist_h)
+    if not rows_b:
+        return None
+    return Units(design, histograms.grid(rows_b, rows_h), len(rows_b))
+
+
+@dataclass(frozen=True)
+class Tested:
+    """A test's answer for one metric: p, the interval's replicates, the noise for the MDE."""
+
+    p_value: float
+    smallest_p: float
+    replicates: np.ndarray
+    n: int  # units behind the interval (the smaller side's runs, or the pairs)
+    # The test's statistic, log(head / base), and its null replicates: what a pool's combine
+    # (strata.py) adds up across runners.
+    observed: float = float("nan")
+    null: np.ndarray = field(default_factory=lambda: np.array([]))
+
+
+def quantile_test(u: Units, q: float, *, n_perm: int, n_boot: int, rng: np.random.Generator) -> Tested:
+    g = u.grid
+    if u.pairs:
+        perm = paired.sign_flip_test(g, q, n_perm=n_perm, rng=rng)
+        reps = paired.bootstrap_replicates(g, q, n_boot=n_boot, rng=rng)
+        return Tested(perm.p_value, perm.smallest_p, reps, u.pairs, perm.observed, perm.null_log_ratios)
+    perm = stats.permutation_quantile_test(g, q, n_perm=n_perm, rng=rng)
+    reps = stats.bootstrap_ratio_replicates(g, q, n_boot=n_boot, rng=rng)
+    n = min(len(g.base), len(g.head))
+    return Tested(perm.p_value, perm.smallest_p, reps, n, perm.observed, perm.null_log_ratios)
+
+
+def mean_test(
+    design: str, base: Sequence[Repeat], head: Sequence[Repeat], *, n_perm: int, n_boot: int, rng
+) -> Tested:
+    """Per-run throughputs: over runs (unpaired), or over round pairs (both paired designs:
+    a duet's blocks carry no throughput of their own)."""
+    if design != UNPAIRED:
+        matched = pairs(base, head)
+        if matched:
+            b = np.array([x.throughput_rps for x, _ in matched])
+            h = np.array([y.throughput_rps for _, y in matched])
+            perm = paired.mean_sign_flip_test(b, h, n_perm=n_perm, rng=rng)
+            reps = paired.mean_bootstrap_replicates(b, h, n_boot=n_boot, rng=rng)
+            return Tested(
+                perm.p_value, perm.smallest_p, reps, len(matched), perm.observed, perm.null_log_ratios
+            )
+    b = [x.throughput_rps for x in base]
+    h = [y.throughput_rps for y in head]
+    perm = stats.permutation_mean_test(b, h, n_perm=n_perm, rng=rng)
+    reps = stats.bootstrap_mean_replicates(b, h, n_boot=n_boot, rng=rng)
+    return Tested(
+        perm.p_value, perm.smallest_p, reps, min(len(b), len(h)), perm.observed, perm.null_log_ratios
+    )

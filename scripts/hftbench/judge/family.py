@@ -1,0 +1,62 @@
+"""The family of a comparison's tests: Holm within each family, the minimum detectable
+effect at the family's first Holm level, then each metric's verdict (verdict_rules.classify).
+
+The error rate is a correctness check, not a noisy measurement, so it is tested on its own
+(uncorrected): a head that fails orders in every run must not hide behind the family.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION, settle_text
+from . import stats
+from .verdict_rules import classify, detectable_effect, rounds_to_settle
+
+if TYPE_CHECKING:
+    from .compare import MetricResult
+    from .compare_gates import Gates, MetricGate
+
+
+def correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple]) -> None:
+    """Holm within each family (gated latency/throughput, reported-only), the MDE, the verdicts."""
+    testable = [r for r in results if r.p_value is not None and r.verdict != NOT_GATED]
+    errors = [r for r in testable if r.metric == "errors"]
+    families = [[r for r in testable if r.metric != "errors" and r.gated == g] for g in (True, False)]
+    for family in families:
+        for r, adj in zip(family, stats.holm([r.p_value for r in family]), strict=True):
+            r.p_adjusted = adj
+            if id(r) in noise:
+                sd, smallest_p = noise[id(r)][:2]
+                level = gates.metric(r.metric).alpha / len(family)
+                r.mde = detectable_effect(sd, level, smallest_p=smallest_p)
+    for r in errors:
+        r.p_adjusted = r.p_value
+    for r in testable:
+        r.verdict, why = _verdict(r, gates.metric(r.metric))
+        r.reason = why or r.reason
+
+
+def _verdict(r: MetricResult, m: MetricGate) -> tuple[str, str | None]:
+    if min(r.base_runs, r.head_runs) < m.min_repeats:
+        return INCONCLUSIVE, f"{min(r.base_runs, r.head_runs)} repeats < min_repeats {m.min_repeats}"
+    if m.kind == "errors":
+        diff = r.head_value - r.base_value
+        if r.p_adjusted < m.alpha and abs(diff) >= m.threshold:
+            return (REGRESSION if diff > 0 else IMPROVEMENT), None
+        if abs(diff) < m.threshold:
+            return NO_CHANGE, None
+        return INCONCLUSIVE, "error rates differ but not significantly"
+    if r.ratio is None or r.ci is None:
+        return INCONCLUSIVE, "base value is zero"
+    verdict = classify(
+        r.ratio, r.ci, r.p_adjusted, threshold=m.threshold, alpha=m.alpha, lower_is_better=m.lower_is_better
+    )
+    if verdict != INCONCLUSIVE:
+        return verdict, None
+    runs = min(r.base_runs, r.head_runs)
+    r.settle_runs = rounds_to_settle(r.ratio, r.ci, m.threshold, runs, lower_is_better=m.lower_is_better)
+    if r.settle_runs is None:
+        return verdict, "the ratio sits on the threshold: no number of runs can settle it"
+    band = f"{100 * (1 / m.threshold - 1):+.1f}% … {100 * (m.threshold - 1):+.1f}%"
+    return verdict, f"the interval is not inside {band}: {settle_text(r.settle_runs)}"

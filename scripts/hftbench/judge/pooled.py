@@ -1,0 +1,178 @@
+"""A pool's legs judged as one test: each runner's test of a series × metric, as that leg's
+own `ab` tested it (its design, its guards: compare.series_rows), added up across the runners
+that gate it, each runner a stratum (strata.py); the family, MDE and verdicts then follow as
+for one runner (family.py). `hftbench combine` (commands/combine.py) reads the legs and
+writes the verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from ..errors import UsageError
+from ..verdicts import NOT_GATED
+from . import compare, family, stats, strata
+from .compare_gates import Gates
+from .compare_sides import Side
+
+COMPLETE, INTERRUPTED, FAILED, MISSING = "complete", "interrupted", "failed", "missing"
+OTHER_REFS = "other refs"  # compared another base or head than the pool's: judged alone
+
+
+@dataclass
+class Leg:
+    name: str
+    state: str  # COMPLETE | INTERRUPTED | FAILED | MISSING
+    why: str | None = None
+    doc: dict[str, Any] = field(default_factory=dict)  # the leg's own verdict.json
+    base: Side | None = None
+    head: Side | None = None
+
+    @property
+    def measured(self) -> bool:
+        return self.base is not None and self.head is not None
+
+    @property
+    def design(self) -> str:
+        return (self.doc.get("ab") or {}).get("design") or (self.doc.get("design") or {}).get("name")
+
+
+def same_refs(legs: list[Leg]) -> None:
+    """Legs that compared other commits than the first measured leg (a runner whose stored
+    baseline is older, after a leg of an earlier push failed) cannot be strata of one test:
+    they are named, and their own verdict stands in their artifact."""
+    refs = None
+    for leg in legs:
+        if not leg.measured:
+            continue
+        mine = tuple((leg.doc.get(side) or {}).get("commit") for side in ("base", "head"))
+        if refs is None:
+            refs = mine
+        elif mine != refs:
+            leg.state, leg.base, leg.head = OTHER_REFS, None, None
+            theirs, pools = (f"{str(b)[:10]} with {str(h)[:10]}" for b, h in (mine, refs))
+            leg.why = f"compared {theirs}, not the pool's {pools}: judged alone (its own verdict)"
+
+
+def leg_gates(gates: Gates, doc: dict[str, Any]) -> Gates:
+    """The gates as the leg judged: its runner's calibration, as its verdict recorded it."""
+    if not doc.get("calibration"):
+        return gates
+    guards: dict[str, str | None] = {k: None for k in doc.get("guarded") or []}
+    for u in doc.get("unguarded") or []:
+        guards[f"{u['series']} {u['metric']}"] = u.get("why") or "not guarded on this runner"
+    return replace(gates, guards=guards, calibration=doc["calibration"])
+
+
+@dataclass
+class _Entry:  # one runner's row of one series × metric
+    leg: str
+    row: compare.MetricResult
+    test: Any  # designs.Tested, or None when the row was not tested
+
+
+def compare_legs(legs: list[Leg], gates: Gates) -> tuple[compare.Comparison, dict[str, list[dict]]]:
+    """The pooled comparison, and each runner's own rows (name -> rows) for the texts."""
+    used = [leg for leg in legs if leg.measured]
+    if not used:
+        raise UsageError("no leg of the pool measured a round: nothing to judge (see each leg's log)")
+    looks = max(int(leg.doc.get("looks") or 1) for leg in used)
+    gates = gates.for_looks(looks)
+    keys = list(dict.fromkeys(k for leg in used for k in leg.base.series if k in leg.head.series))
+    own = {leg.name: leg_gates(gates, leg.doc) for leg in used}
+    judged = sum(any(own[leg.name].why_not_judged(*k, m.name) is None for leg in used for m in gates.metrics)
+                 for k in keys)  # fmt: skip
+    gates = compare.enough_splits(gates, judged)
+    own = {leg.name: leg_gates(gates, leg.doc) for leg in used}
+    out, noise, seen = [], {}, {leg.name: [] for leg in legs}
+    for i, key in enumerate(keys):
+        entries: list[list[_Entry]] = [[] for _ in gates.metrics]
+        for j, leg in enumerate(used):
+            if key not in leg.base.series or key not in leg.head.series:
+                continue
+            # The first runner draws as its own ab did: a pool of one is that runner's verdict.
+            rng = np.random.default_rng([gates.seed, i] if j == 0 else [gates.seed, i, j])
+            tests: dict[int, tuple] = {}
+            b, h = leg.base.series[key], leg.head.series[key]
+            rows = compare.series_rows(key, b, h, own[leg.name], rng, tests, leg.design)
+            for k, row in enumerate(rows):
+                entries[k].append(_Entry(leg.name, row, tests[id(row)][2] if id(row) in tests else None))
+        for m, metric_entries in zip(gates.metrics, entries, strict=True):
+            if metric_entries:
+                row, spread, weights = _pooled(m, metric_entries, gates)
+                out.append(row)
+                if spread is not None:
+                    noise[id(row)] = spread
+                for e, w in zip(metric_entries, weights, strict=True):
+                    seen[e.leg].append({"series": e.row.series, "metric": e.row.metric, "ratio": e.row.ratio,
+                                        "gated": e.row.gated, "weight": round(w, 4)})  # fmt: skip
+    family.correct(out, gates, noise)
+    order = {m.name: i for i, m in enumerate(gates.metrics)}
+    out.sort(key=lambda r: (order[r.metric], r.scenario, r.client))
+    merged = [_merged(side, used) for side in ("base", "head")]
+    return compare.Comparison(merged[0], merged[1], gates, out, [], used[0].design), seen
+
+
+def _pooled(m, entries: list[_Entry], gates: Gates) -> tuple[compare.MetricResult, tuple | None, list[float]]:
+    """One series × metric over the runners: judged by the runners that gate it (all that
+    tested it, when none does); the weights each runner got (0: not used)."""
+    judges = [e for e in entries if e.row.gated] or [e for e in entries if e.test is not None] or entries
+    first = entries[0].row
+    row = compare.MetricResult(
+        scenario=first.scenario, client=first.client, metric=first.metric,
+        gated=any(e.row.gated for e in entries),
+        base_runs=sum(e.row.base_runs for e in judges), head_runs=sum(e.row.head_runs for e in judges),
+        min_samples=min(e.row.min_samples for e in judges), threshold=first.threshold,
+    )  # fmt: skip
+    if m.gated and not row.gated:
+        row.why_not_gated = row.reason = "; ".join(
+            f"{e.leg}: {e.row.why_not_gated or e.row.reason}" for e in entries
+        )
+    weights = [0.0] * len(entries)
+    if m.kind == "errors":
+        runs = np.array([e.row.base_runs + e.row.head_runs for e in judges], dtype=float)
+        row.base_value = float(np.average([e.row.base_value for e in judges], weights=runs))
+        row.head_value = float(np.average([e.row.head_value for e in judges], weights=runs))
+        row.ratio = row.head_value / row.base_value if row.base_value > 0 else None
+        # Bonferroni over the runners: each runner's rank test is valid on its own.
+        row.p_value = min(1.0, len(judges) * min(e.row.p_value for e in judges))
+        weights = [float(e in judges) / len(judges) for e in entries]
+        return row, None, weights
+    tests = [e.test for e in judges]
+    if any(t is None for t in tests):
+        untested = [e for e in judges if e.test is None]
+        row.verdict = (
+            NOT_GATED if all(e.row.verdict == NOT_GATED for e in untested) else untested[0].row.verdict
+        )
+        row.reason = row.reason or "; ".join(f"{e.leg}: {e.row.reason}" for e in untested)
+        if row.verdict == NOT_GATED:
+            row.gated = False
+        _shown(row, judges, [1.0 / len(judges)] * len(judges))
+        return row, None, weights
+    c = strata.combine(tests)
+    for e, w in zip(judges, c.weights, strict=True):
+        weights[entries.index(e)] = w
+    _shown(row, judges, c.weights)
+    row.p_value = c.tested.p_value
+    row.ci = stats.ratio_interval(c.tested.replicates, gates.confidence, c.tested.n)
+    return row, (stats.log_sd(c.tested.replicates), c.tested.smallest_p), weights
+
+
+def _shown(row: compare.MetricResult, entries: list[_Entry], weights) -> None:
+    """The pool's shown values: the runners' values, averaged as the test weighs them."""
+    row.base_value = strata.weighted_geomean([e.row.base_value for e in entries], weights)
+    row.head_value = strata.weighted_geomean([e.row.head_value for e in entries], weights)
+    if row.base_value and row.head_value is not None:
+        row.ratio = row.head_value / row.base_value
+
+
+def _merged(side: str, legs: list[Leg]) -> Side:
+    """Every runner's runs of one side; the commit and suite are the legs' (the same)."""
+    out = Side(side)
+    for leg in legs:
+        s = leg.base if side == "base" else leg.head
+        out.runs += s.runs
+        out.meta = out.meta or dict(s.meta)
+    return out

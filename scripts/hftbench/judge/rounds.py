@@ -1,0 +1,88 @@
+"""The rounds of an interleaved measurement (`ab`, `bisect`) and the looks they allow, declared once.
+
+A *look* is a verdict taken while measuring: the first after `repeats` rounds a side, then
+one every `step` rounds while a gated metric is undecided, up to `max_repeats`. Each look is
+a test, so the gate runs at alpha / looks (compare_gates.Gates.for_looks). `calibrate` measures
+the gate at the looks ab takes with its defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from ..errors import UsageError
+
+
+def order(pair: int) -> tuple[str, str]:
+    """Which side runs first in round pair `pair` of paired rounds: B,H then H,B then B,H …"""
+    return ("base", "head") if pair % 2 == 0 else ("head", "base")
+
+
+@dataclass(frozen=True)
+class Rounds:
+    repeats: int  # rounds a side before the first look
+    max_repeats: int  # most rounds a side while undecided
+    step: int  # rounds a side added per look
+    time_budget_s: float  # no further round once measuring would pass it
+
+    @property
+    def looks(self) -> int:
+        """How many verdicts may be taken: at `repeats`, then every `step` rounds up to the max."""
+        return 1 + -(-(self.max_repeats - self.repeats) // self.step)
+
+
+# A duet round (both sides at once, ~4 s) puts about 20 blocks a side behind each look; 8
+# rounds are gates.yaml's min_repeats. Paired rounds take a round pair (~8 s) per round.
+AB_ROUNDS = Rounds(repeats=8, max_repeats=32, step=8, time_budget_s=270.0)
+
+
+def add_rounds_args(p: argparse.ArgumentParser, defaults: Rounds, time_budget_help: str) -> None:
+    """--repeats, --max-repeats, --step, --time-budget (defaults from `defaults`)."""
+    d = defaults
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=d.repeats,
+        help=f"rounds a side before the first look (default {d.repeats})",
+    )
+    p.add_argument(
+        "--max-repeats",
+        type=int,
+        default=d.max_repeats,
+        help=f"most rounds a side while undecided (default {d.max_repeats})",
+    )
+    p.add_argument(
+        "--step", type=int, default=d.step, help=f"rounds a side added per look (default {d.step})"
+    )
+    p.add_argument(
+        "--time-budget",
+        type=float,
+        default=d.time_budget_s,
+        help=f"{time_budget_help} (default {d.time_budget_s:.0f})",
+    )
+
+
+def add_looks_arg(p: argparse.ArgumentParser) -> None:
+    """calibrate: the looks a verdict is one of (ab's with its defaults)."""
+    d = AB_ROUNDS
+    p.add_argument(
+        "--looks",
+        type=int,
+        default=d.looks,
+        help=f"verdicts taken at this many looks, as ab does ({d.repeats} to {d.max_repeats} rounds "
+        f"by {d.step}: {d.looks}; the default)",
+    )
+
+
+def rounds_from_args(args: argparse.Namespace, min_repeats: int = 1) -> Rounds:
+    """The flags of add_rounds_args, checked (UsageError naming the flag)."""
+    if not min_repeats <= args.repeats <= args.max_repeats:
+        raise UsageError(
+            f"need {min_repeats} <= --repeats ({args.repeats}) <= --max-repeats ({args.max_repeats})"
+        )
+    if args.step < 1:
+        raise UsageError(f"--step must be >= 1 (got {args.step})")
+    if args.time_budget < 0:
+        raise UsageError(f"--time-budget must be >= 0 seconds (got {args.time_budget})")
+    return Rounds(args.repeats, args.max_repeats, args.step, args.time_budget)

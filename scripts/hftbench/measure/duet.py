@@ -1,0 +1,277 @@
+"""One duet round: base's and head's servers at once, pinned alike, and one client-hft that
+sends every order to both, in an order drawn at random per pair (`--duet-url`).
+
+Why: the host's speed changes every few seconds for every process at once (paired.py). In a
+duet both builds see the same seconds; the client's `.hlog` of each side is cut into blocks
+(`--interval-s BLOCK_S`) that start and end at the same instant, and block i of base and of
+head is one pair of the gate's sign-flip test (designs.DUET).
+
+A round writes two ordinary run folders, `<out>/base/run_<stamp>_baseNN_<hex>` and
+`<out>/head/run_<stamp>_headNN_<hex>` (results.json, the cell's JSON and .hlog, the server's
+log), so every reader of run folders (report, history, compare) reads a duet's sides as it
+reads any run. Which build serves side "a" (`--url`) and which side "b" (`--duet-url`) is
+drawn per round, so neither the URL order nor the first connection favours one build.
+
+Only what a duet can measure runs as one: client-hft, closed loop, one connection, on
+loopback (`qualifies`). Everything else runs as paired rounds (ab.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import paths
+from ..config import Scenario
+from ..results import Cell, ClientResult, Run
+from ..schema import check_result
+from . import fingerprint
+from .cell import (
+    build_command,
+    client_binary,
+    client_preexec,
+    default_timeout_s,
+    kill_session,
+    result_name,
+    why_not_clean,
+)
+from .placement import Placement
+from .procs import log_tail
+from .server import Server, ServerError
+
+BLOCK_S = 0.1  # a block: short against the host's regimes (seconds); client-hft's shortest interval
+SIDES = ("base", "head")
+DUET_CLIENT = "hft"
+
+
+def qualifies(scenario: Scenario, client: str) -> str | None:
+    """None when this cell can run as a duet, else why not (in words). Closed loop: one
+    connection a side, each order to both. Open loop (the load series): any connections, each
+    order to one side drawn at random, so both servers carry the same load at the same time."""
+    if client != DUET_CLIENT:
+        return f"only client-hft interleaves two servers (this cell's client is {client})"
+    if scenario.mode == "closed" and scenario.connections != 1:
+        return f"a closed-loop duet holds one connection a side; this scenario has {scenario.connections}"
+    if scenario.link:
+        return "a network scenario's server runs in its own namespace"
+    if scenario.interval_s is not None:
+        return "this scenario's intervals are a soak's, not a duet's blocks"
+    return None
+
+
+@dataclass
+class DuetSide:
+    """One build in a duet round."""
+
+    side: str  # "base" | "head"
+    bins: Path  # its bin/ (hft-server; the clients are linked there too)
+    flags: list[str]  # its hft-server flags
+    root: Path  # its worktree: the git info of its run folder
+    branch: str | None  # the branch it stands for (ab's labels)
+
+
+class DuetError(RuntimeError):
+    """A round could not run (a server did not start, the client could not run)."""
+
+
+def run_round(
+    sides: dict[str, DuetSide],
+    out: Path,
+    pair: int,
+    scenarios: list[Scenario],
+    *,
+    suite: str,
+    targets: dict,
+    placement: Placement,
+    rng: np.random.Generator,
+) -> dict[str, Run]:
+    """Both servers, one client-hft per scenario, two run folders; returns them by side. A
+    failed cell is a cell with its reason in both folders (never an exception); a server that
+    does not start is a DuetError."""
+    stamp = paths.utc_stamp()
+    dirs = {s: paths.fresh_dir(out / s, f"run_{stamp}_{s}{pair + 1:02d}") for s in SIDES}
+    slot_a = "base" if rng.random() < 0.5 else "head"
+    slot_b = "head" if slot_a == "base" else "base"
+    servers = {
+        s: Server(sides[s].bins / "hft-server", dirs[s] / "server.log", sides[s].flags, cpus=placement.server)
+        for s in SIDES
+    }
+    # One host, one moment: both folders get the same fingerprint, taken once.
+    host, tools = fingerprint.host(sides["base"].root), fingerprint.tools()
+    if placement.describe():  # as run_plan records it: the placement is part of the runner's id
+        host["placement"] = placement.describe()
+    runs = {s: _new_run(dirs[s], sides[s], suite, targets, scenarios, host, tools) for s in SIDES}
+    started = time.perf_counter()
+    try:
+        for s in SIDES:
+            try:
+                servers[s].start()
+            except ServerError as exc:
+                raise DuetError(f"{s} server: {exc}") from exc
+            runs[s].server = servers[s].describe()
+            runs[s].server["duet_slot"] = "a" if s == slot_a else "b"
+        for scenario in scenarios:
+            cells = _client(sides, servers, dirs, scenario, placement, slot_a, slot_b)
+            for s in SIDES:
+                runs[s].cells.append(cells[s])
+                runs[s].write()
+        for s in SIDES:
+            runs[s].complete = True
+    finally:
+        for s in SIDES:
+            servers[s].stop()
+            runs[s].finished_at = paths.utc_iso()
+            runs[s].wall_s = round(time.perf_counter() - started, 3)
+            runs[s].write()
+    return runs
+
+
+def _new_run(
+    path: Path, side: DuetSide, suite: str, targets: dict, scenarios: list[Scenario], host: dict, tools: dict
+) -> Run:
+    return Run(
+        path=path,
+        run_id=path.name,
+        suite=suite,
+        started_at=paths.utc_iso(),
+        finished_at=None,
+        complete=False,
+        fingerprint=dict(host),
+        git={**fingerprint.git_info(side.root), **({"branch": side.branch} if side.branch else {})},
+        tools=tools,
+        server={},
+        targets=dict(targets),
+        scenarios={
+            sc.name: {"orders": sc.orders, "connections": 1, "warmup": sc.warmup, "block_s": BLOCK_S}
+            for sc in scenarios
+        },
+        repeats=1,
+        cells=[],
+    )
+
+
+def _client(
+    sides: dict[str, DuetSide],
+    servers: dict[str, Server],
+    dirs: dict[str, Path],
+    sc: Scenario,
+    placement: Placement,
+    slot_a: str,
+    slot_b: str,
+) -> dict[str, Cell]:
+    """Run client-hft against both servers; one cell per side."""
+    rel = result_name(sc.name, DUET_CLIENT, 1, 1)
+    outs = {s: dirs[s] / rel for s in SIDES}
+    for path in outs.values():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    binary = client_binary(sides["base"].bins, DUET_CLIENT)
+    if not binary.is_file():
+        why = f"{binary} not found; build it with `{build_command(DUET_CLIENT)}`"
+        return {s: Cell.failure(sc.name, DUET_CLIENT, 1, why, file=rel) for s in SIDES}
+    for s in SIDES:
+        servers[s].reset_stats()
+    cmd = [
+        str(binary),
+        *placement.client_flags(DUET_CLIENT),
+        "--url", servers[slot_a].url,
+        "--duet-url", servers[slot_b].url,
+        *sc.client_args(DUET_CLIENT),
+        "--interval-s", str(BLOCK_S),
+        "--output", str(outs[slot_a]),
+        "--duet-output", str(outs[slot_b]),
+    ]  # fmt: skip
+    log = outs[slot_a].with_suffix(".log")
+    start = time.perf_counter()
+    with open(log, "wb") as log_file:
+        # Its own session (as cell.py): Ctrl-C reaches only us, and we end the client ourselves,
+        # waiting for it, so no client outlives an interrupted ab.
+        proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=client_preexec(placement))  # fmt: skip
+        try:
+            code = proc.wait(timeout=2 * default_timeout_s(sc))
+        except subprocess.TimeoutExpired:
+            kill_session(proc.pid)
+            proc.wait()
+            code = None
+        except BaseException:
+            kill_session(proc.pid)
+            proc.wait()
+            raise
+    wall = time.perf_counter() - start
+    outs[slot_b].with_suffix(".log").write_bytes(log.read_bytes())  # each run folder whole
+    if sc.mode == "closed":  # every order went to both sides: each is a whole run of sc
+        return {s: _cell(s, servers[s], outs[s], rel, sc, code, wall, log) for s in SIDES}
+    # Open loop: each order went to one side, drawn at random; the sides add up to sc.
+    share = dataclasses.replace(sc, orders=None)
+    cells = {s: _cell(s, servers[s], outs[s], rel, share, code, wall, log, check_server=False) for s in SIDES}
+    reason = _shares_add_up(cells, sc)
+    if reason:
+        cells = {s: dataclasses.replace(c, status="failed", reason=reason) for s, c in cells.items()}
+    return cells
+
+
+def _shares_add_up(cells: dict[str, Cell], sc: Scenario) -> str | None:
+    """An open-loop duet's sides together: the orders asked for, and every one seen by a server."""
+    if not all(c.ok and c.result for c in cells.values()):
+        return None
+    measured = sum(c.result.orders for c in cells.values())
+    seen = sum(c.server_orders or 0 for c in cells.values())
+    if sc.orders is not None and measured != sc.orders:
+        return f"the two sides measured {measured:,} orders together, {sc.orders:,} were asked for"
+    if seen != sc.warmup + measured:
+        sent = sc.warmup + measured
+        return f"orders lost: the client sent {sent:,} (warm-up included), the servers saw {seen:,}"
+    return None
+
+
+def _cell(
+    side: str,
+    server: Server,
+    out: Path,
+    rel: str,
+    sc: Scenario,
+    code: int | None,
+    wall: float,
+    log: Path,
+    *,
+    check_server: bool = True,
+) -> Cell:
+    def failed(reason: str, result: ClientResult | None = None) -> Cell:
+        known = {"result": result, "wall_s": wall, "file": rel, "exit_code": code}
+        return Cell.failure(sc.name, DUET_CLIENT, 1, reason, **known)
+
+    if code is None:
+        return failed(f"timeout: client-hft --duet-url ran past {2 * default_timeout_s(sc):.0f} s; killed")
+    if code not in (0, 1):
+        return failed(f"client-hft --duet-url exited {code}: {log_tail(log, lines=1)[:300]}")
+    try:
+        doc = json.loads(out.read_text())
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return failed(f"{rel}: no readable result for the {side} side ({exc})")
+    problem = check_result(doc)
+    if problem:
+        return failed(problem)
+    result = ClientResult.from_dict(doc)
+    try:
+        server_orders = int(server.stats()["total_orders"])
+    except (OSError, ServerError, ValueError) as exc:
+        return failed(f"GET /stats of the {side} server failed after the run: {exc}", result)
+    reason = why_not_clean(result, sc, server_orders if check_server else None)
+    if reason:
+        return failed(reason, result)
+    return Cell(
+        scenario=sc.name,
+        client=DUET_CLIENT,
+        status="ok",
+        result=result,
+        wall_s=wall,
+        file=rel,
+        exit_code=code,
+        server_orders=server_orders,
+    )

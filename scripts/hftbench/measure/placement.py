@@ -1,0 +1,171 @@
+"""Where the server and the clients run: `--server-cpus` / `--client-cpus`, or the
+HFTBENCH_SERVER_CPUS / HFTBENCH_CLIENT_CPUS variables the self-hosted runner sets.
+
+The server gets `--cpus LIST`, which pins one worker thread to each CPU: on CPUs isolated
+with isolcpus the kernel never spreads a process's threads by itself (server.py; a build
+from before that flag, which `hftbench ab` may build for a base, gets a process mask). Each client process
+is confined to the client CPUs; hft-floor and the clients marked pins_threads in
+bench-config/clients.yaml (client-hft) also get `--cpus LIST`, which pins each of their
+threads the same way. The other clients leave their threads to the
+scheduler, so their CPUs should be ones it still balances (not isolated).
+Unset, nothing is pinned and the scheduler places everything.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import roster
+from ..config import FLOOR
+from ..errors import UsageError
+
+ENV_SERVER = "HFTBENCH_SERVER_CPUS"
+ENV_CLIENT = "HFTBENCH_CLIENT_CPUS"
+ONLINE = Path("/sys/devices/system/cpu/online")
+
+
+def pins_each_thread(client: str) -> bool:
+    """Whether `client` takes --cpus (one thread pinned per CPU) and --busy-poll: hft-floor,
+    and the clients whose roster line says pins_threads."""
+    return client == FLOOR or client in roster.default().having("pins_threads")
+
+
+def parse_cpu_list(text: str, source: str) -> tuple[int, ...]:
+    """ "0-3,6" -> (0, 1, 2, 3, 6), in written order without repeats; UsageError naming
+    `source` (the flag or variable) and the part that is wrong."""
+    cpus: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        first, dash, last = part.partition("-")
+        try:
+            lo, hi = int(first), int(last if dash else first)
+        except ValueError:
+            raise UsageError(
+                f"{source} {text!r}: {part!r} is not a CPU number or range (e.g. 2, 0-3 or 0-3,6)"
+            ) from None
+        if lo < 0 or lo > hi:
+            raise UsageError(f"{source} {text!r}: {part!r} is not an ascending range of CPU numbers")
+        cpus += [c for c in range(lo, hi + 1) if c not in cpus]
+    return tuple(cpus)
+
+
+def format_cpu_list(cpus: Iterable[int]) -> str:
+    """(0, 1, 2, 5) -> "0-2,5": the kernel's own notation, consecutive runs folded."""
+    runs: list[list[int]] = []
+    for cpu in cpus:
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def online_cpus(path: Path = ONLINE) -> set[int]:
+    """The CPUs the kernel has online (isolated ones included, unlike the affinity mask)."""
+    try:
+        return set(parse_cpu_list(path.read_text().strip(), str(path)))
+    except (OSError, UsageError):
+        return set(range(os.cpu_count() or 1))
+
+
+@dataclass(frozen=True)
+class Placement:
+    """CPUs for the server and for the clients; empty = not pinned."""
+
+    server: tuple[int, ...] = ()
+    clients: tuple[int, ...] = ()
+    # client-hft spins on its sockets (--busy-poll): it has a CPU of its own beside the server's
+    busy_poll: bool = False
+
+    def client_flags(self, client: str) -> list[str]:
+        if not (self.clients and pins_each_thread(client)):
+            return []
+        return ["--cpus", format_cpu_list(self.clients), *(["--busy-poll"] if self.busy_poll else [])]
+
+    def confine_client(self) -> Callable[[], None] | None:
+        """A preexec_fn that confines the client process to the client CPUs (None: unpinned)."""
+        if not self.clients:
+            return None
+        cpus = set(self.clients)
+        return lambda: os.sched_setaffinity(0, cpus)
+
+    def check(self) -> None:
+        """UsageError when no process may run on the client CPUs (a cgroup cpuset can forbid
+        CPUs that are online): said once before the run, not as a failure in every cell."""
+        if not self.clients:
+            return
+        try:
+            subprocess.run(
+                [sys.executable, "-c", ""], preexec_fn=self.confine_client(), check=True, timeout=30
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise UsageError(
+                f"cannot run a client on CPUs {format_cpu_list(self.clients)} ({exc}); "
+                "pass CPUs that this machine's cpuset allows (/sys/fs/cgroup/cpuset.cpus.effective)"
+            ) from None
+
+    def describe(self) -> dict[str, str]:
+        """What results.json records (fingerprint.placement); {} when nothing is pinned."""
+        out = {}
+        if self.server:
+            out["server_cpus"] = format_cpu_list(self.server)
+        if self.clients:
+            out["client_cpus"] = format_cpu_list(self.clients)
+        return out
+
+    def colocated(self) -> Placement:
+        """The gate's placement (a suite with `colocate: true`): the server(s) together on
+        one CPU, and client-hft busy-polling on a CPU of its own.
+
+        Pinned (a tuned runner): the last server CPU and the first client CPU. Unpinned (a
+        shared VM): the last CPU this process may use for the server(s) and the first for
+        the client. On one CPU, all three share it: nothing better is possible there.
+
+        Why not everything on one CPU: a client sharing the servers' CPU couples the two
+        sides of a duet through the scheduler (a server that spins 4 us more per order made
+        the other side's P50 rise as much as its own: a uniform delay read x0.98 on the 2-core
+        VM; docs/measurements.md, 2026-11-26). Beside them, spinning, the client sees a
+        slowdown at its full size."""
+        if self.server and self.clients and self.clients[0] not in self.server:
+            return Placement((self.server[-1],), (self.clients[0],), busy_poll=True)
+        allowed = sorted(self.server or os.sched_getaffinity(0))
+        server = allowed[-1]
+        others = [c for c in sorted(self.clients or os.sched_getaffinity(0)) if c != server]
+        if not others:
+            return Placement((server,), (server,))
+        return Placement((server,), (others[0],), busy_poll=True)
+
+
+UNPINNED = Placement()
+
+
+def resolve(
+    server_cpus: str | None,
+    client_cpus: str | None,
+    environ: Mapping[str, str] = os.environ,
+    online: set[int] | None = None,
+) -> Placement:
+    """The flags, else the variables; every CPU must be online (UsageError naming it)."""
+    online = online_cpus() if online is None else online
+    chosen = []
+    for flag, env, value in (
+        ("--server-cpus", ENV_SERVER, server_cpus),
+        ("--client-cpus", ENV_CLIENT, client_cpus),
+    ):
+        source = flag
+        if value is None and environ.get(env):
+            value, source = environ[env], env
+        cpus = parse_cpu_list(value, source) if value else ()
+        missing = [c for c in cpus if c not in online]
+        if missing:
+            raise UsageError(
+                f"{source} {value}: CPU {format_cpu_list(missing)} is not online here "
+                f"(online: {format_cpu_list(sorted(online))}); pass CPUs of {ONLINE}"
+            )
+        chosen.append(cpus)
+    return Placement(*chosen)

@@ -1,0 +1,247 @@
+"""A differential profile of head against base: where the added time went.
+
+After ab's counted rounds, one extra round of each side runs with its server under
+`perf record` (a software `cpu-clock` event: this needs no hardware counters, which the
+KVM development VM and many CI runners lack; the in-process pprof crate would need the
+feature in the *base* commit too, and an old base has no such flag). perf samples the
+server's threads at FREQUENCY_HZ with DWARF unwinding (release builds keep .eh_frame,
+frame pointers are omitted). Then, with the inferno tools:
+
+    perf script | inferno-collapse-perf     -> <out>/profile/{base,head}.folded
+    inferno-diff-folded base head | inferno-flamegraph -> <out>/profile/diff.svg
+
+In the SVG each frame is head's stack; red = more samples in head than in base, blue =
+fewer. The verdict's table (top_added) is the 5 functions whose *self* time (samples
+where the function is the leaf) grew most, as a share of each side's samples.
+
+Zero overhead on the counted rounds: they run the plain binary with no profiler attached
+(no perf process, no timer, no signal); the profiled rounds run after them, in their own
+run folders under <out>/profile/ that the statistics never read.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from .. import paths
+from .server import ServerError
+
+FREQUENCY_HZ = 4999  # odd, so sampling does not lock step with a periodic timer in the server
+STACK_BYTES = 16384  # user stack copied per sample for DWARF unwinding
+TOOLS = ("perf", "inferno-collapse-perf", "inferno-diff-folded", "inferno-flamegraph")
+TOP = 5
+
+
+def tool(name: str, root: Path | None = None) -> str | None:
+    """A tool's path: make deps puts inferno's binaries in .deps/bin, perf comes from apt."""
+    local = (root or paths.repo_root()) / ".deps" / "bin" / name
+    return str(local) if os.access(local, os.X_OK) else shutil.which(name)
+
+
+def event() -> str:
+    """cpu-clock, or user space only where the kernel refuses kernel samples to non-root."""
+    try:
+        paranoid = int(Path("/proc/sys/kernel/perf_event_paranoid").read_text())
+    except (OSError, ValueError):
+        paranoid = 2
+    return "cpu-clock" if os.geteuid() == 0 or paranoid <= 1 else "cpu-clock:u"
+
+
+def unavailable(root: Path | None = None) -> str | None:
+    """Why no profile can be taken here (a missing tool, perf refused), or None."""
+    missing = [t for t in TOOLS if tool(t, root) is None]
+    if missing:
+        return f"{', '.join(missing)} not found: run `make deps` (perf from apt, inferno from crates.io)"
+    probe = subprocess.run(
+        [tool("perf", root), "record", "-e", event(), "-q", "-o", "/dev/null", "--", "true"],
+        capture_output=True,
+        text=True,
+    )
+    if probe.returncode != 0:
+        why = (probe.stderr.strip().splitlines() or ["no message"])[-1]
+        return f"perf record cannot sample here ({why}); see /proc/sys/kernel/perf_event_paranoid"
+    return None
+
+
+def wrap_server(real: Path, wrapper: Path, data: Path, root: Path | None = None) -> None:
+    """`wrapper` runs `real` under perf record when it serves (--addr); `--version` and
+    `--help` (asked by the orchestrator) run bare, so they do not overwrite the profile."""
+    perf = tool("perf", root)
+    record = (
+        f'"{perf}" record -e {event()} -F {FREQUENCY_HZ} --call-graph dwarf,{STACK_BYTES} -q -o "{data}" --'
+    )
+    wrapper.parent.mkdir(parents=True, exist_ok=True)
+    wrapper.write_text(
+        "#!/bin/sh\n# hftbench profile: the server under perf record (profiled rounds only)\n"
+        f'case " $* " in *" --addr "*) exec {record} "{real}" "$@" ;; esac\n'
+        f'exec "{real}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+
+
+def fold(data: Path, folded: Path, root: Path | None = None) -> None:
+    """perf.data -> folded stacks ("frame;frame;leaf count" lines)."""
+    script = subprocess.run([tool("perf", root), "script", "-i", str(data)], capture_output=True, check=False)
+    if script.returncode != 0:
+        raise ProfileError(f"perf script -i {data} failed: {_tail(script.stderr)}")
+    collapsed = subprocess.run(
+        [tool("inferno-collapse-perf", root)], input=script.stdout, capture_output=True, check=False
+    )
+    if collapsed.returncode != 0:
+        raise ProfileError(f"inferno-collapse-perf failed: {_tail(collapsed.stderr)}")
+    folded.write_bytes(collapsed.stdout)
+
+
+def diff_svg(base: Path, head: Path, svg: Path, title: str, root: Path | None = None) -> None:
+    """The differential flame graph of head against base (inferno's diff-folded + flamegraph)."""
+    diff = subprocess.run(
+        [tool("inferno-diff-folded", root), str(base), str(head)], capture_output=True, check=False
+    )
+    if diff.returncode != 0:
+        raise ProfileError(f"inferno-diff-folded failed: {_tail(diff.stderr)}")
+    graph = subprocess.run(
+        [tool("inferno-flamegraph", root), "--title", title, "--subtitle", SUBTITLE],
+        input=diff.stdout,
+        capture_output=True,
+        check=False,
+    )
+    if graph.returncode != 0 or not graph.stdout:
+        raise ProfileError(f"inferno-flamegraph failed: {_tail(graph.stderr)}")
+    svg.write_bytes(graph.stdout)
+
+
+SUBTITLE = "head's stacks; red: more samples than base, blue: fewer (perf cpu-clock, one round a side)"
+
+
+def _tail(stderr: bytes) -> str:
+    return stderr.decode(errors="replace").strip()[-300:] or "no message"
+
+
+class ProfileError(RuntimeError):
+    """A profiling tool failed; the verdict stands, the profile says why it is missing."""
+
+
+# -- pure: folded stacks -> self time ---------------------------------------------------------
+
+
+def self_samples(folded: str) -> Counter[str]:
+    """Samples per leaf function (its self time) from folded stacks."""
+    counts: Counter[str] = Counter()
+    for line in folded.splitlines():
+        stack, _, n = line.rpartition(" ")
+        if not stack or not n.isdigit():
+            continue
+        counts[stack.rsplit(";", 1)[-1]] += int(n)
+    return counts
+
+
+def top_added(base: Counter[str], head: Counter[str], n: int = TOP) -> list[dict[str, Any]]:
+    """The `n` functions whose share of self time grew most from base to head, in percent
+    of each side's samples (the sides ran the same orders, but shares stay comparable when
+    a side's profile caught more or fewer samples)."""
+    tb, th = sum(base.values()) or 1, sum(head.values()) or 1
+    rows = [
+        {
+            "function": fn,
+            "base_self_pct": round(100 * base[fn] / tb, 2),
+            "head_self_pct": round(100 * head[fn] / th, 2),
+            "added_self_pct": round(100 * (head[fn] / th - base[fn] / tb), 2),
+        }
+        for fn in set(base) | set(head)
+    ]
+    rows = [r for r in rows if r["added_self_pct"] > 0]
+    rows.sort(key=lambda r: (-r["added_self_pct"], r["function"]))
+    return rows[:n]
+
+
+@dataclass
+class Profiled:
+    """One side's profiled round: where its folded stacks are, how fast the round ran."""
+
+    side: str
+    folded: Path
+    cpu_ms: float  # sampled on-CPU time of the server (cpu-clock weighs each sample by its period, ns)
+    p50_us: float | None  # the profiled round's P50, beside the counted rounds' (the overhead)
+
+
+def summary(
+    out: Path, sides: dict[str, Profiled], svg: Path, counted_p50_us: dict[str, list[float]]
+) -> dict[str, Any]:
+    """verdict.json's `profile` object (paths relative to the ab folder)."""
+    base = self_samples(sides["base"].folded.read_text())
+    head = self_samples(sides["head"].folded.read_text())
+    return {
+        "svg": str(svg.relative_to(out)),
+        "folded": {s: str(p.folded.relative_to(out)) for s, p in sides.items()},
+        "tool": f"perf record -e {event()} -F {FREQUENCY_HZ} --call-graph dwarf; inferno",
+        "cpu_ms": {s: round(p.cpu_ms, 1) for s, p in sides.items()},
+        "top": top_added(base, head),
+        # The profiled round's P50 against the median of the side's counted rounds.
+        "round_p50_us": {
+            s: {
+                "profiled": p.p50_us,
+                "counted_median": median(counted_p50_us[s]) if counted_p50_us.get(s) else None,
+            }
+            for s, p in sides.items()
+        },
+    }
+
+
+# -- the profiled rounds (ab calls this after its counted rounds) -------------------------------
+
+
+def say(msg: str) -> None:
+    """A line of `hftbench ab`'s progress (profile runs inside ab)."""
+    print(f"hftbench ab: {msg}", file=sys.stderr, flush=True)
+
+
+def profile_sides(job, counted_p50_us: dict[str, list[float]]) -> dict[str, Any]:
+    """One profiled round per side, after the counted ones; the `profile` object, or
+    {"skipped": why} when this machine cannot profile or a tool failed (the verdict stands)."""
+    from .cell import link_clients
+
+    why = unavailable(job.root)
+    if why:
+        say(f"no profile: {why}")
+        return {"skipped": why}
+    folder = job.out / "profile"
+    sides: dict[str, Profiled] = {}
+    try:
+        for side in ("base", "head"):
+            bins = folder / side / "bin"
+            data = folder / side / "perf.data"
+            wrap_server((job.side_bin(side) / "hft-server").resolve(), bins / "hft-server", data, job.root)
+            link_clients(job.clients_bin, bins, job.plan.clients)
+            say(f"profiled round {side} (not counted) …")
+            run_dir = folder / side / "run"
+            run = job.run_side(side, bins, run_dir)
+            if not data.is_file():
+                raise ProfileError(f"perf wrote no {data}; see {run_dir / 'server.log'}")
+            folded = folder / f"{side}.folded"
+            fold(data, folded, job.root)
+            data.unlink()  # tens of MB of raw stacks: the folded file keeps what the graph needs
+            cpu_ns = sum(self_samples(folded.read_text()).values())
+            sides[side] = Profiled(side, folded, cpu_ns / 1e6, round_p50(run))
+        svg = folder / "diff.svg"
+        title = f"{job.sha['head'][:10]} against {job.sha['base'][:10]}: where the time went"
+        diff_svg(sides["base"].folded, sides["head"].folded, svg, title, job.root)
+    except (ProfileError, ServerError, OSError) as exc:  # the verdict stands without a profile
+        say(f"no profile: {exc}")
+        return {"skipped": str(exc)}
+    return summary(job.out, sides, svg, counted_p50_us)
+
+
+def round_p50(run) -> float | None:
+    """The P50 of the round's first successful cell (the pr suite has one)."""
+    for cell in run.cells:
+        if cell.ok and cell.result is not None:
+            return cell.result.latency.p50_us
+    return None

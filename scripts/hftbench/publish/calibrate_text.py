@@ -1,0 +1,74 @@
+"""calibrate's calibration.md: the tallies, MDEs, effects, guards and the price of duet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..verdicts import NO_CHANGE
+
+TITLE = {"aa": "A/A (same build)", "slow": "uniform slowdown", "stall": "tail-only stall"}
+
+
+def _pct(n: int, d: int) -> str:
+    return f"{100 * n / d:.1f}% ({n}/{d})" if d else "–"
+
+
+def render(doc: dict[str, Any]) -> str:
+    t = doc["tallies"]
+    metrics = [m for m in t["aa"]["regression"] if t["aa"]["tested"].get(m)]
+    runs = doc["runs"]
+    lines = [
+        "# Gate calibration",
+        "",
+        f"Suite `{doc['suite']}` ({doc['date']}), design `{doc['design']}`: {runs['aa']} A/A rounds, "
+        f"{runs.get('slow', 0)} against `--inject-delay-us {doc.get('inject_delay_us')}`, "
+        f"{runs.get('stall', 0)} against `--inject-stall-us {doc.get('inject_stall_us')} "
+        f"--inject-stall-every {doc.get('inject_stall_every')}`; {t['aa']['comparisons']} random draws "
+        f"of {doc['k']} rounds of each kind, judged as one of {doc.get('looks', 1)} looks "
+        f"(alpha / looks); gates `{doc['gates']}`.",
+        "",
+        "| comparison | flagged (suite) | no change (suite) | "
+        + " | ".join(f"{m} regressed" for m in metrics)
+        + " | "
+        + " | ".join(f"{m} no change" for m in metrics)
+        + " |",
+        "|---|---|---|" + "---|" * (2 * len(metrics)),
+    ]
+    for kind, tally in t.items():
+        n = tally["comparisons"]
+        cells = [_pct(tally["flagged"], n), _pct(tally["statuses"].get(NO_CHANGE, 0), n)]
+        cells += [_pct(tally["regression"][m], n) for m in metrics]
+        cells += [_pct(tally["no_change"][m], n) for m in metrics]
+        lines.append(f"| {TITLE[kind]} | " + " | ".join(cells) + " |")
+    keys = sorted(t["aa"].get("series_tested", {}))
+    if keys:
+        lines += [
+            "",
+            "Per series × metric: regressed / no change, of the comparisons of each kind:",
+            "",
+            "| series metric | " + " | ".join(TITLE[k] for k in t) + " |",
+            "|---|" + "---|" * len(t),
+        ]
+        for key in keys:
+            counts = [(x.get("series_regression", {}), x.get("series_no_change", {})) for x in t.values()]
+            cells = [f"{reg.get(key, 0)} / {same.get(key, 0)}" for reg, same in counts]
+            lines.append(f"| {key} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Comparisons overlap (drawn from one pool of rounds): each rate is an estimate from the real "
+        "rounds above, not from independent experiments.",
+        "",
+        "Minimum detectable effect (median over the A/A comparisons; 80% power at the gate's level):",
+        "",
+    ]
+    lines += [f"- {name}: {100 * (v - 1):+.1f}%" for name, v in t["aa"]["mde"].items()]
+    for kind, eff in doc["effects"].items():
+        lines += ["", f"Effect of the {TITLE[kind]} (all its rounds, head / base, merged):", ""]
+        lines += [f"- {name}: ×{ratio}" for name, ratio in eff.items()]
+    lines += ["", "What this runner guards (the record `--calibration` hands the gate):", ""]
+    lines += [f"- {g['series']} {g['metric']}: guarded (MDE {100 * (g['mde'] - 1):+.1f} %)" if g["guarded"]
+              else f"- {g['series']} {g['metric']}: {g['why_not']}" for g in doc["guards"]]  # fmt: skip
+    for series, p in (doc.get("price_of_duet") or {}).items():
+        lines += ["", f"Price of duet, {series}: P50 {p['solo_p50_us']} µs alone, {p['duet_p50_us']} µs "
+                  f"in a duet (×{p['ratio']}): two servers share the CPU's caches and queues."]  # fmt: skip
+    return "\n".join(lines) + "\n"

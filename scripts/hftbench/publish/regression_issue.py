@@ -1,0 +1,163 @@
+"""`hftbench regression-issue VERDICT_JSON`: one GitHub issue per regression on main.
+
+- A push judged a regression opens an issue, or, when one is open for the suite already,
+  updates its body and comments on it (the same regression seen again, or a new one on top).
+- A push that is not a regression and shows an improvement on every series × metric the
+  open issue lists comments "recovered" and closes it. Anything else leaves it open.
+- A partial verdict (an interrupted job) changes nothing.
+
+The open issue is found by a hidden marker, among issues with the `performance` label
+opened by the bot account only, so a marker pasted by someone else is never taken for it.
+Standard library only: it runs on a bare GitHub-hosted runner (`python3 -m hftbench`).
+
+    env: GITHUB_TOKEN (issues: write)
+    hftbench regression-issue VERDICT --repo OWNER/NAME [--api URL] [--run-url URL] [--bot LOGIN]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+from .. import mdsafe, verdicts
+from ..errors import UsageError
+from . import verdict_text
+
+LABEL = "performance"
+DEFAULT_BOT = "github-actions[bot]"
+MARKER = re.compile(r"<!-- hft-bench-regression suite=(?P<suite>[A-Za-z0-9._-]+) keys=(?P<keys>[^ ]*) -->")
+_NOT_IN_MARKER = re.compile(r"[^A-Za-z0-9._/:,-]")  # a `-->` or a space would end the marker early
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str  # "open" | "update" | "close" | "none"
+    reason: str  # one line for the log
+    title: str | None = None
+    body: str | None = None  # the issue body (open, update)
+    comment: str | None = None  # a comment on the open issue (update, close)
+
+
+def _key(r: dict[str, Any]) -> str:
+    return f"{r['scenario']}/{r['client']}:{r['metric']}"
+
+
+def keys_with(doc: dict[str, Any], verdict: str) -> list[str]:
+    drifts = [
+        f"{r['scenario']}/{r['client']}:{r['metric']}_drift"
+        for r in doc.get("drift", [])
+        if r.get("gated") and r["verdict"] == verdict
+    ]
+    return [_key(r) for r in doc["results"] if r.get("gated") and r["verdict"] == verdict] + drifts
+
+
+def marker(suite: str, keys: list[str]) -> str:
+    """The hidden marker; suite and keys come from verdict.json, so only plain characters stay."""
+    plain_keys = sorted({_NOT_IN_MARKER.sub("_", k.replace(",", "_")) for k in keys})
+    plain_suite = re.sub(r"[^A-Za-z0-9._-]", "_", suite) or "unknown"
+    return f"<!-- hft-bench-regression suite={plain_suite} keys={','.join(plain_keys)} -->"
+
+
+def parse_marker(body: str) -> tuple[str, list[str]] | None:
+    m = MARKER.search(body or "")
+    if not m:
+        return None
+    return m["suite"], [k for k in m["keys"].split(",") if k]
+
+
+def _sha(doc: dict[str, Any]) -> str:
+    return mdsafe.sha((doc.get("head") or {}).get("commit"))
+
+
+def issue_action(
+    doc: dict[str, Any], open_issue: dict[str, Any] | None, run_url: str | None = None
+) -> Action:
+    """What to do with the issue tracker for this verdict (pure: tested without a network)."""
+    suite = doc.get("suite") or "unknown"
+    if doc.get("partial"):
+        return Action("none", "a partial verdict (interrupted job) opens and closes nothing")
+    regressed = keys_with(doc, verdicts.REGRESSION)
+    text = verdict_text.issue(doc, run_url=run_url)
+    if doc["status"] == verdicts.REGRESSION:
+        if open_issue is None:
+            # A title is plain text: the outside names in it get the title's escaping, not markdown's.
+            title = (
+                f"Latency regression on main at {_sha(doc)}: "
+                + verdict_text.headline(doc, mdsafe.title).split(": ", 1)[-1]
+            )
+            return Action("open", "new regression", title[:250], f"{marker(suite, regressed)}\n{text}")
+        _, listed = parse_marker(open_issue["body"]) or (suite, [])
+        body = f"{marker(suite, listed + regressed)}\n{text}"
+        comment = f"Push {_sha(doc)} is a regression again: {verdict_text.headline(doc)}"
+        return Action("update", "regression while an issue is open", body=body, comment=comment)
+    if open_issue is None:
+        return Action("none", f"{doc['status']}: no open regression issue")
+    _, listed = parse_marker(open_issue["body"]) or (suite, [])
+    improved = set(keys_with(doc, verdicts.IMPROVEMENT))
+    if listed and all(k in improved for k in listed):
+        comment = (
+            f"Recovered at {_sha(doc)}: every regressed series × metric improved again "
+            f"({mdsafe.text(', '.join(listed))}).\n\n{verdict_text.markdown(doc, run_url=run_url)}"
+        )
+        return Action("close", "recovered", comment=comment)
+    missing = [k for k in listed if k not in improved]
+    return Action("none", f"not a regression, but not recovered either: {', '.join(missing)} did not improve")
+
+
+class GitHub:
+    """The four REST calls this needs; errors name the call and the status."""
+
+    def __init__(self, api: str, repo: str, token: str):
+        self.api, self.repo, self.token = api.rstrip("/"), repo, token
+
+    def call(self, method: str, path: str, payload: dict[str, Any] | None = None) -> Any:
+        req = urllib.request.Request(
+            f"{self.api}/repos/{self.repo}{path}",
+            method=method,
+            data=json.dumps(payload).encode() if payload is not None else None,
+            headers={
+                "Authorization": f"Bearer {self.token}",
+                "Accept": "application/vnd.github+json",
+                "Content-Type": "application/json",
+            },
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            raise UsageError(
+                f"GitHub API {method} {path}: HTTP {exc.code}; check GITHUB_TOKEN's permissions"
+            ) from None
+        except urllib.error.URLError as exc:
+            raise UsageError(f"GitHub API {method} {path}: {exc.reason}; check GITHUB_API_URL") from None
+
+    def open_issue(self, suite: str, bot: str) -> dict[str, Any] | None:
+        """The open regression issue of `suite` that the bot opened, if any."""
+        for page in range(1, 11):
+            issues = self.call("GET", f"/issues?state=open&labels={LABEL}&per_page=100&page={page}")
+            for issue in issues:
+                found = parse_marker(issue.get("body") or "")
+                if found and found[0] == suite and (issue.get("user") or {}).get("login") == bot:
+                    return issue
+            if len(issues) < 100:
+                return None
+        return None
+
+
+def apply(gh: GitHub, action: Action, issue: dict[str, Any] | None) -> str:
+    if action.kind == "open":
+        made = gh.call("POST", "/issues", {"title": action.title, "body": action.body, "labels": [LABEL]})
+        return f"opened issue #{made['number']}"
+    if action.kind == "update":
+        gh.call("PATCH", f"/issues/{issue['number']}", {"body": action.body})
+        gh.call("POST", f"/issues/{issue['number']}/comments", {"body": action.comment})
+        return f"updated issue #{issue['number']}"
+    if action.kind == "close":
+        gh.call("POST", f"/issues/{issue['number']}/comments", {"body": action.comment})
+        gh.call("PATCH", f"/issues/{issue['number']}", {"state": "closed", "state_reason": "completed"})
+        return f"closed issue #{issue['number']} (recovered)"
+    return "no issue change"

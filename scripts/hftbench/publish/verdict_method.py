@@ -1,0 +1,52 @@
+"""The verdict text's account of its method: how base and head were measured and tested
+(by the comparison's design, designs.py), and what this runner guards (calibration.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import mdsafe, metrics
+
+UNITS = {
+    "duet": "Base and head were served at once, each order sent to both in a random order (or, "
+    "under load, to one drawn at random); blocks of 0.1 s are paired in time. The interval is a "
+    "{conf}% bootstrap over block pairs; significance is a sign-flip test within pairs",
+    "paired-rounds": "Rounds ran base, head, head, base, …; each round pair is a pair. The interval "
+    "is a {conf}% bootstrap over round pairs; significance is a sign-flip test within pairs",
+    "unpaired": "The interval is a {conf}% bootstrap over whole runs (expanded for few runs); "
+    "significance is a permutation test over runs",
+}
+
+
+def guard_lines(doc: dict[str, Any]) -> list[str]:
+    """What this runner judged and, from its calibration record, what it cannot and why."""
+    if not doc.get("calibration"):
+        return []
+
+    def name(series: str, metric: str) -> str:
+        return f"{metrics.label(metric)} of {mdsafe.text(series)}"
+
+    shown = ", ".join(name(*g.rsplit(" ", 1)) for g in doc.get("guarded") or []) or "nothing"
+    out = [f"**Guarded on this runner** (calibration `{mdsafe.code(doc['calibration'])}`): {shown}."]
+    out += [f"- not guarded: {name(u['series'], u['metric'])}: {mdsafe.text(u['why'])}"
+            for u in doc.get("unguarded") or []]  # fmt: skip
+    return [*out, ""]
+
+
+def method(doc: dict[str, Any]) -> str:
+    conf = round(100 * doc.get("confidence", 0.95))
+    units = UNITS[(doc.get("design") or {}).get("name", "unpaired")].format(conf=conf)
+    looks = doc.get("looks", 1)
+    sequential = (
+        f" Rounds were added while undecided, so each of the {looks} possible looks uses alpha / {looks} "
+        f"and a {conf}% interval."
+        if looks > 1
+        else ""
+    )
+    return (
+        "Each value is the percentile of the pooled HDR histograms of a side's runs. "
+        f"{units}, Holm-corrected over the gated family.{sequential} A regression needs "
+        "significance and at least the threshold; *no change* means the whole interval lies "
+        "within ±threshold; *could detect* is the slowdown this comparison flags with 80% power. "
+        f"Gates: `{mdsafe.code(doc.get('gates', 'gates.yaml'))}`."
+    )

@@ -1,0 +1,370 @@
+"""Every verdict text, from verdict.json alone: job summary, PR comment, main summary, issue body,
+and the console lines.
+
+One headline line first, then one row per gated series × metric with its minimum detectable
+effect, then the detail folded away. Refs are named by branch and short sha, never by a
+local path. Text that comes from outside (scenario, client, suite and branch names, reasons,
+commit subjects) is made inert by mdsafe.py: no mention, issue link, tag, code span or line
+break of its own. A body never exceeds GitHub's comment limit: detail is dropped first,
+then rows, with a line saying how many.
+
+    hftbench verdict-text VERDICT_JSON [--as summary|comment|issue] [--run-url URL] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from .. import mdsafe, metrics, verdicts
+from ..errors import UsageError
+from ..metrics import fmt_change
+from . import verdict_extras, verdict_method, verdict_pool
+
+GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
+BODY_BUDGET = GITHUB_BODY_LIMIT - 1_536  # room for what the CI scripts wrap around it
+STICKY_MARKER = "<!-- hft-bench-verdict -->"
+
+ICON = {
+    verdicts.REGRESSION: "🔴",
+    verdicts.INCONCLUSIVE: "🟡",
+    verdicts.IMPROVEMENT: "🟢",
+    verdicts.NO_CHANGE: "⚪",
+    verdicts.NOT_GATED: "▫️",
+}
+HEADLINE = {
+    verdicts.REGRESSION: "❌ Regression",
+    verdicts.INCONCLUSIVE: "🟡 Inconclusive",
+    verdicts.IMPROVEMENT: "✅ Improvement",
+    verdicts.NO_CHANGE: "✅ No change",
+}
+RANK = {verdicts.REGRESSION: 0, verdicts.INCONCLUSIVE: 1, verdicts.IMPROVEMENT: 2, verdicts.NO_CHANGE: 3}
+
+
+def ref_name(side: dict[str, Any]) -> str:
+    """`main` (1a2b3c4d5e): the branch or ref and the short sha; never a local path."""
+    sha = mdsafe.sha(side.get("commit"), 40)
+    name = side.get("ref") or side.get("branch") or ""
+    if name and len(name) >= 7 and sha.startswith(name):
+        name = ""  # a ref given as a sha: the sha says it
+    if name and sha:
+        return f"`{mdsafe.code(name)}` ({sha[:10]})"
+    if sha:
+        return f"`{sha[:10]}`"
+    return f"`{mdsafe.code(name)}`" if name else "(unknown)"
+
+
+def value(metric: str, v: float | None) -> str:
+    if v is None:
+        return "–"
+    if metric == "throughput_rps":
+        return f"{v:,.0f}/s"
+    if metric == "errors":
+        return f"{100 * v:.3g}%"
+    return f"{v:,.1f} µs"
+
+
+def change(r: dict[str, Any]) -> str:
+    if r["metric"] == "errors":
+        if r.get("base_value") is None or r.get("head_value") is None:
+            return "–"
+        d = 100 * (r["head_value"] - r["base_value"])
+        return "=" if d == 0 else f"{'▲' if d > 0 else '▼'} {d:+.3g} pt"
+    if r.get("ratio") is None:
+        return "–"
+    pct = 100 * (r["ratio"] - 1)
+    arrow = "▲" if pct > 0.05 else "▼" if pct < -0.05 else "="
+    return f"{arrow} {pct:+.1f}%"
+
+
+def interval(r: dict[str, Any]) -> str:
+    ci = r.get("ci")
+    if not ci or any(x is None or x != x for x in ci):
+        return "–"
+    return f"{fmt_change(ci[0])} … {fmt_change(ci[1])}"
+
+
+def detectable(r: dict[str, Any]) -> str:
+    """'≥ +6.0%': the smallest slowdown this comparison would have flagged (80 % power)."""
+    mde = r.get("mde")
+    if mde is None:
+        return "–"
+    if not math.isfinite(mde):
+        return "none (too few runs)"
+    return f"≥ {fmt_change(mde)}"
+
+
+def _series(r: dict[str, Any], esc=mdsafe.text) -> str:
+    return esc(f"{r['scenario']}/{r['client']}")
+
+
+def _metric(r: dict[str, Any], esc=mdsafe.text) -> str:
+    return esc(metrics.label(r["metric"]))
+
+
+def _verdict_cell(r: dict[str, Any]) -> str:
+    return r["verdict"].replace("_", " ")
+
+
+# The table's columns by name: the history store keeps each row's cells under these keys
+# (history_entry.shown_verdict), so the dashboard shows this table without formatting it.
+COLUMNS = ("icon", "series", "metric", "base", "head", "change", "interval", "could_detect", "verdict")
+
+
+def row_cells(r: dict[str, Any], esc=mdsafe.text) -> list[str]:
+    """One table row's cells, in COLUMNS order (`esc`: the outside names made inert for markdown,
+    or plain text with mdsafe.title)."""
+    icon = ICON[r["verdict"]] if r["gated"] else ICON[verdicts.NOT_GATED]
+    sides = [value(r["metric"], r.get("base_value")), value(r["metric"], r.get("head_value"))]
+    judged = [change(r), interval(r), detectable(r), _verdict_cell(r)]
+    return [icon, _series(r, esc), _metric(r, esc), *sides, *judged]
+
+
+def table_head_cells(confidence: float) -> list[str]:
+    """The table head's cells, in COLUMNS order."""
+    interval_label = f"{round(100 * confidence)}% interval"
+    return ["", "series", "metric", "base", "head", "change", interval_label, "could detect", "verdict"]
+
+
+def _row(r: dict[str, Any]) -> str:
+    return "| " + " | ".join(row_cells(r)) + " |"
+
+
+def _table_head(confidence: float) -> str:
+    head = "|" + "|".join(f" {c} " if c else " " for c in table_head_cells(confidence)) + "|"
+    return head + "\n" + "|---" * len(COLUMNS) + "|"
+
+
+def drift_lines(doc: dict[str, Any]) -> list[str]:
+    """The soak drift table (verdict.json `drift`: head's last tenth against its first); [] without."""
+    rows = doc.get("drift") or []
+    if not rows:
+        return []
+    out = [
+        "**Soak drift** (head's P99, last tenth of the soak against its first; intervals as runs):",
+        "",
+        "| | series | first tenth | last tenth | change | interval | could detect | RSS growth | verdict |",
+        "|---|---|---:|---:|---:|---|---|---|---|",
+    ]
+    for r in sorted(rows, key=lambda r: RANK.get(r["verdict"], 4)):
+        icon = ICON[r["verdict"]] if r["gated"] else ICON[verdicts.NOT_GATED]
+        growth = r.get("rss_growth_mib_per_h")
+        g_ci = r.get("rss_growth_ci") or [None, None]
+        rss = "–" if growth is None else f"{growth:+,.1f} MiB/h ({g_ci[0]:+,.1f} … {g_ci[1]:+,.1f})"
+        verdict = "drifted" if r["verdict"] == verdicts.REGRESSION else _verdict_cell(r)
+        shown = r.get("reason") and r["verdict"] != verdicts.REGRESSION
+        why = f": {mdsafe.text(r['reason'])}" if shown else ""
+        out.append(
+            f"| {icon} | {_series(r)} | {value('p99_us', r.get('first_value'))} | "
+            f"{value('p99_us', r.get('last_value'))} | {change(r)} | {interval(r)} | {detectable(r)} | "
+            f"{rss} | "
+            f"{verdict}{why} |"
+        )
+    return [*out, ""]
+
+
+def gated_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Gated series × metric, most important first (regressions, inconclusive, …)."""
+    rows = [r for r in doc["results"] if r["gated"] and r["metric"] != "errors"]
+    return sorted(rows, key=lambda r: RANK[r["verdict"]])
+
+
+def reported_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Series × metric judged for information only (not gated), in verdict.json's order."""
+    return [r for r in doc["results"] if not r["gated"] and r["verdict"] != verdicts.NOT_GATED]
+
+
+def headline(doc: dict[str, Any], esc=mdsafe.text) -> str:
+    """One line: the status and why, in words a reviewer reads first (`esc`: the outside
+    names made inert for markdown, or for an issue title with mdsafe.title)."""
+    status = doc["status"]
+    rows = gated_rows(doc)
+    errors = [r for r in doc["results"] if r["gated"] and r["metric"] == "errors" and r["verdict"] == status]
+    lead = HEADLINE.get(status, status)
+    if doc.get("partial"):
+        lead += f" (partial: {verdict_pool.partial_why(doc)})"
+    hit = [r for r in rows if r["verdict"] == status]
+    drifted = [r for r in doc.get("drift") or [] if r["gated"] and r["verdict"] == status]
+    if status in (verdicts.REGRESSION, verdicts.IMPROVEMENT) and (hit or errors or drifted):
+        parts = [f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}" for r in hit]
+        parts += [f"{_series(r, esc)} error rate {change(r)}" for r in errors]
+        parts += [
+            f"{_series(r, esc)} {_metric(r, esc)} drifted {change(r).split(' ', 1)[-1]} over the soak"
+            for r in drifted
+        ]
+        more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
+        return f"{lead}: {', '.join(parts[:3])}{more}"
+    if status == verdicts.NO_CHANGE and rows:
+        worst = max((r.get("mde") or 1.0) for r in rows)
+        within = f"±{rows[0].get('threshold', 1.1) - 1:.0%}"
+        sees = f"; each could have detected {fmt_change(worst)} or more" if math.isfinite(worst) else ""
+        return f"{lead}: all {len(rows)} gated series × metrics within {within}{sees}"
+    if status == verdicts.INCONCLUSIVE:
+        open_rows = [r for r in rows if r["verdict"] == verdicts.INCONCLUSIVE]
+        settle = [r["settle_runs"] for r in open_rows if r.get("settle_runs")]
+        what = f"; {verdicts.settle_text(max(settle))}" if settle else ""
+        return f"{lead}: {len(open_rows)} of {len(rows)} gated series × metrics undecided{what}"
+    return lead
+
+
+def _sides(doc: dict[str, Any]) -> str:
+    base, head = doc.get("base") or {}, doc.get("head") or {}
+    parts = [f"Base {ref_name(base)} vs head {ref_name(head)}"]
+    if doc.get("suite"):
+        parts.append(f"suite `{mdsafe.code(doc['suite'])}`")
+    ab = doc.get("ab") or {}
+    if ab.get("rounds_per_side"):
+        how = (
+            "duet rounds (both servers at once)"
+            if ab.get("design") == "duet"
+            else "interleaved rounds a side"
+        )
+        parts.append(f"{ab['rounds_per_side']} {how}, measured in {ab.get('measure_s', 0):.0f} s")
+    else:
+        parts.append(f"{base.get('runs', '?')} vs {head.get('runs', '?')} runs")
+    return " · ".join(parts) + "."
+
+
+HARNESS_SHOWN = 8  # harness files named in the note; the rest are counted
+
+
+def harness_lines(doc: dict[str, Any]) -> list[str]:
+    """A pull request that changes the harness (`harness_changes`, listed by scripts/ci/pr-bench):
+    it was judged by the base's harness, so its own gates, suites, scripts or clients take
+    effect after merge. File names are the PR's text: made inert."""
+    changed = [str(p) for p in doc.get("harness_changes") or []]
+    if not changed:
+        return []
+    names = ", ".join(f"`{mdsafe.code(p)}`" for p in changed[:HARNESS_SHOWN])
+    more = f" and {len(changed) - HARNESS_SHOWN} more" if len(changed) > HARNESS_SHOWN else ""
+    note = (
+        f"⚠️ **This pull request changes the harness** ({names}{more}): it was judged by the "
+        "base's gates, scenarios, scripts and clients; the change takes effect after merge."
+    )
+    if any(p.startswith(".github/") for p in changed):  # GitHub runs the PR's own workflow file
+        note += " A workflow file under `.github/` is read from the PR itself: code owners review it."
+    return [note, ""]
+
+
+def _details(doc: dict[str, Any]) -> list[str]:
+    out = []
+    conf = doc.get("confidence", 0.95)
+    undecided = [r for r in gated_rows(doc) if r["verdict"] == verdicts.INCONCLUSIVE and r.get("reason")]
+    if undecided:
+        out += ["**Undecided:**", ""]
+        out += [f"- {_series(r)} {_metric(r)}: {mdsafe.text(r['reason'])}" for r in undecided]
+        out.append("")
+    quiet_errors = [r for r in doc["results"] if r["gated"] and r["metric"] == "errors"]
+    if quiet_errors:
+        same = [_series(r) for r in quiet_errors if r["verdict"] == verdicts.NO_CHANGE]
+        if same:
+            out += [f"Error rate unchanged: {', '.join(same)}.", ""]
+    too_small = [r for r in doc["results"] if r["verdict"] == verdicts.NOT_GATED and r.get("reason")]
+    if too_small:
+        groups: dict[tuple[str, str], list[str]] = {}
+        for r in too_small:
+            groups.setdefault((_metric(r), mdsafe.text(r["reason"])), []).append(_series(r))
+        items = "; ".join(f"{m} of {', '.join(s)} ({why})" for (m, why), s in groups.items())
+        out += [f"**Not gated:** {items}.", ""]
+    info = reported_rows(doc)
+    if info:
+        out += ["<details><summary>Reported only (not gated)</summary>", "", _table_head(conf)]
+        out += [_row(r) for r in info] + ["", "</details>", ""]
+    out += verdict_method.guard_lines(doc)
+    method = verdict_method.method(doc)
+    out += ["<details><summary>How this was decided</summary>", "", method, "", "</details>", ""]
+    return out
+
+
+def markdown(doc: dict[str, Any], *, run_url: str | None = None, budget: int = BODY_BUDGET) -> str:
+    """The verdict as markdown: headline, refs, gated table, folded detail; within `budget`."""
+    rows = gated_rows(doc)
+    head = [f"## {headline(doc)}", "", _sides(doc), "", *harness_lines(doc), *verdict_pool.pool_lines(doc)]
+    links = [f"[Run folders and logs]({run_url})", ""] if run_url else []
+    for a in doc.get("attachments") or []:
+        links += [f"- {mdsafe.text(a['title'])}: `{mdsafe.code(a['path'])}`"]
+    table = (
+        [_table_head(doc.get("confidence", 0.95)), *(_row(r) for r in rows), ""]
+        if rows
+        else [
+            "No gated metric could be tested (see below).",
+            "",
+        ]
+    )
+    # The soak's drift, where the time went and which commit: right under the table, kept when
+    # detail is cut.
+    sections = drift_lines(doc)
+    sections += verdict_extras.profile_markdown(doc.get("profile"), run_url)
+    sections += verdict_extras.bisect_markdown(doc.get("bisect"))
+    text = "\n".join(head + table + sections + _details(doc) + links)
+    if len(text) <= budget:
+        return text
+    note = ["<sub>Detail left out: the body would exceed GitHub's limit.</sub>"]
+    text = "\n".join(head + table + sections + links + note)
+    if len(text) <= budget:
+        return text
+    keep = list(table)  # [table head, rows…, ""]: drop rows from the end (the least important)
+    while len(keep) > 2 and len("\n".join(head + keep + sections + links)) > budget - 200:
+        keep.pop(-2)
+    dropped = len(rows) - (len(keep) - 2)
+    note = [f"<sub>{dropped} more rows left out (GitHub's size limit); see verdict.json.</sub>"]
+    return "\n".join(head + keep + note + sections + links)
+
+
+def comment(doc: dict[str, Any], *, run_url: str | None = None) -> str:
+    """The sticky pull-request comment: the marker that finds it again, then the verdict."""
+    return (
+        f"{STICKY_MARKER}\n"
+        + markdown(doc, run_url=run_url)
+        + ("\nUpdated for every push to this pull request.\n")
+    )
+
+
+def issue(doc: dict[str, Any], *, run_url: str | None = None) -> str:
+    """A regression issue's body (regression_issue.py puts its marker in front)."""
+    head = doc.get("head") or {}
+    intro = (
+        f"Main at {ref_name(head)} is slower than {ref_name(doc.get('base') or {})}, measured "
+        "interleaved in one job. Later pushes update this issue; the push that recovers closes it."
+    )
+    return f"{intro}\n\n" + markdown(doc, run_url=run_url)
+
+
+def console_lines(doc: dict[str, Any]) -> list[str]:
+    lines = [f"compare: {doc['status'].replace('_', ' ')} (exit {doc['exit_code']})"]
+    for r in doc["results"]:
+        if r["gated"] or r["verdict"] == verdicts.NOT_GATED:
+            lines.append(
+                f"  {r['verdict']:<12} {_series(r, str):<24} {_metric(r, str):<10} {change(r):>10}  "
+                f"CI {interval(r):<22} detect {detectable(r):<10} {r.get('reason') or ''}"
+            )
+    for r in doc.get("drift") or []:
+        lines.append(
+            f"  {r['verdict']:<12} {_series(r, str):<24} {metrics.label(r['metric']) + ' drift':<10} "
+            f"{change(r):>10}  "
+            f"CI {interval(r):<22} detect {detectable(r):<10} {r.get('reason') or ''}"
+        )
+    return lines
+
+
+def print_console(doc: dict[str, Any]) -> None:
+    print("\n".join(console_lines(doc)))
+
+
+RENDERERS = {"summary": markdown, "comment": comment, "issue": issue}
+
+
+def load(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise UsageError(
+            f"{path}: no such verdict file; pass the verdict.json that compare or ab wrote"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}: not JSON ({exc}); pass the verdict.json that compare or ab wrote") from exc
+    if not isinstance(doc, dict) or "status" not in doc or "results" not in doc:
+        raise UsageError(f"{path}: not a verdict (no status / results); pass what compare or ab wrote")
+    return doc

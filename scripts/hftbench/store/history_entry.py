@@ -1,0 +1,175 @@
+"""One commit's runs as one history-store entry (docs/history-store.md): the merged histogram
+and percentiles of each series, the run-level spread of P50 and P99, the commit, and the
+verdict reduced to what the dashboard shows, its headline and table rendered here by
+verdict_text.py (the page formats none of it). history_store.py writes it; this module only
+builds it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+from hdrh.histogram import HdrHistogram
+
+from .. import histograms, mdsafe, metrics, results
+from ..judge import stats
+from ..measure.fingerprint import runner_id
+from ..publish import verdict_text
+from ..series import Series
+
+SPREAD_METRICS = (metrics.P50, metrics.P99)  # the dashboard's noise bands
+
+
+def run_entry(run: results.Run | list[results.Run], verdict: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One commit's runs as one store entry: one result per scenario × client.
+
+    Several runs (the rounds `hftbench ab` measured of one commit) are one trend point: their
+    histograms are merged, and `spread` holds the run-level interval of P50 and P99 (the
+    same expanded bootstrap the gate uses), so the chart can draw the noise around the point.
+    A run's own --repeat cells are merged into that run first.
+    """
+    runs = run if isinstance(run, list) else [run]
+    if not runs:
+        raise ValueError("run_entry: no run")
+    per_series: dict[tuple[str, str], list[list[results.ClientResult]]] = {}
+    for one in runs:
+        cells: dict[tuple[str, str], list[results.ClientResult]] = {}
+        for cell in one.cells:
+            if cell.ok and cell.result is not None:
+                cells.setdefault((cell.scenario, cell.client), []).append(cell.result)
+        for key, res in cells.items():
+            per_series.setdefault(key, []).append(res)
+    out = [
+        _series_entry(scenario, client, rounds, stats) for (scenario, client), rounds in per_series.items()
+    ]
+    first, last = runs[0], runs[-1]
+    git = last.git or {}
+    sha = git.get("commit")
+    return {
+        "run_id": first.run_id,
+        "date": first.started_at,
+        "commit": sha,
+        "branch": git.get("branch"),
+        "message": (git.get("message") or "").splitlines()[0] if git.get("message") else "",
+        "author": git.get("author"),
+        "url": _commit_url(sha),
+        "job_url": _job_url(),
+        "runner": runner_id(last.fingerprint),
+        "dirty": any(bool((r.git or {}).get("dirty")) for r in runs),
+        "rounds": len(runs),
+        "results": out,
+        "verdict": store_verdict(verdict) if verdict else None,
+    }
+
+
+def _series_entry(
+    scenario: str, client: str, rounds: list[list[results.ClientResult]], stats
+) -> dict[str, Any]:
+    """The pooled numbers of every repeat of every round (series.py), and the run-level
+    spread of the rounds (one round = one run's repeats of this series, merged)."""
+    pooled = Series.of_results(scenario, client, [r for res in rounds for r in res])
+    entry: dict[str, Any] = {
+        "scenario": scenario,
+        "client": client,
+        "orders": sum(r.orders for res in rounds for r in res),
+        "ok": pooled.samples,
+        "errors": pooled.errors,
+        "rounds": len(rounds),
+    }
+    counts = pooled.pooled_counts()
+    if counts is not None:
+        values_ns, merged = counts
+        entry.update({m.name: round(pooled.quantile_us(m.quantile), 3) for m in metrics.STORE_PERCENTILES})
+        entry["max_us"] = round(float(values_ns[np.flatnonzero(merged)[-1]]) / 1000.0, 3)
+        per_round = [Series.of_results(scenario, client, res).merged_histogram() for res in rounds]
+        encoded = [h.encode().decode() for h in per_round if h is not None]
+        if len(encoded) >= 2:
+            g = histograms.grid(encoded, [])
+            rng = np.random.default_rng(len(encoded))
+            entry["spread"] = {
+                m.name: [
+                    round(x / 1000.0, 3)
+                    for x in stats.bootstrap_quantile(g.values_ns, g.base, m.quantile, rng=rng)
+                ]
+                for m in SPREAD_METRICS
+            }
+        entry["histogram"] = encode_counts(values_ns, merged)
+    else:
+        entry.update({m.name: None for m in (*metrics.STORE_PERCENTILES, metrics.MAX)}, histogram=None)
+    entry["throughput_rps"] = round(pooled.throughput_rps() or 0.0, 1)
+    return entry
+
+
+def encode_counts(values_ns: np.ndarray, counts: np.ndarray) -> str:
+    """A merged count row back into the clients' histogram encoding."""
+    hist = HdrHistogram(histograms.LOWEST_NS, histograms.HIGHEST_NS, histograms.SIGNIFICANT_DIGITS)
+    for v, c in zip(values_ns[counts > 0].tolist(), counts[counts > 0].tolist(), strict=True):
+        hist.record_value(int(v), int(c))
+    return hist.encode().decode()
+
+
+def _commit_url(sha: str | None) -> str | None:
+    server, repo = os.environ.get("GITHUB_SERVER_URL"), os.environ.get("GITHUB_REPOSITORY")
+    return f"{server}/{repo}/commit/{sha}" if sha and server and repo else None
+
+
+def _job_url() -> str | None:
+    """The workflow run that measured this entry (in CI), for the dashboard's job link."""
+    server, repo, run_id = (
+        os.environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+    )
+    return f"{server}/{repo}/actions/runs/{run_id}" if server and repo and run_id else None
+
+
+def store_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
+    """verdict.json (compare, ab, main-bench) reduced to the store's verdict object."""
+    base = verdict.get("base") or {}
+    return {
+        "status": verdict["status"],
+        "base": base.get("commit") or (base.get("run_ids") or [None])[-1],
+        "partial": bool(verdict.get("partial")),
+        "flags": [
+            {k: f.get(k) for k in ("scenario", "client", "metric", "ratio", "verdict")}
+            for f in verdict.get("flags", [])
+        ],
+        # Every gated series × metric: its change, interval and minimum detectable effect.
+        "gated": [
+            {k: r.get(k) for k in ("scenario", "client", "metric", "ratio", "ci", "mde", "verdict")}
+            for r in verdict.get("results", [])
+            if r.get("gated")
+        ],
+        # Which commit (verdict.json's bisect, without its steps); absent when none was run.
+        **(
+            {"bisect": {k: v for k, v in verdict["bisect"].items() if k != "steps"}}
+            if verdict.get("bisect")
+            else {}
+        ),
+        **shown_verdict(verdict),
+    }
+
+
+ROW_KEYS = ("scenario", "client", "metric", "gated", "verdict")  # what finds a row and colours it
+
+
+def shown_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
+    """The verdict as the dashboard shows it, rendered once by verdict_text: the headline, the
+    table's column labels and one row per gated and reported series × metric (the markdown
+    tables' rows, in their order), each cell's text keyed by verdict_text.COLUMNS. Outside names
+    are plain one-line text (mdsafe.title, as in an issue title): the page makes them text nodes."""
+    doc = {**verdict, "results": verdict.get("results") or []}
+    rows = [*verdict_text.gated_rows(doc), *verdict_text.reported_rows(doc)]
+    head = verdict_text.table_head_cells(doc.get("confidence", 0.95))
+
+    def by_column(cells: list[str]) -> dict[str, str]:
+        return dict(zip(verdict_text.COLUMNS, cells, strict=True))
+
+    return {
+        "headline": verdict_text.headline(doc, esc=mdsafe.title),
+        "columns": by_column(head),
+        "rows": [
+            {**{k: r.get(k) for k in ROW_KEYS}, "cells": by_column(verdict_text.row_cells(r, mdsafe.title))}
+            for r in rows
+        ],
+    }
