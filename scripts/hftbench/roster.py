@@ -3,7 +3,7 @@
 Readers: config.py (a suite's clients, `clients: all`, who may run a soak), plan.py and cell.py
 (bin/client-<name>, `make build-<name>`), placement.py (who pins threads),
 clients/tests/conformance.py and clients/bench/throughput.py. bench-config/tests/test_roster_agreement.py
-checks that result.schema.json's `client` enum and the Makefile agree with it. Every problem
+checks that result.schema.json's `client` pattern and the Makefile agree with it. Every problem
 is reported as `file:line:column: problem`, like config.py's.
 """
 
