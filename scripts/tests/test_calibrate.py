@@ -66,7 +66,7 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
 
 def test_a_noisy_metric_is_not_guarded_and_says_why():
     from hftbench.judge.calibration import guard_rows
-    from hftbench.judge.compare_gates import load_gates
+    from hftbench.judge.gates import load_gates
 
     aa = {
         "comparisons": 200,
@@ -89,7 +89,7 @@ def test_a_noisy_metric_is_not_guarded_and_says_why():
 def test_paired_rounds_too_few_to_reach_the_level_say_which_look_could():
     from hftbench.commands.calibrate import _no_mde_why
     from hftbench.judge import designs
-    from hftbench.judge.compare_gates import load_gates
+    from hftbench.judge.gates import load_gates
 
     gates = load_gates().for_looks(4)
     why = _no_mde_why(designs.PAIRED_ROUNDS, 8, gates)
@@ -140,8 +140,8 @@ def test_the_gate_judges_what_the_runner_guards_and_names_the_rest(tmp_path):
     from gate_synth import write_run as write
     from hftbench.judge.calibration import apply
     from hftbench.judge.compare import compare_sides
-    from hftbench.judge.compare_gates import load_gates
-    from hftbench.store.sides import load_side
+    from hftbench.judge.gates import load_gates
+    from hftbench.store.baseline import load_side
 
     rng = np.random.default_rng(11)
     for side, shape in (("base", {}), ("head", {"slow_fraction": 0.03, "slow_us": 200.0})):

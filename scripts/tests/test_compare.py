@@ -11,8 +11,8 @@ from hftbench import cli
 from hftbench.commands.compare import run_compare
 from hftbench.errors import UsageError
 from hftbench.judge.compare import compare_sides
-from hftbench.judge.compare_gates import load_gates, parse_gates
-from hftbench.store.sides import load_side
+from hftbench.judge.gates import load_gates, parse_gates
+from hftbench.store.baseline import load_side
 from hftbench.verdicts import INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION
 
 

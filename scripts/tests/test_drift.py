@@ -9,7 +9,7 @@ from gate_synth import encode_ns, latency_run
 from hdrh.histogram import HdrHistogram
 from hftbench import histograms
 from hftbench.judge import drift
-from hftbench.judge.compare_gates import load_gates
+from hftbench.judge.gates import load_gates
 from hftbench.verdicts import INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION
 
 P99 = load_gates().metric("p99_us")

@@ -43,7 +43,7 @@ def test_the_host_name_is_never_stored_nor_part_of_the_runner_id(tmp_path):
     from gate_synth import latency_run, result_doc, write_run
     from hftbench.measure.fingerprint import host, runner_id
     from hftbench.results import load_run
-    from hftbench.store import history_store as hs
+    from hftbench.store import history as hs
 
     fp = {**host(), "hostname": "bench-7.secret-lab.example"}
     assert runner_id(fp) == runner_id({**fp, "hostname": "another-name"})

@@ -11,12 +11,12 @@ import pytest
 from gate_synth import latency_run, result_doc, write_run
 from hftbench import cli
 from hftbench.commands.compare import run_compare
-from hftbench.judge.compare_gates import load_gates
+from hftbench.judge.gates import load_gates
 from hftbench.measure import fingerprint
 from hftbench.publish import verdict_text
 from hftbench.results import load_run
-from hftbench.store import history_entry
-from hftbench.store import history_store as hs
+from hftbench.store import history as hs
+from hftbench.store.entry import run_entry, store_verdict
 
 RUNNER_B = {"cpu_model": "Other CPU", "cores": 8, "kernel": "6.1.0-test", "governor": "performance",
             "isolated_cpus": "2-7", "smt": "off"}  # fmt: skip
@@ -116,7 +116,7 @@ def test_stored_rows_name_outside_text_plainly_on_one_line():
     row = {"scenario": "a|b_c\nd", "client": "rust", "metric": "p99_us", "gated": True,
            "verdict": "inconclusive", "ratio": 1.05, "ci": [0.98, 1.12], "mde": float("inf"),
            "settle_runs": 40}  # fmt: skip
-    stored = history_entry.store_verdict({"status": "inconclusive", "results": [row]})
+    stored = store_verdict({"status": "inconclusive", "results": [row]})
     (cells,) = [r["cells"] for r in stored["rows"]]
     assert cells["series"] == "a|b_c d/rust" and cells["could_detect"] == "none (too few runs)"
     assert verdict_text._row(row).startswith("| 🟡 | a\\|b\\_c d/rust | P99 |")
@@ -291,11 +291,11 @@ def test_commit_and_job_links_come_from_the_ci_environment_only(tmp_path, monkey
     run = load_run(_run(tmp_path, rng, "run_20261122T030000Z", date="2026-11-22T03:00:00Z"))
     for key in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"):
         monkeypatch.delenv(key, raising=False)
-    local = history_entry.run_entry(run)
+    local = run_entry(run)
     assert local["url"] is None and local["job_url"] is None
     monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
     monkeypatch.setenv("GITHUB_REPOSITORY", "acme/hft-bench")
     monkeypatch.setenv("GITHUB_RUN_ID", "4242")
-    ci = history_entry.run_entry(run)
+    ci = run_entry(run)
     assert ci["url"] == "https://github.com/acme/hft-bench/commit/" + "a" * 40
     assert ci["job_url"] == "https://github.com/acme/hft-bench/actions/runs/4242"

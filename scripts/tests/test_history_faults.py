@@ -15,7 +15,7 @@ import pytest
 from gate_synth import latency_run, result_doc, write_run
 from hftbench import cli
 from hftbench.results import load_run
-from hftbench.store import history_store as hs
+from hftbench.store import history as hs
 from hftbench_fakes import REPO
 
 HFTBENCH = [sys.executable, "-m", "hftbench"]

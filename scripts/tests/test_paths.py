@@ -16,7 +16,7 @@ from hftbench import paths
 from hftbench.errors import UsageError
 from hftbench.measure.run import new_run_dir
 from hftbench.results import load_run
-from hftbench.store import history_store as hs
+from hftbench.store import history as hs
 
 
 def test_a_fresh_dir_is_never_one_that_exists(tmp_path, monkeypatch):
@@ -76,7 +76,7 @@ def test_the_ci_scripts_name_run_folders_alike(tmp_path):
 
 
 def test_the_default_gates_come_from_the_repository_in_use_not_the_installed_package(tmp_path, monkeypatch):
-    from hftbench.judge.compare_gates import load_gates
+    from hftbench.judge.gates import load_gates
 
     (tmp_path / "bench-config").mkdir()
     (tmp_path / "bench-config" / "gates.yaml").write_text("schema_version: 1\nnot a gates file: [\n")

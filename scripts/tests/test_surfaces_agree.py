@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from hftbench.results import load_run
 from hftbench.series import Series
-from hftbench.store import history_entry
+from hftbench.store.entry import run_entry
 from hftbench_fakes import REPO
 
 BIN = REPO / "bin"
@@ -95,7 +95,7 @@ def csv_figures(run: Path, client: str) -> dict[str, tuple[float, float]]:
 
 
 def history_figures(run: Path, client: str) -> dict[str, tuple[float, float]]:
-    entry = history_entry.run_entry(load_run(run))
+    entry = run_entry(load_run(run))
     res = next(r for r in entry["results"] if (r["scenario"], r["client"]) == (SCENARIO, client))
     return {"p50_us": (res["p50_us"], 0.0005), "p99_us": (res["p99_us"], 0.0005),
             "throughput_rps": (res["throughput_rps"], 0.05)}  # fmt: skip
@@ -143,7 +143,7 @@ def parse_cell(text: str) -> tuple[float, float]:
 def stored_row_figures(run: Path, client: str, verdict: Path) -> dict[str, tuple[float, float]]:
     """The rows `history add --verdict` stores for the dashboard (the page shows their texts as
     they are): the series' head cells, for the metrics the verdict's tables show."""
-    entry = history_entry.run_entry(load_run(run), json.loads(verdict.read_text()))
+    entry = run_entry(load_run(run), json.loads(verdict.read_text()))
     found = {}
     for r in entry["verdict"]["rows"]:
         if (r["scenario"], r["client"]) == (SCENARIO, client) and r["metric"] in SHOWN_METRICS:

@@ -16,7 +16,7 @@
 4. After `--repeats` rounds per side, compare; while a gated metric is inconclusive, add
    `--step` rounds a side, up to `--max-repeats` and within `--time-budget` (the pull
    request waits). Each look is a test, so every look uses alpha / looks and a
-   1 - (1 - confidence) / looks interval (compare_gates.Gates.for_looks).
+   1 - (1 - confidence) / looks interval (gates.Gates.for_looks).
    Then write verdict.json + summary.md into --out (verdict_text.py writes every text).
 5. Interrupted (Ctrl-C, a cancelled job's SIGTERM): the rounds measured so far stay on disk,
    the worktrees are removed, and with two rounds a side or more a verdict marked
@@ -49,7 +49,7 @@ from ..errors import UsageError, raise_interrupt
 from ..fsio import write_atomic
 from ..judge import calibration, designs
 from ..judge.compare import Comparison, compare_sides
-from ..judge.compare_gates import Gates, load_gates
+from ..judge.gates import Gates, load_gates
 from ..judge.rounds import AB_ROUNDS, Rounds, add_rounds_args, order, rounds_from_args
 from ..judge.session import TIME_OUT, Session
 from ..measure import capacity, duet, profile

@@ -39,7 +39,7 @@ from ..fsio import write_atomic
 from ..judge import bisect_steps as bs
 from ..judge import calibration, designs
 from ..judge.compare import compare_sides
-from ..judge.compare_gates import Gates, load_gates
+from ..judge.gates import Gates, load_gates
 from ..judge.rounds import AB_ROUNDS, Rounds, add_rounds_args, rounds_from_args
 from ..judge.session import TIME_OUT, Session
 from ..measure.cell import link_clients

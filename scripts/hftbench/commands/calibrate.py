@@ -40,10 +40,10 @@ from ..errors import UsageError
 from ..fsio import write_atomic
 from ..judge import calibration, designs, paired
 from ..judge.compare import Comparison, compare_sides
-from ..judge.compare_gates import Gates, load_gates
-from ..judge.compare_sides import load_runs, side_from_runs
+from ..judge.gates import Gates, load_gates
 from ..judge.rounds import AB_ROUNDS, add_looks_arg, order
 from ..judge.session import Session
+from ..judge.sides import load_runs, side_from_runs
 from ..measure import capacity, duet
 from ..measure import placement as placement_mod
 from ..measure.run import run_plan

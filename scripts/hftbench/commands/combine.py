@@ -24,9 +24,9 @@ from typing import Any
 
 from .. import pool
 from ..fsio import write_atomic
-from ..judge.compare_gates import load_gates
-from ..judge.compare_sides import side_from_runs
+from ..judge.gates import load_gates
 from ..judge.pooled import COMPLETE, FAILED, INTERRUPTED, MISSING, Leg, compare_legs, same_refs
+from ..judge.sides import side_from_runs
 from ..publish import verdict_text
 from ..results import load_run
 from .base import Command

@@ -12,10 +12,10 @@ from ..fsio import write_atomic
 from ..judge import calibration
 from ..judge import compare as compare_mod
 from ..judge.compare import Comparison, compare_sides
-from ..judge.compare_gates import Gates, load_gates
-from ..judge.compare_sides import is_store
+from ..judge.gates import Gates, load_gates
+from ..judge.sides import is_store
 from ..publish import verdict_text
-from ..store.sides import load_side
+from ..store.baseline import load_side
 from .base import Command
 
 

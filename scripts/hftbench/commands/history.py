@@ -4,7 +4,7 @@
     hftbench history baseline --store DIR --suite S [--branch main] [--runner ID] [--last N] [--out DIR]
     hftbench history changepoints --store DIR [--branch main]
 
-The format is docs/history-store.md; the store logic is history_store.py.
+The format is docs/history-store.md; the store logic is store/history.py.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from .. import metrics, results
 from ..errors import UsageError
 from ..judge.changepoints import e_divisive
-from ..store import history_store as hs
+from ..store import history as hs
 from .base import Command
 
 SHA = re.compile(r"[0-9a-f]{7,40}")  # what a stored commit must be before git sees it

@@ -6,8 +6,8 @@ publish, store or commands.
 - `calibration.py`    a runner's calibration record: the series × metrics it guards, read by the gate
 - `changepoints.py`   E-divisive means with a permutation test (pure)
 - `compare.py`        every series × metric tested, one verdict (Comparison, MetricResult)
-- `compare_gates.py`  bench-config/gates.yaml: gated metrics, thresholds, sample rules
-- `compare_sides.py`  one side of a comparison: its runs as series (run folders or a store's entries)
+- `gates.py`          bench-config/gates.yaml: gated metrics, thresholds, sample rules
+- `sides.py`          one side of a comparison: its runs as series (run folders or a store's entries)
 - `designs.py`        how base and head were measured (unpaired runs, paired rounds, duet) and each one's test
 - `drift.py`          a soak's drift: last tenth against first tenth (pure)
 - `family.py`         a comparison's tests as one family: Holm, the MDE, each metric's verdict

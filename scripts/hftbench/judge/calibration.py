@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from .compare_gates import Gates
+from .gates import Gates
 
 ENV = "HFTBENCH_CALIBRATION"
 MAX_FALSE_ALARMS = 0.01

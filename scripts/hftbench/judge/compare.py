@@ -19,8 +19,8 @@ from .. import paths
 from ..series import Repeat, Series
 from ..verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION
 from . import designs, drift, family, stats
-from .compare_gates import Gates, MetricGate
-from .compare_sides import SeriesKey, Side
+from .gates import Gates, MetricGate
+from .sides import SeriesKey, Side
 from .verdict_rules import RegressionCheck
 
 VERDICT_SCHEMA_VERSION = 1

@@ -38,12 +38,12 @@ from scipy import stats as sps
 from .. import histograms, metrics, samples
 from ..verdicts import INCONCLUSIVE, NOT_GATED
 from . import stats
-from .compare_gates import MetricGate
+from .gates import MetricGate
 from .verdict_rules import classify, detectable_effect
 
 if TYPE_CHECKING:
-    from .compare_gates import Gates
-    from .compare_sides import Side
+    from .gates import Gates
+    from .sides import Side
 
 SHORT_INTERVAL = 0.5  # an interval shorter than this share of the nominal one (the drain) is left out
 TENTH = 0.1

@@ -15,7 +15,7 @@ from .verdict_rules import classify, detectable_effect, rounds_to_settle
 
 if TYPE_CHECKING:
     from .compare import MetricResult
-    from .compare_gates import Gates, MetricGate
+    from .gates import Gates, MetricGate
 
 
 def correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple]) -> None:

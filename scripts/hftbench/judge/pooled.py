@@ -14,8 +14,8 @@ import numpy as np
 from ..errors import UsageError
 from ..verdicts import NOT_GATED
 from . import compare, family, stats, strata
-from .compare_gates import Gates
-from .compare_sides import Side
+from .gates import Gates
+from .sides import Side
 
 COMPLETE, INTERRUPTED, FAILED, MISSING = "complete", "interrupted", "failed", "missing"
 OTHER_REFS = "other refs"  # compared another base or head than the pool's: judged alone

@@ -2,7 +2,7 @@
 
 A *look* is a verdict taken while measuring: the first after `repeats` rounds a side, then
 one every `step` rounds while a gated metric is undecided, up to `max_repeats`. Each look is
-a test, so the gate runs at alpha / looks (compare_gates.Gates.for_looks). `calibrate` measures
+a test, so the gate runs at alpha / looks (gates.Gates.for_looks). `calibrate` measures
 the gate at the looks ab takes with its defaults.
 """
 

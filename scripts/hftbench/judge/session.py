@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..results import Run
-from .compare_sides import Side, side_from_runs
 from .rounds import Rounds
+from .sides import Side, side_from_runs
 
 RUNS_OUT = "rounds"  # the most rounds a side allowed (max_repeats) were measured
 TIME_OUT = "time budget"  # the next look would end after the time budget

@@ -326,7 +326,7 @@ def render(
 def write_all(run: Run, previous: Path | None | bool = True, gates: Path | None = None) -> Path:
     """report.md, results.csv and plots/ into the run folder; `previous` True = find it;
     `gates`: the gates file a soak's drift is judged by (default bench-config/gates.yaml)."""
-    from ..judge.compare_gates import load_gates
+    from ..judge.gates import load_gates
     from .plots import write_plots
     from .soak_plots import write_soak_plots
     from .soak_report import analyze, markdown

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import histograms, metrics, samples
 from ..judge import drift
-from ..judge.compare_gates import Gates
+from ..judge.gates import Gates
 from ..measure.cell import server_samples_path
 from ..measure.proc_sampler import Sample, read_csv
 from ..metrics import fmt_us

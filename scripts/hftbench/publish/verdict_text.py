@@ -109,7 +109,7 @@ def _verdict_cell(r: dict[str, Any]) -> str:
 
 
 # The table's columns by name: the history store keeps each row's cells under these keys
-# (history_entry.shown_verdict), so the dashboard shows this table without formatting it.
+# (store/entry.py's shown_verdict), so the dashboard shows this table without formatting it.
 COLUMNS = ("icon", "series", "metric", "base", "head", "change", "interval", "could_detect", "verdict")
 
 

@@ -4,9 +4,9 @@ A side is read from
 - a run folder (results.json): each ok cell is one repeat (`hftbench run --repeat N`),
 - a folder of run folders (e.g. results/ or ab's side folder): every run's ok cells,
 - a history store (index.json): the last runs of the same suite, branch and runner
-  (history_store.baseline_runs), each run one repeat.
+  (store/history.baseline_runs), each run one repeat.
 
-Which of these a path is, and reading the store, is store/sides.py's (load_side): the judge
+Which of these a path is, and reading the store, is store/baseline.py's (load_side): the judge
 builds sides from runs or from the entries handed to it, and never reads the store itself.
 """
 

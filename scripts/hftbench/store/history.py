@@ -25,7 +25,7 @@ from typing import Any
 from .. import metrics, results
 from ..fsio import write_atomic
 from ..measure.fingerprint import runner_id, stable_fields, tuned
-from . import history_entry
+from .entry import run_entry
 
 STORE_SCHEMA_VERSION = 1
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # a suite name or run_id safe as a path
@@ -133,7 +133,7 @@ def add_run(
     then the index, under the store's lock. Returns the entry."""
     last = run[-1] if isinstance(run, list) else run
     suite = last.suite or "adhoc"
-    entry = history_entry.run_entry(run, verdict)
+    entry = run_entry(run, verdict)
     month = (entry["date"] or now_rfc3339())[:7]
     _check_path_names(suite, month, entry["run_id"])
     with locked(store):

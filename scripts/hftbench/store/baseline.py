@@ -1,14 +1,14 @@
 """One side of a comparison from what a user names: run folders, or a history store's
 baseline (the runs the store keeps for a suite, branch and runner). The store is read here,
-above the judge, which only ever sees the Side this builds (judge/compare_sides.py)."""
+above the judge, which only ever sees the Side this builds (judge/sides.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..errors import UsageError
-from ..judge.compare_sides import Side, is_store, load_runs, side_from_runs, side_from_store_runs
-from . import history_store as history
+from ..judge.sides import Side, is_store, load_runs, side_from_runs, side_from_store_runs
+from . import history
 
 
 def load_side(

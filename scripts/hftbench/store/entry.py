@@ -1,7 +1,7 @@
 """One commit's runs as one history-store entry (docs/history-store.md): the merged histogram
 and percentiles of each series, the run-level spread of P50 and P99, the commit, and the
 verdict reduced to what the dashboard shows, its headline and table rendered here by
-verdict_text.py (the page formats none of it). history_store.py writes it; this module only
+verdict_text.py (the page formats none of it). history.py writes it; this module only
 builds it.
 """
 
