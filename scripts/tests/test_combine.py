@@ -183,7 +183,7 @@ def test_the_product_pool_and_the_matrix_it_gives(tmp_path, monkeypatch, capsys)
 )
 def test_a_bad_pool_file_is_refused_with_the_fix(tmp_path, text, says):
     (tmp_path / "pool.yaml").write_text(text)
-    with pytest.raises(UsageError, match=r".*") as err:
+    with pytest.raises(UsageError) as err:
         pool.load_pool(tmp_path / "pool.yaml").legs("pr")
     assert says in str(err.value) and str(tmp_path / "pool.yaml") in str(err.value)
 

@@ -13,7 +13,6 @@ from ..judge import calibration
 from ..judge import compare as compare_mod
 from ..judge.compare import Comparison, compare_sides
 from ..judge.gates import Gates, load_gates
-from ..judge.sides import is_store
 from ..publish import verdict_text
 from ..store.baseline import load_side
 from .base import Command
@@ -30,16 +29,8 @@ def run_compare(
 ) -> Comparison:
     """Load both sides (a store BASE takes suite and runner from HEAD) and compare."""
     head = load_side(head_path)
-    if is_store(base_path):
-        base = load_side(
-            base_path,
-            suite=head.meta.get("suite"),
-            branch=branch,
-            runner=runner or head.meta.get("runner"),
-            last=last,
-        )
-    else:
-        base = load_side(base_path)
+    suite, runner = head.meta.get("suite"), runner or head.meta.get("runner")
+    base = load_side(base_path, suite=suite, branch=branch, runner=runner, last=last)  # filters: a store's
     return compare_sides(base, head, gates)
 
 

@@ -75,7 +75,7 @@ def add(p: argparse.ArgumentParser, command: str, names: tuple[str, ...]) -> Non
 
 def split(value: str | None) -> list[str] | None:
     """A comma-separated flag's values, or None when it was not given."""
-    return [v for v in value.split(",") if v] if value else None
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
 def new_out(given: Path | None, root: Path, command: str) -> Path:

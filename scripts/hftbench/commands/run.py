@@ -24,10 +24,7 @@ from ..measure.run import new_run_dir, run_plan
 from ..measure.server import ServerError, add_server_arguments
 from ..results import load_run
 from .base import Command
-
-
-def _split(value: str | None) -> list[str] | None:
-    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+from .flags import split
 
 
 class RunCommand(Command):
@@ -108,8 +105,8 @@ def main(args: argparse.Namespace) -> int:
         cfg,
         bins,
         args.suite,
-        scenarios=_split(args.scenarios),
-        clients=_split(args.clients),
+        scenarios=split(args.scenarios),
+        clients=split(args.clients),
         repeats=args.repeat,
         overrides=overrides,
         floor=not args.no_floor,

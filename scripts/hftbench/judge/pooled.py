@@ -85,7 +85,7 @@ def compare_legs(legs: list[Leg], gates: Gates) -> tuple[compare.Comparison, dic
     judged = sum(any(own[leg.name].why_not_judged(*k, m.name) is None for leg in used for m in gates.metrics)
                  for k in keys)  # fmt: skip
     gates = compare.enough_splits(gates, judged)
-    own = {leg.name: leg_gates(gates, leg.doc) for leg in used}
+    own = {name: replace(g, permutations=gates.permutations) for name, g in own.items()}
     out, noise, seen = [], {}, {leg.name: [] for leg in legs}
     for i, key in enumerate(keys):
         entries: list[list[_Entry]] = [[] for _ in gates.metrics]
