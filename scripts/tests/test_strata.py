@@ -1,5 +1,7 @@
 """A pool's stratified test (strata.py): its level when the runners differ in absolute
-latency, and its gain in power as replicas are added. Simulated runners, seeds fixed."""
+latency, with weights fixed before the data (each runner's calibrated noise, or equal), its
+gain in power as replicas are added, and a runner's large regression not averaged away by
+the weights. Simulated runners, seeds fixed."""
 
 from __future__ import annotations
 
@@ -30,32 +32,79 @@ def test_one_stratum_is_the_runner_s_own_test():
     assert c.tested is t and c.weights == (1.0,)
 
 
-def test_the_level_holds_when_one_runner_is_30_percent_slower_and_noisier():
+# Calibrated noise figures (log of each runner's A/A MDE), the second runner twice as noisy
+# as the first: weights 0.8 and 0.2, fixed before the data.
+CALIBRATED = (np.log(1.03), 2 * np.log(1.03))
+
+
+@pytest.mark.parametrize("noise", [None, CALIBRATED], ids=["equal", "calibrated"])
+def test_the_level_holds_when_one_runner_is_30_percent_slower_and_noisier(noise):
     """A/A on a desktop at 25 µs and a slower part at 32.5 µs (+30 %), twice as noisy: the
-    pooled test flags about alpha of the comparisons, never more than its binomial spread."""
+    pooled test, with equal or calibrated weights fixed before the data, flags about alpha of
+    the comparisons, never more than its binomial spread."""
     rng = np.random.default_rng(20261126)
     draws = 1000
     flagged = 0
     for _ in range(draws):
         fast = runner_test(rng, level_us=25.0, noise=0.03)
         slow = runner_test(rng, level_us=32.5, noise=0.06)
-        flagged += strata.combine([fast, slow]).tested.p_value < ALPHA
+        c = strata.combine([fast, slow], noise)
+        flagged += c.tested.p_value < ALPHA
+    assert c.weights == pytest.approx((0.5, 0.5) if noise is None else (0.8, 0.2), abs=1e-3)
     rate = flagged / draws
     spread = 3 * np.sqrt(ALPHA * (1 - ALPHA) / draws)
     assert ALPHA - spread <= rate <= ALPHA + spread, rate
 
 
-def test_the_weights_follow_each_runner_s_noise_not_its_level():
+def _old_weights(strata_: list[designs.Tested]) -> np.ndarray:
+    """The rule this replaced: inverse variance of each runner's null replicates."""
+    return strata.fixed_weights([np.std(t.null) for t in strata_])[0]
+
+
+def test_the_weights_follow_each_runner_s_calibrated_noise_not_this_comparison_s_data():
     rng = np.random.default_rng(7)
     quiet = runner_test(rng, level_us=25.0, noise=0.02)
     noisy = runner_test(rng, level_us=25.0, noise=0.08)
-    w = strata.combine([quiet, noisy]).weights
-    assert w[0] > 0.85 and abs(sum(w) - 1) < 1e-12
-    # The same noise at another level weighs the same: the level cancels in each ratio.
-    rng = np.random.default_rng(8)
-    a = runner_test(rng, level_us=25.0, noise=0.03, pairs=64)
-    b = runner_test(rng, level_us=32.5, noise=0.03, pairs=64)
-    assert abs(strata.combine([a, b]).weights[0] - 0.5) < 0.1
+    noise = (np.log(1.02), np.log(1.08))
+    c = strata.combine([quiet, noisy], noise)
+    expected = np.array([1 / noise[0] ** 2, 1 / noise[1] ** 2])
+    assert c.weights == pytest.approx(tuple(expected / expected.sum()), rel=1e-12)
+    assert c.weights[0] > 0.9 and c.basis == strata.CALIBRATED
+    # Without a figure for every runner: equal, however different their nulls' spreads.
+    for partial in (None, (np.log(1.02), None)):
+        c = strata.combine([quiet, noisy], partial)
+        assert c.weights == (0.5, 0.5) and c.basis == strata.EQUAL
+
+
+@pytest.mark.parametrize("noise", [None, CALIBRATED], ids=["equal", "calibrated"])
+def test_a_real_effect_on_one_runner_does_not_move_the_weights(noise):
+    """The same runner's data, A/A and then with head x1.30: the weights stay the fixed ones,
+    where the null's spread (the old rule) took most of that runner's weight away."""
+    other = runner_test(np.random.default_rng(11), level_us=25.0, noise=0.03)
+    same = runner_test(np.random.default_rng(12), level_us=32.5, noise=0.03)
+    shifted = runner_test(np.random.default_rng(12), level_us=32.5, noise=0.03, effect=1.30)
+    fixed = strata.fixed_weights(noise or (None, None))[0]
+    before = strata.combine([other, same], noise).weights
+    after = strata.combine([other, shifted], noise).weights
+    assert before == after == pytest.approx(tuple(fixed), rel=1e-12)
+    old_before, old_after = _old_weights([other, same])[1], _old_weights([other, shifted])[1]
+    assert old_after < old_before / 5, (old_before, old_after)
+
+
+@pytest.mark.parametrize("noise", [None, (np.log(1.03), np.log(1.03))], ids=["equal", "calibrated"])
+def test_runners_at_1_30_and_1_02_pool_to_a_regression_not_to_no_change(noise):
+    """The issue's case: one runner x1.30 (its null as wide as its effect), one x1.02. The old
+    weights (1 / the null's variance) read about x1.02 with a 99 % interval inside +-10 %: "no
+    change". Weights fixed before the data read about x1.15, significant, beyond the 10 %."""
+    rng = np.random.default_rng(31)
+    big = runner_test(rng, level_us=25.0, noise=0.03, effect=1.30)
+    small = runner_test(rng, level_us=32.5, noise=0.03, effect=1.02)
+    old = strata.combine([big, small], [np.std(t.null) for t in (big, small)]).tested
+    old_ci = stats.ratio_interval(old.replicates, 0.99, old.n)
+    assert old_ci[0] > 1 / 1.10 and old_ci[1] < 1.10 and np.exp(old.observed) < 1.03, old_ci
+    c = strata.combine([big, small], noise).tested
+    ratio, (lo, _) = float(np.exp(c.observed)), stats.ratio_interval(c.replicates, 0.99, c.n)
+    assert ratio >= 1.10 and lo > 1.10 and c.p_value < ALPHA / 10, (ratio, lo, c.p_value)
 
 
 def _mde(t: designs.Tested) -> float:

@@ -13,11 +13,18 @@ free of the runner's level, so they are added up, never the values:
   Σ_s w_s · null_s[r], each runner's replicates drawn independently (sign flips within its
   pairs, or its splits of runs). Nothing is exchanged between runners, so a runner 30 %
   slower than another moves neither its L_s nor its null: the level holds.
-- The weights are inverse variances of each runner's *null*, not of its data: the null's
-  spread is the same whichever way a runner's pairs are flipped, so the weights are fixed
-  under the randomization and the test stays a randomization test. Two runners of equal
-  noise get 1/2 each and the standard deviation of T falls by √2: the MDE of two replicas
-  is about 0.71 of one's.
+- The weights are fixed before this comparison's data: each runner's calibrated noise for
+  the series × metric (its calibration record's A/A MDE, taken as log(MDE): proportional to
+  the sd of its test at the calibrated level), w_s ∝ 1 / log(MDE_s)², or equal weights when
+  any runner lacks that figure. Never from the comparison itself: the spread of a runner's
+  sign-flip null grows with a real effect (the flips of a +30 % pair span ±30 %), so weights
+  from it made the runner that regressed more count less (×1.30 and ×1.02 pooled to about
+  ×1.02). With weights fixed, T's null is exactly the product of the runners' nulls and the
+  test is a randomization test. Two runners of equal noise get 1/2 each and the standard
+  deviation of T falls by √2: the MDE of two replicas is about 0.71 of one's. A runner that
+  cannot be tested (no null replicates, or all equal: every pair identical) gets none.
+- The pool never averages a runner's own regression away: that rule is pooled.py's, above
+  this test (a runner's own verdict against the pooled row).
 - The interval is the stratified bootstrap: replicate r of the ratio is
   exp(Σ_s w_s · log(boot_s[r])), each runner's pairs resampled within it.
 - One stratum is returned as it came, so a pool of one is the single runner's test.
@@ -32,6 +39,8 @@ import numpy as np
 
 from .designs import Tested
 
+CALIBRATED, EQUAL = "calibration", "equal"  # where a pool row's weights came from
+
 
 @dataclass(frozen=True)
 class Combined:
@@ -39,18 +48,31 @@ class Combined:
 
     tested: Tested
     weights: tuple[float, ...]  # one per stratum, in the order given; sum 1
+    basis: str = EQUAL  # CALIBRATED (1 / noise² of each runner's record) or EQUAL
 
 
-def weights(strata: Sequence[Tested]) -> np.ndarray:
-    """Inverse variance of each stratum's null replicates, normalised; a stratum whose null
-    has no spread (one pair, every replicate equal) or no replicates gets no weight. Equal
-    weights when none has a spread."""
-    var = np.array([np.var(t.null) if len(t.null) > 1 else np.nan for t in strata])
-    ok = np.isfinite(var) & (var > 0)
-    if not ok.any():
-        return np.full(len(strata), 1.0 / len(strata))
-    w = np.where(ok, 1.0 / np.where(ok, var, 1.0), 0.0)
-    return w / w.sum()
+def fixed_weights(noise: Sequence[float | None]) -> tuple[np.ndarray, str]:
+    """Weights from figures fixed before the data (each runner's calibrated noise, a log
+    ratio): ∝ 1 / noise², normalised, when every stratum has a finite figure > 0; else equal."""
+    n = len(noise)
+    figures = np.array([np.nan if x is None else float(x) for x in noise], dtype=float)
+    if n and np.all(np.isfinite(figures)) and np.all(figures > 0):
+        w = 1.0 / figures**2
+        return w / w.sum(), CALIBRATED
+    return np.full(n, 1.0 / n), EQUAL
+
+
+def weights(strata: Sequence[Tested], noise: Sequence[float | None] | None = None) -> tuple[np.ndarray, str]:
+    """fixed_weights of the strata's calibrated noise (None: equal), a stratum that cannot be
+    tested (no null replicates, or every replicate equal) left out and the rest renormalised;
+    equal weights when none can be. Invariant under the randomization: no data enters but
+    whether a stratum has a null at all."""
+    w, basis = fixed_weights(list(noise) if noise is not None else [None] * len(strata))
+    testable = np.array([len(t.null) > 1 and float(np.ptp(t.null)) > 0 for t in strata])
+    if not testable.any():
+        return np.full(len(strata), 1.0 / len(strata)), basis
+    w = np.where(testable, w, 0.0)
+    return w / w.sum(), basis
 
 
 def _aligned(arrays: Sequence[np.ndarray], w: np.ndarray) -> np.ndarray:
@@ -67,13 +89,16 @@ def smallest_p(strata: Sequence[Tested], w: np.ndarray) -> float:
     return float(min(1.0, 2.0 * np.prod([f / 2.0 for f in floors])))
 
 
-def combine(strata: Sequence[Tested]) -> Combined:
-    """The stratified test of the runners' tests of one series × metric (module doc)."""
+def combine(strata: Sequence[Tested], noise: Sequence[float | None] | None = None) -> Combined:
+    """The stratified test of the runners' tests of one series × metric (module doc);
+    `noise`: each runner's calibrated noise (log of its record's MDE), None where it has none."""
     if not strata:
         raise ValueError("combine: no stratum to combine")
+    if noise is not None and len(noise) != len(strata):
+        raise ValueError(f"combine: {len(noise)} noise figures for {len(strata)} strata")
     if len(strata) == 1:
-        return Combined(strata[0], (1.0,))
-    w = weights(strata)
+        return Combined(strata[0], (1.0,), fixed_weights(noise or [None])[1])
+    w, basis = weights(strata, noise)
     observed = float(sum(x * t.observed for t, x in zip(strata, w, strict=True) if x > 0))
     null = _aligned([t.null for t in strata], w)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -87,7 +112,7 @@ def combine(strata: Sequence[Tested]) -> Combined:
         p = float(max((1 + extreme) / (1 + len(finite)), floor))
     units = sum(t.n for t, x in zip(strata, w, strict=True) if x > 0)
     tested = Tested(p, floor, np.exp(boots), units, observed, finite)
-    return Combined(tested, tuple(float(x) for x in w))
+    return Combined(tested, tuple(float(x) for x in w), basis)
 
 
 def weighted_geomean(values: Sequence[float | None], w: Sequence[float]) -> float | None:
