@@ -16,6 +16,7 @@ QUANTILE = "quantile"  # a percentile of the pooled latency histogram
 LATENCY = "latency"  # min, mean, stddev, max of the latency histogram
 THROUGHPUT = "throughput"  # successful orders per second (series.py: pooled over repeats)
 ERRORS = "errors"  # error rate: errors / (ok + errors)
+CPU = "cpu"  # the server process's own CPU time per order it handled (results.Cell.server_cpu_s)
 
 
 @dataclass(frozen=True)
@@ -54,11 +55,15 @@ THROUGHPUT_RPS = Metric(
     "throughput_rps", "throughput", THROUGHPUT, "throughput", "orders/s", lower_is_better=False
 )
 ERROR_RATE = Metric("errors", "errors", ERRORS, "error rate", "ratio")
+# Not a client's number: the server's CPU seconds over a cell / the orders it handled. Each
+# side of a duet is its own process, so this is the one view the shared CPU cannot blur:
+# work done after the reply, or paid by the other side, shows here (judge/compare.py).
+CPU_PER_ORDER = Metric("cpu_us_per_order", "cpu_us_per_order", CPU, "server CPU per order", "us")
 
 PERCENTILES: tuple[Metric, ...] = (P50, P90, P95, P99, P999, P9999)
 # A result's latency_us object, in its documented order (Contract 3).
 LATENCY_US: tuple[Metric, ...] = (MIN, MEAN, STDDEV, *PERCENTILES, MAX)
-ALL: tuple[Metric, ...] = (*LATENCY_US, THROUGHPUT_RPS, ERROR_RATE)
+ALL: tuple[Metric, ...] = (*LATENCY_US, THROUGHPUT_RPS, ERROR_RATE, CPU_PER_ORDER)
 BY_NAME: dict[str, Metric] = {m.name: m for m in ALL}
 BY_KEY: dict[str, Metric] = {m.key: m for m in ALL}
 
@@ -67,7 +72,12 @@ REPORT_COLUMNS: tuple[Metric, ...] = (P50, P90, P99, P999)  # report.md's per-sc
 STORE_PERCENTILES: tuple[Metric, ...] = (P50, P90, P99, P999)  # history entries, GAB, stored runs
 SOAK_PERCENTILES: tuple[Metric, ...] = (P50, P99, P999)  # a soak's per-interval tables and chart
 TARGETS: tuple[Metric, ...] = (*PERCENTILES, MAX, THROUGHPUT_RPS)  # what scenarios.yaml may bound
-GATEABLE: tuple[Metric, ...] = (*PERCENTILES, THROUGHPUT_RPS, ERROR_RATE)  # what gates.yaml may test
+GATEABLE: tuple[Metric, ...] = (
+    *PERCENTILES,
+    THROUGHPUT_RPS,
+    ERROR_RATE,
+    CPU_PER_ORDER,
+)  # what gates.yaml may test
 
 
 def get(name_or_key: str) -> Metric:

@@ -171,6 +171,9 @@ class Cell:
     exit_code: int | None = None
     server_orders: int | None = None
     link: dict[str, Any] | None = None  # network scenarios: hft-linkem's stats for this cell
+    # The server process's own CPU seconds over the cell (warm-up included, like server_orders):
+    # what one side of a duet cannot share with the other (judge: cpu_us_per_order).
+    server_cpu_s: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -196,6 +199,7 @@ class Cell:
             exit_code=d.get("exit_code"),
             server_orders=d.get("server_orders"),
             link=d.get("link"),
+            server_cpu_s=d.get("server_cpu_s"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -211,6 +215,7 @@ class Cell:
             "exit_code": self.exit_code,
             "server_orders": self.server_orders,
             **({"link": self.link} if self.link is not None else {}),
+            **({"server_cpu_s": self.server_cpu_s} if self.server_cpu_s is not None else {}),
         }
 
 

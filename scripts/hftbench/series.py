@@ -48,6 +48,9 @@ class Repeat:
     # Open loop: the send-lateness P99 (µs) when the load generator fell behind its schedule
     # (lateness.fell_behind); None when it kept up or the run is closed loop.
     behind_p99_us: float | None = None
+    # The server's own CPU microseconds per order it handled (warm-up included); None when
+    # the run did not record it (results.Cell.server_cpu_s; runs from before it).
+    cpu_us_per_order: float | None = None
 
     @property
     def throughput_rps(self) -> float:

@@ -4,7 +4,11 @@ GitHub-hosted runner; test_verdict_text checks it)."""
 
 REGRESSION = "regression"  # significant, and at least the threshold worse
 IMPROVEMENT = "improvement"  # significant, and at least the threshold better
-NO_CHANGE = "no_change"  # the whole interval lies within ±threshold
+NO_CHANGE = "no_change"  # the whole interval lies within ±threshold, and it holds 1
+# Significant, but the whole interval lies under the threshold: a change the gate lets
+# through (exit 0) and says out loud, never as "no change" (five +5 % PRs are +28 %).
+SLOWER = "slower"
+FASTER = "faster"
 INCONCLUSIVE = "inconclusive"  # none of the above: more runs could tell
 NOT_GATED = "not_gated"  # not tested (too few samples, one side only, reported only)
 

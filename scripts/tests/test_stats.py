@@ -9,7 +9,7 @@ from hftbench import histograms
 from hftbench.histograms import decode
 from hftbench.judge import stats
 from hftbench.judge.verdict_rules import RegressionCheck, classify, detectable_effect, rounds_to_settle
-from hftbench.verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, REGRESSION
+from hftbench.verdicts import FASTER, IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, REGRESSION, SLOWER
 
 # --- fixed vectors -----------------------------------------------------------------------
 
@@ -59,7 +59,10 @@ def test_quantile_of_empty_row_is_nan():
     [
         (1.20, (1.12, 1.30), 0.001, REGRESSION),
         (1.20, (1.12, 1.30), 0.2, INCONCLUSIVE),  # big but not significant
-        (1.05, (1.01, 1.08), 0.001, NO_CHANGE),  # significant, below the threshold, CI too
+        # significant, below the threshold, CI too: named, never "no change" (issue 35)
+        (1.05, (1.01, 1.08), 0.001, SLOWER),
+        (0.95, (0.92, 0.98), 0.001, FASTER),
+        (1.05, (0.99, 1.08), 0.2, NO_CHANGE),  # not significant: the interval holds 1
         (1.05, (0.98, 1.15), 0.001, INCONCLUSIVE),  # CI reaches the threshold
         (1.00, (0.96, 1.04), 0.8, NO_CHANGE),
         (0.80, (0.75, 0.86), 0.001, IMPROVEMENT),

@@ -17,8 +17,8 @@ import numpy as np
 
 from .. import paths
 from ..series import Repeat, Series
-from ..verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION
-from . import designs, drift, family, stats
+from ..verdicts import FASTER, IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION, SLOWER
+from . import clustered, designs, drift, family, stats
 from .gates import Gates, MetricGate
 from .sides import SeriesKey, Side
 from .verdict_rules import RegressionCheck
@@ -68,9 +68,10 @@ class Comparison:
 
     @property
     def status(self) -> str:
-        """regression > inconclusive > improvement > no_change, over the gated metrics and drifts."""
+        """regression > inconclusive > slower > improvement > faster > no_change, over the gated
+        metrics and drifts: a head slower on one row and faster on another is "slower"."""
         verdicts = {r.verdict for r in [*self.results, *self.drift] if r.gated}
-        for status in (REGRESSION, INCONCLUSIVE, IMPROVEMENT):
+        for status in (REGRESSION, INCONCLUSIVE, SLOWER, IMPROVEMENT, FASTER):
             if status in verdicts:
                 return status
         return NO_CHANGE
@@ -141,7 +142,7 @@ class Comparison:
                     "verdict": r.verdict,
                 }
                 for r in self.results
-                if r.gated and r.verdict in (REGRESSION, IMPROVEMENT)
+                if r.gated and r.verdict in (REGRESSION, IMPROVEMENT, SLOWER, FASTER)
             ]
             + [
                 {
@@ -227,8 +228,11 @@ def series_rows(
     sides = Series(*key, tuple(b)), Series(*key, tuple(h))  # the shown numbers (series.py)
     u = designs.units(design, b, h) if with_hist else None
     behind = _fell_behind(b, h)
+    cpu_known = any(r.cpu_us_per_order is not None for r in (*b, *h))
     results = []
     for m in gates.metrics:
+        if m.kind == "cpu" and not cpu_known:
+            continue  # runs from before the server's CPU was recorded: nothing to show
         # Errors count every measured order; latency metrics only the successful ones.
         n = min(r.ok + r.errors if m.kind == "errors" else r.ok for r in (*b, *h))
         why_not = gates.why_not_judged(*key, m.name)
@@ -247,6 +251,8 @@ def series_rows(
             spread = _quantile(res, m, u, sides, gates=gates, rng=rng, test=enough)
         elif m.kind == "throughput":
             spread = _throughput(res, *sides, gates, rng, design)
+        elif m.kind == "cpu":
+            spread = _cpu(res, b, h, gates, rng, design)
         else:
             spread = None
             _errors(res, b, h)
@@ -267,11 +273,15 @@ def series_rows(
 
 
 def _fell_behind(b: list[Repeat], h: list[Repeat]) -> str | None:
-    """Why a series is not gated when its open-loop generator fell behind (lateness.py)."""
-    late = [r.behind_p99_us for r in (*b, *h) if r.behind_p99_us is not None]
+    """Why a series is not gated when its open-loop generator fell behind (lateness.py) on
+    base's side: the host could not carry the schedule, so neither side's latency is the
+    server's. Behind on head's side only is not a reason: a head that overloads its server
+    would otherwise take its own series out of the gate, and its latency (measured from the
+    intended send time) already holds what its users would wait."""
+    late = [r.behind_p99_us for r in b if r.behind_p99_us is not None]
     if not late:
         return None
-    return (f"the load generator fell behind in {len(late)} of {len(b) + len(h)} runs (send lateness "
+    return (f"the load generator fell behind in {len(late)} of {len(b)} of base's runs (send lateness "
             f"P99 up to {max(late):,.0f} µs > 10 % of a connection's send interval): not gated")  # fmt: skip
 
 
@@ -314,10 +324,33 @@ def _throughput(res: MetricResult, base: Series, head: Series, gates: Gates, rng
     return _tested(res, t, gates)
 
 
+def _cpu(res: MetricResult, b: list[Repeat], h: list[Repeat], gates: Gates, rng, design: str):
+    """The server's own CPU per order: each side's mean over its runs, tested over rounds
+    (paired designs) or runs. A run without the reading is left out of its side."""
+    rb = [r.cpu_us_per_order for r in b if r.cpu_us_per_order is not None]
+    rh = [r.cpu_us_per_order for r in h if r.cpu_us_per_order is not None]
+    if not rb or not rh:
+        res.verdict, res.reason = (
+            NOT_GATED,
+            f"the server's CPU was not recorded on {'base' if not rb else 'head'}",
+        )
+        return None
+    res.base_value, res.head_value = float(np.mean(rb)), float(np.mean(rh))
+    res.ratio = res.head_value / res.base_value if res.base_value > 0 else None
+    t = designs.value_test(
+        design, b, h, lambda r: r.cpu_us_per_order, n_perm=gates.permutations, n_boot=gates.bootstrap, rng=rng
+    )
+    return _tested(res, t, gates)
+
+
 def _tested(res: MetricResult, t: designs.Tested, gates: Gates) -> tuple[float, float, designs.Tested]:
     """The row's p and interval; the noise for the MDE, and the test itself (a pool's combine
-    adds the runners' tests up: strata.py)."""
+    adds the runners' tests up: strata.py). A round-level t (t.df > 0) gives Student's
+    interval about its estimate and its standard error as the noise."""
     res.p_value = t.p_value
+    if t.df > 0:
+        res.ci = clustered.t_interval(t.observed, t.se, t.df, gates.confidence)
+        return t.se, t.smallest_p, t
     res.ci = stats.ratio_interval(t.replicates, gates.confidence, t.n)
     return stats.log_sd(t.replicates), t.smallest_p, t
 

@@ -2,11 +2,15 @@
 
 - `unpaired`: base runs and head runs, exchangeable as wholes (`hftbench compare` of two
   folders, a store baseline): permutation over runs, bootstrap over runs (stats.py).
-- `paired-rounds`: `ab` rounds B H H B …, base and head round of each round pair one pair:
-  the pair is the unit (paired.py).
+- `paired-rounds`: `ab` rounds B H H B …, base and head round of each round pair one pair.
 - `duet`: both servers at once, one client interleaving orders between them (duet.py); each
-  round's `.hlog` is cut into blocks that start and end at the same instant on both sides:
-  block i of a round is one pair (paired.py).
+  round's `.hlog` is cut into blocks that start and end at the same instant on both sides.
+
+Both paired designs are judged at the level of the round (clustered.py): each round's own
+log ratio, Student's t over rounds, because the server processes, their slots and their
+placement are drawn once per round and a test over blocks leaves that variance out. A
+duet's blocks are still cut and paired in its units (`grid`), but no longer tested as if
+they were independent.
 
 A pair's two members are found by their round: run folders are named
 `run_<stamp>_<side><NN>_<hex>` (ab.py, duet.py, bisect.py's good / cand / bad;
@@ -25,16 +29,16 @@ import numpy as np
 
 from .. import histograms
 from ..series import Repeat
-from . import paired, stats
+from . import clustered, paired, stats
 from .drift import read_intervals
 
 UNPAIRED, PAIRED_ROUNDS, DUET = "unpaired", "paired-rounds", "duet"
 DESIGNS = (UNPAIRED, PAIRED_ROUNDS, DUET)
 DESCRIBE = {
     UNPAIRED: "runs of each side, exchangeable as wholes: permutation and bootstrap over runs",
-    PAIRED_ROUNDS: "round pairs (B H, H B, …) as pairs: sign flips and bootstrap over round pairs",
-    DUET: "base and head served at once, orders interleaved at random; blocks of each round "
-    "paired in time: sign flips and bootstrap over blocks",
+    PAIRED_ROUNDS: "round pairs (B H, H B, …): each round pair's log ratio, Student's t over rounds",
+    DUET: "base and head served at once, orders interleaved at random; each round's log ratio, "
+    "Student's t over rounds (the servers are drawn per round)",
 }
 _ROUND = re.compile(r"_(?:base|head|good|cand|bad)(\d+)(?:_[0-9a-f]{6})?(?:#r\d+)?$")
 
@@ -65,6 +69,9 @@ class Units:
     design: str
     grid: histograms.Grid
     pairs: int  # 0 when unpaired; else the rows of each side
+    # Paired designs: one row per round and side (the round's whole histogram), the level the
+    # test and the interval are taken at (clustered.py); None when unpaired.
+    rounds: histograms.Grid | None = None
 
 
 def units(design: str, base: Sequence[Repeat], head: Sequence[Repeat]) -> Units | None:
@@ -73,6 +80,9 @@ def units(design: str, base: Sequence[Repeat], head: Sequence[Repeat]) -> Units 
     if design == UNPAIRED:
         return Units(design, histograms.grid([r.histogram for r in base], [r.histogram for r in head]), 0)
     matched = pairs(base, head)
+    if not matched:
+        return None
+    rounds = histograms.grid([b.histogram for b, _ in matched], [h.histogram for _, h in matched])
     if design == PAIRED_ROUNDS:
         rows_b, rows_h = [b.histogram for b, _ in matched], [h.histogram for _, h in matched]
     else:
@@ -84,9 +94,9 @@ def units(design: str, base: Sequence[Repeat], head: Sequence[Repeat]) -> Units 
                 if n_b and n_h:
                     rows_b.append(hist_b)
                     rows_h.append(hist_h)
-    if not rows_b:
-        return None
-    return Units(design, histograms.grid(rows_b, rows_h), len(rows_b))
+    if not rows_b:  # a duet without its blocks (no .hlog): its rounds are still its units
+        return Units(design, rounds, len(matched), rounds)
+    return Units(design, histograms.grid(rows_b, rows_h), len(rows_b), rounds)
 
 
 @dataclass(frozen=True)
@@ -101,14 +111,28 @@ class Tested:
     # (strata.py) adds up across runners.
     observed: float = float("nan")
     null: np.ndarray = field(default_factory=lambda: np.array([]))
+    # A round-level t (clustered.py): the standard error of `observed` and its degrees of
+    # freedom; the interval is Student's, not the replicates' percentiles. df 0: not a t.
+    se: float = float("nan")
+    df: int = 0
+
+
+def round_test(log_ratios: np.ndarray, observed: float, *, n: int, rng: np.random.Generator) -> Tested:
+    """Student's t over the rounds' log ratios, centred on `observed` (the pooled estimate);
+    replicates and null are t draws, so a pool's combine can add it to other runners'."""
+    se, df = clustered.standard_error(log_ratios)
+    p = clustered.t_p_value(observed, se, df)
+    reps = np.exp(observed + clustered.t_draws(se, df, n, rng))
+    null = clustered.t_draws(se, df, n, rng)
+    rounds = int(np.count_nonzero(np.isfinite(log_ratios)))
+    return Tested(p, 0.0, reps, rounds, observed, null, se, df)
 
 
 def quantile_test(u: Units, q: float, *, n_perm: int, n_boot: int, rng: np.random.Generator) -> Tested:
     g = u.grid
-    if u.pairs:
-        perm = paired.sign_flip_test(g, q, n_perm=n_perm, rng=rng)
-        reps = paired.bootstrap_replicates(g, q, n_boot=n_boot, rng=rng)
-        return Tested(perm.p_value, perm.smallest_p, reps, u.pairs, perm.observed, perm.null_log_ratios)
+    if u.rounds is not None:
+        observed = paired.log_ratio(u.rounds, q)
+        return round_test(clustered.round_quantile_log_ratios(u.rounds, q), observed, n=n_boot, rng=rng)
     perm = stats.permutation_quantile_test(g, q, n_perm=n_perm, rng=rng)
     reps = stats.bootstrap_ratio_replicates(g, q, n_boot=n_boot, rng=rng)
     n = min(len(g.base), len(g.head))
@@ -118,20 +142,26 @@ def quantile_test(u: Units, q: float, *, n_perm: int, n_boot: int, rng: np.rando
 def mean_test(
     design: str, base: Sequence[Repeat], head: Sequence[Repeat], *, n_perm: int, n_boot: int, rng
 ) -> Tested:
-    """Per-run throughputs: over runs (unpaired), or over round pairs (both paired designs:
-    a duet's blocks carry no throughput of their own)."""
+    """Per-run throughputs: over runs (unpaired), or over rounds (both paired designs: a
+    duet's blocks carry no throughput of their own)."""
+    return value_test(design, base, head, lambda r: r.throughput_rps, n_perm=n_perm, n_boot=n_boot, rng=rng)
+
+
+def value_test(
+    design: str, base: Sequence[Repeat], head: Sequence[Repeat], of, *, n_perm: int, n_boot: int, rng
+) -> Tested:
+    """One scalar per run (`of(repeat)`: throughput, CPU per order): the ratio of the sides'
+    means, tested over runs (unpaired) or over rounds (paired designs: clustered.py)."""
     if design != UNPAIRED:
-        matched = pairs(base, head)
+        matched = [(x, y) for x, y in pairs(base, head) if of(x) is not None and of(y) is not None]
         if matched:
-            b = np.array([x.throughput_rps for x, _ in matched])
-            h = np.array([y.throughput_rps for _, y in matched])
-            perm = paired.mean_sign_flip_test(b, h, n_perm=n_perm, rng=rng)
-            reps = paired.mean_bootstrap_replicates(b, h, n_boot=n_boot, rng=rng)
-            return Tested(
-                perm.p_value, perm.smallest_p, reps, len(matched), perm.observed, perm.null_log_ratios
-            )
-    b = [x.throughput_rps for x in base]
-    h = [y.throughput_rps for y in head]
+            b = np.array([of(x) for x, _ in matched], dtype=float)
+            h = np.array([of(y) for _, y in matched], dtype=float)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                observed = float(np.log(h.mean() / b.mean()))
+            return round_test(clustered.round_value_log_ratios(b, h), observed, n=n_boot, rng=rng)
+    b = [of(x) for x in base if of(x) is not None]
+    h = [of(y) for y in head if of(y) is not None]
     perm = stats.permutation_mean_test(b, h, n_perm=n_perm, rng=rng)
     reps = stats.bootstrap_mean_replicates(b, h, n_boot=n_boot, rng=rng)
     return Tested(

@@ -27,9 +27,10 @@ def correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple]) 
         for r, adj in zip(family, stats.holm([r.p_value for r in family]), strict=True):
             r.p_adjusted = adj
             if id(r) in noise:
-                sd, smallest_p = noise[id(r)][:2]
+                sd, smallest_p, *test = noise[id(r)]
                 level = gates.metric(r.metric).alpha / len(family)
-                r.mde = detectable_effect(sd, level, smallest_p=smallest_p)
+                df = test[0].df if test else 0
+                r.mde = detectable_effect(sd, level, smallest_p=smallest_p, df=df)
     for r in errors:
         r.p_adjusted = r.p_value
     for r in testable:

@@ -85,9 +85,16 @@ class Gates:
                 return None
             return "reported only: the scenario measures the host, not the server (gates.yaml series)"
         series = f"{scenario}/{client}"
-        if metric == "errors":  # a correctness check: judged wherever the series' latency is
-            guarded = any(k.startswith(f"{series} ") and why is None for k, why in self.guards.items())
-            return None if guarded else "no metric of this series is guarded on this runner"
+        if metric in ("errors", "cpu_us_per_order"):
+            # A correctness check, and the server's own CPU per order (no shared host in it):
+            # judged wherever the series' latency is.
+            guarded = any(
+                k.startswith(f"{series} ") and k != f"{series} {metric}" and why is None
+                for k, why in self.guards.items()
+            )
+            if guarded or self.guards.get(f"{series} {metric}", "") is None:
+                return None
+            return "no metric of this series is guarded on this runner"
         return self.guards.get(f"{series} {metric}", "not calibrated on this runner (hftbench calibrate)")
 
     def metric(self, name: str) -> MetricGate:

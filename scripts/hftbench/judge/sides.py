@@ -56,6 +56,8 @@ def side_from_runs(label: str, runs: list[results.Run]) -> Side:
             late = r.send_lateness.p99_us if r.send_lateness is not None else None
             if late is not None and r.target_rate_rps and fell_behind(late, r.target_rate_rps, r.connections):
                 repeat = replace(repeat, behind_p99_us=late)
+            if cell.server_cpu_s is not None and cell.server_orders:
+                repeat = replace(repeat, cpu_us_per_order=1e6 * cell.server_cpu_s / cell.server_orders)
             side.add((cell.scenario, cell.client), repeat)
     if runs:
         last = runs[-1]

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from ..verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, REGRESSION
+from ..verdicts import FASTER, IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, REGRESSION, SLOWER
 
 POWER_Z = 0.8416  # one-sided normal quantile of 80 % power
 
 
-def detectable_effect(noise_log_sd: float, level: float, smallest_p: float = 0.0) -> float:
+def detectable_effect(noise_log_sd: float, level: float, smallest_p: float = 0.0, df: int = 0) -> float:
     """Smallest worse factor (1.06 = +6 %) a comparison with this noise flags with 80 % power.
 
     `noise_log_sd` is the bootstrap's standard deviation of log(ratio): each side resampled on
@@ -22,10 +22,14 @@ def detectable_effect(noise_log_sd: float, level: float, smallest_p: float = 0.0
     mixes the sides and would inflate it under a real effect). `level` is the p-value a flag
     must beat (alpha / family size: Holm's first step); the effect must clear the two-sided
     critical value plus 0.84 standard deviations. Infinite when these runs cannot reach
-    `level` at all (`smallest_p`, the permutation test's floor).
+    `level` at all (`smallest_p`, the permutation test's floor). A round-level t (`df` > 0,
+    clustered.py) takes Student's quantiles with its degrees of freedom for both.
     """
     if smallest_p >= level or not np.isfinite(noise_log_sd):
         return float("inf")
+    if df > 0:
+        critical, power = float(sps.t.ppf(1.0 - level / 2.0, df)), float(sps.t.ppf(0.8, df))
+        return float(np.exp((critical + power) * noise_log_sd))
     critical = float(sps.norm.ppf(1.0 - level / 2.0))
     return float(np.exp((critical + POWER_Z) * noise_log_sd))
 
@@ -81,6 +85,11 @@ def classify(
     if significant and w <= 1.0 / threshold:
         return IMPROVEMENT
     if w_hi < threshold and w_lo > 1.0 / threshold:
+        # Inside the band; a significant change is named, not called "no change".
+        if significant and w > 1.0:
+            return SLOWER
+        if significant and w < 1.0:
+            return FASTER
         return NO_CHANGE
     return INCONCLUSIVE
 

@@ -198,6 +198,7 @@ def run_cell(
         )  # fmt: skip
 
     server_orders: int | None = None
+    cpu_before: float | None = None
     server_exit: str | None = None  # set when the server died during the cell
     binary = client_binary(setup.bins_dir, client)
     if not os.access(binary, os.X_OK):
@@ -212,6 +213,7 @@ def run_cell(
             server.reset_stats()
         except (OSError, ServerError) as exc:
             return failed(f"POST /stats/reset failed before the run: {exc}")
+        cpu_before = server.cpu_seconds()
     cmd += [*scenario.client_args(client), "--output", str(out)]
 
     start = time.perf_counter()
@@ -272,6 +274,7 @@ def run_cell(
             server_orders = int(server.stats()["total_orders"])
         except (OSError, ServerError, ValueError) as exc:
             return failed(f"GET /stats failed after the run: {exc}", result, code, wall)
+    cpu_s = cpu_spent(server, cpu_before)
     reason = why_not_clean(result, scenario, server_orders)
     if reason:
         return failed(reason, result, code, wall)
@@ -286,7 +289,16 @@ def run_cell(
         file=rel,
         exit_code=code,
         server_orders=server_orders,
+        server_cpu_s=cpu_s,
     )
+
+
+def cpu_spent(server: Server | None, before: float | None) -> float | None:
+    """The server's CPU seconds since `before` (its reading when the cell began); None when
+    either reading is missing. Read after GET /stats, so the handling of that request counts
+    on both sides alike."""
+    after = server.cpu_seconds() if server is not None else None
+    return None if before is None or after is None else round(max(after - before, 0.0), 6)
 
 
 def why_not_clean(result: ClientResult, scenario: Scenario, server_orders: int | None) -> str | None:

@@ -36,6 +36,7 @@ from .cell import (
     build_command,
     client_binary,
     client_preexec,
+    cpu_spent,
     default_timeout_s,
     kill_session,
     result_name,
@@ -174,8 +175,10 @@ def _client(
     if not binary.is_file():
         why = f"{binary} not found; build it with `{build_command(DUET_CLIENT)}`"
         return {s: Cell.failure(sc.name, DUET_CLIENT, 1, why, file=rel) for s in SIDES}
+    cpu_before = {}
     for s in SIDES:
         servers[s].reset_stats()
+        cpu_before[s] = servers[s].cpu_seconds()
     cmd = [
         str(binary),
         *placement.client_flags(DUET_CLIENT),
@@ -206,10 +209,13 @@ def _client(
     wall = time.perf_counter() - start
     outs[slot_b].with_suffix(".log").write_bytes(log.read_bytes())  # each run folder whole
     if sc.mode == "closed":  # every order went to both sides: each is a whole run of sc
-        return {s: _cell(s, servers[s], outs[s], rel, sc, code, wall, log) for s in SIDES}
+        return {s: _cell(s, servers[s], outs[s], rel, sc, code, wall, log, cpu_before[s]) for s in SIDES}
     # Open loop: each order went to one side, drawn at random; the sides add up to sc.
     share = dataclasses.replace(sc, orders=None)
-    cells = {s: _cell(s, servers[s], outs[s], rel, share, code, wall, log, check_server=False) for s in SIDES}
+    cells = {
+        s: _cell(s, servers[s], outs[s], rel, share, code, wall, log, cpu_before[s], check_server=False)
+        for s in SIDES
+    }
     reason = _shares_add_up(cells, sc)
     if reason:
         cells = {s: dataclasses.replace(c, status="failed", reason=reason) for s, c in cells.items()}
@@ -239,6 +245,7 @@ def _cell(
     code: int | None,
     wall: float,
     log: Path,
+    cpu_before: float | None,
     *,
     check_server: bool = True,
 ) -> Cell:
@@ -262,6 +269,7 @@ def _cell(
         server_orders = int(server.stats()["total_orders"])
     except (OSError, ServerError, ValueError) as exc:
         return failed(f"GET /stats of the {side} server failed after the run: {exc}", result)
+    cpu_s = cpu_spent(server, cpu_before)
     reason = why_not_clean(result, sc, server_orders if check_server else None)
     if reason:
         return failed(reason, result)
@@ -274,4 +282,5 @@ def _cell(
         file=rel,
         exit_code=code,
         server_orders=server_orders,
+        server_cpu_s=cpu_s,
     )

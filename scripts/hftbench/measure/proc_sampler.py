@@ -61,6 +61,27 @@ def cpu_ticks(stat_text: str) -> int:
     return int(rest[11]) + int(rest[12])  # fields 14 and 15; rest[0] is field 3 (state)
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU time a process has used so far (every thread, exited ones included), in
+    seconds; None when it cannot be read (the process is gone, or /proc hides it).
+
+    utime + stime of /proc/PID/stat count exited threads but only in clock ticks (10 ms); the
+    run times of /proc/PID/task/*/schedstat are nanoseconds but only of the live threads. The
+    server's workers live as long as it does, so the nanoseconds are taken while the two agree
+    within two ticks, and the ticks when they do not (threads came and went)."""
+    try:
+        ticks = cpu_ticks(_read(f"/proc/{pid}/stat")) / float(os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None
+    try:
+        tasks = Path(f"/proc/{pid}/task")
+        ns = sum(int(_read(str(t / "schedstat")).split()[0]) for t in tasks.iterdir())
+    except (OSError, ValueError, IndexError):
+        return ticks
+    precise = ns / 1e9
+    return precise if abs(precise - ticks) <= 2.0 / float(os.sysconf("SC_CLK_TCK")) else ticks
+
+
 def socket_inodes(fd_targets: list[str]) -> set[str]:
     """Inodes of the `socket:[N]` links among a process's fd targets."""
     return {t[8:-1] for t in fd_targets if t.startswith("socket:[") and t.endswith("]")}

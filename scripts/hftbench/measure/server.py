@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from . import procs
+from . import proc_sampler, procs
 from .placement import ENV_SERVER, format_cpu_list
 
 # Read here and only here (procs.start_ready); server/src/main.rs prints it.
@@ -187,6 +187,10 @@ class Server:
         if not isinstance(doc, dict) or "total_orders" not in doc:
             raise ServerError(f"{self.url}/stats has no total_orders: {body[:200]!r}")
         return doc
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the server process has used so far; None when /proc cannot tell."""
+        return None if self.proc is None else proc_sampler.cpu_seconds(self.proc.pid)
 
     def reset_stats(self) -> None:
         self._request("POST", "/stats/reset")

@@ -31,6 +31,8 @@ ICON = {
     verdicts.REGRESSION: "🔴",
     verdicts.INCONCLUSIVE: "🟡",
     verdicts.IMPROVEMENT: "🟢",
+    verdicts.SLOWER: "🟠",
+    verdicts.FASTER: "🔵",
     verdicts.NO_CHANGE: "⚪",
     verdicts.NOT_GATED: "▫️",
 }
@@ -38,9 +40,18 @@ HEADLINE = {
     verdicts.REGRESSION: "❌ Regression",
     verdicts.INCONCLUSIVE: "🟡 Inconclusive",
     verdicts.IMPROVEMENT: "✅ Improvement",
+    verdicts.SLOWER: "⚠️ Slower, under the gate",
+    verdicts.FASTER: "✅ Faster, under the gate",
     verdicts.NO_CHANGE: "✅ No change",
 }
-RANK = {verdicts.REGRESSION: 0, verdicts.INCONCLUSIVE: 1, verdicts.IMPROVEMENT: 2, verdicts.NO_CHANGE: 3}
+RANK = {
+    verdicts.REGRESSION: 0,
+    verdicts.INCONCLUSIVE: 1,
+    verdicts.SLOWER: 2,
+    verdicts.IMPROVEMENT: 3,
+    verdicts.FASTER: 4,
+    verdicts.NO_CHANGE: 5,
+}
 
 
 def ref_name(side: dict[str, Any]) -> str:
@@ -187,6 +198,11 @@ def headline(doc: dict[str, Any], esc=mdsafe.text) -> str:
         lead += f" (partial: {verdict_pool.partial_why(doc)})"
     hit = [r for r in rows if r["verdict"] == status]
     drifted = [r for r in doc.get("drift") or [] if r["gated"] and r["verdict"] == status]
+    if status in (verdicts.SLOWER, verdicts.FASTER) and hit:
+        parts = [f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}" for r in hit]
+        more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
+        within = f"{hit[0].get('threshold', 1.1) - 1:.0%}"
+        return f"{lead} of {within}: {', '.join(parts[:3])}{more} (significant, the whole interval under it)"
     if status in (verdicts.REGRESSION, verdicts.IMPROVEMENT) and (hit or errors or drifted):
         parts = [f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}" for r in hit]
         parts += [f"{_series(r, esc)} error rate {change(r)}" for r in errors]

@@ -1,0 +1,85 @@
+"""Inference at the level where the randomness enters: one log ratio per round, a t over rounds.
+
+Why rounds. Base and head are measured in rounds (`ab`: duets or paired rounds). Inside a
+round, orders and 0.1 s blocks are paired in time and the host's regimes cancel in their
+ratios (paired.py). But some of the randomness is drawn once per round and shared by all
+of its blocks: the two server processes (heap layout, ASLR, which worker took which
+socket), their slots and start order, the CPU placement. A test over blocks treats those as
+fixed and its interval leaves their variance out: on this VM, 11 A/A `ab` runs of one
+binary had 6 of 22 gated "99 %" intervals miss 1, and in calibrate's stall draws the spread
+of 8-round estimates was 2.8x the block bootstrap's (issue 35).
+
+The unit is therefore the round: y_i = log(head_i / base_i) of round i's own statistic (its
+whole quantile, throughput or CPU per order), which carries the round's within-round noise
+and its between-round draw alike. The rounds are independent by construction (fresh
+servers, fresh slot draw), so the classic summary-statistic answer for clustered data
+applies: the standard error is sd(y) / sqrt(k), with k - 1 degrees of freedom, and the
+interval and the test are Student's t, centred on the shown estimate (the ratio of pooled
+values). With few rounds t's quantiles are wide (k = 8: 4.0 at 99.75 % two-sided); that
+width is the evidence's, and more rounds (ab's later looks) narrow it.
+
+What a round test cannot see is variance drawn once per *job* (the runner's whole day, a
+build shared by both sides): that is what A/A calibration (`hftbench calibrate`) measures,
+and it reports the coverage of these intervals, not only the false alarms.
+
+`Tested` carries draws of the t distribution as its replicates and null, so a pool's
+stratified combine (strata.py) adds rounds' tests up as it adds any runner's test.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats as sps
+
+from ..histograms import Grid, quantile_rows
+
+
+def round_quantile_log_ratios(g: Grid, q: float) -> np.ndarray:
+    """log(q of head's round / q of base's round) per round (one grid row per round)."""
+    qh = quantile_rows(g.values_ns, g.head, q)
+    qb = quantile_rows(g.values_ns, g.base, q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(qh / qb)
+
+
+def round_value_log_ratios(base: np.ndarray, head: np.ndarray) -> np.ndarray:
+    """log(head_i / base_i) of one scalar per round (throughput, CPU per order)."""
+    b, h = np.asarray(base, dtype=float), np.asarray(head, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(h / b)
+
+
+def standard_error(log_ratios: np.ndarray) -> tuple[float, int]:
+    """(sd / sqrt(k), k - 1) over the finite round log ratios; (inf, 0) below two rounds."""
+    y = np.asarray(log_ratios, dtype=float)
+    y = y[np.isfinite(y)]
+    if len(y) < 2:
+        return float("inf"), 0
+    return float(np.std(y, ddof=1) / math.sqrt(len(y))), len(y) - 1
+
+
+def t_p_value(observed: float, se: float, df: int) -> float:
+    """Two-sided p of Student's t for observed / se; 1 when it cannot be computed. A zero
+    spread (every round gave the same ratio) with a non-zero estimate is p = 0."""
+    if df < 1 or not np.isfinite(observed) or not np.isfinite(se):
+        return 1.0
+    if se == 0:
+        return 1.0 if observed == 0 else 0.0
+    return float(2.0 * sps.t.sf(abs(observed) / se, df))
+
+
+def t_interval(observed: float, se: float, df: int, confidence: float) -> tuple[float, float]:
+    """exp(observed ± t_{df, (1 + confidence) / 2} · se): the ratio's interval."""
+    if df < 1 or not (np.isfinite(observed) and np.isfinite(se)):
+        return float("nan"), float("nan")
+    half = float(sps.t.ppf(0.5 + confidence / 2.0, df)) * se
+    return float(np.exp(observed - half)), float(np.exp(observed + half))
+
+
+def t_draws(se: float, df: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n draws of se · T_df: the estimate's sampling distribution about its centre."""
+    if df < 1 or not np.isfinite(se):
+        return np.array([])
+    return se * rng.standard_t(df, size=n)

@@ -1,0 +1,126 @@
+"""The gate's round-level inference (judge/clustered.py) and the server's own CPU per order:
+what a duet shares cannot hide a head that does more work (issue 35)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from gate_synth import latency_run, result_doc, write_run
+from hftbench.judge import clustered, designs
+from hftbench.judge.compare import compare_sides
+from hftbench.judge.gates import load_gates
+from hftbench.store.baseline import load_side
+from hftbench.verdicts import FASTER, IMPROVEMENT, NO_CHANGE, REGRESSION, SLOWER
+
+
+def _aa_rounds(
+    rng, k: int, *, round_sd: float, blocks: int, block_sd: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """k rounds of A/A: each round draws its own process effect (round_sd), shared by its
+    blocks; returns the rounds' log ratios and every block's log ratio."""
+    effect = rng.normal(0.0, round_sd, size=k)
+    per_block = effect[:, None] + rng.normal(0.0, block_sd, size=(k, blocks))
+    return per_block.mean(axis=1), per_block.ravel()
+
+
+def test_a_round_level_interval_covers_one_as_often_as_it_says_where_a_block_level_one_does_not():
+    rng = np.random.default_rng(35)
+    draws, k, confidence = 2000, 8, 0.99
+    round_hits = block_hits = 0
+    for _ in range(draws):
+        rounds, blocks = _aa_rounds(rng, k, round_sd=0.004, blocks=40, block_sd=0.01)
+        se, df = clustered.standard_error(rounds)
+        lo, hi = clustered.t_interval(float(rounds.mean()), se, df, confidence)
+        round_hits += lo <= 1.0 <= hi
+        # blocks resampled as if independent: the round's draw left out (what the gate did)
+        half = 2.576 * blocks.std(ddof=1) / np.sqrt(len(blocks))
+        block_hits += abs(blocks.mean()) <= half
+    assert round_hits / draws >= 0.98
+    assert block_hits / draws < 0.80  # the old interval's failure, measured the same way
+
+
+def test_the_t_test_keeps_its_level_and_finds_a_shift():
+    rng = np.random.default_rng(7)
+    ps = []
+    for _ in range(2000):
+        y = rng.normal(0.0, 0.01, size=8)
+        se, df = clustered.standard_error(y)
+        ps.append(clustered.t_p_value(float(y.mean()), se, df))
+    assert np.mean(np.array(ps) < 0.01) <= 0.015
+    y = rng.normal(np.log(1.05), 0.005, size=8)
+    se, df = clustered.standard_error(y)
+    assert clustered.t_p_value(float(y.mean()), se, df) < 1e-4
+
+
+def test_one_round_cannot_be_tested_and_equal_rounds_are_exact():
+    assert clustered.standard_error(np.array([0.1])) == (float("inf"), 0)
+    assert clustered.t_p_value(0.1, float("inf"), 0) == 1.0
+    assert clustered.t_p_value(0.0, 0.0, 3) == 1.0 and clustered.t_p_value(0.1, 0.0, 3) == 0.0
+    assert all(np.isnan(clustered.t_interval(0.1, 0.01, 0, 0.99)))
+
+
+def _rounds(
+    tmp_path, rng, *, head_median: float, head_cpu: float, base_cpu: float = 10.0, k: int = 8
+) -> None:
+    """k duet rounds of latency-1c/hft (run folders named as ab names them), each cell with
+    the server's CPU seconds for its orders."""
+    for i in range(1, k + 1):
+        for side, median, cpu in (("base", 40.0, base_cpu), ("head", head_median, head_cpu)):
+            doc = result_doc("latency-1c", "hft", latency_run(rng, 3_000, median_us=median, run_noise=0.002))
+            run = write_run(tmp_path / side, f"run_20261127T0300{i:02d}Z_{side}{i:02d}_abcdef",
+                            {("latency-1c", "hft"): [doc]})  # fmt: skip
+            results = json.loads((run / "results.json").read_text())
+            for cell in results["cells"]:
+                jitter = float(np.exp(rng.normal(0.0, 0.01)))
+                cell["server_cpu_s"] = cpu * jitter * cell["server_orders"] / 1e6
+            (run / "results.json").write_text(json.dumps(results))
+
+
+def test_a_head_that_works_after_the_reply_fails_the_gate_even_when_its_latency_reads_faster(tmp_path):
+    # The shape of issue 35's second change: both servers share a CPU, so base pays for
+    # head's work after each reply and head's latency *ratio* reads 9 % faster; head's own
+    # CPU per order doubled. Judged as ab judges a duet.
+    rng = np.random.default_rng(2)
+    _rounds(tmp_path, rng, head_median=36.4, head_cpu=20.0)
+    gates = load_gates().for_looks(4)
+    c = compare_sides(load_side(tmp_path / "base"), load_side(tmp_path / "head"), gates, designs.DUET)
+    rows = {r.metric: r for r in c.results}
+    assert rows["p50_us"].verdict in (IMPROVEMENT, FASTER)
+    cpu = rows["cpu_us_per_order"]
+    assert cpu.gated and cpu.verdict == REGRESSION and cpu.ratio == pytest.approx(2.0, rel=0.02)
+    assert c.status == REGRESSION and c.exit_code == 1
+    assert any("cpu_us_per_order" in f for f in c.failures())
+
+
+def test_the_same_work_per_order_is_no_change_and_a_small_certain_slowdown_is_named(tmp_path):
+    rng = np.random.default_rng(3)
+    _rounds(tmp_path / "aa", rng, head_median=40.0, head_cpu=10.0)
+    gates = load_gates().for_looks(4)
+    aa = compare_sides(load_side(tmp_path / "aa/base"), load_side(tmp_path / "aa/head"), gates, designs.DUET)
+    assert {r.metric: r.verdict for r in aa.results if r.gated}["cpu_us_per_order"] == NO_CHANGE
+    assert aa.status == NO_CHANGE and aa.exit_code == 0
+    # +5 % on every order, known to well under a percent: passes the gate, never as "no change"
+    _rounds(tmp_path / "five", rng, head_median=42.0, head_cpu=10.0)
+    five = compare_sides(
+        load_side(tmp_path / "five/base"), load_side(tmp_path / "five/head"), gates, designs.DUET
+    )
+    p50 = next(r for r in five.results if r.metric == "p50_us")
+    assert p50.verdict == SLOWER and five.status == SLOWER and five.exit_code == 0
+
+
+def test_runs_without_the_server_s_cpu_show_no_cpu_row(tmp_path):
+    rng = np.random.default_rng(4)
+    for side in ("base", "head"):
+        for i in range(1, 9):
+            doc = result_doc("latency-1c", "hft", latency_run(rng, 2_000, median_us=40.0))
+            write_run(
+                tmp_path / side,
+                f"run_20261127T0300{i:02d}Z_{side}{i:02d}_abcdef",
+                {("latency-1c", "hft"): [doc]},
+            )
+    c = compare_sides(load_side(tmp_path / "base"), load_side(tmp_path / "head"), load_gates(), designs.DUET)
+    assert "cpu_us_per_order" not in {r.metric for r in c.results}
+    p50 = next(r for r in c.results if r.metric == "p50_us")
+    assert p50.ci is not None and p50.mde is not None  # Student's interval over 8 rounds
