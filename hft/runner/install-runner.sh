@@ -9,8 +9,9 @@
 #      registration is gone), copies the pristine runner into a fresh folder owned by the
 #      runner user, runs it in the sandboxed unit hft-runner-job@.service, deletes the folder
 #      and clears the user's processes, crontab, at jobs, SysV IPC and temporary files.
-#      The job-started hook (job-started-hook.sh, root-owned, named in every job's .env)
-#      refuses every job that is not this repository's bench.yml, and any fork's pull request
+#      The job-started hook (job-started-hook.sh, root-owned, named in every job's .env,
+#      pinned to --repo) refuses every job that is not that repository's bench.yml, every
+#      event bench.yml does not run on, and any pull request of another repository (a fork)
 #   4. hft-tuning.service: setup_hft_system.sh --apply at every boot, before the loop; root
 #      runs a copy in /usr/local/sbin, not the runner's checkout (which PR code can edit)
 #   5. with --isolate CPUS: the boot-time tunings isolcpus / nohz_full / rcu_nocbs in
@@ -23,13 +24,20 @@
 # Usage (as root):
 #   RUNNER_SHA256=<sha256 of the tarball, from the release page> \
 #   RUNNER_APP_KEY_FILE=<the GitHub App's private key .pem (README: The GitHub App)> \
-#     hft/runner/install-runner.sh --url https://github.com/OWNER/REPO --app-id N --installation-id N
-#       [--runner-group-id N (default 1, the Default group)] [--name NAME (default random)]
-#       [--version 2.x.y] [--user ghrunner] [--isolate 2-7 --server-cpus 2-7 --client-cpus 8-27]
-#       [--dry-run]
+#     hft/runner/install-runner.sh --repo OWNER/REPO --url https://github.com/ORG \
+#       --runner-group N --app-id N --installation-id N
+#       [--labels self-hosted,linux,x64,hft-tuned (this runner's; bench-config/pool.yaml)]
+#       [--name NAME (default random)] [--version 2.x.y (default: runner-version/Dockerfile)]
+#       [--user ghrunner] [--isolate 2-7 --server-cpus 2-7 --client-cpus 8-27] [--dry-run]
 #   hft/runner/install-runner.sh --update VERSION SHA256    a newer runner for the next jobs
-# --url https://github.com/ORG registers organization runners; --runner-group-id puts them in
-# a runner group limited to this repository (docs/adopting.md, section 1).
+#   hft/runner/install-runner.sh --calibration FILE         hftbench calibrate's record, for jobs
+# --repo is the one repository whose bench.yml this runner runs (the job-started hook is
+# pinned to it). --url https://github.com/ORG registers organization runners, in the runner
+# group --runner-group (required: the id of a group limited to --repo, docs/adopting.md,
+# section 1; 1, the Default group, only when named); --url https://github.com/OWNER/REPO
+# registers repository runners of --repo (no runner group).
+# --calibration installs calibration.json root-owned and world-readable in /etc/hft-bench
+# (the job user reads it; /etc/hft-runner is root's alone) and names it in the jobs' .env.
 # For tests: --root DIR puts every file under DIR and leaves the running system (systemctl,
 # update-grub) alone; --api URL and --download-base URL stand in for GitHub; --job-runner
 # direct runs jobs without systemd, and so without its sandbox.
@@ -39,8 +47,10 @@ PROG=install-runner.sh
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 
-URL="" NAME="" VERSION=2.329.0 RUNNER_USER=ghrunner R="" API="" JOB_RUNNER=systemd
-ISOLATE="" SERVER_CPUS="" CLIENT_CPUS="" DRY_RUN=false GROUP_ID=1 APP_ID="" INSTALLATION_ID=""
+# The runner version is pinned in runner-version/Dockerfile, where Dependabot watches it.
+VERSION=$(sed -n 's|^FROM ghcr\.io/actions/actions-runner:\([0-9.]*\)$|\1|p' "$HERE/runner-version/Dockerfile" 2>/dev/null || true)
+URL="" REPO="" NAME="" RUNNER_USER=ghrunner R="" API="" JOB_RUNNER=systemd CALIBRATION=""
+ISOLATE="" SERVER_CPUS="" CLIENT_CPUS="" DRY_RUN=false GROUP_ID="" APP_ID="" INSTALLATION_ID=""
 UPDATE="" UPDATE_SHA256="" DOWNLOAD_BASE=https://github.com/actions/runner/releases/download
 LABELS=self-hosted,linux,x64,hft-tuned
 
@@ -72,22 +82,27 @@ write_file() {
   content=$(cat)
   printf '  + write %s (mode %s):\n      %s\n' "$1" "$2" "${content//$'\n'/$'\n'      }"
   [ "$DRY_RUN" = true ] && return 0
-  install -d "$(dirname "$1")"
+  # Only a missing folder is made: `install -d` would reset an existing one's mode to 0755
+  # (the root-only /etc/hft-runner, 0700, holds loop.conf).
+  [ -d "$(dirname "$1")" ] || install -d "$(dirname "$1")"
   printf '%s\n' "$content" >"$1.tmp" && chmod "$2" "$1.tmp" && mv "$1.tmp" "$1"
 }
 # deny_user FILE: the runner user on its own line in cron.deny / at.deny.
 deny_user() {
   printf '  + add %s to %s\n' "$RUNNER_USER" "$1"
   [ "$DRY_RUN" = true ] && return 0
-  install -d "$(dirname "$1")"
+  [ -d "$(dirname "$1")" ] || install -d "$(dirname "$1")"
   grep -qx "$RUNNER_USER" "$1" 2>/dev/null || printf '%s\n' "$RUNNER_USER" >>"$1"
 }
 
 while [ $# -gt 0 ]; do
   case $1 in
     --url) URL=${2:?--url needs a value}; shift 2 ;;
+    --repo) REPO=${2:?--repo needs OWNER/REPO}; shift 2 ;;
     --name) NAME=${2:?--name needs a value}; shift 2 ;;
-    --runner-group-id) GROUP_ID=${2:?--runner-group-id needs a number}; shift 2 ;;
+    --runner-group) GROUP_ID=${2:?--runner-group needs the runner group id}; shift 2 ;;
+    --labels) LABELS=${2:?--labels needs a comma list}; shift 2 ;;
+    --calibration) CALIBRATION=${2:?--calibration needs the calibration.json of hftbench calibrate}; shift 2 ;;
     --app-id) APP_ID=${2:?--app-id needs the GitHub App id}; shift 2 ;;
     --installation-id) INSTALLATION_ID=${2:?--installation-id needs the App installation id}; shift 2 ;;
     --version) VERSION=${2:?--version needs a value}; shift 2 ;;
@@ -101,7 +116,7 @@ while [ $# -gt 0 ]; do
     --server-cpus) SERVER_CPUS=${2:?--server-cpus needs a CPU list like 2-7}; shift 2 ;;
     --client-cpus) CLIENT_CPUS=${2:?--client-cpus needs a CPU list like 8-27}; shift 2 ;;
     --dry-run) DRY_RUN=true; shift ;;
-    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1'; see --help" ;;
   esac
 done
@@ -113,6 +128,9 @@ PRISTINE=$RUNNER_HOME/pristine
 JOBS_DIR=$R/var/lib/hft-runner/jobs
 RUN_DIR=$R/run/hft-runner
 SECRETS=$R/etc/hft-runner
+# What jobs may read (root-owned, world-readable), apart from the root-only $SECRETS.
+PUBLIC=$R/etc/hft-bench
+CALIBRATION_FILE=$PUBLIC/calibration.json
 APP_KEY=$SECRETS/app-key.pem
 LOOP_CONF=$SECRETS/loop.conf
 RUNNER_ENV=$SECRETS/runner.env
@@ -120,6 +138,8 @@ SKEL=$SECRETS/skel
 TUNING_BIN=$R/usr/local/sbin/hft-setup-system
 LOOP_BIN=$R/usr/local/sbin/hft-runner-loop
 HOOK_BIN=$R/usr/local/sbin/hft-job-started-hook.sh  # .sh: the runner runs it as `bash -e PATH`
+HOOK_LIB=$R/usr/local/lib/hft-runner/job-started-hook.sh
+TOOLS_DIR=$R/opt/hft-bench/tools  # provision-host's act, actionlint, inferno (scripts/deps.sh)
 UNITS=$R/etc/systemd/system
 GRUB_CFG=$R/etc/default/grub.d/hft-bench.cfg
 # shellcheck source=runner-pristine.sh
@@ -133,15 +153,34 @@ if [ -n "$UPDATE" ]; then
   exit 0
 fi
 
+if [ -n "$CALIBRATION" ]; then
+  [ "$DRY_RUN" = true ] || [ "$(id -u)" -eq 0 ] || die "run as root (the record is root's, for the jobs to read), or pass --dry-run"
+  [ -r "$CALIBRATION" ] || die "--calibration $CALIBRATION is not readable: the calibration.json that hftbench calibrate --out DIR wrote"
+  [ "$DRY_RUN" = true ] || [ -f "$RUNNER_ENV" ] || die "$RUNNER_ENV not found: install the runner first (install-runner.sh --repo ...), then calibrate on it"
+  command -v jq >/dev/null || die "jq not found: apt-get install jq"
+  jq -e '(.guards | type == "array" and length > 0)' "$CALIBRATION" >/dev/null 2>&1 ||
+    die "--calibration $CALIBRATION has no 'guards' list: not a calibration.json of hftbench calibrate"
+  step "calibration: $CALIBRATION_FILE, root-owned and readable by the job user"
+  run install -d -o root -g root -m 0755 "$PUBLIC"
+  run install -o root -g root -m 0644 "$CALIBRATION" "$CALIBRATION_FILE.new"
+  run mv -T "$CALIBRATION_FILE.new" "$CALIBRATION_FILE"
+  set_runner_env HFTBENCH_CALIBRATION "$CALIBRATION_FILE"
+  printf '  = jobs started from now on judge what it guards (hftbench reads HFTBENCH_CALIBRATION)\n'
+  printf '%s: done%s\n' "$PROG" "$([ "$DRY_RUN" = true ] && echo ' (dry run: nothing changed)')"
+  exit 0
+fi
+
 [[ $URL =~ ^https://[^/[:space:]]+/[^/[:space:]]+(/[^/[:space:]]+)?$ ]] || die "--url must be the repository or organization URL, e.g. https://github.com/OWNER/REPO (got '$URL')"
-[[ $VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "--version must look like 2.329.0 (got '$VERSION')"
+[[ $VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "--version must look like 2.329.0 (got '$VERSION'; the default is the tag of $HERE/runner-version/Dockerfile)"
 [[ $RUNNER_USER =~ ^[a-z_][a-z0-9_-]*$ ]] || die "--user must be a plain user name (got '$RUNNER_USER')"
 [ "$RUNNER_USER" != root ] || die "--user must not be root: the jobs run as it"
 # The runner's name shows in every job log of a public repository: never the host name by
 # default, a random one (each job's registration adds its own suffix).
 [ -n "$NAME" ] || NAME=hft-bench-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 [[ $NAME =~ ^[A-Za-z0-9._-]+$ ]] || die "--name must be a plain name (got '$NAME')"
-[[ $GROUP_ID =~ ^[0-9]+$ ]] || die "--runner-group-id must be a number, the id of GET /orgs/ORG/actions/runner-groups (got '$GROUP_ID')"
+[[ $REPO =~ ^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$ ]] || die "--repo must be OWNER/REPO, the one repository whose bench.yml this runner runs (got '$REPO')"
+LABEL_LIST='^[A-Za-z0-9._-]+(,[A-Za-z0-9._-]+)*$'
+[[ $LABELS =~ $LABEL_LIST ]] || die "--labels must be a comma list of labels like self-hosted,linux,x64,hft-tuned,pool-desktop: this runner's labels in bench-config/pool.yaml (got '$LABELS')"
 [[ $APP_ID =~ ^[0-9]+$ ]] || die "--app-id must be the GitHub App's numeric id, from its settings page (got '$APP_ID'; hft/runner/README.md, The GitHub App)"
 [[ $INSTALLATION_ID =~ ^[0-9]+$ ]] || die "--installation-id must be the App installation's number, the last part of its settings URL (got '$INSTALLATION_ID')"
 case $JOB_RUNNER in systemd | direct) ;; *) die "--job-runner must be systemd or direct (got '$JOB_RUNNER')" ;; esac
@@ -170,8 +209,22 @@ path=${URL#https://"$host"/}
 if [ -z "$API" ]; then
   if [ "$host" = github.com ]; then API=https://api.github.com; else API=https://$host/api/v3; fi
 fi
-if [[ $path == */* ]]; then SCOPE=repos/$path; else SCOPE=orgs/$path; fi
-[ "$GROUP_ID" = 1 ] || [[ $path != */* ]] || die "--runner-group-id needs an organization --url (runner groups are the organization's)"
+GROUPS_URL="GET /orgs/${path%%/*}/actions/runner-groups"
+if [[ $path == */* ]]; then
+  SCOPE=repos/$path
+  [ "$path" = "$REPO" ] || die "--url $URL registers runners of $path, but --repo is $REPO: a repository runner serves only its own repository"
+  # A repository's runners have no runner group of their own choosing: the API's Default (1).
+  [ -z "$GROUP_ID" ] || die "--runner-group needs an organization --url (runner groups are the organization's); a repository runner has none"
+  GROUP_ID=1
+else
+  SCOPE=orgs/$path
+  [ "$path" = "${REPO%%/*}" ] || die "--url $URL registers runners of the organization $path, but --repo $REPO belongs to ${REPO%%/*}"
+  [ -n "$GROUP_ID" ] || die "--runner-group is required with an organization --url: the id of a runner group limited to $REPO ($GROUPS_URL; docs/adopting.md, section 1). Without it the runner would join the Default group, which every repository of $path may use"
+  [[ $GROUP_ID =~ ^[0-9]+$ ]] || die "--runner-group must be a number, the id of a runner group ($GROUPS_URL) (got '$GROUP_ID')"
+fi
+
+[ "$SCOPE" = "repos/$REPO" ] || [ "$GROUP_ID" != 1 ] ||
+  printf '  ! --runner-group 1 is the Default group: limit it to %s (docs/adopting.md, section 1); the job-started hook refuses every other repository anyway\n' "$REPO"
 
 step "1/6 runner user $RUNNER_USER (no sudo, no login shell, no home: each job gets a fresh one)"
 if id "$RUNNER_USER" >/dev/null 2>&1; then
@@ -189,12 +242,17 @@ install_pristine "$VERSION" "${RUNNER_SHA256:-0000000000000000000000000000000000
 run install -d -o root -g root -m 0755 "$R/var/lib/hft-runner"
 run install -d -o root -g root -m 0711 "$JOBS_DIR"
 run install -d -o root -g root -m 0700 "$SECRETS"
+# The calibration record lives here, not in the root-only $SECRETS: every job reads it.
+run install -d -o root -g root -m 0755 "$PUBLIC"
 run install -d -o root -g root -m 0755 "$SKEL"
 printf '  = %s: the home every job starts from (root-owned; add dotfiles there)\n' "$SKEL"
 # The jobs' toolchains: root-owned, on PATH before anything in the home (fresh every job).
 set_runner_env PATH "/opt/rust/cargo/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 set_runner_env RUSTUP_HOME /opt/rust/rustup
 set_runner_env HFT_CI true
+# scripts/deps.sh links act, actionlint and inferno from here (provision-host builds them)
+# instead of building them from the network in every job.
+set_runner_env HFT_TOOLS_DIR "$TOOLS_DIR"
 printf '  ! rustup must live in /opt/rust (RUSTUP_HOME=/opt/rust/rustup CARGO_HOME=/opt/rust/cargo), root-owned; Go in /usr/local/go\n'
 
 step "3/6 hft-runner.service: one JIT registration and a fresh runner folder per job, a sandboxed job unit, a job-started hook"
@@ -229,13 +287,20 @@ job_runner=$JOB_RUNNER
 unit=hft-runner-job
 run_dir=$RUN_DIR
 retry_s=30
+retry_max_s=900
 CONF
 [ "$JOB_RUNNER" = systemd ] || printf '  ! --job-runner direct: jobs run WITHOUT the unit'"'"'s sandbox (a machine without systemd, the tests)\n'
 # shellcheck source=runner-units.sh
 . "$HERE/runner-units.sh"
 
 # The runner runs it before every job's first step and fails the job when it exits non-zero.
-run install -D -o root -g root -m 0755 "$HERE/job-started-hook.sh" "$HOOK_BIN"
+# It is pinned to --repo here, on the machine: the line the runner runs names the repository.
+run install -D -o root -g root -m 0755 "$HERE/job-started-hook.sh" "$HOOK_LIB"
+write_file "$HOOK_BIN" 0755 <<HOOK
+#!/usr/bin/env bash
+# hft-bench's job-started hook, pinned to $REPO by install-runner.sh --repo (re-run it to change).
+exec bash -e $HOOK_LIB --repo $REPO
+HOOK
 set_runner_env ACTIONS_RUNNER_HOOK_JOB_STARTED "$HOOK_BIN"
 
 step "4/6 run-time tunings at boot (hft-tuning.service, before the runner)"

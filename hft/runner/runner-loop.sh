@@ -13,6 +13,17 @@
 #      sandboxed unit hft-runner-job@<job>.service (job_runner=systemd), or directly
 #      (job_runner=direct: no sandbox, for a machine or VM without systemd; the tests);
 #   5. deletes the per-job folder and scrubs again.
+# A try that ran no job, or whose runner is too old, is a failure: its registration is
+# removed, and the next try registers anew after a back-off that doubles with each failure in
+# a row (retry_s, 2 retry_s, ... up to retry_max_s). run.sh cannot say so by itself: it exits
+# 0 for a finished job, a terminated runner, a session conflict, a registration GitHub
+# removed and any unknown error alike (actions/runner src/Misc/layoutroot/run.sh:20-28,
+# run-helper.sh.template:38-81); only a deprecated version keeps its code, 7, and only when
+# ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE=1 is in run.sh's own environment (the
+# runner's .env reaches only the listener, Runner.Listener/Program.cs:172-196). So the loop
+# sets that variable where it starts run.sh, and asks the runner's folder whether a job ran:
+# the listener starts Runner.Worker for a job, whose trace is _diag/Worker_<utc>-utc.log
+# (Runner.Common/HostContext.cs:140, HostTraceListener.cs:12).
 # hft/runner/README.md lists every path the runner writes and every process it starts.
 #   hft-runner-loop [--config /etc/hft-runner/loop.conf] [--jobs N (stop after N tries; 0: never)]
 set -uo pipefail
@@ -35,10 +46,10 @@ done
 [ -r "$CONF" ] || die "$CONF not readable: run hft/runner/install-runner.sh first"
 
 # loop.conf: KEY=VALUE lines written by install-runner.sh; read, never sourced.
-KEYS="user api scope app_id installation_id app_key runner_group_id labels name jobs_dir pristine_dir skel runner_env job_runner unit run_dir retry_s"
+KEYS="user api scope app_id installation_id app_key runner_group_id labels name jobs_dir pristine_dir skel runner_env job_runner unit run_dir retry_s retry_max_s"
 cfg_user="" cfg_api="" cfg_scope="" cfg_app_id="" cfg_installation_id="" cfg_app_key="" cfg_runner_group_id=""
 cfg_labels="" cfg_name="" cfg_jobs_dir="" cfg_pristine_dir="" cfg_skel="" cfg_runner_env="" cfg_job_runner=""
-cfg_unit="" cfg_run_dir="" cfg_retry_s=""
+cfg_unit="" cfg_run_dir="" cfg_retry_s="" cfg_retry_max_s=""
 while IFS= read -r line; do
   case $line in '' | '#'*) continue ;; esac
   key=${line%%=*}
@@ -51,6 +62,10 @@ for key in $KEYS; do
 done
 case $cfg_job_runner in systemd | direct) ;; *) die "$CONF: job_runner must be systemd or direct (got '$cfg_job_runner')" ;; esac
 [[ $cfg_runner_group_id =~ ^[0-9]+$ ]] || die "$CONF: runner_group_id must be a number (got '$cfg_runner_group_id')"
+for key in retry_s retry_max_s; do
+  v=cfg_$key
+  [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$CONF: $key must be a number of seconds > 0 (got '${!v}')"
+done
 if ! uid=$(id -u "$cfg_user") || ! gid=$(id -g "$cfg_user"); then
   die "user $cfg_user does not exist: re-run install-runner.sh"
 fi
@@ -138,15 +153,26 @@ scrub() {
   return 0
 }
 
+# The exit code of a runner too old for GitHub (Runner.Common/Constants.cs:162,
+# RunnerVersionDeprecated): run.sh passes it on only with the variable below set.
+DEPRECATED=7
+
 # run_job ID DIR JIT: run.sh of DIR/runner as the user; its exit status.
 run_job() {
   local id=$1 dir=$2 jit=$3 rc
   if [ "$cfg_job_runner" = systemd ]; then
     local unit=$cfg_unit@$id.service envfile=$cfg_run_dir/$id.env
     install -d -o root -g root -m 0700 "$cfg_run_dir"
-    (umask 077 && printf 'ACTIONS_RUNNER_INPUT_JITCONFIG=%s\n' "$jit" >"$envfile")
+    (umask 077 && printf 'ACTIONS_RUNNER_INPUT_JITCONFIG=%s\nACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE=1\n' \
+      "$jit" >"$envfile")
     systemctl start --wait "$unit"
     rc=$?
+    # `systemctl start --wait` says only that the unit failed; run.sh's own code is ExecMainStatus.
+    if [ "$rc" -ne 0 ]; then
+      local status
+      status=$(systemctl show -p ExecMainStatus --value "$unit" 2>/dev/null)
+      [[ $status =~ ^[0-9]+$ ]] && [ "$status" -ne 0 ] && rc=$status
+    fi
     rm -f "$envfile"
     systemctl stop "$unit" 2>/dev/null
     systemctl reset-failed "$unit" 2>/dev/null
@@ -156,7 +182,7 @@ run_job() {
   (
     for v in $(compgen -e); do unset "$v" 2>/dev/null; done
     export HOME=$dir/home USER=$cfg_user LOGNAME=$cfg_user PATH=/usr/local/bin:/usr/bin:/bin
-    export ACTIONS_RUNNER_INPUT_JITCONFIG=$jit
+    export ACTIONS_RUNNER_INPUT_JITCONFIG=$jit ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE=1
     cd "$dir/runner" && exec setpriv --reuid="$uid" --regid="$gid" --init-groups -- ./run.sh
   ) </dev/null
 }
@@ -166,7 +192,13 @@ if [ "$cfg_job_runner" = systemd ]; then systemctl stop "$cfg_unit@*.service" 2>
 [ ! -d "$cfg_jobs_dir" ] || find "$cfg_jobs_dir" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
 [ ! -d "$cfg_run_dir" ] || find "$cfg_run_dir" -mindepth 1 -maxdepth 1 -name '*.env' -delete
 
-n=0 failed=0
+# job_ran DIR: whether the runner in DIR started Runner.Worker, i.e. took a job (above). The
+# job could delete the log (the folder is its user's): then the loop only backs off once.
+job_ran() {
+  compgen -G "$1/runner/_diag/Worker_*.log" >/dev/null
+}
+
+n=0 failed=0 in_a_row=0
 while true; do
   scrub
   # The runner starts even when the tunings failed (a runner that stays offline says nothing):
@@ -203,16 +235,30 @@ while true; do
       run_job "$id" "$dir" "$jit"
       rc=$?
       log "job $id: run.sh exited $rc"
+      if [ "$rc" -eq "$DEPRECATED" ]; then
+        log "ERROR: job $id: runner ${pristine##*/} is deprecated: GitHub sends it no job. Install a newer one: install-runner.sh --update VERSION SHA256 (hft/runner/README.md, 'Updating the runner')"
+      elif [ "$rc" -eq 0 ] && ! job_ran "$dir"; then
+        log "ERROR: job $id: the runner exited without running a job (terminated, a session conflict, its registration gone, or an unknown error: run.sh says 0 for all of them; its output above says which)"
+        rc=1
+      fi
     fi
     unset jit
     if [ "$rc" -eq 0 ]; then ok=true; else failed=$((failed + 1)) && remove_runner "$runner_id"; fi
     rm -rf "$dir"
   fi
+  if $ok; then in_a_row=0; else in_a_row=$((in_a_row + 1)); fi
   if [ "$MAX_JOBS" -gt 0 ] && [ "$n" -ge "$MAX_JOBS" ]; then
     scrub
     [ "$failed" -eq 0 ]
     exit
   fi
-  # A refused registration or a failed runner is retried, not hammered.
-  $ok || sleep "$cfg_retry_s"
+  # A refused registration or a failed runner is retried with a new registration, not
+  # hammered: the wait doubles with each failure in a row, up to retry_max_s.
+  if ! $ok; then
+    wait_s=$cfg_retry_s
+    for ((k = 1; k < in_a_row && wait_s < cfg_retry_max_s; k++)); do wait_s=$((wait_s * 2)); done
+    [ "$wait_s" -le "$cfg_retry_max_s" ] || wait_s=$cfg_retry_max_s
+    log "backing off ${wait_s} s after $in_a_row failed tries in a row; then a new registration"
+    sleep "$wait_s"
+  fi
 done

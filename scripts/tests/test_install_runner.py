@@ -1,5 +1,6 @@
 """hft/runner/install-runner.sh --dry-run shows every part of the runner's hardening, and
-never a key. The loop itself runs for real in test_runner_loop.py."""
+never a key; its flags say what they need. The loop itself runs for real in
+test_runner_loop.py."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytestmark = pytest.mark.ci
 
@@ -22,11 +24,13 @@ def dry_run(*args: str) -> subprocess.CompletedProcess:
 
 
 APP = ("--app-id", "12", "--installation-id", "34")
+ORG = ("--repo", "acme/hft-bench", "--url", "https://github.com/acme")
+LABELS = "self-hosted,linux,x64,hft-tuned,pool-desktop"
 
 
 @pytest.fixture(scope="module")
 def log() -> str:
-    r = dry_run("--url", "https://github.com/acme", "--runner-group-id", "3", *APP,
+    r = dry_run(*ORG, "--runner-group", "3", *APP, "--labels", LABELS,
                 "--isolate", "2-3", "--server-cpus", "2-3", "--client-cpus", "4-7")  # fmt: skip
     assert r.returncode == 0, r.stderr
     return r.stdout
@@ -43,7 +47,8 @@ def test_every_step_is_shown(log):
 def test_the_loop_registers_each_job_just_in_time_with_a_github_app(log):
     conf = section(log, "write /etc/hft-runner/loop.conf (mode 0600)", "+ write")
     lines = ("scope=orgs/acme", "app_id=12", "installation_id=34", "app_key=/etc/hft-runner/app-key.pem",
-             "runner_group_id=3", "labels=self-hosted,linux,x64,hft-tuned", "job_runner=systemd")  # fmt: skip
+             "runner_group_id=3", f"labels={LABELS}", "job_runner=systemd", "retry_s=30",
+             "retry_max_s=900")  # fmt: skip
     for line in lines:
         assert f"      {line}\n" in conf, line
     assert 'install -o root -g root -m 0600 "$RUNNER_APP_KEY_FILE" /etc/hft-runner/app-key.pem' in log
@@ -112,12 +117,54 @@ def test_a_failed_tuning_unit_does_not_keep_the_runner_offline(log):
 
 
 def test_a_runner_group_needs_an_organization_url():
-    r = dry_run("--url", "https://github.com/acme/hft-bench", "--runner-group-id", "3", *APP)
-    assert r.returncode == 2 and "--runner-group-id needs an organization --url" in r.stderr
+    r = dry_run(
+        "--repo", "acme/hft-bench", "--url", "https://github.com/acme/hft-bench", "--runner-group", "3", *APP
+    )
+    assert r.returncode == 2 and "--runner-group needs an organization --url" in r.stderr
+
+
+def test_an_organization_runner_needs_its_runner_group_named():
+    """No silent Default group: it lets every repository of the organization ask for the runner."""
+    r = dry_run(*ORG, *APP)
+    assert r.returncode == 2 and "--runner-group is required with an organization --url" in r.stderr
+    assert "GET /orgs/acme/actions/runner-groups" in r.stderr and "Default group" in r.stderr
+    bad = dry_run(*ORG, "--runner-group", "default", *APP)
+    assert bad.returncode == 2 and "--runner-group must be a number" in bad.stderr
+    named = dry_run(*ORG, "--runner-group", "1", *APP)
+    assert (
+        named.returncode == 0
+        and "--runner-group 1 is the Default group: limit it to acme/hft-bench" in named.stdout
+    )
+
+
+def test_a_repository_runner_registers_in_the_repository_without_a_group():
+    r = dry_run("--repo", "acme/hft-bench", "--url", "https://github.com/acme/hft-bench", *APP)
+    assert r.returncode == 0, r.stderr
+    assert "      scope=repos/acme/hft-bench\n" in r.stdout and "      runner_group_id=1\n" in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--url", "https://github.com/acme"), "--repo must be OWNER/REPO"),
+        (("--repo", "hft-bench", "--url", "https://github.com/acme"), "--repo must be OWNER/REPO"),
+        (("--repo", "acme/other", "--url", "https://github.com/acme/hft-bench"), "but --repo is acme/other"),
+        (("--repo", "mallory/hft-bench", "--url", "https://github.com/acme"), "belongs to mallory"),
+    ],
+)
+def test_the_repository_is_required_and_must_be_the_registrations(args, message):
+    r = dry_run(*args, "--runner-group", "3", *APP)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("labels", ["a,,b", "self-hosted, linux", "a;b", "a,b,"])
+def test_labels_are_a_plain_comma_list(labels):
+    r = dry_run(*ORG, "--runner-group", "3", *APP, "--labels", labels)
+    assert r.returncode == 2 and "--labels must be a comma list" in r.stderr, r.stderr
 
 
 def test_the_app_ids_are_required():
-    r = dry_run("--url", "https://github.com/acme/hft-bench")
+    r = dry_run("--repo", "acme/hft-bench", "--url", "https://github.com/acme/hft-bench")
     assert r.returncode == 2 and "--app-id must be the GitHub App's numeric id" in r.stderr
 
 
@@ -129,9 +176,56 @@ def test_the_runner_is_not_named_after_the_host(log):
     assert re.fullmatch(r"hft-bench-[0-9a-f]{8}", name) and socket.gethostname().split(".")[0] not in name
 
 
-def test_the_job_started_hook_is_installed_root_owned_and_named_in_the_runners_env(log):
-    hook = "/usr/local/sbin/hft-job-started-hook.sh"
-    assert f"install -D -o root -g root -m 0755 {SCRIPT.parent}/job-started-hook.sh {hook}" in log
+def test_the_job_started_hook_is_installed_root_owned_pinned_and_named_in_the_runners_env(log):
+    hook, lib = "/usr/local/sbin/hft-job-started-hook.sh", "/usr/local/lib/hft-runner/job-started-hook.sh"
+    assert f"install -D -o root -g root -m 0755 {SCRIPT.parent}/job-started-hook.sh {lib}" in log
+    pinned = section(log, f"write {hook} (mode 0755)", "+ ")
+    assert f"exec bash -e {lib} --repo acme/hft-bench\n" in pinned, "the repository is pinned on the machine"
     assert f"set ACTIONS_RUNNER_HOOK_JOB_STARTED={hook} in /etc/hft-runner/runner.env" in log
     loop = (SCRIPT.parent / "runner-loop.sh").read_text()
     assert 'install -o root -g root -m 0644 "$cfg_runner_env" "$dir/runner/.env"' in loop, "every job's .env"
+
+
+def test_the_calibration_record_goes_where_the_job_user_reads_it(tmp_path):
+    """Root writes it, the runner user reads it: /etc/hft-bench (0755), not the root-only
+    /etc/hft-runner (0700), which would stop every leg with a usage error."""
+    record = tmp_path / "calibration.json"
+    record.write_text('{"guards": [{"series": "latency-1c/hft", "metric": "p99", "guarded": true}]}')
+    r = dry_run("--calibration", str(record))
+    assert r.returncode == 0, r.stderr
+    assert "install -d -o root -g root -m 0755 /etc/hft-bench\n" in r.stdout
+    assert f"install -o root -g root -m 0644 {record} /etc/hft-bench/calibration.json.new" in r.stdout
+    assert "mv -T /etc/hft-bench/calibration.json.new /etc/hft-bench/calibration.json" in r.stdout
+    assert (
+        "set HFTBENCH_CALIBRATION=/etc/hft-bench/calibration.json in /etc/hft-runner/runner.env" in r.stdout
+    )
+    assert "step: 1/6" not in r.stdout and "systemctl" not in r.stdout
+
+
+def test_the_install_makes_the_readable_folder_beside_the_secret_one(log):
+    assert "install -d -o root -g root -m 0700 /etc/hft-runner\n" in log
+    assert "install -d -o root -g root -m 0755 /etc/hft-bench\n" in log
+
+
+@pytest.mark.parametrize("content", ["not json", "{}", '{"guards": []}', '{"guards": {}}'])
+def test_a_file_that_is_not_a_calibration_record_is_refused(tmp_path, content):
+    record = tmp_path / "calibration.json"
+    record.write_text(content)
+    r = dry_run("--calibration", str(record))
+    assert r.returncode == 2 and "has no 'guards' list" in r.stderr, r.stderr
+    missing = dry_run("--calibration", str(tmp_path / "nope.json"))
+    assert missing.returncode == 2 and "is not readable" in missing.stderr
+
+
+def test_the_runner_version_is_pinned_where_dependabot_watches_it(log):
+    """runner-version/Dockerfile's tag is the installer's default version; Dependabot's docker
+    ecosystem proposes each new ghcr.io/actions/actions-runner release there."""
+    dockerfile = SCRIPT.parent / "runner-version" / "Dockerfile"
+    tags = re.findall(r"^FROM ghcr\.io/actions/actions-runner:(\d+\.\d+\.\d+)$", dockerfile.read_text(), re.M)
+    assert len(tags) == 1, "one FROM line with the runner version"
+    assert f"step: 2/6 GitHub Actions runner {tags[0]}," in log
+    assert f"actions-runner-linux-x64-{tags[0]}.tar.gz" in log
+    updates = yaml.safe_load((ROOT / ".github" / "dependabot.yml").read_text())["updates"]
+    assert {"package-ecosystem": "docker", "directory": "/hft/runner/runner-version"}.items() <= next(
+        u for u in updates if u["package-ecosystem"] == "docker"
+    ).items()

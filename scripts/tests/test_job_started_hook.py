@@ -1,6 +1,8 @@
 """hft/runner/job-started-hook.sh, run as actions/runner runs it (`bash -e PATH`, the job's
-GITHUB_* variables, the event payload at GITHUB_EVENT_PATH): a fork's pull request and any
-workflow but this repository's bench.yml fail before the job's first step."""
+GITHUB_* variables, the event payload at GITHUB_EVENT_PATH), with the repository pinned at
+install time (`--repo`, written by install-runner.sh into the line the runner runs): only
+that repository's bench.yml, only for the events bench.yml runs on, and never a pull request
+whose code comes from another repository, whatever the event. Each refusal names its reason."""
 
 from __future__ import annotations
 
@@ -11,51 +13,185 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytestmark = [
     pytest.mark.ci,
     pytest.mark.skipif(shutil.which("jq") is None, reason="needs jq (the runner installs it)"),
 ]
 
-HOOK = Path(__file__).resolve().parents[2] / "hft" / "runner" / "job-started-hook.sh"
+ROOT = Path(__file__).resolve().parents[2]
+HOOK = ROOT / "hft" / "runner" / "job-started-hook.sh"
 REPO = "acme/hft-bench"
+SIBLING = "acme/other"  # another repository of the same organization
+FORK = "mallory/hft-bench"
 BENCH = f"{REPO}/.github/workflows/bench.yml"
+FORK_REASON = f"of a pull request from '{FORK}', not {REPO}: code of another repository"
 
 
-def hook(tmp_path: Path, event: str, payload: dict | None, workflow_ref: str) -> subprocess.CompletedProcess:
+def hook(
+    tmp_path: Path,
+    event: str,
+    payload: dict | None,
+    workflow_ref: str = f"{BENCH}@refs/heads/main",
+    repository: str = REPO,
+    pinned: list[str] | None = None,
+) -> subprocess.CompletedProcess:
     path = tmp_path / "event.json"  # None: no payload file
     if payload is not None:
         path.write_text(json.dumps(payload))
     env = {
         "PATH": os.environ["PATH"],
-        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_REPOSITORY": repository,
         "GITHUB_EVENT_NAME": event,
         "GITHUB_EVENT_PATH": str(path),
         "GITHUB_WORKFLOW_REF": workflow_ref,
     }
-    return subprocess.run(["bash", "-e", str(HOOK)], env=env, capture_output=True, text=True)
+    args = ["--repo", REPO] if pinned is None else pinned
+    return subprocess.run(["bash", "-e", str(HOOK), *args], env=env, capture_output=True, text=True)
 
 
-def pull_request(head_repo: str, number: int = 7) -> dict:
+def refused(r: subprocess.CompletedProcess, *reasons: str) -> bool:
+    return r.returncode != 0 and all(reason in r.stderr for reason in reasons) and "refused: " in r.stderr
+
+
+def pull_request(head_repo: str | None, number: int = 7, base: str = REPO) -> dict:
+    head = {"repo": None if head_repo is None else {"full_name": head_repo}, "ref": "feature"}
     return {
         "number": number,
-        "pull_request": {"number": number, "head": {"repo": {"full_name": head_repo}},
-                         "base": {"repo": {"full_name": REPO}}},
-        "repository": {"full_name": REPO},
-    }  # fmt: skip
+        "repository": {"full_name": base},
+        "pull_request": {"number": number, "head": head, "base": {"repo": {"full_name": base}}},
+    }
+
+
+def push(repository: str = REPO) -> dict:
+    return {"ref": "refs/heads/main", "repository": {"full_name": repository}}
+
+
+def bench_events() -> set[str]:
+    doc = yaml.safe_load((ROOT / ".github" / "workflows" / "bench.yml").read_text())
+    on = doc.get("on", doc.get(True))  # PyYAML reads the bare key `on` as True
+    return set(on)
+
+
+# ---- what runs
+
+
+def test_the_hook_accepts_exactly_the_events_bench_yml_runs_on(tmp_path):
+    """bench.yml's `on:` is the list; a new trigger there needs the hook's ALLOWED_EVENTS too."""
+    events = bench_events()
+    assert events == {"push", "pull_request", "workflow_dispatch"}, events
+    for event in events:
+        payload = pull_request(REPO) if event == "pull_request" else push()
+        ref = f"{BENCH}@refs/pull/7/merge" if event == "pull_request" else f"{BENCH}@refs/heads/main"
+        r = hook(tmp_path, event, payload, ref)
+        assert r.returncode == 0 and f"{event} of {ref} accepted" in r.stderr, (event, r.stderr)
+
+
+# ---- a fork, whatever the event
 
 
 @pytest.mark.parametrize("event", ["pull_request", "pull_request_target"])
 def test_a_fork_pull_request_is_refused(tmp_path, event):
-    r = hook(tmp_path, event, pull_request("mallory/hft-bench"), f"{BENCH}@refs/pull/7/merge")
-    assert r.returncode != 0 and "from the fork 'mallory/hft-bench'" in r.stderr
+    r = hook(tmp_path, event, pull_request(FORK), f"{BENCH}@refs/pull/7/merge")
+    assert refused(r, FORK_REASON), r.stderr
+
+
+def test_a_forks_pull_request_review_is_refused(tmp_path):
+    """The held-out check's way in: a fork's bench.yml adds `on: pull_request_review`; its
+    workflow ref (…/bench.yml@refs/pull/7/merge) passes the workflow check. Two reasons now."""
+    payload = {**pull_request(FORK), "action": "submitted", "review": {"state": "approved"}}
+    r = hook(tmp_path, "pull_request_review", payload, f"{BENCH}@refs/pull/7/merge")
+    assert refused(r, FORK_REASON, "event 'pull_request_review' is not one bench.yml runs on"), r.stderr
+
+
+def test_a_comment_on_a_forks_pull_request_is_refused(tmp_path):
+    """issue_comment runs the default branch's workflow; its payload names the pull request
+    (.issue.pull_request) but not where its head comes from."""
+    payload = {
+        "action": "created",
+        "repository": {"full_name": REPO},
+        "comment": {"body": "/bench"},
+        "issue": {"number": 7, "pull_request": {"url": f"https://api.github.com/repos/{REPO}/pulls/7"}},
+    }
+    r = hook(tmp_path, "issue_comment", payload)
+    assert refused(
+        r,
+        "issue_comment names a pull request from a deleted or unknown head repository",
+        "event 'issue_comment' is not one bench.yml runs on",
+    ), r.stderr
+
+
+def test_a_workflow_run_of_a_forks_pull_request_is_refused(tmp_path):
+    """workflow_run runs the default branch's workflow after one of a fork's ran: the head
+    repository is the fork's, both at .workflow_run.head_repository and in its pull requests."""
+    payload = {
+        "action": "completed",
+        "repository": {"full_name": REPO},
+        "workflow_run": {
+            "event": "pull_request",
+            "head_branch": "feature",
+            "head_repository": {"full_name": FORK},
+            "repository": {"full_name": REPO},
+            "pull_requests": [
+                {
+                    "number": 7,
+                    "head": {
+                        "ref": "feature",
+                        "repo": {"id": 1, "url": f"https://api.github.com/repos/{FORK}", "name": "hft-bench"},
+                    },
+                }
+            ],
+        },
+    }
+    r = hook(tmp_path, "workflow_run", payload)
+    assert refused(r, f"workflow_run {FORK_REASON}", "event 'workflow_run' is not one bench.yml runs on"), (
+        r.stderr
+    )
+
+
+def test_a_fork_is_refused_even_under_an_allowed_event_name(tmp_path):
+    """Whatever the event: a payload that names a fork's pull request is refused on that alone."""
+    r = hook(tmp_path, "push", {**push(), "pull_request": pull_request(FORK)["pull_request"]})
+    assert refused(r, f"push {FORK_REASON}") and "is not one bench.yml runs on" not in r.stderr, r.stderr
 
 
 def test_a_pull_request_from_a_deleted_head_repository_is_refused(tmp_path):
-    payload = pull_request(REPO)
-    payload["pull_request"]["head"]["repo"] = None
-    r = hook(tmp_path, "pull_request", payload, f"{BENCH}@refs/pull/7/merge")
-    assert r.returncode != 0 and "unknown head repository" in r.stderr
+    r = hook(tmp_path, "pull_request", pull_request(None), f"{BENCH}@refs/pull/7/merge")
+    assert refused(r, "from a deleted or unknown head repository"), r.stderr
+
+
+# ---- another repository, another event, another workflow
+
+
+def test_another_repository_of_the_same_organization_is_refused(tmp_path):
+    """The runner group may let every repository of the organization in (the Default group);
+    the repository pinned at install time does not."""
+    r = hook(
+        tmp_path, "push", push(SIBLING), f"{SIBLING}/.github/workflows/bench.yml@refs/heads/main", SIBLING
+    )
+    assert refused(
+        r,
+        f"repository '{SIBLING}' is not {REPO}, the one repository this runner was installed for",
+        f"workflow '{SIBLING}/.github/workflows/bench.yml@refs/heads/main' is not {BENCH}",
+        f"push payload of repository '{SIBLING}', not {REPO}",
+    ), r.stderr
+
+
+def test_a_payload_of_another_repository_is_refused(tmp_path):
+    r = hook(tmp_path, "push", push(SIBLING))
+    assert refused(r, f"push payload of repository '{SIBLING}', not {REPO}"), r.stderr
+
+
+@pytest.mark.parametrize(
+    "event",
+    ["pull_request_target", "pull_request_review", "pull_request_review_comment", "schedule", "merge_group",
+     "check_suite", "repository_dispatch", "workflow_call", "release", ""],
+)  # fmt: skip
+def test_an_event_bench_yml_does_not_run_on_is_refused(tmp_path, event):
+    r = hook(tmp_path, event, pull_request(REPO) if event.startswith("pull_request") else push())
+    assert refused(r, f"event '{event}' is not one bench.yml runs on (push, pull_request, workflow_dispatch)")
+    assert "from '" not in r.stderr, "a same-repository payload has no other reason"
 
 
 @pytest.mark.parametrize(
@@ -63,28 +199,52 @@ def test_a_pull_request_from_a_deleted_head_repository_is_refused(tmp_path):
     [
         f"{REPO}/.github/workflows/ci.yml@refs/heads/main",
         f"{REPO}/.github/workflows/evil.yml@refs/pull/7/merge",
-        "mallory/hft-bench/.github/workflows/bench.yml@refs/heads/main",
+        f"{FORK}/.github/workflows/bench.yml@refs/heads/main",
         f"{REPO}/.github/workflows/bench.yml.evil.yml@refs/heads/main",
+        f"{BENCH}@",
         "",
     ],
 )
 def test_another_workflow_is_refused(tmp_path, workflow_ref):
-    r = hook(tmp_path, "push", {"ref": "refs/heads/main", "repository": {"full_name": REPO}}, workflow_ref)
-    assert r.returncode != 0 and "is not acme/hft-bench/.github/workflows/bench.yml" in r.stderr
+    r = hook(tmp_path, "push", push(), workflow_ref)
+    assert refused(r, f"workflow '{workflow_ref}' is not {BENCH}"), r.stderr
 
 
-def test_a_same_repository_pull_request_runs(tmp_path):
-    r = hook(tmp_path, "pull_request", pull_request(REPO), f"{BENCH}@refs/pull/7/merge")
-    assert r.returncode == 0, r.stderr
+# ---- the hook itself
 
 
-@pytest.mark.parametrize("event", ["push", "workflow_dispatch"])
-def test_a_push_to_main_and_a_run_by_hand_run(tmp_path, event):
-    r = hook(tmp_path, event, {"ref": "refs/heads/main", "repository": {"full_name": REPO}},
-             f"{BENCH}@refs/heads/main")  # fmt: skip
-    assert r.returncode == 0, r.stderr
+@pytest.mark.parametrize("pinned", [[], ["--repo"], ["--repo", ""], ["--repo", "acme"], ["--repo", "a/b/c"]])
+def test_an_unpinned_hook_refuses_everything(tmp_path, pinned):
+    r = hook(tmp_path, "push", push(), pinned=pinned)
+    assert refused(r, "no repository pinned", "install-runner.sh --repo OWNER/REPO"), r.stderr
 
 
-def test_a_pull_request_without_its_payload_is_refused(tmp_path):
+def test_the_repository_comes_from_the_pin_not_from_the_job(tmp_path):
+    """A runner pinned to acme/other refuses acme/hft-bench's own, otherwise perfect job."""
+    r = hook(tmp_path, "push", push(), pinned=["--repo", SIBLING])
+    assert refused(r, f"repository '{REPO}' is not {SIBLING}"), r.stderr
+
+
+def test_a_job_without_its_payload_is_refused(tmp_path):
     r = hook(tmp_path, "pull_request", None, f"{BENCH}@refs/pull/7/merge")
-    assert r.returncode != 0 and "without a readable payload" in r.stderr
+    assert refused(r, "pull_request event without a readable payload"), r.stderr
+
+
+def test_a_payload_that_is_not_json_is_refused(tmp_path):
+    (tmp_path / "event.json").write_text("{not json")
+    env = {
+        "PATH": os.environ["PATH"],
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_EVENT_NAME": "push",
+        "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+        "GITHUB_WORKFLOW_REF": f"{BENCH}@refs/heads/main",
+    }
+    r = subprocess.run(["bash", "-e", str(HOOK), "--repo", REPO], env=env, capture_output=True, text=True)
+    assert refused(r, "push payload") and "is not JSON" in r.stderr, r.stderr
+
+
+def test_a_same_repository_pull_request_and_its_review_differ_only_by_the_event(tmp_path):
+    ok = hook(tmp_path, "pull_request", pull_request(REPO), f"{BENCH}@refs/pull/7/merge")
+    assert ok.returncode == 0, ok.stderr
+    review = hook(tmp_path, "pull_request_review", pull_request(REPO), f"{BENCH}@refs/pull/7/merge")
+    assert refused(review, "event 'pull_request_review'") and "from '" not in review.stderr, review.stderr

@@ -1,10 +1,14 @@
 """The runner loop for real, as root, in a scratch root: hft/runner/install-runner.sh installs
-it (--root, with a stand-in GitHub API on 127.0.0.1 and a stand-in runner tarball), then the
-installed hft-runner-loop runs two jobs as a dedicated test user. The stand-in runner
-(fixtures/fake-runner) makes the writes and starts the processes actions/runner's source shows
-(hft/runner/README.md lists them); each fails its job on EACCES. The first job plants a cron
-entry, an at job, a SysV semaphore, files in /dev/shm, /tmp and /var/tmp and a background
-process; the second finds none of them.
+it (--root, with a stand-in GitHub API on 127.0.0.1 and a stand-in runner tarball, both from
+runner_world.py), then the installed hft-runner-loop runs two jobs as a dedicated test user.
+The stand-in runner (fixtures/fake-runner) makes the writes and starts the processes
+actions/runner's source shows (hft/runner/README.md lists them); each fails its job on EACCES.
+Its run.sh, run-helper.sh and listener end with the exit codes the real ones give (each cites
+its lines of actions/runner; test_fake_runner.py checks the mapping). The first job plants a
+cron entry, an at job, a SysV semaphore, files in /dev/shm, /tmp and /var/tmp and a background
+process, and reads the runner's calibration record; the second finds none of the plants. Then
+runners that end without a job (terminated, a session conflict, a deprecated version, a
+registration gone) each lose their registration, and the loop backs off and registers anew.
 
 systemd cannot run units on the test VM (`systemctl is-system-running` says offline), so the
 loop runs with --job-runner direct: the job unit's ExecStart as the user, without the unit's
@@ -13,23 +17,18 @@ scrub is what clears the first job's leftovers here)."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import io
 import json
 import os
 import pwd
+import re
 import shutil
 import subprocess
-import tarfile
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlparse
 
 import pytest
+from runner_world import APP_ID, INSTALLATION_ID, REPO, FakeGitHub, runner_tarball, stub_tools
 
 pytestmark = [
     pytest.mark.ci,
@@ -42,152 +41,8 @@ pytestmark = [
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALLER = ROOT / "hft" / "runner" / "install-runner.sh"
-FAKE_RUNNER = Path(__file__).parent / "fixtures" / "fake-runner"
-REPO = "acme/hft-bench"
-APP_ID, INSTALLATION_ID = "123", "456"
 VERSIONS = ("2.329.0", "2.330.0")
-
-
-def b64url_decode(s: str) -> bytes:
-    return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
-
-
-class FakeGitHub:
-    """generate-jitconfig and App installation tokens as GitHub answers them; /_fake/ hands the
-    stand-in runner its job (GitHub's broker) and takes its result."""
-
-    def __init__(self, public_key: Path, jobs: list[str]):
-        self.public_key, self.jobs = public_key, list(jobs)
-        self.tokens: list[dict] = []  # JWT payloads of the minted tokens
-        self.jit_requests: list[dict] = []
-        self.results: list[dict] = []
-        self.errors: list[str] = []
-        self.deleted: list[str] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def reply(self, code: int, body: dict | str):
-                data = (body if isinstance(body, str) else json.dumps(body)).encode()
-                self.send_response(code)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self):
-                url = urlparse(self.path)
-                if url.path == "/_fake/job" and fake.jobs:
-                    event = {"ref": "refs/heads/main", "repository": {"full_name": REPO}}
-                    workflow = f"{REPO}/.github/workflows/bench.yml@refs/heads/main"
-                    self.reply(200, {"repository": REPO, "event_name": "push", "workflow_ref": workflow,
-                                     "event": event, "script": fake.jobs.pop(0)})  # fmt: skip
-                else:
-                    self.reply(404, {"message": "Not Found"})
-
-            def do_DELETE(self):
-                url = urlparse(self.path)
-                ok = self.headers.get("Authorization") == f"Bearer ghs_test{len(fake.tokens)}"
-                fake.deleted.append(url.path if ok else f"unauthorized {url.path}")
-                self.reply(204 if ok else 401, "")
-
-            def do_POST(self):
-                url = urlparse(self.path)
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                auth = self.headers.get("Authorization", "")
-                try:
-                    if url.path == f"/app/installations/{INSTALLATION_ID}/access_tokens":
-                        fake.tokens.append(fake.check_jwt(auth.removeprefix("Bearer ")))
-                        self.reply(
-                            201,
-                            {"token": f"ghs_test{len(fake.tokens)}", "expires_at": "2099-01-01T00:00:00Z"},
-                        )
-                    elif url.path == f"/repos/{REPO}/actions/runners/generate-jitconfig":
-                        assert auth == f"Bearer ghs_test{len(fake.tokens)}", f"not the fresh token: {auth!r}"
-                        req = json.loads(body)
-                        fake.jit_requests.append(req)
-                        self.reply(201, fake.jit_config(req, self.server.server_address[1]))
-                    elif url.path == "/_fake/result":
-                        q = {k: v[0] for k, v in parse_qs(url.query).items()}
-                        fake.results.append({**q, "output": body.decode()})
-                        self.reply(200, {})
-                    else:
-                        self.reply(404, {"message": "Not Found"})
-                except Exception as e:  # noqa: BLE001  (reported by the test, not swallowed)
-                    fake.errors.append(f"{url.path}: {e!r}")
-                    self.reply(401, {"message": str(e)})
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def check_jwt(self, jwt: str) -> dict:
-        head, payload, sig = jwt.split(".")
-        assert json.loads(b64url_decode(head)) == {"alg": "RS256", "typ": "JWT"}
-        claims = json.loads(b64url_decode(payload))
-        assert claims["iss"] == APP_ID and claims["exp"] - claims["iat"] <= 600, claims
-        with tempfile.TemporaryDirectory() as d:
-            (Path(d) / "sig").write_bytes(b64url_decode(sig))
-            (Path(d) / "data").write_bytes(f"{head}.{payload}".encode())
-            r = subprocess.run(["openssl", "dgst", "-sha256", "-verify", str(self.public_key),
-                                "-signature", f"{d}/sig", f"{d}/data"], capture_output=True)  # fmt: skip
-            assert r.returncode == 0, "JWT signature does not verify with the App's public key"
-        return claims
-
-    def jit_config(self, req: dict, port: int) -> dict:
-        n = len(self.jit_requests)
-        runner = {"agentId": n, "agentName": req["name"], "poolId": req["runner_group_id"],
-                  "serverUrl": f"http://127.0.0.1:{port}/_fake", "gitHubUrl": f"https://github.com/{REPO}",
-                  "workFolder": req["work_folder"], "ephemeral": True}  # fmt: skip
-        files = {".runner": runner, ".credentials": {"scheme": "OAuth", "data": {"clientId": f"c{n}"}},
-                 ".credentials_rsaparams": {"d": "secret", "modulus": "m"}}  # fmt: skip
-        enc = {k: base64.b64encode(json.dumps(v).encode()).decode() for k, v in files.items()}
-        jit = base64.b64encode(json.dumps(enc).encode()).decode()
-        return {"runner": {"id": n, "name": req["name"]}, "encoded_jit_config": jit}
-
-
-def runner_tarball(dest: Path, version: str) -> str:
-    """The stand-in runner as a release tarball at DEST/v<version>/; its sha256."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for path in sorted(FAKE_RUNNER.rglob("*")):
-            tar.add(path, arcname=str(path.relative_to(FAKE_RUNNER)), recursive=False)
-    out = dest / f"v{version}" / f"actions-runner-linux-x64-{version}.tar.gz"
-    out.parent.mkdir(parents=True)
-    out.write_bytes(buf.getvalue())
-    return hashlib.sha256(buf.getvalue()).hexdigest()
-
-
-def stub_tools(bindir: Path, spool: Path) -> dict[str, str]:
-    """crontab, at, atq, atrm: the real ones when installed, else stand-ins keeping one file per
-    entry in SPOOL (the loop finds them first on its PATH; the jobs call them by path)."""
-    spool.mkdir(mode=0o1777)
-    spool.chmod(0o1777)
-    stubs = {
-        "crontab": 'u=$(id -un); op=""\nwhile [ $# -gt 0 ]; do case $1 in -u) u=$2; shift 2;;'
-        " -l) op=l; shift;; -r) op=r; shift;; -) op=i; shift;; *) exit 2;; esac; done\n"
-        'f=SPOOL/cron.$u\ncase $op in l) cat "$f";; r) rm "$f";; i) cat >"$f";; esac',
-        "at": 'cat >"SPOOL/at.$(id -un).$$"',
-        "atq": 'for f in SPOOL/at.*; do [ -e "$f" ] || continue; u=${f#SPOOL/at.}; u=${u%.*}\n'
-        '[ "$(id -u)" = 0 ] || [ "$u" = "$(id -un)" ] || continue\n'
-        'printf "%s\\tThu Nov 26 10:00:00 2026 a %s\\n" "${f##*.}" "$u"; done',
-        "atrm": 'for id in "$@"; do rm -f SPOOL/at.*."$id"; done',
-    }
-    tools = {}
-    for name, body in stubs.items():
-        if shutil.which(name):
-            tools[name] = shutil.which(name)
-            continue
-        path = bindir / name
-        path.write_text(
-            "#!/bin/sh\n# stand-in: not installed on this machine\n"
-            + body.replace("SPOOL", str(spool))
-            + "\n"
-        )
-        path.chmod(0o755)
-        tools[name] = str(path)
-    return tools
+CALIBRATION = {"guards": [{"series": "latency-1c/hft", "metric": "p99", "guarded": True, "why_not": None}]}
 
 
 PLANT = """
@@ -198,6 +53,7 @@ for d in /dev/shm /tmp /var/tmp; do echo planted >"$d/hft-planted-$(id -u)"; don
 setsid sleep 1000 </dev/null >/dev/null 2>&1 &
 echo planted >"$HOME/planted"
 echo "job 1 planted"
+echo "calibration: $HFTBENCH_CALIBRATION guards $(jq '.guards | length' "$HFTBENCH_CALIBRATION")"
 """
 
 CHECK = """
@@ -236,13 +92,28 @@ def world():
         env = {**os.environ, "PATH": f"{outside / 'bin'}:{os.environ['PATH']}",
                "RUNNER_SHA256": sums[VERSIONS[0]], "RUNNER_APP_KEY_FILE": str(key)}  # fmt: skip
         install = subprocess.run(
-            [str(INSTALLER), "--root", str(root), "--url", f"https://github.com/{REPO}", "--api", github.url,
+            [str(INSTALLER), "--root", str(root), "--repo", REPO, "--url", f"https://github.com/{REPO}",
+             "--api", github.url,
              "--download-base", f"file://{outside / 'dl'}", "--app-id", APP_ID, "--installation-id",
              INSTALLATION_ID, "--job-runner", "direct", "--user", user, "--name", "hft-bench-test",
              "--version", VERSIONS[0]],
             env=env, capture_output=True, text=True, timeout=120,
         )  # fmt: skip
         assert install.returncode == 0, install.stdout + install.stderr
+        # hftbench calibrate's record, installed for the jobs to read (as root, once tuned)
+        (outside / "calibration.json").write_text(json.dumps(CALIBRATION))
+        calibrated = subprocess.run(
+            [str(INSTALLER), "--root", str(root), "--calibration", str(outside / "calibration.json")],
+            env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert calibrated.returncode == 0, calibrated.stdout + calibrated.stderr
+        # Back-off in seconds, not minutes: 1 s, then 2 s at most.
+        conf = root / "etc/hft-runner/loop.conf"
+        conf.write_text(
+            conf.read_text()
+            .replace("retry_s=30\n", "retry_s=1\n")
+            .replace("retry_max_s=900\n", "retry_max_s=2\n")
+        )
         loop = subprocess.run(
             [str(root / "usr/local/sbin/hft-runner-loop"), "--config", str(root / "etc/hft-runner/loop.conf"),
              "--jobs", "2"],
@@ -367,9 +238,10 @@ def test_an_update_is_checked_before_it_is_unpacked_then_switched(world):
 
 
 def test_a_runner_that_fails_is_logged_and_its_registration_removed(world):
-    """Here the stand-in GitHub has no job left: the stand-in listener fails as a real one
-    that cannot reach GitHub would; the loop says so, removes the JIT runner and retries. What a
-    loop stopped mid-job left is removed when the loop starts."""
+    """Here the stand-in GitHub has no job left: the registration is gone, and the stand-in
+    listener, like the real one, says so and exits 0, as do run-helper.sh and run.sh. No job ran
+    (no Worker log): the loop counts a failure, removes the JIT runner and would back off. What
+    a loop stopped mid-job left is removed when the loop starts."""
     gh, root = world["github"], world["root"]
     (root / "var/lib/hft-runner/jobs/stale-job/runner").mkdir(parents=True)  # a loop stopped mid-job
     loop = subprocess.run(
@@ -377,8 +249,72 @@ def test_a_runner_that_fails_is_logged_and_its_registration_removed(world):
          "--jobs", "1"],
         env=world["env"], capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert loop.returncode == 1 and "run.sh exited" in loop.stderr, loop.stderr
+    assert loop.returncode == 1 and "run.sh exited 0" in loop.stderr, loop.stderr
+    assert "The runner no longer exists on the server" in loop.stderr
+    assert "the runner exited without running a job" in loop.stderr
     assert gh.deleted == [f"/repos/{REPO}/actions/runners/3"], gh.deleted
     assert "removed the registration of runner 3" in loop.stderr
     assert list((root / "var/lib/hft-runner/jobs").iterdir()) == []
     assert subprocess.run(["pgrep", "-U", str(world["uid"])], capture_output=True).returncode == 1
+
+
+def test_the_calibration_record_is_root_owned_and_read_by_the_job_user(world):
+    """Not in the root-only /etc/hft-runner (a job there stops with a usage error): in
+    /etc/hft-bench, root's to write and everyone's to read, named in the jobs' .env. The first
+    job, as the runner user, read it."""
+    root = world["root"]
+    record = root / "etc/hft-bench/calibration.json"
+    assert json.loads(record.read_text()) == CALIBRATION
+    env = (root / "etc/hft-runner/runner.env").read_text().splitlines()
+    assert f"HFTBENCH_CALIBRATION={record}" in env
+    st = record.stat()
+    assert st.st_uid == 0 and st.st_gid == 0 and st.st_mode & 0o777 == 0o644, oct(st.st_mode)
+    for folder in (record.parent, record.parent.parent):  # /etc/hft-bench, /etc
+        st = folder.stat()
+        assert st.st_uid == 0 and st.st_mode & 0o755 == 0o755 and not st.st_mode & 0o022, (
+            folder,
+            oct(st.st_mode),
+        )
+    assert (root / "etc/hft-runner").stat().st_mode & 0o777 == 0o700, "the secrets stay root's alone"
+    assert not (root / "etc/hft-runner/calibration.json").exists()
+    out = world["github"].results[0]["output"]
+    assert f"calibration: {record} guards 1" in out, out
+
+
+def test_a_terminated_runner_and_a_deprecated_version_back_off_and_register_anew(world):
+    """Four tries: a runner too old for GitHub (listener 7; run.sh passes 7 on because the loop
+    sets ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE=1 where it starts run.sh), a
+    terminated one and a session conflict (listener 1 and 5; run.sh says 0, and no job ran),
+    then a job. Each failure loses its registration; the loop waits 1 s, 2 s, 2 s (doubling,
+    capped at retry_max_s) and registers anew; the job then runs in a fresh registration."""
+    gh, root = world["github"], world["root"]
+    gh.jobs = ["!RunnerVersionTooOld", "!SessionFailure", "!SessionConflict", 'echo "job after the back-off"']
+    before_jit, before_deleted, before_results = len(gh.jit_requests), len(gh.deleted), len(gh.results)
+    started = time.monotonic()
+    loop = subprocess.run(
+        [str(root / "usr/local/sbin/hft-runner-loop"), "--config", str(root / "etc/hft-runner/loop.conf"),
+         "--jobs", "4"],
+        env=world["env"], capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    took = time.monotonic() - started
+    err = loop.stderr
+    assert loop.returncode == 1, err  # three failed tries of four
+    requests = gh.jit_requests[before_jit:]
+    assert len(requests) == 4 and len({r["name"] for r in requests}) == 4, "a new registration per try"
+    ids = range(before_jit + 1, before_jit + 4)
+    assert gh.deleted[before_deleted:] == [f"/repos/{REPO}/actions/runners/{i}" for i in ids], gh.deleted
+    exits = [line.rsplit(" ", 1)[1] for line in err.splitlines() if ": run.sh exited " in line]
+    assert exits == ["7", "0", "0", "0"], err
+    assert re.search(r"runner 2\.\d+\.\d+ is deprecated: GitHub sends it no job", err)
+    assert "install-runner.sh --update VERSION SHA256" in err
+    said = loop.stdout + err  # run-helper.sh and run.sh print on stdout (the unit's journal)
+    assert "Runner listener exit with deprecated version exit code: 7" in said
+    assert "Runner listener exit with terminated error" in said
+    assert "Runner listener exit with Session Conflict error" in said
+    assert err.count("the runner exited without running a job") == 2, err
+    waits = [line for line in err.splitlines() if "backing off" in line]
+    assert [w.split("backing off ")[1].split(" s ")[0] for w in waits] == ["1", "2", "2"], waits
+    assert took >= 5, "the loop slept through its back-off"
+    results = gh.results[before_results:]
+    assert [r["rc"] for r in results] == ["0"] and "job after the back-off" in results[0]["output"]
+    assert list((root / "var/lib/hft-runner/jobs").iterdir()) == []
