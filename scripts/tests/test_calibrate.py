@@ -44,7 +44,10 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
             "--permutations", "500"]  # fmt: skip
     assert cli.main(args) == 0
     doc = json.loads((tmp_path / "calibration.json").read_text())
-    assert doc["runs"] == {"aa": 24, "slow": 16, "stall": 16} and doc["inject_delay_us"] == 7
+    assert (
+        doc["runs"] == {"aa": 24, "slow": 16, "stall": 16, "after": 0, "contention": 0}
+        and doc["inject_delay_us"] == 7
+    )
     assert (doc["inject_stall_us"], doc["inject_stall_every"], doc["looks"]) == (60, 50, 4)
     assert doc["design"] == "paired-rounds"
     aa, slow, stall = (doc["tallies"][k] for k in ("aa", "slow", "stall"))
@@ -86,18 +89,26 @@ def test_a_noisy_metric_is_not_guarded_and_says_why():
     assert rows[("load/hft", "p99_us")]["why_not"] == "the load generator fell behind in 16 of 16 runs"
 
 
-def test_paired_rounds_too_few_to_reach_the_level_say_which_look_could():
-    from hftbench.commands.calibrate import _no_mde_why
-    from hftbench.judge import designs
+def test_intervals_narrower_than_their_evidence_are_not_guarded_and_p_values_are_summed_up():
+    from hftbench.judge.calibration import guard_rows, p_spread
     from hftbench.judge.gates import load_gates
 
-    gates = load_gates().for_looks(4)
-    why = _no_mde_why(designs.PAIRED_ROUNDS, 8, gates)
-    assert why.startswith("8 paired rounds cannot flag") and "least p is 0.0078" in why, why
-    pairs = int(why.split("; ")[1].split()[0])
-    assert _no_mde_why(designs.PAIRED_ROUNDS, pairs, gates) is None
-    assert _no_mde_why(designs.PAIRED_ROUNDS, pairs - 1, gates) is not None
-    assert _no_mde_why(designs.DUET, 8, gates) is None  # blocks of pairs: thousands of units
+    gates = load_gates().for_looks(4)  # intervals state 98.75 %
+    aa = {
+        "comparisons": 200,
+        "series_tested": {"latency-1c/hft p50_us": 200, "latency-1c/hft p99_us": 200},
+        "series_regression": {},
+        "series_covered": {"latency-1c/hft p50_us": 198, "latency-1c/hft p99_us": 140},
+        "mde": {"latency-1c/hft p50_us": 1.01, "latency-1c/hft p99_us": 1.03},
+    }
+    rows = {r["metric"]: r for r in guard_rows(aa, gates)}
+    assert rows["p50_us"]["guarded"] and rows["p50_us"]["coverage"] == 0.99
+    assert not rows["p99_us"]["guarded"]  # no false alarm, a sharp MDE, and yet: 70 % coverage
+    assert rows["p99_us"]["why_not"].startswith("A/A intervals held 1 in 70.0 % of draws, they state 98.75 %")
+    uniform = p_spread(list(np.linspace(0.0005, 0.9995, 1000)))
+    assert uniform["below_0.01"] == 0.01 and uniform["ks_d"] < 0.01
+    piled = p_spread([0.001] * 30 + list(np.linspace(0.01, 1, 70)))
+    assert piled["below_0.01"] == 0.3 and piled["ks_d"] > 0.25
 
 
 def test_too_few_rounds_for_k_is_a_usage_error(tmp_path):

@@ -5,15 +5,22 @@ this runner can judge.
 Measure (unless --from): rounds as `ab` measures them (`--design`; designs.py): duet where
 the suite allows it (both servers at once, one client interleaving orders), else paired
 rounds. `--runs` A/A rounds (this checkout's build against itself), `--slow-runs` rounds
-against a server with `--inject-delay-us D` (every order slower) and `--stall-runs` against
-`--inject-stall-us S --inject-stall-every N` (one order in N: the tail only), interleaved
-(aa, slow, stall, aa, …), into <out>/<kind>/base/ and <out>/<kind>/head/; and `--solo-runs`
+against a server with `--inject-delay-us D` (every order slower), `--stall-runs` against
+`--inject-stall-us S --inject-stall-every N` (one order in N: the tail only), `--after-runs`
+against `--inject-after-reply-us A` (CPU work after each reply: off the order's own path, so
+in a duet base pays for it too) and `--contention-runs` against `--inject-contention-us C` (a
+cost only while several connections are open), interleaved (aa, slow, stall, after,
+contention, aa, …), into <out>/<kind>/base/ and <out>/<kind>/head/; and `--solo-runs`
 runs of the build alone (<out>/solo/): the price of duet, absolute P50 alone against in a
 duet.
 
 Analyse: `--comparisons` times per kind, draw `--k` rounds of that kind and compare their
 base and head sides with the design's test, judged as one of ab's looks (A/A: every
-regression is a false alarm, and "no change" is the answer we want). Writes
+regression is a false alarm, and "no change" is the answer we want). The A/A draws also say
+whether the intervals are as wide as their evidence: per series × metric, how often the
+verdict's interval held 1 (its coverage, against the confidence it states) and how the A/A
+p-values spread (a sound test's are uniform: about 1 in 100 below 0.01). A series is guarded
+only where both hold. Writes
 <out>/calibration.json and calibration.md: per kind, how many comparisons ended in each
 status and per gated metric how many flagged; per series × metric the median minimum
 detectable effect and whether this runner guards it (calibration.py: the record the gate
@@ -38,7 +45,7 @@ from .. import config as config_mod
 from .. import metrics, paths
 from ..errors import UsageError
 from ..fsio import write_atomic
-from ..judge import calibration, designs, paired
+from ..judge import calibration, designs
 from ..judge.compare import Comparison, compare_sides
 from ..judge.gates import Gates, load_gates
 from ..judge.rounds import AB_ROUNDS, add_looks_arg, order
@@ -50,11 +57,11 @@ from ..measure.run import run_plan
 from ..publish.calibrate_text import render
 from ..results import Run
 from ..series import Series
-from ..verdicts import NO_CHANGE, REGRESSION
+from ..verdicts import FASTER, IMPROVEMENT, NO_CHANGE, REGRESSION
 from .base import Command
 from .flags import plan_of
 
-KINDS = ("aa", "slow", "stall")
+KINDS = ("aa", "slow", "stall", "after", "contention")
 SHOWN = tuple(m.name for m in (metrics.P50, metrics.P99, metrics.P999))  # the effects calibrate reports
 Pool = list[tuple[Run, Run]]  # a kind's rounds: (base run, head run)
 
@@ -66,6 +73,8 @@ def kind_flags(args) -> dict[str, list[str]]:
         "slow": [*base, "--inject-delay-us", str(args.inject_delay_us)],
         "stall": [*base, "--inject-stall-us", str(args.inject_stall_us),
                   "--inject-stall-every", str(args.inject_stall_every)],
+        "after": [*base, "--inject-after-reply-us", str(args.inject_after_reply_us)],
+        "contention": [*base, "--inject-contention-us", str(args.inject_contention_us)],
     }  # fmt: skip
 
 
@@ -149,6 +158,9 @@ def _tally(gates: Gates) -> dict[str, Any]:
         "series_regression": {},  # "series metric" -> comparisons where it regressed
         "series_tested": {},  # "series metric" -> comparisons where it was tested
         "series_no_change": {},  # "series metric" -> comparisons where it said "no change"
+        "series_covered": {},  # "series metric" -> comparisons whose interval held 1 (A/A: coverage)
+        "series_p": {},  # "series metric" -> the unadjusted p-values (A/A: should be uniform)
+        "series_passed": {},  # "series metric" -> comparisons read "no change" or "improvement"
     }
 
 
@@ -167,6 +179,12 @@ def _count(t: dict[str, Any], c: Comparison) -> None:
         t["series_tested"][key] = t["series_tested"].get(key, 0) + 1
         t["series_regression"][key] = t["series_regression"].get(key, 0) + (r.verdict == REGRESSION)
         t["series_no_change"][key] = t["series_no_change"].get(key, 0) + (r.verdict == NO_CHANGE)
+        passed = r.verdict in (NO_CHANGE, IMPROVEMENT, FASTER)
+        t["series_passed"][key] = t["series_passed"].get(key, 0) + passed
+        if r.ci is not None and all(np.isfinite(r.ci)):
+            t["series_covered"][key] = t["series_covered"].get(key, 0) + (r.ci[0] <= 1.0 <= r.ci[1])
+        if r.p_value is not None:
+            t["series_p"].setdefault(key, []).append(float(r.p_value))
         if r.mde is not None and np.isfinite(r.mde):
             t["mde"].setdefault(key, []).append(r.mde)
     for r in c.results:  # gated by gates.yaml, left out here: the record says why (calibration.py)
@@ -176,6 +194,7 @@ def _count(t: dict[str, Any], c: Comparison) -> None:
 
 def _finish(t: dict[str, Any]) -> dict[str, Any]:
     t["mde"] = {k: round(float(np.median(v)), 4) for k, v in sorted(t["mde"].items())}
+    t["series_p"] = {k: calibration.p_spread(v) for k, v in sorted(t["series_p"].items())}
     return t
 
 
@@ -209,26 +228,9 @@ def analyse(
     return {
         "tallies": done,
         "effects": effects,
-        "guards": calibration.guard_rows(done["aa"], gates, _no_mde_why(design, k, gates)),
+        "confidence": gates.confidence,
+        "guards": calibration.guard_rows(done["aa"], gates),
     }
-
-
-def _no_mde_why(design: str, k: int, gates: Gates) -> str | None:
-    """Paired rounds are judged by a sign-flip test over k pairs, whose least p is 2 / 2^k: at
-    ab's first look (8 pairs, 0.0078) that is above a gated metric's level (alpha / looks /
-    family), so no effect can be flagged there; say which look could."""
-    if design != designs.PAIRED_ROUNDS:
-        return None
-    gated = [m for m in gates.metrics if m.gated and m.kind != "errors"]
-    level = min(m.alpha for m in gated) / max(len(gated), 1)
-    if paired.smallest_p(k) < level:
-        return None
-    pairs = next(n for n in range(k, 64) if paired.smallest_p(n) < level)
-    least = paired.smallest_p(k)
-    return (
-        f"{k} paired rounds cannot flag: a sign-flip test's least p is {least:.4f}, above the "
-        f"level {level:.4f}; {pairs} pairs can (calibrate with --k {pairs} or more)"
-    )
 
 
 def price_of_duet(pools: dict[str, Pool], solo: list[Run]) -> dict[str, dict[str, float]]:
@@ -290,6 +292,23 @@ class CalibrateCommand(Command):
             "--inject-stall-every", type=int, default=50, help="hft-server --inject-stall-every (default 50)"
         )
         p.add_argument(
+            "--after-runs", type=int, default=0, help="rounds against work after the reply (default 0)"
+        )
+        p.add_argument(
+            "--contention-runs", type=int, default=0,
+            help="rounds against a cost that appears only with several connections open (default 0)",
+        )  # fmt: skip
+        p.add_argument(
+            "--inject-after-reply-us", type=int, default=15,
+            help="hft-server --inject-after-reply-us (default 15: about one order's own CPU on the VM)",
+        )  # fmt: skip
+        p.add_argument(
+            "--inject-contention-us",
+            type=int,
+            default=10,
+            help="hft-server --inject-contention-us (default 10)",
+        )
+        p.add_argument(
             "--comparisons", type=int, default=200, help="random comparisons of each kind (default 200)"
         )
         p.add_argument("--k", type=int, default=8, help="rounds in a comparison (default 8: ab's first look)")
@@ -316,7 +335,8 @@ def main(args, cfg: config_mod.Config | None = None) -> int:
             raise UsageError(
                 f"--out {out} exists and is not empty; pass a new folder, or --from it to re-analyse"
             )
-        counts = {"aa": args.runs, "slow": args.slow_runs, "stall": args.stall_runs, "solo": args.solo_runs}
+        counts = {"aa": args.runs, "slow": args.slow_runs, "stall": args.stall_runs, "after": args.after_runs,
+                  "contention": args.contention_runs, "solo": args.solo_runs}  # fmt: skip
         pools, solo = measure(out, counts, args, cfg)
     else:
         if not (args.source / "aa").is_dir():
@@ -333,6 +353,8 @@ def main(args, cfg: config_mod.Config | None = None) -> int:
         "inject_delay_us": _flag_value(heads["slow"], "--inject-delay-us"),
         "inject_stall_us": _flag_value(heads["stall"], "--inject-stall-us"),
         "inject_stall_every": _flag_value(heads["stall"], "--inject-stall-every"),
+        "inject_after_reply_us": _flag_value(heads["after"], "--inject-after-reply-us"),
+        "inject_contention_us": _flag_value(heads["contention"], "--inject-contention-us"),
         "runs": {kind: len(pool) for kind, pool in pools.items()},
         "k": args.k,
         "looks": args.looks,

@@ -4,7 +4,10 @@
 `guards` list holds, per series × gated metric of the suite, the A/A false-alarm rate, the
 median minimum detectable effect (MDE), and whether this runner guards it: a metric is
 guarded when its A/A false alarms are at most MAX_FALSE_ALARMS and its MDE is within its
-gates.yaml threshold (a 10 % gate needs a runner that can see 10 %).
+gates.yaml threshold (a 10 % gate needs a runner that can see 10 %), and its intervals are
+as wide as their evidence: in the A/A draws they held 1 at least as often as the confidence
+they state, less MAX_COVERAGE_SHORTFALL (a 98.75 % interval that holds 1 in 90 % of A/A
+draws is a claim stronger than its data, and so are its MDE and its "no change").
 
 The gate (`ab`, `compare`, `bisect`) reads the record named by `--calibration` or
 $HFTBENCH_CALIBRATION: on the runner it is a root-owned file outside the repository, so a
@@ -23,18 +26,34 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..errors import UsageError
 from .gates import Gates
 
 ENV = "HFTBENCH_CALIBRATION"
 MAX_FALSE_ALARMS = 0.01
+MAX_COVERAGE_SHORTFALL = 0.02  # the sampling error of a coverage rate over ~200 overlapping draws
 RECORD_VERSION = 1
 
 
-def guard_rows(aa: dict[str, Any], gates: Gates, no_mde_why: str | None = None) -> list[dict[str, Any]]:
+def p_spread(p_values: list[float]) -> dict[str, float]:
+    """How A/A p-values spread: the share below 0.01 and 0.05 and the largest gap between
+    their empirical CDF and the uniform one (Kolmogorov's D). A sound test's A/A p-values are
+    uniform; a pile near 0 is an interval too narrow for its data (pure)."""
+    p = np.sort(np.asarray(p_values, dtype=float))
+    if len(p) == 0:
+        return {"n": 0}
+    n = len(p)
+    ranks = np.arange(1, n + 1) / n
+    ks = float(max(np.max(ranks - p), np.max(p - (ranks - 1.0 / n))))
+    return {"n": n, "below_0.01": round(float(np.mean(p < 0.01)), 4),
+            "below_0.05": round(float(np.mean(p < 0.05)), 4), "ks_d": round(ks, 4)}  # fmt: skip
+
+
+def guard_rows(aa: dict[str, Any], gates: Gates) -> list[dict[str, Any]]:
     """One row per series × gated metric measured in the A/A tally (calibrate's `_tally`):
-    its false-alarm rate, its median MDE, guarded or not and why (pure). `no_mde_why`: what
-    the design says of an infinite MDE, when it knows (paired rounds too few to reach the level)."""
+    its false-alarm rate, its A/A coverage, its median MDE, guarded or not and why (pure)."""
     rows = []
     n = aa["comparisons"]
     for key in sorted(aa["series_tested"]):
@@ -44,14 +63,21 @@ def guard_rows(aa: dict[str, Any], gates: Gates, no_mde_why: str | None = None) 
             continue
         rate = aa["series_regression"].get(key, 0) / n if n else 1.0
         mde = aa["mde"].get(key)
+        tested = aa["series_tested"][key]
+        covered = aa.get("series_covered", {}).get(key)
+        coverage = round(covered / tested, 4) if covered is not None and tested else None
         why = None
         if mde is None or not math.isfinite(mde):
-            why = no_mde_why or "no finite MDE on this runner (too few samples or runs)"
+            why = "no finite MDE on this runner (too few samples or runs)"
         elif rate > MAX_FALSE_ALARMS:
             why = f"A/A false alarms {100 * rate:.1f} % > {100 * MAX_FALSE_ALARMS:.0f} % on this runner"
+        elif coverage is not None and coverage < gates.confidence - MAX_COVERAGE_SHORTFALL:
+            why = (f"A/A intervals held 1 in {100 * coverage:.1f} % of draws, they state "
+                   f"{100 * gates.confidence:.2f} %: too narrow for this runner's noise")  # fmt: skip
         elif mde > m.threshold:
             why = f"MDE {100 * (mde - 1):+.1f} % > {100 * (m.threshold - 1):.0f} % on this runner"
         rows.append({"series": series, "metric": metric, "false_alarms": round(rate, 4),
+                     "coverage": coverage, "p_values": aa.get("series_p", {}).get(key),
                      "mde": mde, "guarded": why is None, "why_not": why})  # fmt: skip
     for key, why in sorted((aa.get("series_why_not") or {}).items()):  # never tested here
         if key not in aa["series_tested"] and gates.metric(key.rsplit(" ", 1)[1]).kind != "errors":

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..verdicts import NO_CHANGE
+from ..verdicts import FASTER, IMPROVEMENT, NO_CHANGE
 
-TITLE = {"aa": "A/A (same build)", "slow": "uniform slowdown", "stall": "tail-only stall"}
+TITLE = {
+    "aa": "A/A (same build)",
+    "slow": "uniform slowdown",
+    "stall": "tail-only stall",
+    "after": "work after the reply",
+    "contention": "cost only under concurrency",
+}
 
 
 def _pct(n: int, d: int) -> str:
@@ -23,20 +29,24 @@ def render(doc: dict[str, Any]) -> str:
         f"Suite `{doc['suite']}` ({doc['date']}), design `{doc['design']}`: {runs['aa']} A/A rounds, "
         f"{runs.get('slow', 0)} against `--inject-delay-us {doc.get('inject_delay_us')}`, "
         f"{runs.get('stall', 0)} against `--inject-stall-us {doc.get('inject_stall_us')} "
-        f"--inject-stall-every {doc.get('inject_stall_every')}`; {t['aa']['comparisons']} random draws "
+        f"--inject-stall-every {doc.get('inject_stall_every')}`, "
+        f"{runs.get('after', 0)} against `--inject-after-reply-us {doc.get('inject_after_reply_us')}`, "
+        f"{runs.get('contention', 0)} against `--inject-contention-us {doc.get('inject_contention_us')}`; "
+        f"{t['aa']['comparisons']} random draws "
         f"of {doc['k']} rounds of each kind, judged as one of {doc.get('looks', 1)} looks "
         f"(alpha / looks); gates `{doc['gates']}`.",
         "",
-        "| comparison | flagged (suite) | no change (suite) | "
+        "| comparison | flagged (suite) | no change (suite) | passed with ✅ (suite) | "
         + " | ".join(f"{m} regressed" for m in metrics)
         + " | "
         + " | ".join(f"{m} no change" for m in metrics)
         + " |",
-        "|---|---|---|" + "---|" * (2 * len(metrics)),
+        "|---|---|---|---|" + "---|" * (2 * len(metrics)),
     ]
     for kind, tally in t.items():
         n = tally["comparisons"]
-        cells = [_pct(tally["flagged"], n), _pct(tally["statuses"].get(NO_CHANGE, 0), n)]
+        passed = sum(tally["statuses"].get(s, 0) for s in (NO_CHANGE, IMPROVEMENT, FASTER))
+        cells = [_pct(tally["flagged"], n), _pct(tally["statuses"].get(NO_CHANGE, 0), n), _pct(passed, n)]
         cells += [_pct(tally["regression"][m], n) for m in metrics]
         cells += [_pct(tally["no_change"][m], n) for m in metrics]
         lines.append(f"| {TITLE[kind]} | " + " | ".join(cells) + " |")
@@ -68,6 +78,18 @@ def render(doc: dict[str, Any]) -> str:
     lines += ["", "What this runner guards (the record `--calibration` hands the gate):", ""]
     lines += [f"- {g['series']} {g['metric']}: guarded (MDE {100 * (g['mde'] - 1):+.1f} %)" if g["guarded"]
               else f"- {g['series']} {g['metric']}: {g['why_not']}" for g in doc["guards"]]  # fmt: skip
+    honest = [g for g in doc["guards"] if g.get("coverage") is not None]
+    if honest:
+        conf = doc.get("confidence")
+        stated = f" (they state {100 * conf:.2f} %)" if conf else ""
+        lines += ["", "Are the intervals as wide as their evidence? A/A draws whose interval held "
+                  f"1{stated}, and how the A/A p-values spread (uniform when the test is sound: "
+                  "about 1 % below 0.01; D is the largest gap from the uniform CDF):", ""]  # fmt: skip
+        for g in honest:
+            p = g.get("p_values") or {}
+            spread = (f"; p < 0.01 in {100 * p['below_0.01']:.1f} %, p < 0.05 in "
+                      f"{100 * p['below_0.05']:.1f} %, D {p['ks_d']:.3f}") if p.get("n") else ""  # fmt: skip
+            lines.append(f"- {g['series']} {g['metric']}: {100 * g['coverage']:.1f} %{spread}")
     for series, p in (doc.get("price_of_duet") or {}).items():
         lines += ["", f"Price of duet, {series}: P50 {p['solo_p50_us']} µs alone, {p['duet_p50_us']} µs "
                   f"in a duet (×{p['ratio']}): two servers share the CPU's caches and queues."]  # fmt: skip
