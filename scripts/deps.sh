@@ -2,9 +2,20 @@
 # make deps: install everything the build and the tests need, idempotently.
 # Each step checks first and does nothing when its inputs are already satisfied,
 # so a second run takes a second or two.
+#   scripts/deps.sh                 everything (make deps)
+#   scripts/deps.sh --apt-packages  the Debian packages it needs, one a line (hft/runner/provision-host)
+#   scripts/deps.sh --tools [DIR]   only the pinned tools (actionlint, act, inferno) into DIR/bin
+#                                   (default .deps): provision-host builds them once for a runner
+# The pinned tools come from $HFT_TOOLS_DIR/bin when it has them at these versions (a runner's,
+# set in its jobs' .env by install-runner.sh): linked into .deps/bin, not built from the network.
 set -euo pipefail
+START=$PWD
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+DEPS=$ROOT/.deps
+ACTIONLINT_VERSION=v1.7.12
+INFERNO_VERSION=0.12.8
+ACT_VERSION=v0.2.89
 
 APT_PACKAGES=(
   build-essential pkg-config cmake
@@ -18,6 +29,10 @@ APT_PACKAGES=(
   linux-perf                                    # ab's differential profile (perf record -e cpu-clock)
   chromium fonts-dejavu-core fonts-noto-color-emoji  # dashboard browser tests, screenshots
 )
+if [ "${1:-}" = --apt-packages ]; then
+  printf '%s\n' "${APT_PACKAGES[@]}"
+  exit 0
+fi
 
 log() { printf 'deps: %s\n' "$*"; }
 die() { printf 'deps: error: %s\n' "$*" >&2; exit 1; }
@@ -122,31 +137,59 @@ npm_step() {
   touch "$stamp"
 }
 
+# provisioned NAME OK_FN BIN...: link BIN... from $HFT_TOOLS_DIR/bin into $DEPS/bin when
+# OK_FN says the copy there is the pinned version (a runner's tools, built by provision-host).
+provisioned() {
+  local name=$1 ok=$2 bin
+  shift 2
+  [ -n "${HFT_TOOLS_DIR:-}" ] && [ "$HFT_TOOLS_DIR" != "$DEPS" ] && "$ok" "$HFT_TOOLS_DIR" || return 1
+  mkdir -p "$DEPS/bin"
+  for bin in "$@"; do ln -sfn "$HFT_TOOLS_DIR/bin/$bin" "$DEPS/bin/$bin"; done
+  log "$name from $HFT_TOOLS_DIR (provision-host)"
+}
+
 # actionlint (make test-ci), a Go module at a pinned version in the git-ignored .deps/bin.
+actionlint_ok() { [ -x "$1/bin/actionlint" ] && "$1/bin/actionlint" -version | grep -qx "$ACTIONLINT_VERSION"; }
 actionlint_step() {
-  local version=v1.7.12
-  [ -x .deps/bin/actionlint ] && .deps/bin/actionlint -version | grep -qx "$version" && return 0
-  log "go install actionlint $version"
-  GOBIN=$ROOT/.deps/bin go install "github.com/rhysd/actionlint/cmd/actionlint@$version"
+  actionlint_ok "$DEPS" && return 0
+  provisioned actionlint actionlint_ok actionlint && return 0
+  log "go install actionlint $ACTIONLINT_VERSION"
+  GOBIN=$DEPS/bin go install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
 }
 
 # inferno (ab's differential flame graph: collapse-perf, diff-folded, flamegraph), a crate at
 # a pinned version in .deps/bin.
+inferno_ok() { [ -x "$1/bin/inferno-flamegraph" ] && [ "$(cat "$1/inferno.version" 2>/dev/null)" = "$INFERNO_VERSION" ]; }
 inferno_step() {
-  local version=0.12.8
-  [ -x .deps/bin/inferno-flamegraph ] && [ "$(cat .deps/inferno.version 2>/dev/null)" = "$version" ] && return 0
-  log "cargo install inferno $version"
-  cargo install --quiet --locked --root "$ROOT/.deps" inferno --version "$version"
-  echo "$version" >.deps/inferno.version
+  inferno_ok "$DEPS" && return 0
+  if provisioned inferno inferno_ok inferno-collapse-perf inferno-diff-folded inferno-flamegraph; then
+    echo "$INFERNO_VERSION" >"$DEPS/inferno.version"
+    return 0
+  fi
+  log "cargo install inferno $INFERNO_VERSION"
+  cargo install --quiet --locked --root "$DEPS" inferno --version "$INFERNO_VERSION"
+  echo "$INFERNO_VERSION" >"$DEPS/inferno.version"
 }
 
 # nektos/act (the workflow tests of make test-ci), a Go module at a pinned version, like actionlint.
+act_ok() { [ -x "$1/bin/act" ] && "$1/bin/act" --version | grep -qx "act version ${ACT_VERSION#v}"; }
 act_step() {
-  local version=v0.2.89
-  [ -x .deps/bin/act ] && .deps/bin/act --version | grep -qx "act version ${version#v}" && return 0
-  log "go install act $version"
-  GOBIN=$ROOT/.deps/bin go install "github.com/nektos/act@$version"
+  act_ok "$DEPS" && return 0
+  provisioned act act_ok act && return 0
+  log "go install act $ACT_VERSION"
+  GOBIN=$DEPS/bin go install "github.com/nektos/act@$ACT_VERSION"
 }
+
+if [ "${1:-}" = --tools ]; then
+  DEPS=${2:-$DEPS}
+  [[ $DEPS == /* ]] || DEPS=$START/$DEPS
+  mkdir -p "$DEPS/bin"
+  actionlint_step
+  inferno_step
+  act_step
+  log "ok: actionlint, inferno, act in $DEPS/bin"
+  exit 0
+fi
 
 apt_step
 toolchain_step

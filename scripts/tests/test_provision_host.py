@@ -1,0 +1,163 @@
+"""hft/runner/provision-host: its flags (each refusal names the flag and where its value comes
+from) and its dry run (every package scripts/deps.sh checks, each download checked before it
+is used, the tools where the jobs' .env points, a check as the jobs' user); and scripts/deps.sh
+linking a runner's provisioned tools instead of building them from the network."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.ci
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "hft" / "runner" / "provision-host"
+DEPS = ROOT / "scripts" / "deps.sh"
+GOOD = {"--go": "1.25.1", "--go-sha256": "a" * 64, "--rust": "1.89.0", "--rustup-sha256": "b" * 64}
+
+
+def provision(*args: str, **flags: str | None) -> subprocess.CompletedProcess:
+    given = {**GOOD, **{f"--{k.replace('_', '-')}": v for k, v in flags.items()}}
+    argv = [a for k, v in given.items() if v is not None for a in (k, v)]
+    return subprocess.run([str(SCRIPT), *argv, *args], capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def log() -> str:
+    r = provision("--dry-run")
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_help_names_every_flag():
+    r = subprocess.run([str(SCRIPT), "--help"], capture_output=True, text=True)
+    assert r.returncode == 0
+    for flag in ("--go", "--go-sha256", "--rust", "--rustup-sha256", "--user", "--dry-run"):
+        assert flag in r.stdout, flag
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"go": None}, "--go must be a Go release"),
+        ({"go": "latest"}, "--go must be a Go release"),
+        ({"go": "1.22.5"}, "--go 1.22.5 is older than 1.25, which clients/go/go.mod needs"),
+        ({"go_sha256": None}, "--go-sha256 must be the 64 hex digits https://go.dev/dl/ shows"),
+        ({"go_sha256": "A" * 64}, "--go-sha256 must be the 64 hex digits"),
+        ({"rust": None}, "--rust must be a Rust release"),
+        ({"rust": "stable"}, "--rust must be a Rust release"),
+        ({"rust": "1.79.0"}, "--rust 1.79.0 is older than 1.80, Cargo.toml's rust-version"),
+        (
+            {"rustup_sha256": "abc"},
+            "--rustup-sha256 must be the 64 hex digits of https://static.rust-lang.org",
+        ),
+        ({"user": "root"}, "--user must not be root"),
+        ({"user": "Bad User"}, "--user must be the jobs' plain user name"),
+    ],
+)
+def test_each_flag_is_checked_and_named(flags, message):
+    r = provision("--dry-run", **flags)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+    assert "step:" not in r.stdout, "nothing runs before the flags are good"
+
+
+def test_an_unknown_argument_is_refused():
+    r = provision("--dry-run", "--sudo")
+    assert r.returncode == 2 and "unknown argument '--sudo'" in r.stderr
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="as root a real run would start")
+def test_a_real_run_needs_root():
+    r = provision()
+    assert r.returncode == 2 and "run as root" in r.stderr
+
+
+def test_every_step_is_shown_and_nothing_changes(log):
+    assert re.findall(r"^provision-host: step: (\d)/5", log, re.M) == list("12345")
+    assert log.rstrip().endswith("done (dry run: nothing changed)")
+
+
+def test_every_package_make_deps_checks_is_installed(log):
+    """A job's make deps finds every package it checks installed, so it never needs sudo."""
+    wanted = subprocess.run([str(DEPS), "--apt-packages"], capture_output=True, text=True, check=True)
+    packages = wanted.stdout.split()
+    assert "build-essential" in packages and "linux-perf" in packages
+    line = next(x for x in log.splitlines() if "apt-get install" in x)
+    installed = line.split("--no-install-recommends", 1)[1].split()
+    for p in [*packages, "jq", "openssl", "curl", "git", "nodejs", "npm", "util-linux"]:
+        assert p in installed, p
+    assert len(installed) == len(set(installed)), "each package once"
+
+
+def test_each_download_is_checked_before_it_is_used(log):
+    go_tar = log.index("curl -fsSL -o /tmp/provision-host.XXXXXX/go.tar.gz https://go.dev/dl/go1.25.1.linux-")
+    go_sum = log.index(f'echo "{"a" * 64}  /tmp/provision-host.XXXXXX/go.tar.gz" | sha256sum -c -')
+    assert go_tar < go_sum < log.index("tar -xzf /tmp/provision-host.XXXXXX/go.tar.gz -C /usr/local/go.new")
+    init = "/tmp/provision-host.XXXXXX/rustup-init"
+    rust_sum = log.index(f'echo "{"b" * 64}  {init}" | sha256sum -c -')
+    assert rust_sum < log.index(f"{init} -y --no-modify-path --profile minimal --default-toolchain 1.89.0")
+    assert "--component clippy --component rustfmt" in log
+
+
+def test_toolchains_and_tools_are_root_owned_and_read_only(log):
+    for folder in ("/usr/local/go.new", "/opt/rust", "/opt/hft-bench"):
+        assert f"chown -R root:root {folder}\n" in log and f"chmod -R a+rX,go-w {folder}\n" in log, folder
+    assert "mv -T /usr/local/go.new /usr/local/go" in log
+    assert "RUSTUP_HOME=/opt/rust/rustup CARGO_HOME=/opt/rust/cargo" in log
+
+
+def test_the_tools_go_where_the_jobs_env_points(log):
+    """install-runner.sh names /opt/hft-bench/tools in the jobs' .env (HFT_TOOLS_DIR); the
+    PATH of the check is the one it gives the jobs."""
+    assert f"{DEPS} --tools /opt/hft-bench/tools" in log
+    installer = (SCRIPT.parent / "install-runner.sh").read_text()
+    assert "TOOLS_DIR=$R/opt/hft-bench/tools" in installer and "set_runner_env HFT_TOOLS_DIR" in installer
+    job_path = re.search(r'set_runner_env PATH "([^"]+)"', installer)[1]
+    assert f"PATH={job_path} " in log
+
+
+def test_the_check_runs_as_the_jobs_user_and_looks_for_anything_writable(log):
+    check = log.split("step: 5/5")[1]
+    tools = "/opt/hft-bench/tools/bin"
+    wanted = ["cargo --version", "go version", "node --version", f"{tools}/actionlint -version",
+              f"{tools}/act --version", f"{tools}/inferno-flamegraph --version"]  # fmt: skip
+    for tool in wanted:
+        assert "env -i HOME=/nonexistent PATH=" in check and f" {tool}\n" in check, tool
+    assert "setpriv --reuid=" in check and "-writable (must find nothing)" in check
+
+
+def test_deps_links_a_runners_tools_instead_of_building_them(tmp_path):
+    """With HFT_TOOLS_DIR holding the pinned versions, `deps.sh --tools` links them: no go or
+    cargo on the PATH, so a build would fail."""
+    text = DEPS.read_text()
+    versions = {
+        k: re.search(rf"^{k}_VERSION=(\S+)$", text, re.M)[1] for k in ("ACTIONLINT", "INFERNO", "ACT")
+    }
+    tools = tmp_path / "tools"
+    (tools / "bin").mkdir(parents=True)
+    fakes = {
+        "actionlint": f"echo {versions['ACTIONLINT']}",
+        "act": f"echo 'act version {versions['ACT'][1:]}'",
+        **{f"inferno-{x}": "true" for x in ("flamegraph", "collapse-perf", "diff-folded")},
+    }
+    for name, body in fakes.items():
+        (tools / "bin" / name).write_text(f"#!/bin/sh\n{body}\n")
+        (tools / "bin" / name).chmod(0o755)
+    (tools / "inferno.version").write_text(versions["INFERNO"] + "\n")
+    env = {"PATH": "/usr/bin:/bin", "HFT_TOOLS_DIR": str(tools), "HOME": str(tmp_path)}
+    out = tmp_path / "deps"
+    r = subprocess.run([str(DEPS), "--tools", str(out)], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    for name in fakes:
+        assert os.readlink(out / "bin" / name) == str(tools / "bin" / name), name
+    said = r.stdout + r.stderr
+    assert f"actionlint from {tools} (provision-host)" in said and "go install" not in said, said
+    stale = tools / "bin" / "actionlint"
+    stale.write_text("#!/bin/sh\necho v0.0.1\n")  # another version: not taken, built instead
+    (out / "bin" / "actionlint").unlink()
+    r = subprocess.run([str(DEPS), "--tools", str(out)], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and f"go install actionlint {versions['ACTIONLINT']}" in r.stdout + r.stderr
