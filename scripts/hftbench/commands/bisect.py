@@ -3,9 +3,11 @@
 1. The commits good..bad (first parent) are the candidates. Each one measured is built
    once: only the server, in a worktree, with one cargo target dir shared by all of them
    (ab's build), so a commit costs an incremental build of hft-server.
-2. A step measures the middle candidate interleaved with both ends (rounds of good,
-   candidate, bad in rotating order, a fresh server each) and compares it, with ab's
-   statistics, against good and against bad on one series × metric; bisect_steps.side_of
+2. A step measures the middle candidate interleaved with both ends, in ab's design: where the
+   suite runs as duets (ab's default), each round is three duets (good with candidate,
+   candidate with bad, good with bad), else rounds of good, candidate, bad in rotating order,
+   a fresh server each. It compares the candidate, with ab's statistics, against good and
+   against bad on one series × metric, so a step sees what ab flagged; bisect_steps.side_of
    says which side it falls on. An undecided step gets `--step` more rounds a side, up to
    `--max-repeats` (each look a test: Gates.for_looks); still undecided, the answer is
    "between A and B" with the reason, never a guessed commit.
@@ -32,6 +34,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .. import config as config_mod
 from .. import metrics, paths
 from ..errors import UsageError, raise_interrupt
@@ -42,16 +46,22 @@ from ..judge.compare import compare_sides
 from ..judge.gates import Gates, load_gates
 from ..judge.rounds import AB_ROUNDS, Rounds, add_rounds_args, rounds_from_args
 from ..judge.session import TIME_OUT, Session
+from ..measure import duet
+from ..measure import placement as placement_mod
 from ..measure.cell import link_clients
 from ..measure.plan import Plan
+from ..measure.progress import note, step_bar
 from ..measure.run import run_plan
 from ..measure.server import ServerError
 from ..measure.worktrees import build_server, git_output, remove_worktrees, resolve_commit
 from ..results import Run
+from .ab import choose_design
 from .base import Command
 from .flags import new_out, plan_of
 
 SIDES = ("good", "cand", "bad")
+# A duet step's comparisons: name -> (the side served as base, the side served as head).
+DUETS = {"vs_good": ("good", "cand"), "vs_bad": ("cand", "bad"), "ends": ("good", "bad")}
 # Six orders of three sides, cycled: each side takes each position equally often.
 ORDERS = [(0, 1, 2), (2, 1, 0), (1, 2, 0), (0, 2, 1), (2, 0, 1), (1, 0, 2)]
 # A step takes ab's looks; the time budget is the whole bisect's, builds included.
@@ -98,6 +108,7 @@ class Bisect:
     build_cmd: str
     server_flags: list[str]
     rounds: Rounds  # a step's rounds and looks; its time budget is the whole bisect's
+    design: str = designs.PAIRED_ROUNDS  # ab's: duet where the plan allows it (ab.choose_design)
     started: float = field(default_factory=time.perf_counter)
     built: dict[str, Path] = field(default_factory=dict)  # sha -> folder whose bin/ holds its server
     steps: list[dict[str, Any]] = field(default_factory=list)
@@ -178,6 +189,7 @@ def make_bisect(args, cfg: config_mod.Config | None = None) -> Bisect:
         build_cmd=args.build_cmd,
         server_flags=shlex.split(args.server_flags),
         rounds=rounds,
+        design=choose_design(plan, "auto"),
     )
 
 
@@ -213,9 +225,32 @@ def run_round(b: Bisect, step_dir: Path, side: str, commit: bs.Commit, n: int) -
         raise UsageError(f"{commit.sha[:10]} server: {exc}") from exc
 
 
+def duet_round(b: Bisect, step_dir: Path, ends: tuple[bs.Commit, ...], n: int, sessions, rng) -> None:
+    """One round of a duet step: each of DUETS as ab runs a duet (both servers at once)."""
+    where = placement_mod.resolve(None, None)
+    where = where.colocated() if b.plan.colocate else where
+    commit = dict(zip(SIDES, ends, strict=True))
+    for name, pair in DUETS.items():
+        sides = {}
+        for side, who in zip(duet.SIDES, pair, strict=True):
+            folder = built(b, commit[who])
+            tree = folder / "worktree"
+            sides[side] = duet.DuetSide(
+                side, folder / "bin", b.server_flags, tree if tree.exists() else b.root, who
+            )
+        try:
+            runs = duet.run_round(sides, step_dir / name, n, b.plan.scenarios, suite=b.plan.suite,
+                                  targets=b.cfg.targets, placement=where, rng=rng)  # fmt: skip
+        except duet.DuetError as exc:
+            raise UsageError(f"{name} duet: {exc}") from exc
+        for side, run in runs.items():
+            sessions[name].keep(side, run)
+
+
 def _metric(b: Bisect, session: Session, base: str, head: str) -> dict[str, Any]:
-    # Each round runs good, cand and bad back to back: the round is a pair (designs.py).
-    c = compare_sides(session.side(base), session.side(head), b.gates, design=designs.PAIRED_ROUNDS)
+    # Paired rounds: each round runs good, cand and bad back to back, the round is a pair;
+    # duets: each comparison's own session, base and head served at once (designs.py).
+    c = compare_sides(session.side(base), session.side(head), b.gates, design=b.design)
     scenario, client = b.series.split("/")
     r = next(
         (
@@ -243,16 +278,25 @@ def measure_step(b: Bisect, index: int, lo: int, hi: int) -> dict[str, Any]:
         "range": [b.commits[lo].sha, b.commits[hi].sha],
     }
     session = Session(b.rounds)
+    sessions = {name: Session(b.rounds) for name in DUETS}
+    rng = np.random.default_rng()
     spent_before = b.elapsed()
     found: dict[str, Any] = {}
 
     def one_round(n: int) -> None:
+        if b.design == designs.DUET:
+            return duet_round(b, step_dir, ends, n, sessions, rng)
         for i in ORDERS[n % len(ORDERS)]:
             session.keep(SIDES[i], run_round(b, step_dir, SIDES[i], ends[i], n + 1))
 
+    def compared(name: str) -> dict[str, Any]:
+        if b.design == designs.DUET:
+            sessions[name].done = session.done
+            return _metric(b, sessions[name], "base", "head")
+        return _metric(b, session, *DUETS[name])
+
     def settled() -> bool:
-        found.update(vs_good=_metric(b, session, "good", "cand"), vs_bad=_metric(b, session, "cand", "bad"),
-                     ends=_metric(b, session, "good", "bad"))  # fmt: skip
+        found.update(vs_good=compared("vs_good"), vs_bad=compared("vs_bad"), ends=compared("ends"))
         found["decision"] = bs.side_of(found["vs_good"]["verdict"], found["vs_bad"]["verdict"])
         return found["decision"] != bs.UNDECIDED
 
@@ -273,8 +317,8 @@ def measure_step(b: Bisect, index: int, lo: int, hi: int) -> dict[str, Any]:
 def run_bisect(b: Bisect, quiet: bool) -> dict[str, Any]:
     lo, hi = 0, len(b.commits) - 1
     reason: str | None = None
-    bar = _bar(bs.steps_left(lo, hi), quiet)
-    _note(bar, bs.TABLE_HEAD)
+    bar = step_bar(bs.steps_left(lo, hi), quiet, "bisect")
+    note(bar, bs.TABLE_HEAD)
     save(b, lo, hi, "bisecting: no step finished yet")
     try:
         while (mid := bs.midpoint(lo, hi)) is not None:
@@ -283,7 +327,7 @@ def run_bisect(b: Bisect, quiet: bool) -> dict[str, Any]:
                 break
             step = measure_step(b, mid, lo, hi)
             b.steps.append(step)
-            _note(bar, bs.table_row(len(b.steps), step))
+            note(bar, bs.table_row(len(b.steps), step))
             if bar is not None:
                 bar.total = len(b.steps) + bs.steps_left(*_narrow(step, mid, lo, hi))
                 bar.update(1)
@@ -315,23 +359,6 @@ def save(b: Bisect, lo: int, hi: int, reason: str | None) -> dict[str, Any]:
     doc = bs.result(b.commits, lo, hi, b.steps, reason=reason, series=b.series, metric=b.metric)
     write_atomic(b.out / "bisect.json", json.dumps(doc, indent=2) + "\n")
     return doc
-
-
-def _bar(total: int, quiet: bool):
-    from ..measure.progress import interactive
-
-    if quiet or not interactive():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="step", desc="bisect", file=sys.stderr, dynamic_ncols=True)
-
-
-def _note(bar, text: str) -> None:
-    if bar is not None:
-        bar.write(text, file=sys.stderr)
-    else:
-        print(text, file=sys.stderr, flush=True)
 
 
 def main(args, cfg: config_mod.Config | None = None) -> int:

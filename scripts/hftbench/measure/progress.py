@@ -14,6 +14,23 @@ def interactive() -> bool:
     return sys.stderr.isatty() and os.environ.get("CI", "").lower() not in ("true", "1")
 
 
+def step_bar(total: int, quiet: bool, desc: str):
+    """A bar over steps (bisect's) on a terminal; None otherwise (plain lines then: `note`)."""
+    if quiet or not interactive():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="step", desc=desc, file=sys.stderr, dynamic_ncols=True)
+
+
+def note(bar, text: str) -> None:
+    """A line above a step_bar, or on stderr when there is none."""
+    if bar is not None:
+        bar.write(text, file=sys.stderr)
+    else:
+        print(text, file=sys.stderr, flush=True)
+
+
 class Progress:
     """tqdm bar with ETA on a terminal; one plain line per cell with --quiet, under CI or in a pipe.
 
