@@ -7,12 +7,18 @@ from typing import Any
 
 from .. import mdsafe, metrics
 
+ROUNDS = (
+    "each round's own ratio is one unit, and the interval is Student's {conf}% t over rounds "
+    "(the servers, their slots and placement are drawn once per round, so a test over blocks would "
+    "leave that variance out); significance is the same t. Each server's own CPU time per order "
+    "is gated beside its latency: a duet's servers share a CPU, so work one side does after its "
+    "replies slows both, and only its CPU per order says which. A significant change whose whole "
+    "interval is under the threshold is named *slower* or *faster, under the gate*, never *no change*"
+)
 UNITS = {
     "duet": "Base and head were served at once, each order sent to both in a random order (or, "
-    "under load, to one drawn at random); blocks of 0.1 s are paired in time. The interval is a "
-    "{conf}% bootstrap over block pairs; significance is a sign-flip test within pairs",
-    "paired-rounds": "Rounds ran base, head, head, base, …; each round pair is a pair. The interval "
-    "is a {conf}% bootstrap over round pairs; significance is a sign-flip test within pairs",
+    "under load, to one drawn at random); " + ROUNDS,
+    "paired-rounds": "Rounds ran base, head, head, base, …; " + ROUNDS,
     "unpaired": "The interval is a {conf}% bootstrap over whole runs (expanded for few runs); "
     "significance is a permutation test over runs",
 }
