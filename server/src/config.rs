@@ -14,7 +14,15 @@ pub struct Config {
     pub inject_delay: Duration,
     /// Busy-wait added to one order in `every`: a slowdown only the latency tail sees.
     pub inject_stall: Option<Stall>,
-    /// The delay and the stall start this long after the server started (zero: at once):
+    /// CPU time spent for every valid order after its reply is handed to the connection,
+    /// on the runtime's worker threads: server CPU an order's own reply does not wait for
+    /// (an audit record, a metrics flush), competing with later orders.
+    pub inject_after_reply: Duration,
+    /// Busy-wait done by every valid order under one server-wide lock, only while two
+    /// or more connections are open: a cost that appears with concurrency alone (a global
+    /// lock, a shared queue).
+    pub inject_contention: Duration,
+    /// The injected costs start this long after the server started (zero: at once):
     /// a drift planted in the middle of a soak, to check that its drift verdict sees it.
     pub inject_after: Duration,
     /// Resting orders one incoming order may trade against (`--max-fills-per-order`):
@@ -51,6 +59,8 @@ impl Default for Config {
             max_symbols: 1_024,
             inject_delay: Duration::ZERO,
             inject_stall: None,
+            inject_after_reply: Duration::ZERO,
+            inject_contention: Duration::ZERO,
             inject_after: Duration::ZERO,
             max_fills_per_order: 1_000,
             header_read_timeout: Some(Duration::from_secs(10)),

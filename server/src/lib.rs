@@ -21,7 +21,7 @@
 //! - `config`: the server settings (`Config`, `Stall`).
 //! - `cpus`: `--cpus LIST`, the CPU list syntax and pinning a thread to CPUs.
 //! - `service`: the order service: placing an order (parse, match, count, reply), the
-//!   `/stats` and `/metrics` figures, reset; no HTTP.
+//!   `--inject-*` calibration costs, the `/stats` and `/metrics` figures, reset; no HTTP.
 //! - `routes`: the axum router and handlers, mapping HTTP to the service (and the
 //!   body-read timeout of `POST /order`).
 //! - `serve`: `run`, which serves the API on a listener until a shutdown future

@@ -46,8 +46,17 @@ struct Args {
     #[arg(long, default_value_t = 50, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..))]
     inject_stall_every: u64,
-    /// Start --inject-delay-us and --inject-stall-us S seconds after the server started
-    /// (default 0: at once): a drift planted mid-soak, to check the soak's drift verdict.
+    /// Spend N microseconds of CPU for every order after its reply is handed to the
+    /// connection, on the server's worker threads: work the reply does not wait for, which
+    /// competes with later orders (an audit record, a metrics flush).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    inject_after_reply_us: u64,
+    /// Busy-wait N microseconds per order under one server-wide lock, only while two or
+    /// more connections are open: a cost only concurrency shows (a global lock).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    inject_contention_us: u64,
+    /// Start the --inject-* costs S seconds after the server started (default 0: at
+    /// once): a drift planted mid-soak, to check the soak's drift verdict.
     #[arg(long, default_value_t = 0, value_name = "S")]
     inject_after_s: u64,
     /// Resting orders one order may trade with; the rest of its quantity is cancelled (a
@@ -105,6 +114,8 @@ impl Args {
                 delay: Duration::from_micros(self.inject_stall_us),
                 every: self.inject_stall_every,
             }),
+            inject_after_reply: Duration::from_micros(self.inject_after_reply_us),
+            inject_contention: Duration::from_micros(self.inject_contention_us),
             inject_after: Duration::from_secs(self.inject_after_s),
             max_fills_per_order: self.max_fills_per_order as usize,
             header_read_timeout: timeout(self.header_read_timeout_ms),

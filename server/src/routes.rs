@@ -57,7 +57,11 @@ async fn post_order(
         Err(err) => Err(err),
     };
     let response = match result {
-        Ok(reply) => json_response(StatusCode::OK, reply),
+        Ok(reply) => {
+            let response = json_response(StatusCode::OK, reply);
+            app.after_reply();
+            response
+        }
         Err(err) => {
             app.counters.record_error(err.status.as_u16());
             let timed_out = err.status == StatusCode::REQUEST_TIMEOUT;

@@ -2,6 +2,7 @@
 //! from HTTP. `routes.rs` maps requests to these calls and their results to answers.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
@@ -27,7 +28,18 @@ pub struct OrderService {
     inject_stall: Option<Stall>,
     /// Valid orders seen, for picking every N-th one to stall (only touched with a stall).
     stall_counter: AtomicU64,
-    /// `--inject-after-s`: the delay and the stall start this long after `started`.
+    /// `--inject-contention-us`: a busy-wait under `contention`, only while two or more
+    /// connections are open.
+    inject_contention: Duration,
+    /// The one server-wide lock of `--inject-contention-us` (never taken when it is off
+    /// or with one connection open).
+    contention: Mutex<()>,
+    /// `--inject-after-reply-us`: CPU work spawned on the runtime after each reply.
+    inject_after_reply: Duration,
+    /// Whether any cost is injected before the reply (delay, stall, contention): one
+    /// test per order when none is.
+    injects_in_order: bool,
+    /// `--inject-after-s`: the injected costs start this long after `started`.
     inject_after: Duration,
     /// When the state was made (the server's start), for `inject_after`.
     started: Instant,
@@ -45,13 +57,19 @@ impl OrderService {
             inject_delay: config.inject_delay,
             inject_stall: config.inject_stall,
             stall_counter: AtomicU64::new(0),
+            inject_contention: config.inject_contention,
+            contention: Mutex::new(()),
+            inject_after_reply: config.inject_after_reply,
+            injects_in_order: !config.inject_delay.is_zero()
+                || config.inject_stall.is_some()
+                || !config.inject_contention.is_zero(),
             inject_after: config.inject_after,
             started: Instant::now(),
         }
     }
 
     /// Whether an order arriving `since_start` after the server started gets the injected
-    /// delay and stall (`--inject-after-s`).
+    /// costs (`--inject-after-s`).
     pub fn injects_at(&self, since_start: Duration) -> bool {
         since_start >= self.inject_after
     }
@@ -64,15 +82,8 @@ impl OrderService {
     /// Parses, matches and answers one order body; counts the result.
     pub fn place_order(&self, body: &[u8]) -> Result<Vec<u8>, ApiError> {
         let order = order::parse(body)?;
-        if (!self.inject_delay.is_zero() || self.inject_stall.is_some()) && self.injecting() {
-            spin(self.inject_delay);
-            if let Some(stall) = self.inject_stall {
-                if self.stall_counter.fetch_add(1, Ordering::Relaxed) % stall.every
-                    == stall.every - 1
-                {
-                    spin(stall.delay);
-                }
-            }
+        if self.injects_in_order && self.injecting() {
+            self.inject_in_order();
         }
         let execution = self.engine.submit(
             order.symbol,
@@ -85,6 +96,40 @@ impl OrderService {
         self.counters
             .record_order(outcome.status, outcome.fills.len(), outcome.filled);
         Ok(reply::order_reply(&order, &execution, Utc::now()))
+    }
+
+    /// The delay, the stall and the contention of one valid order, before it is matched.
+    fn inject_in_order(&self) {
+        spin(self.inject_delay);
+        if let Some(stall) = self.inject_stall {
+            if self.stall_counter.fetch_add(1, Ordering::Relaxed) % stall.every == stall.every - 1 {
+                spin(stall.delay);
+            }
+        }
+        // The open-connections gauge the accept loop keeps anyway: one relaxed load.
+        if !self.inject_contention.is_zero() && self.counters.open_connections() >= 2 {
+            // A panic while held cannot happen in a spin; the lock guards no data anyway.
+            let _held = self
+                .contention
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            spin(self.inject_contention);
+        }
+    }
+
+    /// `--inject-after-reply-us`: called by the handler for a valid order as it hands the
+    /// reply over. Spawns the work on the current runtime (the server's workers), so the
+    /// reply does not wait for it; the task yields once first, so the worker writes the
+    /// reply before it works. Nothing when off (one test) or before `--inject-after-s`.
+    pub fn after_reply(&self) {
+        if self.inject_after_reply.is_zero() || !self.injecting() {
+            return;
+        }
+        let work = self.inject_after_reply;
+        tokio::spawn(async move {
+            tokio::task::yield_now().await;
+            spin_cpu(work);
+        });
     }
 
     /// The `GET /stats` document: the counters since the last reset and the books now.
@@ -129,5 +174,41 @@ fn spin(delay: Duration) {
     let start = Instant::now();
     while start.elapsed() < delay {
         std::hint::spin_loop();
+    }
+}
+
+/// Busy-waits until the calling thread has used `work` of CPU time: work of a known cost,
+/// which takes longer when the thread shares its core, as real work does (`spin` ends
+/// after a wall-clock time, however little of it the thread ran).
+fn spin_cpu(work: Duration) {
+    let Some(start) = thread_cpu_time() else {
+        return spin(work);
+    };
+    while thread_cpu_time().is_some_and(|now| now.saturating_sub(start) < work) {
+        std::hint::spin_loop();
+    }
+}
+
+/// The CPU time the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`).
+fn thread_cpu_time() -> Option<Duration> {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec it is given.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) } == 0;
+    ok.then(|| Duration::new(now.tv_sec as u64, now.tv_nsec as u32))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spin_cpu_uses_the_cpu_time_it_is_given() {
+        let before = thread_cpu_time().unwrap();
+        spin_cpu(Duration::from_millis(20));
+        let used = thread_cpu_time().unwrap() - before;
+        assert!(used >= Duration::from_millis(20), "{used:?}");
     }
 }

@@ -59,6 +59,41 @@ async fn exits_0_on_sigint() {
 }
 
 #[tokio::test]
+async fn the_calibration_knobs_parse_and_the_server_takes_orders() {
+    let (mut child, line) = start(&[
+        "--addr",
+        "127.0.0.1:0",
+        "--inject-delay-us",
+        "5",
+        "--inject-stall-us",
+        "5",
+        "--inject-stall-every",
+        "2",
+        "--inject-after-reply-us",
+        "5",
+        "--inject-contention-us",
+        "5",
+        "--inject-after-s",
+        "0",
+    ]);
+    let port = port_of(&line);
+    let order = r#"{"buy_sell":"buy","symbol":7,"price":10.00,"quantity":1,"market_type":"common","price_type":"limit","time_in_force":"ioc","order_type":"stock","user_def":"","client_timestamp":"2026-11-22T10:00:00Z"}"#;
+    let client = reqwest::Client::new();
+    for _ in 0..3 {
+        let answer = client
+            .post(format!("http://127.0.0.1:{port}/order"))
+            .header("content-type", "application/json")
+            .body(order)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status().as_u16(), 200);
+    }
+    signal(&child, "TERM");
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+#[tokio::test]
 async fn sigterm_exits_by_the_shutdown_deadline_with_a_slow_client_attached() {
     let (mut child, line) = start(&[
         "--addr",
@@ -91,6 +126,10 @@ fn bad_flags_fail_with_a_message_naming_the_flag() {
         &["--addr", "not-an-address"],
         &["--inject-delay-us=-1"],
         &["--inject-after-s", "soon"],
+        &["--inject-after-reply-us", "soon"],
+        &["--inject-after-reply-us=-1"],
+        &["--inject-contention-us", "1.5"],
+        &["--inject-contention-us=-1"],
         &["--workers", "many"],
         &["--max-fills-per-order", "0"],
         &["--max-connections", "0"],
@@ -101,8 +140,8 @@ fn bad_flags_fail_with_a_message_naming_the_flag() {
             .args(args)
             .output()
             .unwrap();
-        assert!(!out.status.success(), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         let flag = args[0].split('=').next().unwrap();
         assert!(stderr.contains(flag), "{args:?}: {stderr}");
     }
