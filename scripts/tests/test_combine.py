@@ -4,16 +4,21 @@ above the first in absolute latency), judged together; and `hftbench pool`, the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hftbench import cli, pool
 from hftbench.errors import UsageError
-from hftbench.judge import pooled
+from hftbench.judge import compare, pooled
+from hftbench.judge.sides import Side
+from hftbench.publish import verdict_pool
+from hftbench.verdicts import NO_CHANGE, REGRESSION
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "bin" / "hft-server"
@@ -61,7 +66,8 @@ def _leg(repo: Path, legs: Path, name: str, head: str, *, env: dict, flags: tupl
 
 @pytest.fixture(scope="module")
 def pools(tmp_path_factory):
-    """{"aa": legs folder, "slow": legs folder}, each with legs a and b, and the pool file."""
+    """{"aa", "slow", "one": legs folder}, each with legs a and b, and the pool file. "one":
+    a A/A, b with 30 µs more per order on its head only (the same refs: one pool)."""
     tmp = tmp_path_factory.mktemp("pool")
     repo = _repo(tmp / "repo")
     (tmp / "pool.yaml").write_text(TWO)
@@ -71,6 +77,10 @@ def pools(tmp_path_factory):
         _leg(repo, found[case], "a", head, env={})
         _leg(repo, found[case], "b", head, env={"HFTBENCH_SERVER_CPUS": "0", "HFTBENCH_CLIENT_CPUS": "1"},
              flags=("--server-flags", "--inject-delay-us 10"))  # fmt: skip
+    found["one"] = tmp / "one"  # its a is the A/A pool's a (the same refs, measured once)
+    shutil.copytree(found["aa"] / "pr-bench-a", found["one"] / "pr-bench-a", symlinks=True)
+    _leg(repo, found["one"], "b", "HEAD~1", env={"HFTBENCH_SERVER_CPUS": "0", "HFTBENCH_CLIENT_CPUS": "1"},
+         flags=("--head-server-flags", "--inject-delay-us 30"))  # fmt: skip
     return found
 
 
@@ -219,3 +229,103 @@ def test_each_series_is_judged_by_the_runners_whose_calibration_guards_it(pools,
     assert _p50(doc)["why_not_gated"] == (
         "a: MDE +12.0 % > 10 % on this runner; b: A/A false alarms 3.0 % > 1 % on this runner"
     )
+
+
+def _row(metric: str, ratio: float, verdict: str, *, gated: bool = True) -> compare.MetricResult:
+    return compare.MetricResult("latency-1c", "hft", metric, gated, 8, 8, 20000, threshold=1.10,
+                                verdict=verdict, ratio=ratio, ci=(ratio - 0.02, ratio + 0.02))  # fmt: skip
+
+
+def _own_leg(name: str, state: str, rows: list[compare.MetricResult]) -> pooled.Leg:
+    """A leg whose own verdict.json holds `rows`; measured (its sides are not read here)."""
+    doc = {"results": [dataclasses.asdict(r) for r in rows]}
+    return pooled.Leg(name, state, None, doc, base=Side("base"), head=Side("head"))
+
+
+def test_a_runner_s_own_regression_is_not_averaged_away_and_is_named():
+    """Runner b alone: P99 x1.30, a regression of its own test; pooled with a at x1.00 the
+    estimate reads x1.02, "no change". The pool's row is a regression, and says who saw it."""
+    pool_rows = [_row("p50_us", 1.01, NO_CHANGE), _row("p99_us", 1.02, NO_CHANGE)]
+    legs = [
+        _own_leg("a", pooled.COMPLETE, [_row("p50_us", 1.0, NO_CHANGE), _row("p99_us", 1.0, NO_CHANGE)]),
+        _own_leg("b", pooled.COMPLETE, [_row("p50_us", 1.02, NO_CHANGE), _row("p99_us", 1.30, REGRESSION)]),
+    ]
+    alone = pooled.own_regressions(legs, pool_rows)
+    assert [(a["runner"], a["metric"], a["decided"]) for a in alone] == [("b", "p99_us", True)]
+    p50, p99 = pool_rows
+    assert p50.verdict == NO_CHANGE and p99.verdict == REGRESSION and p99.ratio == 1.02
+    assert p99.reason == "runner b alone: P99 +30.0%; pooled over the runners +2.0%"
+    doc = {"results": [dataclasses.asdict(r) for r in pool_rows], "pool": {"runners": [], "alone": alone}}
+    lines = "\n".join(verdict_pool.pool_lines(doc))
+    assert "**Regression on runner `b` alone**: latency-1c/hft P99 +30.0% (interval +28.0% … +32.0%)" in lines
+    assert "pooled over the runners +2.0%" in lines
+
+
+def test_only_a_complete_leg_s_own_gated_regression_decides():
+    """An interrupted leg, a leg that compared other refs, or a row the leg did not gate: each
+    is shown in the leg's own verdict, none overrules the pool."""
+    rows = [_row("p99_us", 1.02, NO_CHANGE)]
+    legs = [
+        _own_leg("a", pooled.INTERRUPTED, [_row("p99_us", 1.30, REGRESSION)]),
+        _own_leg("b", pooled.OTHER_REFS, [_row("p99_us", 1.30, REGRESSION)]),
+        _own_leg("c", pooled.COMPLETE, [_row("p99_us", 1.30, REGRESSION, gated=False)]),
+    ]
+    assert pooled.own_regressions(legs, rows) == [] and rows[0].verdict == NO_CHANGE
+    # A pooled regression stays one; the runner is listed, not credited with deciding it.
+    rows = [_row("p99_us", 1.25, REGRESSION)]
+    alone = pooled.own_regressions([_own_leg("d", pooled.COMPLETE, [_row("p99_us", 1.3, REGRESSION)])], rows)
+    assert [a["decided"] for a in alone] == [False] and rows[0].reason is None
+
+
+def test_a_calibration_record_gives_the_figures_and_a_bad_one_none():
+    record = {"guards": [
+        {"series": "latency-1c/hft", "metric": "p50_us", "mde": 1.004, "guarded": True},
+        {"series": "latency-1c/hft", "metric": "p99_us", "mde": None, "guarded": False},
+        {"series": "load/hft", "metric": "p99_us", "mde": float("inf"), "guarded": False},
+    ]}  # fmt: skip
+    assert pooled.record_mdes(record) == {"latency-1c/hft p50_us": 1.004}
+    assert pooled.record_mdes({"guards": "no"}) == {} and pooled.record_mdes([1]) == {}
+
+
+def _own(legs: Path, name: str) -> dict:
+    return json.loads((legs / f"pr-bench-{name}" / "verdict.json").read_text())
+
+
+def _record(legs: Path, name: str, mde: dict[str, float]) -> None:
+    """The runner's calibration.json, as its leg uploads it beside verdict.json."""
+    rows = [
+        {"series": k.split()[0], "metric": k.split()[1], "mde": v, "guarded": True} for k, v in mde.items()
+    ]
+    (legs / f"pr-bench-{name}" / "calibration.json").write_text(json.dumps({"guards": rows}))
+
+
+@needs_binaries
+def test_weights_come_from_the_legs_calibration_records_and_a_leg_s_regression_stands(pools, tmp_path):
+    """Real legs: `a` A/A, `b` with 30 µs more per order on its head only. b's record says it
+    is far noisier, so the pooled estimate is almost a's alone ("no change"); b's own
+    regression still fails the pool, by name."""
+    legs = tmp_path / "legs"
+    shutil.copytree(pools["one"], legs, symlinks=True)
+    guarded = {k for name in ("a", "b") for k in _own(legs, name)["guarded"]}  # every gated row
+    assert "latency-1c/hft p50_us" in guarded
+    _record(legs, "a", dict.fromkeys(guarded, 1.004))
+    _record(legs, "b", dict.fromkeys(guarded, 1.09))
+    code, doc = _combine(legs, pools["pool"], tmp_path / "out")
+    w_a = (1 / np.log(1.004) ** 2) / (1 / np.log(1.004) ** 2 + 1 / np.log(1.09) ** 2)
+    rows = {r["name"]: next(x for x in r["rows"] if x["metric"] == "p50_us") for r in doc["pool"]["runners"]}
+    assert (rows["a"]["weight"], rows["b"]["weight"]) == (round(w_a, 4), round(1 - w_a, 4))
+    assert rows["a"]["weight_from"] == rows["b"]["weight_from"] == "calibration"
+    assert _own(legs, "b")["status"] == "regression" and _own(legs, "a")["status"] != "regression"
+    assert code == 1 and doc["status"] == "regression" and _p50(doc)["verdict"] == "regression"
+    assert _p50(doc)["ratio"] < 1.10 and _p50(doc)["reason"].startswith("runner b alone: P50 +")
+    assert any(a["runner"] == "b" and a["decided"] for a in doc["pool"]["alone"])
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "**Regression on runner `b` alone**" in summary
+    assert "Weights are fixed before the data: from each runner's calibration record" in summary
+    # Without the records: equal weights, and the pooled estimate sees b's regression too.
+    for name in ("a", "b"):
+        (legs / f"pr-bench-{name}" / "calibration.json").unlink()
+    code, doc = _combine(legs, pools["pool"], tmp_path / "out2")
+    weights = [x["weight"] for r in doc["pool"]["runners"] for x in r["rows"] if x["metric"] == "p50_us"]
+    assert code == 1 and weights == [0.5, 0.5] and _p50(doc)["ratio"] >= 1.10
+    assert [a["decided"] for a in doc["pool"]["alone"] if a["metric"] == "p50_us"] == [False]

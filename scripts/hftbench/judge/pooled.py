@@ -6,14 +6,16 @@ writes the verdict."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from .. import metrics
 from ..errors import UsageError
-from ..verdicts import NOT_GATED
-from . import compare, family, stats, strata
+from ..verdicts import NOT_GATED, REGRESSION
+from . import compare, family, strata
 from .gates import Gates
 from .sides import Side
 
@@ -29,6 +31,9 @@ class Leg:
     doc: dict[str, Any] = field(default_factory=dict)  # the leg's own verdict.json
     base: Side | None = None
     head: Side | None = None
+    # "series metric" -> the A/A MDE (a ratio) of this runner's calibration record, as its
+    # artifact carries it (combine.read_leg): the pool's weights, fixed before the data.
+    calibrated_mde: dict[str, float] = field(default_factory=dict)
 
     @property
     def measured(self) -> bool:
@@ -66,6 +71,19 @@ def leg_gates(gates: Gates, doc: dict[str, Any]) -> Gates:
     return replace(gates, guards=guards, calibration=doc["calibration"])
 
 
+def record_mdes(record: Any) -> dict[str, float]:
+    """ "series metric" -> MDE from a calibration record (calibration.json: its `guards` rows);
+    rows without a finite MDE above 1 are left out (no figure: that row's weights are equal)."""
+    rows = record.get("guards") if isinstance(record, dict) else None
+    out = {}
+    for r in rows if isinstance(rows, list) else []:
+        mde = r.get("mde") if isinstance(r, dict) else None
+        named = isinstance(r, dict) and r.get("series") and r.get("metric")
+        if named and isinstance(mde, (int, float)) and math.isfinite(mde) and mde > 1:
+            out[f"{r['series']} {r['metric']}"] = float(mde)
+    return out
+
+
 @dataclass
 class _Entry:  # one runner's row of one series × metric
     leg: str
@@ -73,8 +91,11 @@ class _Entry:  # one runner's row of one series × metric
     test: Any  # designs.Tested, or None when the row was not tested
 
 
-def compare_legs(legs: list[Leg], gates: Gates) -> tuple[compare.Comparison, dict[str, list[dict]]]:
-    """The pooled comparison, and each runner's own rows (name -> rows) for the texts."""
+def compare_legs(
+    legs: list[Leg], gates: Gates
+) -> tuple[compare.Comparison, dict[str, list[dict]], list[dict[str, Any]]]:
+    """The pooled comparison, each runner's own rows (name -> rows) for the texts, and the
+    complete legs' own regressions (own_regressions)."""
     used = [leg for leg in legs if leg.measured]
     if not used:
         raise UsageError("no leg of the pool measured a round: nothing to judge (see each leg's log)")
@@ -87,6 +108,7 @@ def compare_legs(legs: list[Leg], gates: Gates) -> tuple[compare.Comparison, dic
     gates = compare.enough_splits(gates, judged)
     own = {name: replace(g, permutations=gates.permutations) for name, g in own.items()}
     out, noise, seen = [], {}, {leg.name: [] for leg in legs}
+    calibrated = {leg.name: leg.calibrated_mde for leg in used}
     for i, key in enumerate(keys):
         entries: list[list[_Entry]] = [[] for _ in gates.metrics]
         for j, leg in enumerate(used):
@@ -101,23 +123,66 @@ def compare_legs(legs: list[Leg], gates: Gates) -> tuple[compare.Comparison, dic
                 entries[k].append(_Entry(leg.name, row, tests[id(row)][2] if id(row) in tests else None))
         for m, metric_entries in zip(gates.metrics, entries, strict=True):
             if metric_entries:
-                row, spread, weights = _pooled(m, metric_entries, gates)
+                row, spread, weights, basis = _pooled(m, metric_entries, gates, calibrated)
                 out.append(row)
                 if spread is not None:
                     noise[id(row)] = spread
                 for e, w in zip(metric_entries, weights, strict=True):
                     seen[e.leg].append({"series": e.row.series, "metric": e.row.metric, "ratio": e.row.ratio,
-                                        "gated": e.row.gated, "weight": round(w, 4)})  # fmt: skip
+                                        "gated": e.row.gated, "weight": round(w, 4),
+                                        "weight_from": basis})  # fmt: skip
     family.correct(out, gates, noise)
+    alone = own_regressions(legs, out)
     order = {m.name: i for i, m in enumerate(gates.metrics)}
     out.sort(key=lambda r: (order[r.metric], r.scenario, r.client))
     merged = [_merged(side, used) for side in ("base", "head")]
-    return compare.Comparison(merged[0], merged[1], gates, out, [], used[0].design), seen
+    return compare.Comparison(merged[0], merged[1], gates, out, [], used[0].design), seen, alone
 
 
-def _pooled(m, entries: list[_Entry], gates: Gates) -> tuple[compare.MetricResult, tuple | None, list[float]]:
+def own_regressions(legs: list[Leg], rows: list[compare.MetricResult]) -> list[dict[str, Any]]:
+    """A complete leg's own regression is not averaged away. Where a complete leg's own
+    verdict (its `ab`'s test of a series × metric it gates: significant at the family level
+    it used alone, and a point estimate at least the threshold) is a regression, the pool's
+    gated row of that series × metric is a regression too, whatever the pooled estimate, and
+    its reason names the runner ("runner b alone: P99 +30.0%"). One record per runner and
+    row, `decided` when the pooled test alone would not have said regression."""
+    by_key = {(r.scenario, r.client, r.metric): r for r in rows if r.gated}
+    found: list[tuple[compare.MetricResult, dict[str, Any]]] = []
+    for leg in legs:
+        if leg.state != COMPLETE or not leg.measured:
+            continue
+        for own in leg.doc.get("results") or []:
+            row = by_key.get((own.get("scenario"), own.get("client"), own.get("metric")))
+            if row is None or not own.get("gated") or own.get("verdict") != REGRESSION:
+                continue
+            found.append((row, {
+                "runner": leg.name, "series": row.series, "metric": row.metric,
+                "ratio": own.get("ratio"), "ci": own.get("ci"), "p_adjusted": own.get("p_adjusted"),
+                "pooled_ratio": row.ratio, "pooled_verdict": row.verdict,
+                "decided": row.verdict != REGRESSION,
+            }))  # fmt: skip
+    for row, _ in found:
+        named = [a for r, a in found if r is row]
+        if row.verdict == REGRESSION:
+            continue
+        row.verdict, row.settle_runs = REGRESSION, None
+        pooled = f"; pooled over the runners {metrics.fmt_change(row.ratio)}" if row.ratio is not None else ""
+        row.reason = "; ".join(alone_text(a) for a in named) + pooled
+    return [a for _, a in found]
+
+
+def alone_text(a: dict[str, Any]) -> str:
+    """ "runner b alone: P99 +30.0%": a runner's own regression, in the pool's words."""
+    change = metrics.fmt_change(a["ratio"]) if a.get("ratio") is not None else "regressed"
+    return f"runner {a['runner']} alone: {metrics.label(a['metric'])} {change}"
+
+
+def _pooled(
+    m, entries: list[_Entry], gates: Gates, calibrated: dict[str, dict[str, float]]
+) -> tuple[compare.MetricResult, tuple | None, list[float], str]:
     """One series × metric over the runners: judged by the runners that gate it (all that
-    tested it, when none does); the weights each runner got (0: not used)."""
+    tested it, when none does); the weights each runner got (0: not used) and where they came
+    from (strata.CALIBRATED: each judge's calibrated MDE; strata.EQUAL)."""
     judges = [e for e in entries if e.row.gated] or [e for e in entries if e.test is not None] or entries
     first = entries[0].row
     row = compare.MetricResult(
@@ -139,7 +204,7 @@ def _pooled(m, entries: list[_Entry], gates: Gates) -> tuple[compare.MetricResul
         # Bonferroni over the runners: each runner's rank test is valid on its own.
         row.p_value = min(1.0, len(judges) * min(e.row.p_value for e in judges))
         weights = [float(e in judges) / len(judges) for e in entries]
-        return row, None, weights
+        return row, None, weights, "runs"
     tests = [e.test for e in judges]
     if any(t is None for t in tests):
         untested = [e for e in judges if e.test is None]
@@ -150,14 +215,17 @@ def _pooled(m, entries: list[_Entry], gates: Gates) -> tuple[compare.MetricResul
         if row.verdict == NOT_GATED:
             row.gated = False
         _shown(row, judges, [1.0 / len(judges)] * len(judges))
-        return row, None, weights
-    c = strata.combine(tests)
+        return row, None, weights, strata.EQUAL
+    key = f"{first.series} {first.metric}"
+    mdes = [calibrated.get(e.leg, {}).get(key) for e in judges]
+    c = strata.combine(tests, [math.log(x) if x else None for x in mdes])
     for e, w in zip(judges, c.weights, strict=True):
         weights[entries.index(e)] = w
     _shown(row, judges, c.weights)
-    row.p_value = c.tested.p_value
-    row.ci = stats.ratio_interval(c.tested.replicates, gates.confidence, c.tested.n)
-    return row, (stats.log_sd(c.tested.replicates), c.tested.smallest_p), weights
+    # p, interval and MDE noise as one runner's row gets them (a round-level t keeps Student's
+    # interval: a pool of one is that runner's verdict); several strata: the combined replicates.
+    spread = compare._tested(row, c.tested, gates)
+    return row, spread, weights, c.basis
 
 
 def _shown(row: compare.MetricResult, entries: list[_Entry], weights) -> None:

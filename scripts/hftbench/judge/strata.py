@@ -10,19 +10,21 @@ free of the runner's level, so they are added up, never the values:
     T = Σ_s w_s · L_s          L_s: runner s's log(head / base),  Σ_s w_s = 1
 
 - The null distribution of T is the product of the runners' own: replicate r of T is
-  Σ_s w_s · null_s[r], each runner's replicates drawn independently (sign flips within its
-  pairs, or its splits of runs). Nothing is exchanged between runners, so a runner 30 %
-  slower than another moves neither its L_s nor its null: the level holds.
+  Σ_s w_s · null_s[r], each runner's replicates drawn independently (its splits of runs,
+  or the t draws of its round-level test: designs.py). Nothing is exchanged between
+  runners, so a runner 30 % slower than another moves neither its L_s nor its null: the
+  level holds.
 - The weights are fixed before this comparison's data: each runner's calibrated noise for
   the series × metric (its calibration record's A/A MDE, taken as log(MDE): proportional to
   the sd of its test at the calibrated level), w_s ∝ 1 / log(MDE_s)², or equal weights when
   any runner lacks that figure. Never from the comparison itself: the spread of a runner's
-  sign-flip null grows with a real effect (the flips of a +30 % pair span ±30 %), so weights
-  from it made the runner that regressed more count less (×1.30 and ×1.02 pooled to about
-  ×1.02). With weights fixed, T's null is exactly the product of the runners' nulls and the
-  test is a randomization test. Two runners of equal noise get 1/2 each and the standard
-  deviation of T falls by √2: the MDE of two replicas is about 0.71 of one's. A runner that
-  cannot be tested (no null replicates, or all equal: every pair identical) gets none.
+  null grows with a real effect (the sign flips of a +30 % pair span ±30 %; a round-level
+  t's standard error grows with an effect that varies between rounds), so weights from it
+  made the runner that regressed more count less (×1.30 and ×1.02 pooled to about ×1.02).
+  With weights fixed, T's null is exactly the weighted sum of the runners' own nulls, and
+  each runner's test keeps its validity in the sum. Two runners of equal noise get 1/2 each
+  and the standard deviation of T falls by √2: the MDE of two replicas is about 0.71 of
+  one's. A runner that cannot be tested (no null replicates, or all equal) gets none.
 - The pool never averages a runner's own regression away: that rule is pooled.py's, above
   this test (a runner's own verdict against the pooled row).
 - The interval is the stratified bootstrap: replicate r of the ratio is

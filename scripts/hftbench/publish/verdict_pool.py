@@ -1,5 +1,6 @@
 """The verdict text's pool section (verdict.json's `pool`, written by combine.py): which
-runners took part, what each saw, and which leg is missing. Standard library only, like
+runners took part, what each saw, which leg is missing, a runner's own regression that made
+the pool's (`alone`), and where the weights came from. Standard library only, like
 verdict_text.py: the hosted jobs render it without numpy."""
 
 from __future__ import annotations
@@ -47,9 +48,42 @@ def pool_lines(doc: dict[str, Any]) -> list[str]:
             out.append(f"- `{name}`: **{state}**: {mdsafe.text(r.get('why') or '')}")
     if pool.get("partial"):
         out.append(f"- This verdict is **partial**: {partial_why(doc)}; the other runners decided it.")
+    out += _alone_lines(pool)
     out.append("")
     table = _seen_table(doc, runners)
-    return out + table
+    return out + table + _weights_lines(runners, table)
+
+
+def _alone_lines(pool: dict[str, Any]) -> list[str]:
+    """A runner whose own test found a regression the pooled estimate did not: named, first."""
+    out = []
+    for a in pool.get("alone") or []:
+        if not a.get("decided"):
+            continue
+        series, metric = mdsafe.text(a["series"]), mdsafe.text(metrics.label(a["metric"]))
+        ci = a.get("ci") or [None, None]
+        within = f" (interval {fmt_change(ci[0])} … {fmt_change(ci[1])})" if None not in ci else ""
+        out.append(
+            f"- **Regression on runner `{mdsafe.text(a['runner'])}` alone**: {series} {metric} "
+            f"{fmt_change(a.get('ratio'))}{within} in its own test; pooled over the runners "
+            f"{fmt_change(a.get('pooled_ratio'))}. A runner's own regression is never averaged away."
+        )
+    return out
+
+
+def _weights_lines(runners: list[dict[str, Any]], table: list[str]) -> list[str]:
+    """Where the table's weights came from: fixed before the data, calibrated or equal."""
+    bases = {row.get("weight_from") for r in runners for row in r.get("rows") or [] if row.get("gated")}
+    bases &= {"calibration", "equal"}
+    if not table or not bases:
+        return []
+    if bases == {"calibration"}:
+        how = "from each runner's calibration record, ∝ 1 / log(its A/A MDE)²"
+    elif bases == {"equal"}:
+        how = "equal (a runner that judges a row has no calibration figure for it in its artifact)"
+    else:
+        how = "from the runners' calibration records where each runner that judges a row has one, else equal"
+    return [f"Weights are fixed before the data: {how}.", ""]
 
 
 def _seen_table(doc: dict[str, Any], runners: list[dict[str, Any]]) -> list[str]:
