@@ -68,6 +68,11 @@ def test_the_gate_places_a_tuned_runners_client_on_its_own_cpu_busy_polling():
     tuned = Placement((2, 3, 4), (8, 9)).colocated()
     assert (tuned.server, tuned.clients, tuned.busy_poll) == ((4,), (8,), True)
     assert tuned.client_flags("hft") == ["--cpus", "8", "--busy-poll"]
+    # a duet's two servers on CPUs of their own, by slot (which build takes a slot is drawn)
+    assert (tuned.server_of_slot("a"), tuned.server_of_slot("b")) == ((4,), (3,))
+    assert tuned.describe()["second_server_cpus"] == "3"
+    one = Placement((4,), (8,)).colocated()  # one server CPU: both servers share it
+    assert one.server_of_slot("a") == one.server_of_slot("b") == (4,)
 
 
 def test_an_unpinned_gate_keeps_the_client_off_the_servers_cpu(monkeypatch):

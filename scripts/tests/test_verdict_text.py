@@ -271,3 +271,19 @@ def test_the_hosted_runner_s_commands_run_without_numpy_or_scipy(tmp_path, comma
     r = subprocess.run([sys.executable, "-c", block, command, "--help"], capture_output=True, text=True,
                        env={"PYTHONPATH": str(scripts), "PATH": "/usr/bin:/bin"}, cwd=tmp_path)  # fmt: skip
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_a_slower_change_under_the_gate_is_named_and_a_pool_row_decided_by_one_runner_names_it():
+    slower = _doc(
+        "slower",
+        [_row("p50_us", "slower", 1.05, [1.03, 1.07]), _row("p99_us", "no_change", 1.0, [0.95, 1.05])],
+    )
+    head = verdict_text.headline(slower)
+    assert (
+        head.startswith("⚠️ Slower, under the gate of 10%: latency-1c/hft P50 +5.0%")
+        and "No change" not in head
+    )
+    alone = _row("p50_us", "regression", 0.993, [0.97, 1.02],
+                 reason="runner b alone: P50 +89.3%; pooled over the runners -0.7%")  # fmt: skip
+    head = verdict_text.headline(_doc("regression", [alone]))
+    assert head == "❌ Regression: latency-1c/hft runner b alone: P50 +89.3%", head

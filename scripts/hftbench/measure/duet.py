@@ -99,10 +99,12 @@ def run_round(
     dirs = {s: paths.fresh_dir(out / s, f"run_{stamp}_{s}{pair + 1:02d}") for s in SIDES}
     slot_a = "base" if rng.random() < 0.5 else "head"
     slot_b = "head" if slot_a == "base" else "base"
+    slot = {slot_a: "a", slot_b: "b"}
     servers = {
-        s: Server(sides[s].bins / "hft-server", dirs[s] / "server.log", sides[s].flags, cpus=placement.server)
+        s: Server(sides[s].bins / "hft-server", dirs[s] / "server.log", sides[s].flags,
+                  cpus=placement.server_of_slot(slot[s]))
         for s in SIDES
-    }
+    }  # fmt: skip
     # One host, one moment: both folders get the same fingerprint, taken once.
     host, tools = fingerprint.host(sides["base"].root), fingerprint.tools()
     if placement.describe():  # as run_plan records it: the placement is part of the runner's id

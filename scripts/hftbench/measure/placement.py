@@ -81,6 +81,13 @@ class Placement:
     clients: tuple[int, ...] = ()
     # client-hft spins on its sockets (--busy-poll): it has a CPU of its own beside the server's
     busy_poll: bool = False
+    # A duet's second server on a CPU of its own (slot b; slot a takes `server`), where the
+    # runner has one to give: then neither side's CPU work can slow the other (duet.py).
+    second_server: tuple[int, ...] = ()
+
+    def server_of_slot(self, slot: str) -> tuple[int, ...]:
+        """The CPUs of a duet's server in slot "a" or "b" (the build in each is drawn per round)."""
+        return self.second_server if slot == "b" and self.second_server else self.server
 
     def client_flags(self, client: str) -> list[str]:
         if not (self.clients and pins_each_thread(client)):
@@ -114,6 +121,8 @@ class Placement:
         out = {}
         if self.server:
             out["server_cpus"] = format_cpu_list(self.server)
+        if self.second_server:
+            out["second_server_cpus"] = format_cpu_list(self.second_server)
         if self.clients:
             out["client_cpus"] = format_cpu_list(self.clients)
         return out
@@ -130,9 +139,15 @@ class Placement:
         sides of a duet through the scheduler (a server that spins 4 us more per order made
         the other side's P50 rise as much as its own: a uniform delay read x0.98 on the 2-core
         VM; docs/measurements.md, 2026-11-26). Beside them, spinning, the client sees a
-        slowdown at its full size."""
+        slowdown at its full size.
+
+        Pinned with two or more server CPUs (a tuned runner), a duet's two servers each get
+        one: sharing a CPU, a head that works after its replies slows base as much as itself
+        and its latency ratio can read "faster" (issue 35); on CPUs of their own they cannot
+        take time from each other. Which build takes which is still drawn per round."""
         if self.server and self.clients and self.clients[0] not in self.server:
-            return Placement((self.server[-1],), (self.clients[0],), busy_poll=True)
+            second = (self.server[-2],) if len(self.server) > 1 else ()
+            return Placement((self.server[-1],), (self.clients[0],), busy_poll=True, second_server=second)
         allowed = sorted(self.server or os.sched_getaffinity(0))
         server = allowed[-1]
         others = [c for c in sorted(self.clients or os.sched_getaffinity(0)) if c != server]

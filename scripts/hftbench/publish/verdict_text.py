@@ -187,6 +187,15 @@ def reported_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [r for r in doc["results"] if not r["gated"] and r["verdict"] != verdicts.NOT_GATED]
 
 
+def _hit(r: dict[str, Any], esc) -> str:
+    """A row of the headline: its series, metric and change; a pool's row that one runner's
+    own regression decided names that runner (pooled.own_regressions), not the pooled change."""
+    why = r.get("reason") or ""
+    if r["verdict"] == verdicts.REGRESSION and why.startswith("runner ") and " alone: " in why:
+        return f"{_series(r, esc)} {esc(why.split(';')[0])}"
+    return f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}"
+
+
 def headline(doc: dict[str, Any], esc=mdsafe.text) -> str:
     """One line: the status and why, in words a reviewer reads first (`esc`: the outside
     names made inert for markdown, or for an issue title with mdsafe.title)."""
@@ -204,7 +213,7 @@ def headline(doc: dict[str, Any], esc=mdsafe.text) -> str:
         within = f"{hit[0].get('threshold', 1.1) - 1:.0%}"
         return f"{lead} of {within}: {', '.join(parts[:3])}{more} (significant, the whole interval under it)"
     if status in (verdicts.REGRESSION, verdicts.IMPROVEMENT) and (hit or errors or drifted):
-        parts = [f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}" for r in hit]
+        parts = [_hit(r, esc) for r in hit]
         parts += [f"{_series(r, esc)} error rate {change(r)}" for r in errors]
         parts += [
             f"{_series(r, esc)} {_metric(r, esc)} drifted {change(r).split(' ', 1)[-1]} over the soak"
