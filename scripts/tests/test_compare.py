@@ -181,3 +181,21 @@ def test_a_head_that_makes_the_generator_fall_behind_cannot_ungate_its_own_serie
     p50 = next(r for r in c.results if r.metric == "p50_us")
     assert p50.gated and p50.why_not_gated is None
     assert p50.verdict == REGRESSION and c.exit_code == 1
+
+
+def test_a_series_pattern_may_gate_one_metric_of_a_series_with_its_errors_and_cpu():
+    doc = {
+        "schema_version": 1,
+        "series": ["latency-1c/hft", "load/hft p50_us"],
+        "metrics": {m: {"threshold": 1.1} for m in ("p50_us", "p99_us", "cpu_us_per_order")},
+    }
+    doc["metrics"]["errors"] = {"threshold": 0.001}
+    g = parse_gates(doc, "g.yaml")
+    assert g.why_not_judged("load", "hft", "p50_us") is None
+    assert g.why_not_judged("load", "hft", "cpu_us_per_order") is None  # follows the latency
+    assert g.why_not_judged("load", "hft", "errors") is None
+    assert g.why_not_judged("load", "hft", "p99_us").startswith("reported only: too noisy to judge here")
+    assert g.why_not_judged("latency-1c", "hft", "p99_us") is None
+    assert g.why_not_judged("large", "hft", "p50_us").startswith("reported only: the scenario measures the host")
+    with pytest.raises(UsageError, match="names 'p42_us', not a metric"):
+        parse_gates({**doc, "series": ["load/hft p42_us"]}, "g.yaml")

@@ -287,3 +287,19 @@ def test_a_slower_change_under_the_gate_is_named_and_a_pool_row_decided_by_one_r
                  reason="runner b alone: P50 +89.3%; pooled over the runners -0.7%")  # fmt: skip
     head = verdict_text.headline(_doc("regression", [alone]))
     assert head == "❌ Regression: latency-1c/hft runner b alone: P50 +89.3%", head
+
+
+def test_latency_that_reads_faster_while_the_head_s_own_cpu_per_order_rose_is_called_a_disagreement():
+    rows = [
+        _row("cpu_us_per_order", "regression", 2.21, [2.1, 2.3]),
+        _row("p50_us", "improvement", 0.82, [0.8, 0.84]),
+        _row("p99_us", "faster", 0.94, [0.92, 0.97]),
+    ]
+    md = verdict_text.markdown(_doc("regression", rows))
+    assert "Two views disagree on latency-1c/hft:** its latency reads faster (P50 -18.0%, P99 -6.0%)" in md
+    assert "server CPU per order is +121.0%" in md
+    calm = [
+        _row("cpu_us_per_order", "no_change", 1.0, [0.99, 1.01]),
+        _row("p50_us", "improvement", 0.8, [0.78, 0.82]),
+    ]
+    assert "disagree" not in verdict_text.markdown(_doc("improvement", calm))

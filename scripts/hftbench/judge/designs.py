@@ -9,8 +9,8 @@
 Both paired designs are judged at the level of the round (clustered.py): each round's own
 log ratio, Student's t over rounds, because the server processes, their slots and their
 placement are drawn once per round and a test over blocks leaves that variance out. A
-duet's blocks are still cut and paired in its units (`grid`), but no longer tested as if
-they were independent.
+duet's 0.1 s blocks stay in its `.hlog` (and paired.py's block tests stay pure and tested),
+but the gate no longer treats them as independent units.
 
 A pair's two members are found by their round: run folders are named
 `run_<stamp>_<side><NN>_<hex>` (ab.py, duet.py, bisect.py's good / cand / bad;
@@ -23,14 +23,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from .. import histograms
 from ..series import Repeat
 from . import clustered, paired, stats
-from .drift import read_intervals
 
 UNPAIRED, PAIRED_ROUNDS, DUET = "unpaired", "paired-rounds", "duet"
 DESIGNS = (UNPAIRED, PAIRED_ROUNDS, DUET)
@@ -55,13 +53,6 @@ def pairs(base: Sequence[Repeat], head: Sequence[Repeat]) -> list[tuple[Repeat, 
     return [(b, by_round[k]) for b in base if (k := round_key(b.run_id)) is not None and k in by_round]
 
 
-def _blocks(r: Repeat) -> list[tuple[str, int]]:
-    """A round's blocks in time order, empty ones included: they are paired by position."""
-    if not r.hlog or not Path(r.hlog).is_file():
-        return []
-    return [(i.histogram, i.count) for i in read_intervals(Path(r.hlog))]
-
-
 @dataclass(frozen=True)
 class Units:
     """A comparison's units for one series: the histograms on one grid and how they pair."""
@@ -76,27 +67,15 @@ class Units:
 
 def units(design: str, base: Sequence[Repeat], head: Sequence[Repeat]) -> Units | None:
     """The units `design` compares; None when there are none (a paired design without one
-    complete pair). Duet blocks: each round's blocks, as many as both sides have."""
+    complete pair). Both paired designs: one row per round and side, the round's whole
+    histogram (a duet's 0.1 s blocks are in its .hlog, but the test is over rounds)."""
     if design == UNPAIRED:
         return Units(design, histograms.grid([r.histogram for r in base], [r.histogram for r in head]), 0)
     matched = pairs(base, head)
     if not matched:
         return None
     rounds = histograms.grid([b.histogram for b, _ in matched], [h.histogram for _, h in matched])
-    if design == PAIRED_ROUNDS:
-        rows_b, rows_h = [b.histogram for b, _ in matched], [h.histogram for _, h in matched]
-    else:
-        rows_b, rows_h = [], []
-        for b, h in matched:
-            # Block i of both sides covers the same span: pair first, then drop a pair with an
-            # empty member (filtering each side alone would shift one against the other).
-            for (hist_b, n_b), (hist_h, n_h) in zip(_blocks(b), _blocks(h), strict=False):
-                if n_b and n_h:
-                    rows_b.append(hist_b)
-                    rows_h.append(hist_h)
-    if not rows_b:  # a duet without its blocks (no .hlog): its rounds are still its units
-        return Units(design, rounds, len(matched), rounds)
-    return Units(design, histograms.grid(rows_b, rows_h), len(rows_b), rounds)
+    return Units(design, rounds, len(matched), rounds)
 
 
 @dataclass(frozen=True)

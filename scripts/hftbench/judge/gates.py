@@ -43,6 +43,8 @@ class Gates:
     permutations: int = 2000  # random splits of the permutation test
     # fnmatch patterns of "scenario/client" the gate judges; None = every series. The
     # others are reported only (a scenario that measures the host's run queue, the floor).
+    # A pattern may name one metric ("load/hft p50_us"): only that metric of the series,
+    # with its error rate and server CPU per order (why_not_judged).
     series: tuple[str, ...] | None = None
 
     looks: int = 1  # verdicts taken on growing data (ab's sequential rounds); see for_looks
@@ -67,12 +69,19 @@ class Gates:
             looks=looks,
         )
 
-    def gates_series(self, scenario: str, client: str) -> bool:
-        """Whether a regression of this series fails the gate (the floor never does)."""
+    def gates_series(self, scenario: str, client: str, metric: str | None = None) -> bool:
+        """Whether a regression of this series (of `metric`, when given) fails the gate (the
+        floor never does). Without `metric`: whether any metric of the series is gated."""
         if scenario == FLOOR:  # a yardstick of the host, never a series of the product
             return False
+        if self.series is None:
+            return True
         name = f"{scenario}/{client}"
-        return self.series is None or any(fnmatch.fnmatchcase(name, pat) for pat in self.series)
+        for pat in self.series:
+            where, _, only = pat.partition(" ")
+            if fnmatch.fnmatchcase(name, where) and (not only or metric is None or only == metric):
+                return True
+        return False
 
     def why_not_judged(self, scenario: str, client: str, metric: str) -> str | None:
         """None when a regression of this series' metric fails the gate, else why it does not:
@@ -81,8 +90,11 @@ class Gates:
         if scenario == FLOOR:
             return "the floor is a yardstick of the host, never a series of the product"
         if self.guards is None:
-            if self.gates_series(scenario, client):
+            follows = metric in ("errors", "cpu_us_per_order")  # judged wherever the latency is
+            if self.gates_series(scenario, client, None if follows else metric):
                 return None
+            if self.gates_series(scenario, client):
+                return "reported only: too noisy to judge here (gates.yaml series names other metrics of it)"
             return "reported only: the scenario measures the host, not the server (gates.yaml series)"
         series = f"{scenario}/{client}"
         if metric in ("errors", "cpu_us_per_order"):
@@ -137,9 +149,13 @@ def parse_gates(doc: Any, source: str) -> Gates:
         not isinstance(series, list) or not series or not all(isinstance(x, str) and "/" in x for x in series)
     ):
         raise UsageError(
-            f"{source}: series must be a list of 'scenario/client' patterns (got {series!r}); "
-            "e.g. [latency-1c/*, paced-5k/hft]"
+            f"{source}: series must be a list of 'scenario/client' patterns, each optionally followed "
+            f"by one metric (got {series!r}); e.g. [latency-1c/*, load/hft p50_us]"
         )
+    for pat in series or []:
+        _, _, only = pat.partition(" ")
+        if only and only not in {m.name for m in metrics}:
+            raise UsageError(f"{source}: series {pat!r} names {only!r}, not a metric of 'metrics'")
     drift_doc = doc.get("drift", {})
     drift_metric = drift_doc.get("metric", "p99_us") if isinstance(drift_doc, dict) else None
     if drift_metric not in {m.name for m in metrics if m.kind == "quantile"}:

@@ -273,8 +273,33 @@ def harness_lines(doc: dict[str, Any]) -> list[str]:
     return [note, ""]
 
 
+def disagreements(doc: dict[str, Any]) -> list[str]:
+    """Series whose latency reads faster while the head's own server CPU per order rose: two
+    views that disagree. In a duet the servers share a CPU, so work the head does outside the
+    order's path (after the reply, in the background) is paid by base too, and the latency
+    ratio can turn upside down; the CPU per order is each process's own."""
+    rows = {(r["scenario"], r["client"], r["metric"]): r for r in doc["results"] if r["gated"]}
+    out = []
+    for (scenario, client, metric), cpu in rows.items():
+        if metric != "cpu_us_per_order" or cpu["verdict"] not in (verdicts.REGRESSION, verdicts.SLOWER):
+            continue
+        faster = [r for (s, c, m), r in rows.items() if (s, c) == (scenario, client) and m.endswith("_us")
+                  and m != metric and r["verdict"] in (verdicts.IMPROVEMENT, verdicts.FASTER)]  # fmt: skip
+        if faster:
+            lat = ", ".join(f"{_metric(r)} {change(r).split(' ', 1)[-1]}" for r in faster)
+            out.append(
+                f"⚠️ **Two views disagree on {_series(cpu)}:** its latency reads faster ({lat}) while the "
+                f"head's own server CPU per order is {change(cpu).split(' ', 1)[-1]}. Both servers shared "
+                "the CPU, so base paid for work the head does outside the order's path; the CPU per "
+                "order is the view the sharing cannot blur."
+            )
+    return out
+
+
 def _details(doc: dict[str, Any]) -> list[str]:
     out = []
+    for line in disagreements(doc):
+        out += [line, ""]
     conf = doc.get("confidence", 0.95)
     undecided = [r for r in gated_rows(doc) if r["verdict"] == verdicts.INCONCLUSIVE and r.get("reason")]
     if undecided:
