@@ -299,8 +299,8 @@ class CalibrateCommand(Command):
             help="rounds against a cost that appears only with several connections open (default 0)",
         )  # fmt: skip
         p.add_argument(
-            "--inject-after-reply-us", type=int, default=15,
-            help="hft-server --inject-after-reply-us (default 15: about one order's own CPU on the VM)",
+            "--inject-after-reply-us", type=int, default=18,
+            help="hft-server --inject-after-reply-us (default 18: about one order's own CPU on the VM)",
         )  # fmt: skip
         p.add_argument(
             "--inject-contention-us",
