@@ -124,3 +124,27 @@ def test_runs_without_the_server_s_cpu_show_no_cpu_row(tmp_path):
     assert "cpu_us_per_order" not in {r.metric for r in c.results}
     p50 = next(r for r in c.results if r.metric == "p50_us")
     assert p50.ci is not None and p50.mde is not None  # Student's interval over 8 rounds
+
+
+def test_in_a_duet_a_schedule_that_slipped_for_both_sides_keeps_the_load_series_gated(tmp_path):
+    # One generator feeds both servers of a duet, each order's side drawn at random: a slipping
+    # schedule delays both alike, so it dilutes the ratio and never ungates the series.
+    rng = np.random.default_rng(9)
+    for i in range(1, 9):
+        for side in ("base", "head"):
+            doc = result_doc("load", "hft", latency_run(rng, 3_000, median_us=40.0, run_noise=0.002))
+            late = dict(doc["latency_us"], p99=500.0)
+            doc.update(mode="open", target_rate_rps=10_000.0, connections=8, send_lateness_us=late,
+                       send_lateness_histogram=doc["histogram"])  # fmt: skip
+            write_run(
+                tmp_path / side, f"run_20261127T0300{i:02d}Z_{side}{i:02d}_abcdef", {("load", "hft"): [doc]}
+            )
+    gates = load_gates()
+    base, head = load_side(tmp_path / "base"), load_side(tmp_path / "head")
+    duet = {r.metric: r for r in compare_sides(base, head, gates, designs.DUET).results}
+    assert duet["p50_us"].gated and duet["p50_us"].verdict == NO_CHANGE
+    assert not duet["p99_us"].gated  # gates.yaml gates the load series on its P50 only
+    rounds = {r.metric: r for r in compare_sides(base, head, gates, designs.PAIRED_ROUNDS).results}
+    assert not rounds["p50_us"].gated and rounds["p50_us"].why_not_gated.startswith(
+        "the load generator fell behind"
+    )

@@ -227,7 +227,7 @@ def series_rows(
     with_hist = all(r.histogram and r.ok > 0 for r in (*b, *h))
     sides = Series(*key, tuple(b)), Series(*key, tuple(h))  # the shown numbers (series.py)
     u = designs.units(design, b, h) if with_hist else None
-    behind = _fell_behind(b, h)
+    behind = _fell_behind(b, h) if design != designs.DUET else None
     cpu_known = any(r.cpu_us_per_order is not None for r in (*b, *h))
     results = []
     for m in gates.metrics:
@@ -277,7 +277,12 @@ def _fell_behind(b: list[Repeat], h: list[Repeat]) -> str | None:
     base's side: the host could not carry the schedule, so neither side's latency is the
     server's. Behind on head's side only is not a reason: a head that overloads its server
     would otherwise take its own series out of the gate, and its latency (measured from the
-    intended send time) already holds what its users would wait."""
+    intended send time) already holds what its users would wait.
+
+    Not asked of a duet: there one generator's schedule feeds both servers, each order's side
+    drawn at random, so a slipping schedule delays both sides alike within every round. The
+    client's delay then dilutes the ratio toward 1 (less power: the interval says so), never
+    biases it, and a head that slows the generator makes its own latency worse, not ungated."""
     late = [r.behind_p99_us for r in b if r.behind_p99_us is not None]
     if not late:
         return None
