@@ -5,13 +5,14 @@ publish, store or commands.
 - `bisect_steps.py`   bisect's pure decisions: the step's verdict, the next commit, the steps left
 - `calibration.py`    a runner's calibration record: the series × metrics it guards, read by the gate
 - `changepoints.py`   E-divisive means with a permutation test (pure)
+- `clustered.py`      the paired designs' inference: each round's log ratio, Student's t over rounds (pure)
 - `compare.py`        every series × metric tested, one verdict (Comparison, MetricResult)
 - `gates.py`          bench-config/gates.yaml: gated metrics, thresholds, sample rules
 - `sides.py`          one side of a comparison: its runs as series (run folders or a store's entries)
 - `designs.py`        how base and head were measured (unpaired runs, paired rounds, duet) and each one's test
 - `drift.py`          a soak's drift: last tenth against first tenth (pure)
 - `family.py`         a comparison's tests as one family: Holm, the MDE, each metric's verdict
-- `paired.py`         the paired designs' statistics: sign-flip test and bootstrap over pairs (pure)
+- `paired.py`         why pairs; the pooled log ratio; sign-flip test and bootstrap over blocks (pure)
 - `pooled.py`         a pool's legs as one test: each runner a stratum (strata.py), one family
 - `rounds.py`         ab's and bisect's rounds, looks and time budget: flags and checks, once
 - `session.py`        one measuring session (ab, bisect, calibrate): rounds in memory, looks, when to stop

@@ -2,9 +2,10 @@
 sends every order to both, in an order drawn at random per pair (`--duet-url`).
 
 Why: the host's speed changes every few seconds for every process at once (paired.py). In a
-duet both builds see the same seconds; the client's `.hlog` of each side is cut into blocks
-(`--interval-s BLOCK_S`) that start and end at the same instant, and block i of base and of
-head is one pair of the gate's sign-flip test (designs.DUET).
+duet both builds see the same seconds, so each round's head / base ratio is free of them; the
+gate tests those ratios over rounds (clustered.py), because the server processes and their
+slots are drawn per round. The client's `.hlog` of each side is still cut into blocks
+(`--interval-s BLOCK_S`) that start and end at the same instant, for whoever reads them.
 
 A round writes two ordinary run folders, `<out>/base/run_<stamp>_baseNN_<hex>` and
 `<out>/head/run_<stamp>_headNN_<hex>` (results.json, the cell's JSON and .hlog, the server's
