@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `hftbench bisect` over five commits, the third of which slows every order by 4 µs (the
-# default of --inject-delay-us turned on in the server's code), as bisect measures a
-# push to main. Figures: docs/measurements.md ("bisect places a 4 µs delay").
+# default of hft-server's --inject-delay-us turned from 0 to 4 in its code), as bisect
+# measures a push to main. Figures: docs/measurements.md ("bisect places a 4 µs delay").
 #
 #   scripts/experiments/bisect-delay.sh OUT
 set -euo pipefail
@@ -16,8 +16,8 @@ git config user.name bisect
 good=$(git rev-parse HEAD)
 for i in 1 2 3 4 5; do
   if [ "$i" = 3 ]; then
-    sed -i 's/inject_delay: Duration::ZERO,/inject_delay: Duration::from_micros(4),/' server/src/config.rs
-    grep -q 'inject_delay: Duration::from_micros(4),' server/src/config.rs
+    perl -0pi -e 's/default_value_t = 0, value_name = "N"\)\]\n    inject_delay_us/default_value_t = 4, value_name = "N")]\n    inject_delay_us/' server/src/main.rs
+    grep -B1 'inject_delay_us: u64' server/src/main.rs | grep -q 'default_value_t = 4'
     git commit -q -am "commit $i: every order 4 us slower"
   else
     echo "commit $i" >> bisect-notes.txt
