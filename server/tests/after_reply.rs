@@ -7,9 +7,11 @@
 //! thread has used N of CPU time, however busy the host, and N = 200 ms dwarfs loopback,
 //! the scheduling delays of a 2-core host with a core busy, and /proc's 10 ms ticks.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
+
+#[allow(dead_code)] // spawn_binary only.
+mod common;
 
 const N: Duration = Duration::from_millis(200);
 
@@ -18,17 +20,7 @@ const ORDER: &str = r#"{"buy_sell":"buy","symbol":7,"price":10.00,"quantity":1,"
 
 /// The server binary on port 0 with `args`; its port.
 fn start(args: &[&str]) -> (Child, u16) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hft-server"))
-        .args(["--addr", "127.0.0.1:0"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let (child, line) = common::spawn_binary(&[&["--addr", "127.0.0.1:0"], args].concat());
     let port = line
         .trim_end()
         .rsplit(':')

@@ -1,20 +1,12 @@
 //! The binary's contract: the startup line, flags, and exit 0 on SIGTERM / SIGINT.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
+
+#[allow(dead_code)] // spawn_binary only.
+mod common;
 
 fn start(args: &[&str]) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hft-server"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    (child, line)
+    common::spawn_binary(args)
 }
 
 fn signal(child: &Child, name: &str) {

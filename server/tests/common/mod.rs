@@ -97,3 +97,23 @@ pub fn order(
         r#"{{"buy_sell":"{side}","symbol":{symbol},"price":{price},"quantity":{quantity},"market_type":"common","price_type":"{price_type}","time_in_force":"{tif}","order_type":"stock","user_def":"hftbench","client_timestamp":"2026-11-22T10:00:00.123456Z"}}"#
     )
 }
+
+/// The hft-server binary started with `args` (stdout piped, stderr dropped) and its first
+/// stdout line, the startup line: the tests that need the process itself (signals, its
+/// /proc CPU time) rather than the library.
+#[allow(dead_code)] // a test file that starts servers through the library does not use it
+pub fn spawn_binary(args: &[&str]) -> (std::process::Child, String) {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hft-server"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    (child, line)
+}
