@@ -9,7 +9,7 @@
 3. Base and head are measured side by side in time (`--design`, designs.py):
    - duet (the default where the suite allows it: client-hft, closed loop, one connection):
      each round starts both servers at once, pinned alike, and one client-hft sends every
-     order to both in a random order per pair (duet.py); the blocks of a round are the pairs;
+     order to both in a random order per pair (duet.py); each round's ratio is a unit (t over rounds);
    - paired rounds (any other suite): rounds run base, head, head, base, … (one fresh server
      per side per round, same flags), and each round pair is a pair.
    Whatever the host does at an instant, it does to both sides; the test pairs to match.
