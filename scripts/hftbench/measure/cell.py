@@ -90,17 +90,41 @@ def _describe_exit(code: int) -> str:
     return f"exit {code}"
 
 
+INTERRUPTS = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextlib.contextmanager
+def held_interrupts():
+    """SIGINT and SIGTERM held off while a client is started, so that an interrupt cannot
+    land between the fork and `proc` being known, where nobody would end the client; the
+    caller enters it inside its try, so a held interrupt arrives where the client is killed."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def client_preexec(placement: Placement) -> Callable[[], None]:
     """The client dies with hftbench, even a SIGKILLed one (a stopped or stalled client would
-    otherwise outlive it and write into the run folder), and runs on its CPUs when pinned."""
+    otherwise outlive it and write into the run folder), and runs on its CPUs when pinned;
+    it takes interrupts again (held_interrupts' mask is inherited)."""
     confine = placement.confine_client()
 
     def preexec() -> None:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, INTERRUPTS)
         die_with_parent()
         if confine is not None:
             confine()
 
     return preexec
+
+
+def start_client(cmd: list[str], log_file, placement: Placement) -> subprocess.Popen:
+    """A client in its own session (Ctrl-C reaches only us; we end it ourselves, waiting for
+    it), its output into `log_file`, placed and tied to us by client_preexec."""
+    return subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True,
+                            preexec_fn=client_preexec(placement))  # fmt: skip
 
 
 def kill_session(pid: int) -> None:
@@ -218,14 +242,10 @@ def run_cell(
 
     start = time.perf_counter()
     with open(log, "wb") as log_file, _server_sampler(server, scenario, out):
-        proc = subprocess.Popen(
-            cmd,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=client_preexec(placement),
-        )
+        proc = None
         try:
+            with held_interrupts():
+                proc = start_client(cmd, log_file, placement)
             code = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             stopped = _stopped(proc.pid)
@@ -238,8 +258,9 @@ def run_cell(
                 wall=time.perf_counter() - start,
             )
         except BaseException:  # Ctrl-C reaches only us (the client has its own session): stop it too
-            kill_session(proc.pid)
-            proc.wait()
+            if proc is not None:
+                kill_session(proc.pid)
+                proc.wait()
             raise
     wall = time.perf_counter() - start
     server_exit = _server_exit(server)

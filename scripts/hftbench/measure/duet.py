@@ -36,11 +36,12 @@ from . import fingerprint
 from .cell import (
     build_command,
     client_binary,
-    client_preexec,
     cpu_spent,
     default_timeout_s,
+    held_interrupts,
     kill_session,
     result_name,
+    start_client,
     why_not_clean,
 )
 from .placement import Placement
@@ -197,17 +198,19 @@ def _client(
     with open(log, "wb") as log_file:
         # Its own session (as cell.py): Ctrl-C reaches only us, and we end the client ourselves,
         # waiting for it, so no client outlives an interrupted ab.
-        proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=client_preexec(placement))  # fmt: skip
+        proc = None
         try:
+            with held_interrupts():
+                proc = start_client(cmd, log_file, placement)
             code = proc.wait(timeout=2 * default_timeout_s(sc))
         except subprocess.TimeoutExpired:
             kill_session(proc.pid)
             proc.wait()
             code = None
         except BaseException:
-            kill_session(proc.pid)
-            proc.wait()
+            if proc is not None:
+                kill_session(proc.pid)
+                proc.wait()
             raise
     wall = time.perf_counter() - start
     outs[slot_b].with_suffix(".log").write_bytes(log.read_bytes())  # each run folder whole

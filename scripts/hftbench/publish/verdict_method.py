@@ -56,3 +56,24 @@ def method(doc: dict[str, Any]) -> str:
         "within ±threshold; *could detect* is the slowdown this comparison flags with 80% power. "
         f"Gates: `{mdsafe.code(doc.get('gates', 'gates.yaml'))}`."
     )
+
+
+HARNESS_SHOWN = 8  # harness files named in the note; the rest are counted
+
+
+def harness_lines(doc: dict[str, Any]) -> list[str]:
+    """A pull request that changes the harness (`harness_changes`, listed by scripts/ci/pr-bench):
+    it was judged by the base's harness, so its own gates, suites, scripts or clients take
+    effect after merge. File names are the PR's text: made inert."""
+    changed = [str(p) for p in doc.get("harness_changes") or []]
+    if not changed:
+        return []
+    names = ", ".join(f"`{mdsafe.code(p)}`" for p in changed[:HARNESS_SHOWN])
+    more = f" and {len(changed) - HARNESS_SHOWN} more" if len(changed) > HARNESS_SHOWN else ""
+    note = (
+        f"⚠️ **This pull request changes the harness** ({names}{more}): it was judged by the "
+        "base's gates, scenarios, scripts and clients; the change takes effect after merge."
+    )
+    if any(p.startswith(".github/") for p in changed):  # GitHub runs the PR's own workflow file
+        note += " A workflow file under `.github/` is read from the PR itself: code owners review it."
+    return [note, ""]

@@ -44,14 +44,8 @@ HEADLINE = {
     verdicts.FASTER: "✅ Faster, under the gate",
     verdicts.NO_CHANGE: "✅ No change",
 }
-RANK = {
-    verdicts.REGRESSION: 0,
-    verdicts.INCONCLUSIVE: 1,
-    verdicts.SLOWER: 2,
-    verdicts.IMPROVEMENT: 3,
-    verdicts.FASTER: 4,
-    verdicts.NO_CHANGE: 5,
-}
+ORDER = (verdicts.REGRESSION, verdicts.INCONCLUSIVE, verdicts.SLOWER, verdicts.IMPROVEMENT, verdicts.FASTER)
+RANK = {v: i for i, v in enumerate((*ORDER, verdicts.NO_CHANGE))}
 
 
 def ref_name(side: dict[str, Any]) -> str:
@@ -252,27 +246,6 @@ def _sides(doc: dict[str, Any]) -> str:
     return " · ".join(parts) + "."
 
 
-HARNESS_SHOWN = 8  # harness files named in the note; the rest are counted
-
-
-def harness_lines(doc: dict[str, Any]) -> list[str]:
-    """A pull request that changes the harness (`harness_changes`, listed by scripts/ci/pr-bench):
-    it was judged by the base's harness, so its own gates, suites, scripts or clients take
-    effect after merge. File names are the PR's text: made inert."""
-    changed = [str(p) for p in doc.get("harness_changes") or []]
-    if not changed:
-        return []
-    names = ", ".join(f"`{mdsafe.code(p)}`" for p in changed[:HARNESS_SHOWN])
-    more = f" and {len(changed) - HARNESS_SHOWN} more" if len(changed) > HARNESS_SHOWN else ""
-    note = (
-        f"⚠️ **This pull request changes the harness** ({names}{more}): it was judged by the "
-        "base's gates, scenarios, scripts and clients; the change takes effect after merge."
-    )
-    if any(p.startswith(".github/") for p in changed):  # GitHub runs the PR's own workflow file
-        note += " A workflow file under `.github/` is read from the PR itself: code owners review it."
-    return [note, ""]
-
-
 def disagreements(doc: dict[str, Any]) -> list[str]:
     """Series whose latency reads faster while the head's own server CPU per order rose: two
     views that disagree. In a duet the servers share a CPU, so work the head does outside the
@@ -331,7 +304,14 @@ def _details(doc: dict[str, Any]) -> list[str]:
 def markdown(doc: dict[str, Any], *, run_url: str | None = None, budget: int = BODY_BUDGET) -> str:
     """The verdict as markdown: headline, refs, gated table, folded detail; within `budget`."""
     rows = gated_rows(doc)
-    head = [f"## {headline(doc)}", "", _sides(doc), "", *harness_lines(doc), *verdict_pool.pool_lines(doc)]
+    head = [
+        f"## {headline(doc)}",
+        "",
+        _sides(doc),
+        "",
+        *verdict_method.harness_lines(doc),
+        *verdict_pool.pool_lines(doc),
+    ]
     links = [f"[Run folders and logs]({run_url})", ""] if run_url else []
     for a in doc.get("attachments") or []:
         links += [f"- {mdsafe.text(a['title'])}: `{mdsafe.code(a['path'])}`"]
