@@ -59,10 +59,9 @@ class Units:
 
     design: str
     grid: histograms.Grid
-    pairs: int  # 0 when unpaired; else the rows of each side
-    # Paired designs: one row per round and side (the round's whole histogram), the level the
-    # test and the interval are taken at (clustered.py); None when unpaired.
-    rounds: histograms.Grid | None = None
+    # 0 when unpaired; else the rounds: one grid row per round and side (the round's whole
+    # histogram), the level the test and the interval are taken at (clustered.py)
+    pairs: int
 
 
 def units(design: str, base: Sequence[Repeat], head: Sequence[Repeat]) -> Units | None:
@@ -75,7 +74,7 @@ def units(design: str, base: Sequence[Repeat], head: Sequence[Repeat]) -> Units 
     if not matched:
         return None
     rounds = histograms.grid([b.histogram for b, _ in matched], [h.histogram for _, h in matched])
-    return Units(design, rounds, len(matched), rounds)
+    return Units(design, rounds, len(matched))
 
 
 @dataclass(frozen=True)
@@ -109,9 +108,10 @@ def round_test(log_ratios: np.ndarray, observed: float, *, n: int, rng: np.rando
 
 def quantile_test(u: Units, q: float, *, n_perm: int, n_boot: int, rng: np.random.Generator) -> Tested:
     g = u.grid
-    if u.rounds is not None:
-        observed = paired.log_ratio(u.rounds, q)
-        return round_test(clustered.round_quantile_log_ratios(u.rounds, q), observed, n=n_boot, rng=rng)
+    if u.pairs:
+        return round_test(
+            clustered.round_quantile_log_ratios(g, q), paired.log_ratio(g, q), n=n_boot, rng=rng
+        )
     perm = stats.permutation_quantile_test(g, q, n_perm=n_perm, rng=rng)
     reps = stats.bootstrap_ratio_replicates(g, q, n_boot=n_boot, rng=rng)
     n = min(len(g.base), len(g.head))
