@@ -28,6 +28,7 @@ SUBCOMMANDS: dict[str, str] = {
     "compare": "compare",  # the gate
     "ab": "ab",  # the gate
     "bisect": "bisect",  # the commit that made a series slower
+    "creep": "creep",  # main's small slowdowns added up against a fixed reference
     "history": "history",  # the gate
     "export-gab": "export_gab",  # the gate
     "calibrate": "calibrate",  # the gate

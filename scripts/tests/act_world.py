@@ -151,9 +151,10 @@ class World:
         (self.dev / "server.sh").write_text(f'#!/bin/sh\nexec {ROOT / "bin" / "hft-server"} {extra}"$@"\n')
 
     def act(self, name: str, event: str, payload: dict, sha: str, ref: str, *, workflow="bench.yml",
-            extra=(), background=False, cut_leg: str | None = None):  # fmt: skip
+            extra=(), background=False, cut_leg: str | None = None, rounds: int = 6):  # fmt: skip
         """act EVENT on a fresh clone checked out at sha (act copies it for actions/checkout);
-        `cut_leg`: SIGTERM that pool leg's `hftbench ab` once it has measured 3 rounds."""
+        `cut_leg`: SIGTERM that pool leg's `hftbench ab` once it has measured 3 rounds;
+        `rounds`: the A/B's rounds (ab's --repeats and --max-repeats)."""
         run = self.tmp / name
         work = run / "repo"
         subprocess.run(["git", "clone", "-q", "--shared", str(self.dev), str(work)], check=True)
@@ -170,7 +171,8 @@ class World:
             "GITHUB_API_URL": self.api.url, "SUITE": "pr", "REPORT_SUITE": "", "ROUNDS": "2",
             "MICRO_SUITES": "go", "ACT_STANDINS": str(STANDINS), "ACT_REPO": str(work),
             "RUN_ARGS": "--scenarios latency-1c --clients hft --orders 3000 --warmup 300",
-            "AB_ARGS": f"--scenarios latency-1c --clients hft --orders 3000 --repeats 6 --max-repeats 6 "
+            "AB_ARGS": f"--scenarios latency-1c --clients hft --orders 3000 --repeats {rounds} "
+                       f"--max-repeats {rounds} "
                        f"--build-cmd {self.tmp / 'build-server'}",
         }  # fmt: skip
         cmd = [

@@ -69,7 +69,8 @@ def test_add_writes_the_documented_format(tmp_path):
     assert res["histogram"].startswith("HISTF") and res["p99_us"] > res["p50_us"] > 0
     columns = dict(zip(verdict_text.COLUMNS, verdict_text.table_head_cells(0.95), strict=True))
     assert entry["verdict"] == {
-        "status": "regression", "base": "b" * 40, "partial": False, "flags": verdict["flags"], "gated": [],
+        "status": "regression", "base": "b" * 40, "partial": False, "confidence": None, "looks": None,
+        "flags": verdict["flags"], "gated": [],
         "headline": "❌ Regression", "columns": columns, "rows": [],
     }  # fmt: skip
     assert entry["rounds"] == 1 and "spread" not in res  # one run: no spread to draw

@@ -232,6 +232,11 @@ def test_recovery_closes_only_when_every_listed_series_improved():
     improved = _doc("improvement", [_row("p99_us", "improvement", 0.8, [0.75, 0.85])])
     action = regression_issue.issue_action(improved, OPEN)
     assert action.kind == "close" and action.comment.startswith(f"Recovered at {SHA_HEAD[:10]}")
+    # A +12 % regression undone reads −11 %: significantly faster, under the gate; it recovers.
+    faster = _doc("faster", [_row("p99_us", "faster", 0.89, [0.86, 0.92])])
+    assert regression_issue.issue_action(faster, OPEN).kind == "close"
+    inconclusive = _doc("inconclusive", [_row("p99_us", "inconclusive", 0.89, [0.7, 1.1])])
+    assert regression_issue.issue_action(inconclusive, OPEN).kind == "none"
     assert regression_issue.issue_action(NO_CHANGE, OPEN).kind == "none"  # not slower, not recovered either
     assert regression_issue.issue_action(NO_CHANGE, None).kind == "none"
 

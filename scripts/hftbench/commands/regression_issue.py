@@ -3,13 +3,14 @@ the push's verdict (publish/regression_issue.py). Runs on the hosted runner: no 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
 from pathlib import Path
 
 from ..errors import UsageError
-from ..publish import regression_issue, verdict_text
+from ..publish import creep_issue, regression_issue, verdict_text
 from .base import Command
 
 
@@ -26,6 +27,11 @@ class RegressionIssueCommand(Command):
         p.add_argument("--api", default=os.environ.get("GITHUB_API_URL", "https://api.github.com"))
         p.add_argument("--run-url", help="link to the workflow run")
         p.add_argument("--bot", default=bot, help=f"login that opens the issues (default {bot})")
+        p.add_argument(
+            "--creep",
+            type=Path,
+            help="creep.json (`hftbench creep`): open, update or close the creep issue too",
+        )
 
     def run(self) -> int:
         args = self.args
@@ -43,4 +49,17 @@ class RegressionIssueCommand(Command):
         print(
             f"regression-issue: {regression_issue.apply(gh, action, issue)}: {action.reason}", file=sys.stderr
         )
+        if args.creep:
+            try:
+                crept = json.loads(args.creep.read_text())
+            except (OSError, json.JSONDecodeError) as exc:
+                raise UsageError(
+                    f"{args.creep}: cannot read it ({exc}); pass the creep.json `hftbench creep` wrote"
+                ) from exc
+            issue = gh.open_issue(crept.get("suite") or "unknown", args.bot, creep_issue.parse_marker)
+            action = creep_issue.issue_action(crept, issue)
+            print(
+                f"regression-issue: creep: {regression_issue.apply(gh, action, issue)}: {action.reason}",
+                file=sys.stderr,
+            )
         return 0

@@ -6,6 +6,7 @@ publish, store or commands.
 - `calibration.py`    a runner's calibration record: the series × metrics it guards, read by the gate
 - `changepoints.py`   E-divisive means with a permutation test (pure)
 - `clustered.py`      the paired designs' inference: each round's log ratio, Student's t over rounds (pure)
+- `creep.py`          main's pushes chained back to a fixed reference: small slowdowns added up
 - `compare.py`        every series × metric tested, one verdict (Comparison, MetricResult)
 - `gates.py`          bench-config/gates.yaml: gated metrics, thresholds, sample rules
 - `sides.py`          one side of a comparison: its runs as series (run folders or a store's entries)

@@ -2,6 +2,7 @@
 text, main's regression issue. Stage 3: may import judge, measure and the top.
 
 - `calibrate_text.py`    calibrate's calibration.md
+- `creep_issue.py`       main's creep: creep.md and the creep issue (the marker, the action)
 - `csvout.py`            results.csv
 - `gab.py`               github-action-benchmark JSON of a run
 - `plots.py`             PNG plots from the HDR histograms

@@ -130,6 +130,9 @@ def store_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
         "status": verdict["status"],
         "base": base.get("commit") or (base.get("run_ids") or [None])[-1],
         "partial": bool(verdict.get("partial")),
+        # The level of the rows' intervals (judge/creep.py reads each push's spread from them).
+        "confidence": verdict.get("confidence"),
+        "looks": verdict.get("looks"),
         "flags": [
             {k: f.get(k) for k in ("scenario", "client", "metric", "ratio", "verdict")}
             for f in verdict.get("flags", [])

@@ -1,0 +1,153 @@
+"""Main's creep: small slowdowns that each passed, added up against a fixed reference
+(judge/creep.py, publish/creep_issue.py, `hftbench creep`)."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hftbench import verdicts
+from hftbench.cli import main as cli_main
+from hftbench.judge import creep
+from hftbench.judge.gates import load_gates
+from hftbench.publish import creep_issue
+
+P50 = "latency-1c/hft p50_us"
+NOW = datetime(2026, 11, 28, tzinfo=UTC)
+
+
+def stored_verdict(base: str, ratio: float, half_width: float, verdict: str) -> dict:
+    """The store's copy of one push's verdict against the push before it (store/entry.py)."""
+    return {
+        "status": verdict,
+        "base": base,
+        "partial": False,
+        "confidence": 0.99,
+        "looks": 1,
+        "gated": [
+            {"scenario": "latency-1c", "client": "hft", "metric": "p50_us", "ratio": ratio,
+             "ci": [ratio * (1 - half_width), ratio * (1 + half_width)], "mde": 1.01, "verdict": verdict},
+        ],
+    }  # fmt: skip
+
+
+def history(ratios: list[float], half_width: float = 0.005, verdict: str = verdicts.SLOWER) -> list[dict]:
+    """Store entries c0 (the first push, not compared) .. cN, one a day, oldest first."""
+    first = (NOW - timedelta(days=len(ratios))).isoformat()
+    entries = [{"commit": "c0" * 20, "branch": "main", "date": first, "message": "first", "verdict": None}]
+    for i, r in enumerate(ratios, 1):
+        entries.append({
+            "commit": f"c{i}" * 20, "branch": "main", "message": f"push {i}",
+            "date": (NOW - timedelta(days=len(ratios) - i)).isoformat(),
+            "verdict": stored_verdict(f"c{i - 1}" * 20, r, half_width, verdict),
+        })  # fmt: skip
+    return entries
+
+
+def newest(entries: list[dict]) -> creep.Link:
+    e = entries[-1]
+    return creep.link_from_verdict(e["verdict"], commit=e["commit"], date=e["date"], message=e["message"])
+
+
+def test_five_small_slowdowns_that_each_passed_are_caught_together_with_their_commits():
+    entries = history([1.03] * 5)  # each +3 %, known to ±0.5 %: "slower, under the gate" alone
+    found = creep.judge(creep.chain(newest(entries), entries[:-1]), load_gates())
+    (row,) = [r for r in found.rows if r.key == P50]
+    assert row.ratio == pytest.approx(1.03**5) and row.verdict == verdicts.REGRESSION
+    assert row.ci[0] > 1.10 and row.measured_in == 5
+    assert [m.commit[:2] for m in row.makers] == ["c5", "c4", "c3", "c2", "c1"]
+    assert found.status == verdicts.REGRESSION and found.reference == "c0" * 20
+    assert "not compared" in found.stopped
+
+
+def test_noise_around_one_does_not_creep():
+    entries = history([1.004, 0.996, 1.003, 0.997, 1.002, 0.998], verdict=verdicts.NO_CHANGE)
+    found = creep.judge(creep.chain(newest(entries), entries[:-1]), load_gates())
+    assert found.status == verdicts.NO_CHANGE and not found.creeping()
+
+
+def test_a_chain_as_noisy_as_its_links_is_not_called_creep():
+    # +12 % in all, but each push known only to ±12 %: the chain's interval holds 1.
+    entries = history([1.04, 1.04, 1.035], half_width=0.12, verdict=verdicts.INCONCLUSIVE)
+    found = creep.judge(creep.chain(newest(entries), entries[:-1]), load_gates())
+    (row,) = found.rows
+    assert row.ratio > 1.10 and row.verdict != verdicts.REGRESSION
+
+
+def test_the_reference_is_the_baseline_days_back_or_the_commit_named():
+    entries = history([1.03] * 6)
+    since = NOW - timedelta(days=3, hours=1)  # c3 is the baseline stored 3 days back
+    by_days = creep.chain(newest(entries), entries[:-1], since=since)
+    assert by_days.reference == "c2" * 20 and len(by_days.links) == 4
+    named = creep.chain(newest(entries), entries[:-1], reference="c4c4c4c")
+    assert named.reference.startswith("c4") and [ln.commit[:2] for ln in named.links] == ["c6", "c5"]
+    assert "reached the reference" in named.stopped
+
+
+def test_a_push_missing_from_the_store_ends_the_chain_and_says_so():
+    entries = history([1.03] * 4)
+    del entries[2]  # c2's run never reached the store
+    found = creep.chain(newest(entries), entries[:-1])
+    assert [ln.commit[:2] for ln in found.links] == ["c4", "c3"]
+    assert "no run of c2" in found.stopped
+
+
+def test_the_steps_spread_is_read_at_the_intervals_level():
+    v = stored_verdict("b" * 40, 1.0, 0.0, verdicts.NO_CHANGE)
+    v["gated"][0]["ci"] = [math.exp(-0.01), math.exp(0.01)]
+    one = creep.link_from_verdict(v, commit="h", date=None, message="")
+    v["looks"] = 4  # the same width at a wider level is a smaller spread
+    four = creep.link_from_verdict(v, commit="h", date=None, message="")
+    assert four.steps[P50].se < one.steps[P50].se
+    assert one.steps[P50].se == pytest.approx(0.01 / 2.5758, rel=1e-3)
+    assert creep.link_from_verdict({**v, "partial": True}, commit="h", date=None, message="") is None
+
+
+def issue_doc(ratios: list[float]) -> dict:
+    from dataclasses import asdict
+
+    entries = history(ratios)
+    found = creep.judge(creep.chain(newest(entries), entries[:-1]), load_gates())
+    return {"suite": "pr", "status": found.status, **asdict(found)}
+
+
+def test_the_creep_issue_opens_refreshes_quietly_and_closes():
+    crept = issue_doc([1.03] * 5)
+    opened = creep_issue.issue_action(crept, None)
+    assert opened.kind == "open" and "c5c5c5c5c5" in opened.body and "+15.9%" in opened.title
+    assert "hftbench ab --base " + "c0" * 20 in opened.body
+    issue = {"number": 7, "body": opened.body}
+    again = creep_issue.issue_action(crept, issue)
+    assert again.kind == "update" and again.comment is None  # same keys: no comment noise
+    fixed = creep_issue.issue_action(issue_doc([1.03, 1.03, 0.94]), issue)
+    assert fixed.kind == "close" and "Within the gate again" in fixed.comment
+    assert creep_issue.issue_action(issue_doc([1.0] * 3), None).kind == "none"
+
+
+def write_store(path, entries: list[dict]) -> None:
+    (path / "shards" / "pr").mkdir(parents=True)
+    (path / "index.json").write_text(
+        json.dumps({"schema_version": 1, "suites": {"pr": {"shards": ["2026-11"]}}})
+    )
+    runs = [{"run_id": f"run_{i}", "runner": "r1", **e} for i, e in enumerate(entries)]
+    doc = {"schema_version": 1, "suite": "pr", "month": "2026-11", "runs": runs}
+    (path / "shards" / "pr" / "2026-11.json").write_text(json.dumps(doc))
+
+
+def test_hftbench_creep_fails_on_creep_and_writes_its_report(tmp_path, capsys):
+    write_store(tmp_path / "store", history([1.03] * 5))
+    code = cli_main(
+        ["creep", "--store", str(tmp_path / "store"), "--days", "100000", "--out", str(tmp_path / "out")]
+    )
+    assert code == 1
+    doc = json.loads((tmp_path / "out" / "creep.json").read_text())
+    assert doc["status"] == verdicts.REGRESSION and len(doc["links"]) == 5
+    assert "The pushes that made it slower" in (tmp_path / "out" / "creep.md").read_text()
+    assert "❌ Creep on main since c0c0c0c0c0" in capsys.readouterr().err
+
+
+def test_hftbench_creep_passes_without_creep(tmp_path):
+    write_store(tmp_path / "store", history([1.002, 0.998, 1.001], verdict=verdicts.NO_CHANGE))
+    assert cli_main(["creep", "--store", str(tmp_path / "store"), "--out", str(tmp_path / "out")]) == 0
