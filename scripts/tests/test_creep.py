@@ -151,3 +151,20 @@ def test_hftbench_creep_fails_on_creep_and_writes_its_report(tmp_path, capsys):
 def test_hftbench_creep_passes_without_creep(tmp_path):
     write_store(tmp_path / "store", history([1.002, 0.998, 1.001], verdict=verdicts.NO_CHANGE))
     assert cli_main(["creep", "--store", str(tmp_path / "store"), "--out", str(tmp_path / "out")]) == 0
+
+
+def test_a_push_that_was_a_regression_alone_is_the_regression_issue_s_not_the_creep_s():
+    entries = history([1.03, 1.03])
+    entries.append({
+        "commit": "c3" * 20, "branch": "main", "message": "push 3", "date": NOW.isoformat(),
+        "verdict": stored_verdict("c2" * 20, 1.40, 0.01, verdicts.REGRESSION),
+    })  # fmt: skip
+    found = creep.judge(creep.chain(newest(entries), entries[:-1]), load_gates())
+    (row,) = found.rows
+    assert row.verdict == verdicts.REGRESSION and row.regressed_alone
+    assert found.status == verdicts.NO_CHANGE and not found.creeping()  # one issue per slowdown
+    from dataclasses import asdict
+
+    doc = {"suite": "pr", "status": found.status, **asdict(found)}
+    assert creep_issue.issue_action(doc, None).kind == "none"
+    assert "the regression issue has it" in creep_issue.markdown(doc)

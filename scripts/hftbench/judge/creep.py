@@ -73,6 +73,9 @@ class CreepRow:
     verdict: str  # classify's, with the gate's threshold and alpha
     measured_in: int  # pushes whose verdict gated this key
     makers: list[Maker]  # the pushes that made it slower, largest first
+    # A push of the chain was a regression of this key alone: the regression issue has it, so
+    # the creep watch does not report it twice.
+    regressed_alone: bool = False
 
 
 @dataclass
@@ -86,10 +89,11 @@ class Creep:
 
     @property
     def status(self) -> str:
-        return REGRESSION if any(r.verdict == REGRESSION for r in self.rows) else NO_CHANGE
+        return REGRESSION if self.creeping() else NO_CHANGE
 
     def creeping(self) -> list[CreepRow]:
-        return [r for r in self.rows if r.verdict == REGRESSION]
+        """Keys past the gate since the reference that no single push regressed alone."""
+        return [r for r in self.rows if r.verdict == REGRESSION and not r.regressed_alone]
 
 
 def level(verdict: dict[str, Any]) -> float:
@@ -176,7 +180,8 @@ def judge(creep: Creep, gates: Gates) -> Creep:
         verdict = classify(math.exp(lr), ci, p_adj, threshold=gate.threshold, alpha=gate.alpha)
         makers = [Maker(ln.commit, ln.message, s.ratio, s.verdict) for ln, s in steps if s.ratio > 1.0]
         makers.sort(key=lambda m: m.ratio, reverse=True)
-        rows.append(CreepRow(key, math.exp(lr), ci, p_adj, verdict, len(steps), makers))
+        alone = any(s.verdict == REGRESSION for _, s in steps)
+        rows.append(CreepRow(key, math.exp(lr), ci, p_adj, verdict, len(steps), makers, alone))
     creep.rows = rows
     return creep
 

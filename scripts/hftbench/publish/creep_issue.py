@@ -32,6 +32,11 @@ def parse_marker(body: str) -> tuple[str, list[str]] | None:
     return (m["suite"], [k for k in m["keys"].split(",") if k]) if m else None
 
 
+def creeping(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows past the gate that no single push regressed alone (judge/creep.py)."""
+    return [r for r in doc["rows"] if r["verdict"] == verdicts.REGRESSION and not r.get("regressed_alone")]
+
+
 def _key_text(key: str) -> str:
     series, _, metric = key.partition(" ")
     return f"{mdsafe.text(series)} {metrics.label(metric)}"
@@ -43,11 +48,11 @@ def _interval(ci: list[float]) -> str:
 
 def headline(doc: dict[str, Any]) -> str:
     ref = mdsafe.sha(doc.get("reference"))
-    creeping = [r for r in doc["rows"] if r["verdict"] == verdicts.REGRESSION]
-    if not creeping:
+    crept = creeping(doc)
+    if not crept:
         return f"✅ No creep on main since {ref}: every gated series × metric within the gate"
-    worst = max(creeping, key=lambda r: r["ratio"])
-    more = f" and {len(creeping) - 1} more" if len(creeping) > 1 else ""
+    worst = max(crept, key=lambda r: r["ratio"])
+    more = f" and {len(crept) - 1} more" if len(crept) > 1 else ""
     return (
         f"❌ Creep on main since {ref}: {_key_text(worst['key'])} {metrics.fmt_change(worst['ratio'])} "
         f"(interval {_interval(worst['ci'])}){more}, past the gate"
@@ -70,14 +75,16 @@ def markdown(doc: dict[str, Any]) -> str:
     ]
     for r in doc["rows"]:
         shown = f"{ICON.get(r['verdict'], '')} {r['verdict'].replace('_', ' ')}".strip()
+        if r.get("regressed_alone") and r["verdict"] == verdicts.REGRESSION:
+            shown += " (one push was a regression alone: the regression issue has it)"
         lines.append(
             f"| {_key_text(r['key'])} | {metrics.fmt_change(r['ratio'])} | {_interval(r['ci'])} | "
             f"{r['measured_in']} of {len(links)} | {mdsafe.text(shown)} |"
         )
-    creeping = [r for r in doc["rows"] if r["verdict"] == verdicts.REGRESSION]
-    if creeping:
+    crept = creeping(doc)
+    if crept:
         lines += ["", "### The pushes that made it slower", ""]
-        for r in creeping:
+        for r in crept:
             makers = [
                 f"{mdsafe.sha(m['commit'])} {metrics.fmt_change(m['ratio'])} "
                 f"({HEADLINE.get(m['verdict'], mdsafe.text(m['verdict']))} alone"
@@ -98,14 +105,14 @@ def markdown(doc: dict[str, Any]) -> str:
 def issue_action(doc: dict[str, Any], open_issue: dict[str, Any] | None) -> Action:
     """What to do with the creep issue (pure: tested without a network)."""
     suite = doc.get("suite") or "unknown"
-    creeping = [r["key"] for r in doc["rows"] if r["verdict"] == verdicts.REGRESSION]
-    body = f"{marker(suite, creeping)}\n{markdown(doc)}"
-    if creeping and open_issue is None:
+    crept = [r["key"] for r in creeping(doc)]
+    body = f"{marker(suite, crept)}\n{markdown(doc)}"
+    if crept and open_issue is None:
         title = f"Latency creep on main: {headline(doc).removeprefix('❌ Creep on main')}"
         return Action("open", "creep past the gate", mdsafe.title(title)[:250], body)
-    if creeping:
+    if crept:
         _, listed = parse_marker(open_issue["body"]) or (suite, [])
-        now = sorted(parse_marker(marker(suite, creeping))[1])
+        now = sorted(parse_marker(marker(suite, crept))[1])
         comment = (
             None
             if sorted(listed) == now
