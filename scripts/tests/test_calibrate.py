@@ -39,13 +39,21 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
             _round(tmp_path, kind, "base", i, latency_run(rng, 10_000, median_us=30.0, run_noise=0.01), [])
             head = latency_run(rng, 10_000, median_us=30.0, run_noise=0.01, **shape)
             _round(tmp_path, kind, "head", i, head, flags)
+    # Work after the reply as a duet hides it: the same in the design, +30 % with head alone.
+    for i in range(16):
+        for side in ("base", "head"):
+            _round(tmp_path, "after", side, i, latency_run(rng, 10_000, median_us=30.0, run_noise=0.01), [])
+    for kind, scale in (("solo", 1.0), ("solo-slow", 1.3), ("solo-after", 1.3)):
+        for i in range(4):
+            run = latency_run(rng, 10_000, median_us=30.0, run_noise=0.01, body_scale=scale, tail_scale=scale)
+            _round(tmp_path, kind, "", i, run, [])
     # 12 round pairs: 8 could not reach the gate's level (a sign flip over 8 pairs: p >= 2 / 256)
     args = ["calibrate", "--from", str(tmp_path), "--comparisons", "10", "--k", "12", "--bootstrap", "200",
             "--permutations", "500"]  # fmt: skip
     assert cli.main(args) == 0
     doc = json.loads((tmp_path / "calibration.json").read_text())
     assert (
-        doc["runs"] == {"aa": 24, "slow": 16, "stall": 16, "after": 0, "contention": 0}
+        doc["runs"] == {"aa": 24, "slow": 16, "stall": 16, "after": 16, "contention": 0}
         and doc["inject_delay_us"] == 7
     )
     assert (doc["inject_stall_us"], doc["inject_stall_every"], doc["looks"]) == (60, 50, 4)
@@ -63,6 +71,13 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
     assert guards[("latency-1c/hft", "p50_us")]["guarded"] and guards[("latency-1c/hft", "p99_us")]["guarded"]
     md = (tmp_path / "calibration.md").read_text()
     assert "| A/A (same build) | 0.0% (0/10) |" in md and "| tail-only stall | 100.0% (10/10) |" in md
+    # Measured with each server alone, the slowdown is the design's too (it sees all of it),
+    # while the work after the reply, +30 % alone, reads ×1.00 in the design: hidden.
+    slow_seen = doc["survival"]["slow"]["latency-1c/hft p50_us"]
+    assert slow_seen["alone"] == pytest.approx(1.3, abs=0.03) and 0.85 < slow_seen["seen"] < 1.15
+    after_seen = doc["survival"]["after"]["latency-1c/hft p50_us"]
+    assert after_seen["alone"] == pytest.approx(1.3, abs=0.03) and abs(after_seen["seen"]) < 0.15
+    assert "| work after the reply | latency-1c/hft p50_us | ×1.29" in md and "sees 0.00 of it |" in md
     assert "- latency-1c/hft p50_us: guarded (MDE +" in md
     assert "Minimum detectable effect" in capsys.readouterr().out
 
@@ -141,6 +156,8 @@ def test_calibrate_measures_duet_rounds_and_records_what_it_guards(tmp_path):
     assert doc["tallies"]["slow"]["regression"]["p50_us"] == 3  # every draw caught it
     assert doc["tallies"]["aa"]["flagged"] == 0
     assert doc["price_of_duet"]["latency-1c/hft"]["solo_p50_us"] > 0
+    # On the order's own path, a duet sees the whole delay that each server alone shows.
+    assert 0.7 < doc["survival"]["slow"]["latency-1c/hft p50_us"]["seen"] < 1.3
     guards = {(g["series"], g["metric"]): g for g in doc["guards"]}
     # 8,000 orders a round: P99 lacks samples (min_samples 10,000) and cannot be guarded
     assert not guards.get(("latency-1c/hft", "p99_us"), {"guarded": False})["guarded"]

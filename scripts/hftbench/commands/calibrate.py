@@ -11,8 +11,9 @@ against `--inject-after-reply-us A` (CPU work after each reply: off the order's 
 in a duet base pays for it too) and `--contention-runs` against `--inject-contention-us C` (a
 cost only while several connections are open), interleaved (aa, slow, stall, after,
 contention, aa, …), into <out>/<kind>/base/ and <out>/<kind>/head/; and `--solo-runs`
-runs of the build alone (<out>/solo/): the price of duet, absolute P50 alone against in a
-duet.
+runs of each server alone, one at a time (<out>/solo/ the build, <out>/solo-<kind>/ each
+injected server): the price of duet (absolute P50 alone against in a duet), and how much of
+each kind's effect alone survives the design ("this design sees 0.4 of it": `survival`).
 
 Analyse: `--comparisons` times per kind, draw `--k` rounds of that kind and compare their
 base and head sides with the design's test, judged as one of ab's looks (A/A: every
@@ -48,6 +49,7 @@ from ..fsio import write_atomic
 from ..judge import calibration, designs
 from ..judge.compare import Comparison, compare_sides
 from ..judge.gates import Gates, load_gates
+from ..judge.hidden import Pool, price_of_duet, survival
 from ..judge.rounds import AB_ROUNDS, add_looks_arg, order
 from ..judge.session import Session
 from ..judge.sides import load_runs, side_from_runs
@@ -56,14 +58,13 @@ from ..measure import placement as placement_mod
 from ..measure.run import run_plan
 from ..publish.calibrate_text import render
 from ..results import Run
-from ..series import Series
 from ..verdicts import FASTER, IMPROVEMENT, NO_CHANGE, REGRESSION
 from .base import Command
 from .flags import plan_of
 
 KINDS = ("aa", "slow", "stall", "after", "contention")
-SHOWN = tuple(m.name for m in (metrics.P50, metrics.P99, metrics.P999))  # the effects calibrate reports
-Pool = list[tuple[Run, Run]]  # a kind's rounds: (base run, head run)
+SHOWN = tuple(m.name for m in (metrics.P50, metrics.P99, metrics.P999))
+EFFECTS = (*SHOWN, metrics.CPU_PER_ORDER.name)  # the effects calibrate reports
 
 
 def kind_flags(args) -> dict[str, list[str]]:
@@ -80,8 +81,9 @@ def kind_flags(args) -> dict[str, list[str]]:
 
 def measure(
     out: Path, counts: dict[str, int], args, cfg: config_mod.Config | None = None
-) -> tuple[dict[str, Pool], list[Run]]:
-    """Measure the rounds of every kind (one session each, kept in memory) and the solo runs."""
+) -> tuple[dict[str, Pool], dict[str, list[Run]]]:
+    """Measure the rounds of every kind (one session each, kept in memory) and the solo runs
+    of each kind's server, interleaved with them."""
     from .ab import choose_design
 
     root = paths.repo_root()
@@ -94,7 +96,7 @@ def measure(
     where = where.colocated() if plan.colocate else where
     rng = np.random.default_rng()
     sessions = {kind: Session(AB_ROUNDS) for kind in KINDS}
-    solo: list[Run] = []
+    solo: dict[str, list[Run]] = {kind: [] for kind in KINDS}
     if capacity.needs_rate(plan.scenarios):
         rate = capacity.measure(plan.scenarios, bins, flags["aa"], where, out / "capacity-probe.log")
         plan.scenarios = capacity.resolve(plan.scenarios, rate)
@@ -118,11 +120,22 @@ def measure(
                     sessions[kind].keep(side, run)
             sessions[kind].done += 1
             print(f"calibrate: {kind} round {i + 1}", file=sys.stderr, flush=True)
-        if i < counts["solo"]:
-            run_dir = paths.fresh_dir(out / "solo", f"run_{paths.utc_stamp()}_solo{i + 1:02d}")
-            solo.append(run_plan(plan, bins, run_dir, targets=cfg.targets, server_flags=flags["aa"],
-                                 quiet=True, root=root))  # fmt: skip
+        for kind in KINDS if i < counts["solo"] else ():
+            if kind != "aa" and not counts[kind]:
+                continue
+            run_dir = paths.fresh_dir(out / solo_dir(kind), f"run_{paths.utc_stamp()}_solo{i + 1:02d}")
+            solo[kind].append(run_plan(plan, bins, run_dir, targets=cfg.targets, server_flags=flags[kind],
+                                       quiet=True, root=root))  # fmt: skip
     return {kind: session.pairs() for kind, session in sessions.items()}, solo
+
+
+def solo_dir(kind: str) -> str:
+    return "solo" if kind == "aa" else f"solo-{kind}"
+
+
+def load_solo(source: Path) -> dict[str, list[Run]]:
+    return {kind: load_runs(source / solo_dir(kind)) if (source / solo_dir(kind)).is_dir() else []
+            for kind in KINDS}  # fmt: skip
 
 
 def load_pools(source: Path) -> dict[str, Pool]:
@@ -199,7 +212,13 @@ def _finish(t: dict[str, Any]) -> dict[str, Any]:
 
 
 def analyse(
-    pools: dict[str, Pool], gates: Gates, comparisons: int, k: int, seed: int, design: str
+    pools: dict[str, Pool],
+    solo: dict[str, list[Run]],
+    gates: Gates,
+    comparisons: int,
+    k: int,
+    seed: int,
+    design: str,
 ) -> dict[str, Any]:
     """Tallies over random draws of k rounds of each kind, compared with the design's test."""
     if len(pools["aa"]) < k:
@@ -223,31 +242,15 @@ def analyse(
     for kind, pool in pools.items():
         if kind != "aa" and pool:
             effects[kind] = {f"{r.series} {r.metric}": round(r.ratio, 3) for r in compare(pool, kind).results
-                             if r.ratio is not None and r.metric in SHOWN}  # fmt: skip
+                             if r.ratio is not None and r.metric in EFFECTS}  # fmt: skip
     done = {kind: _finish(t) for kind, t in tallies.items()}
     return {
         "tallies": done,
         "effects": effects,
+        "survival": survival(effects, solo, gates),
         "confidence": gates.confidence,
         "guards": calibration.guard_rows(done["aa"], gates),
     }
-
-
-def price_of_duet(pools: dict[str, Pool], solo: list[Run]) -> dict[str, dict[str, float]]:
-    """Per series: absolute P50 of the build alone against the same build in a duet (the
-    A/A rounds' base side). The two servers of a duet share one CPU's caches and queues."""
-    alone = side_from_runs("solo", solo).series if solo else {}
-    paired = side_from_runs("duet", [b for b, _ in pools.get("aa", [])]).series
-    out = {}
-    for key in alone.keys() & paired.keys():
-        a, d = (Series(*key, tuple(x[key])).quantile_us(0.5) for x in (alone, paired))
-        if a and d:
-            out["/".join(key)] = {
-                "solo_p50_us": round(a, 2),
-                "duet_p50_us": round(d, 2),
-                "ratio": round(d / a, 3),
-            }
-    return out
 
 
 def _flag_value(runs: list[Run], name: str) -> int | None:
@@ -276,7 +279,10 @@ class CalibrateCommand(Command):
             "--stall-runs", type=int, default=20, help="rounds against the tail stall (default 20)"
         )
         p.add_argument(
-            "--solo-runs", type=int, default=8, help="runs of the build alone: the price of duet (8)"
+            "--solo-runs",
+            type=int,
+            default=8,
+            help="runs of each kind's server alone: the price of duet, and what of each kind survives it (8)",
         )
         p.add_argument(
             "--inject-delay-us", type=int, default=4, help="hft-server --inject-delay-us (default 4)"
@@ -342,7 +348,7 @@ def main(args, cfg: config_mod.Config | None = None) -> int:
         if not (args.source / "aa").is_dir():
             raise UsageError(f"--from {args.source} holds no aa/: pass the --out of an earlier calibrate")
         pools = load_pools(args.source)
-        solo = load_runs(args.source / "solo") if (args.source / "solo").is_dir() else []
+        solo = load_solo(args.source)
     heads = {kind: [h for _, h in pool] for kind, pool in pools.items()}
     design = design_of(pools)
     doc = {
@@ -360,8 +366,8 @@ def main(args, cfg: config_mod.Config | None = None) -> int:
         "looks": args.looks,
         "gates": paths.shown(gates.source),
         "max_false_alarms": calibration.MAX_FALSE_ALARMS,
-        **analyse(pools, gates, args.comparisons, args.k, gates.seed, design),
-        "price_of_duet": price_of_duet(pools, solo) if design == designs.DUET else {},
+        **analyse(pools, solo, gates, args.comparisons, args.k, gates.seed, design),
+        "price_of_duet": price_of_duet(pools, solo["aa"]) if design == designs.DUET else {},
     }
     write_atomic(out / "calibration.json", json.dumps(doc, indent=2) + "\n")
     write_atomic(out / "calibration.md", render(doc))

@@ -8,6 +8,7 @@ publish, store or commands.
 - `clustered.py`      the paired designs' inference: each round's log ratio, Student's t over rounds (pure)
 - `creep.py`          main's pushes chained back to a fixed reference: small slowdowns added up
 - `compare.py`        every series × metric tested, one verdict (Comparison, MetricResult)
+- `hidden.py`         what a design hides: the price of duet, what of each injected kind survives it
 - `gates.py`          bench-config/gates.yaml: gated metrics, thresholds, sample rules
 - `sides.py`          one side of a comparison: its runs as series (run folders or a store's entries)
 - `designs.py`        how base and head were measured (unpaired runs, paired rounds, duet) and each one's test

@@ -19,6 +19,31 @@ def _pct(n: int, d: int) -> str:
     return f"{100 * n / d:.1f}% ({n}/{d})" if d else "–"
 
 
+def seen_text(seen: float | None) -> str:
+    """A kind's share that survives the design, in words."""
+    if seen is None:
+        return "no effect alone"
+    if seen < 0:
+        return f"sees {seen:.2f} of it: the opposite way"
+    return f"sees {seen:.2f} of it"
+
+
+def survival_lines(survival: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
+    """What of each kind's effect, measured with each server alone, the design still shows."""
+    if not survival:
+        return []
+    lines = ["", "What of each kind survives the design (its effect with each server alone, one at a "
+             "time, against the effect the design measured; 1 sees it whole, 0 not at all):", "",
+             "| kind | series metric | alone | in the design | this design |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for kind, rows in survival.items():
+        for key, r in rows.items():
+            lines.append(
+                f"| {TITLE[kind]} | {key} | ×{r['alone']} | ×{r['design']} | {seen_text(r['seen'])} |"
+            )
+    return lines
+
+
 def render(doc: dict[str, Any]) -> str:
     t = doc["tallies"]
     metrics = [m for m in t["aa"]["regression"] if t["aa"]["tested"].get(m)]
@@ -90,6 +115,7 @@ def render(doc: dict[str, Any]) -> str:
             spread = (f"; p < 0.01 in {100 * p['below_0.01']:.1f} %, p < 0.05 in "
                       f"{100 * p['below_0.05']:.1f} %, D {p['ks_d']:.3f}") if p.get("n") else ""  # fmt: skip
             lines.append(f"- {g['series']} {g['metric']}: {100 * g['coverage']:.1f} %{spread}")
+    lines += survival_lines(doc.get("survival") or {})
     for series, p in (doc.get("price_of_duet") or {}).items():
         lines += ["", f"Price of duet, {series}: P50 {p['solo_p50_us']} µs alone, {p['duet_p50_us']} µs "
                   f"in a duet (×{p['ratio']}): two servers share the CPU's caches and queues."]  # fmt: skip
