@@ -178,11 +178,28 @@ def test_the_gate_judges_what_the_runner_guards_and_names_the_rest(tmp_path):
             cells = {("latency-1c", "hft"): [result_doc("latency-1c", "hft", samples)]}
             write(tmp_path / side, f"run_20261126T030000Z_{side}{i + 1:02d}_{i:06x}", cells)
     record = tmp_path / "calibration.json"
-    record.write_text(json.dumps({"guards": [
-        {"series": "latency-1c/hft", "metric": "p50_us", "guarded": True, "why_not": None},
-        {"series": "latency-1c/hft", "metric": "p99_us", "guarded": False,
-         "why_not": "MDE +31.0 % > 10 % on this runner"},
-    ]}))  # fmt: skip
+    record.write_text(
+        json.dumps(
+            {
+                "guards": [
+                    {"series": "latency-1c/hft", "metric": "p50_us", "guarded": True, "why_not": None},
+                    {
+                        "series": "latency-1c/hft",
+                        "metric": "p99_us",
+                        "guarded": False,
+                        "why_not": "MDE +31.0 % > 10 % on this runner",
+                    },
+                ],
+                "survival": {
+                    "after": {
+                        "latency-1c/hft p50_us": {"alone": 1.15, "design": 0.915, "seen": -0.64},
+                        "latency-1c/hft cpu_us_per_order": {"alone": 2.2, "design": 2.2, "seen": 1.0},
+                    }
+                },
+            }
+        )
+    )
+    # fmt: skip
     base, head = load_side(tmp_path / "base"), load_side(tmp_path / "head")
     plain = compare_sides(base, head, load_gates(), design="paired-rounds")
     assert plain.exit_code == 1  # the tail regressed: P99 fails the gate without a record
@@ -193,6 +210,9 @@ def test_the_gate_judges_what_the_runner_guards_and_names_the_rest(tmp_path):
     why = {"series": "latency-1c/hft", "metric": "p99_us",
             "why": "MDE +31.0 % > 10 % on this runner"}  # fmt: skip
     assert why in doc["unguarded"]
+    assert doc["survival"] == {
+        "after": {"latency-1c/hft p50_us": -0.64, "latency-1c/hft cpu_us_per_order": 1.0}
+    }
     md = verdict_text.markdown({**doc, "gates": "gates.yaml"})
     assert f"**Guarded on this runner** (calibration `{record}`): error rate of latency-1c/hft, P50 of" in md
     assert "- not guarded: P99 of latency-1c/hft: MDE +31.0 % &gt; 10 % on this runner" in md

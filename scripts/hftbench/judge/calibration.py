@@ -104,13 +104,25 @@ def load_guards(path: Path) -> dict[str, str | None]:
             for r in rows}  # fmt: skip
 
 
+def load_survival(path: Path) -> dict[str, dict[str, float | None]] | None:
+    """kind -> "series metric" -> the share of its effect alone the design shows (calibrate's
+    `survival`), or None for a record written before calibrate measured it."""
+    doc = json.loads(Path(path).read_text())
+    survival = doc.get("survival") if isinstance(doc, dict) else None
+    if not isinstance(survival, dict) or not survival:
+        return None
+    return {kind: {key: row.get("seen") for key, row in rows.items() if isinstance(row, dict)}
+            for kind, rows in survival.items() if isinstance(rows, dict)}  # fmt: skip
+
+
 def apply(gates: Gates, path: Path | str | None, environ=os.environ) -> Gates:
     """The gates with this runner's record (--calibration, else $HFTBENCH_CALIBRATION), or
     unchanged when neither names one."""
     chosen = path or environ.get(ENV)
     if not chosen:
         return gates
-    return replace(gates, guards=load_guards(Path(chosen)), calibration=str(chosen))
+    guards = load_guards(Path(chosen))
+    return replace(gates, guards=guards, calibration=str(chosen), survival=load_survival(Path(chosen)))
 
 
 def add_calibration_arg(p) -> None:

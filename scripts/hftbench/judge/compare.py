@@ -124,6 +124,7 @@ class Comparison:
             "looks": self.gates.looks,
             "design": {"name": self.design, "units": designs.DESCRIBE[self.design]},
             "calibration": self.gates.calibration,
+            **({"survival": self.gates.survival} if self.gates.survival else {}),
             "guarded": sorted({f"{r.series} {r.metric}" for r in self.results if r.gated}),
             "unguarded": [
                 {"series": r.series, "metric": r.metric, "why": r.why_not_gated}

@@ -55,6 +55,9 @@ class Gates:
     # runner guards it, else why not. None (no record): `series` decides, as gates.yaml says.
     guards: dict[str, str | None] | None = None
     calibration: str | None = None  # the record's path, for the verdict
+    # From the same record (judge/hidden.py): per injected kind, "series metric" -> the share of
+    # its effect alone that this runner's design shows; the verdict says what it could not see.
+    survival: dict[str, dict[str, float | None]] | None = None
 
     def for_looks(self, looks: int) -> Gates:
         """The gates for a comparison looked at `looks` times as runs are added (Bonferroni):
