@@ -217,5 +217,6 @@ def test_the_gate_judges_what_the_runner_guards_and_names_the_rest(tmp_path):
     assert f"**Guarded on this runner** (calibration `{record}`): error rate of latency-1c/hft, P50 of" in md
     assert "- not guarded: P99 of latency-1c/hft: MDE +31.0 % &gt; 10 % on this runner" in md
     assert "Student's" in md and "t over rounds" in md  # how a paired-rounds verdict is decided
+    assert "this runner's design showed" in md and "work after the reply: -0.64 on latency-1c/hft P50" in md
     with pytest.raises(UsageError, match="no such calibration record"):
         apply(load_gates(), tmp_path / "missing.json")

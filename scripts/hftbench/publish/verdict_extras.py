@@ -1,5 +1,6 @@
 """The verdict text's sections for a bisect and a differential profile (verdict.json's
-`bisect` and `profile`), for the job summary, the PR comment and the regression issue.
+`bisect` and `profile`), and what the design could not see (the calibration record's
+`survival`), for the job summary, the PR comment and the regression issue.
 Standard library only, like verdict_text.py."""
 
 from __future__ import annotations
@@ -77,3 +78,24 @@ def profile_markdown(doc: dict[str, Any] | None, run_url: str | None = None) -> 
     if not doc.get("top"):
         out.append("| (no function gained self time) | | | |")
     return [*out, ""]
+
+
+def survival_sentence(doc: dict[str, Any]) -> str:
+    """What of each kind of change this runner's design showed when calibrate measured it
+    (the record's `survival`): the share of its effect with each server alone; "" without one."""
+    from .calibrate_text import TITLE
+
+    parts = []
+    for kind, rows in (doc.get("survival") or {}).items():
+        seen = [f"{v:.2f} on {mdsafe.text(k.split(' ', 1)[0])} {metrics.label(k.split(' ', 1)[1])}"
+                for k, v in rows.items() if v is not None]  # fmt: skip
+        if seen:
+            parts.append(f"{TITLE.get(kind, mdsafe.text(kind))}: {', '.join(seen)}")
+    if not parts:
+        return ""
+    return (
+        " Of each kind of change calibrate injected, this runner's design showed this share of its "
+        "effect with each server alone (1 all of it, 0 none, below 0 the opposite way): "
+        + "; ".join(parts)
+        + "."
+    )

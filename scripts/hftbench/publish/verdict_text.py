@@ -296,7 +296,7 @@ def _details(doc: dict[str, Any]) -> list[str]:
         out += ["<details><summary>Reported only (not gated)</summary>", "", _table_head(conf)]
         out += [_row(r) for r in info] + ["", "</details>", ""]
     out += verdict_method.guard_lines(doc)
-    method = verdict_method.method(doc)
+    method = verdict_method.method(doc) + verdict_extras.survival_sentence(doc)
     out += ["<details><summary>How this was decided</summary>", "", method, "", "</details>", ""]
     return out
 
