@@ -32,6 +32,16 @@ pool_placement() {
   if [ -n "${POOL_CLIENT_CPUS:-}" ]; then export HFTBENCH_CLIENT_CPUS=$POOL_CLIENT_CPUS; fi
 }
 
+# copy_calibration OUT: the runner's calibration record ($HFTBENCH_CALIBRATION) beside a
+# leg's verdict.json, for the hosted combine job (its weights and guards, once its sha256
+# matches pool.yaml's calibration_sha256 for the runner); nothing when the runner has none.
+copy_calibration() {
+  if [ -n "${HFTBENCH_CALIBRATION:-}" ]; then
+    cp "$HFTBENCH_CALIBRATION" "$1/calibration.json" \
+      || die "HFTBENCH_CALIBRATION=$HFTBENCH_CALIBRATION is not readable: install it with install-runner.sh --calibration (hft/runner/README.md)"
+  fi
+}
+
 need_hftbench() {
   [ -x "$HFTBENCH" ] || die "$HFTBENCH not found: run 'make deps' (it installs scripts/ as the hftbench console script)"
 }

@@ -4,6 +4,11 @@ bench-config/pool.yaml (the runners of the pool: labels, CPUs, suites each takes
 It runs on the hosted runner, before any leg: plain Python and PyYAML, never numpy. With
 --github-output it appends `legs=<json>` and `max_parallel=<n>` to $GITHUB_OUTPUT, which
 bench.yml reads as `strategy.matrix.leg` and `strategy.max-parallel`.
+
+The same file is what `hftbench combine` trusts instead of the legs (judge/legcheck.py): a
+runner's `optional`, its `calibration_sha256` (the digest of the calibration record its leg
+must upload, and combine refuses any other) and the pool's `rounds` (every leg's rounds and
+looks). A pull request is judged by the base's copy, so none of it is the PR's to change.
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ from .errors import UsageError
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 CPUS = re.compile(r"^[0-9,\-]*$")
 DEFAULT_TIMEOUT_MINUTES = 90
-KEYS = {"name", "labels", "suites", "scenarios", "server_cpus", "client_cpus", "timeout_minutes"}
+KEYS = {"name", "labels", "suites", "scenarios", "server_cpus", "client_cpus", "timeout_minutes",
+        "optional", "calibration_sha256"}  # fmt: skip
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+ROUND_KEYS = ("repeats", "max_repeats", "step")
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,9 @@ class Leg:
     server_cpus: str
     client_cpus: str
     timeout_minutes: int
+    # ab's rounds flags, the pool's `rounds` (the same for every leg; "": ab's defaults): the
+    # looks combine divides alpha by come from this file, so the legs must run exactly these.
+    rounds: str = ""
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,15 @@ class Pool:
     runners: list[dict[str, Any]]
     max_parallel: int | None
     source: Path
+    # `rounds:` as written (repeats, max_repeats, step; what it omits is ab's default): every
+    # leg's rounds a side, and so the looks (judge/legcheck.pool_rounds makes them a Rounds).
+    rounds: dict[str, int] | None = None
+
+    def runner(self, name: str) -> dict[str, Any]:
+        return next(r for r in self.runners if r["name"] == name)
+
+    def rounds_flags(self) -> str:
+        return " ".join(f"--{k.replace('_', '-')} {v}" for k, v in (self.rounds or {}).items())
 
     def legs(self, suite: str) -> list[Leg]:
         """The runners that take `suite`, in file order; UsageError when none does."""
@@ -50,6 +70,7 @@ class Pool:
                 server_cpus=str(r.get("server_cpus") or ""),
                 client_cpus=str(r.get("client_cpus") or ""),
                 timeout_minutes=int(r.get("timeout_minutes") or DEFAULT_TIMEOUT_MINUTES),
+                rounds=self.rounds_flags(),
             )
             for r in self.runners
             if not r.get("suites") or suite in r["suites"]
@@ -92,7 +113,26 @@ def _runner(path: Path, i: int, r: Any) -> dict[str, Any]:
     t = r.get("timeout_minutes", DEFAULT_TIMEOUT_MINUTES)
     if not isinstance(t, int) or isinstance(t, bool) or not 1 <= t <= 360:
         raise _fail(path, f"runner {name}", f"`timeout_minutes` must be a whole number 1..360 (got {t!r})")
+    if not isinstance(r.get("optional", False), bool):
+        raise _fail(path, f"runner {name}", f"`optional` must be true or false (got {r['optional']!r})")
+    digest = r.get("calibration_sha256")
+    if digest is not None and not (isinstance(digest, str) and SHA256.match(digest)):
+        raise _fail(path, f"runner {name}", "`calibration_sha256` must be 64 lowercase hex digits: "
+                    f"`sha256sum` of the runner's calibration.json (got {digest!r})")  # fmt: skip
     return r
+
+
+def _rounds(path: Path, value: Any) -> dict[str, int] | None:
+    """The pool's `rounds:` mapping (repeats, max_repeats, step), in that order; None: ab's defaults."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) - set(ROUND_KEYS):
+        raise UsageError(f"{path}: `rounds` is a mapping of {', '.join(ROUND_KEYS)} (got {value!r})")
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value.values()):
+        raise UsageError(f"{path}: `rounds` values must be whole numbers >= 1 (got {value!r})")
+    if value.get("repeats", 2) < 2 or value.get("repeats", 0) > value.get("max_repeats", 10**6):
+        raise UsageError(f"{path}: `rounds` needs 2 <= repeats <= max_repeats (got {value!r})")
+    return {k: value[k] for k in ROUND_KEYS if k in value}
 
 
 def load_pool(path: Path | str | None = None) -> Pool:
@@ -117,4 +157,4 @@ def load_pool(path: Path | str | None = None) -> Pool:
     par = doc.get("max_parallel")
     if par is not None and (not isinstance(par, int) or isinstance(par, bool) or par < 1):
         raise UsageError(f"{path}: `max_parallel` must be a whole number >= 1 (got {par!r})")
-    return Pool(runners, par, path)
+    return Pool(runners, par, path, _rounds(path, doc.get("rounds")))

@@ -92,6 +92,13 @@ def git(repo: Path, *args: str) -> str:
     return out.stdout.strip()
 
 
+def pool_yaml(rounds: int = 6, text: str | None = None) -> str:
+    """A pool file (the product's by default) whose `rounds` are the act runs' (act's `rounds`,
+    AB_ARGS): combine holds every leg's rounds and looks to the pool's."""
+    text = text if text is not None else (ROOT / "bench-config" / "pool.yaml").read_text()
+    return text + f"rounds: {{repeats: {rounds}, max_repeats: {rounds}}}\n"
+
+
 class World:
     """The bare origin, a development clone that commits and pushes, the fake API."""
 
@@ -115,6 +122,7 @@ class World:
         # request: the base's), here the product's with thresholds for tiny rounds; committed
         # with the edits under test, so a PR's base has them too.
         (self.dev / "bench-config" / "gates.yaml").write_text(GATES)
+        (self.dev / "bench-config" / "pool.yaml").write_text(pool_yaml())
         self._server(0)
         git(self.dev, "add", "-A")
         git(

@@ -6,13 +6,24 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from combine_world import (
+    B_PLACEMENT,
+    ROOT,
+    ROUNDS,
+    TWO,
+    make_leg,
+    make_repo,
+    needs_binaries,
+    pool_file,
+    record,
+    verdict,
+)
+from combine_world import combine as _combine
 from hftbench import cli, pool
 from hftbench.errors import UsageError
 from hftbench.judge import compare, pooled
@@ -20,74 +31,32 @@ from hftbench.judge.sides import Side
 from hftbench.publish import verdict_pool
 from hftbench.verdicts import NO_CHANGE, REGRESSION
 
-ROOT = Path(__file__).resolve().parents[2]
-SERVER = ROOT / "bin" / "hft-server"
-BUILD = "mkdir -p bin && install -m 755 server.sh bin/hft-server"
-needs_binaries = pytest.mark.skipif(
-    not (os.access(SERVER, os.X_OK) and os.access(ROOT / "bin" / "client-hft", os.X_OK)),
-    reason="needs bin/hft-server and bin/client-hft (make build)",
-)
-TWO = """runners:
-  - {name: a, labels: [self-hosted, pool-a]}
-  - {name: b, labels: [self-hosted, pool-b], server_cpus: "0", client_cpus: "1"}
-"""
-
-
-def _repo(path: Path) -> Path:
-    path.mkdir()
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    for name, extra in (("fast", ""), ("slow", "--inject-stall-us 30 --inject-stall-every 1 ")):
-        (path / "server.sh").write_text(f'#!/bin/sh\nexec {SERVER} {extra}"$@"\n')
-        for args in (
-            ("add", "server.sh"),
-            ("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", name),
-        ):
-            subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True)
-    return path
-
-
-def _leg(repo: Path, legs: Path, name: str, head: str, *, env: dict, flags: tuple = ()) -> None:
-    """One leg as bench.yml's pr-bench leaves it: <legs>/pr-bench-<name>/{ab/, verdict.json}."""
-    out = legs / f"pr-bench-{name}"
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        code = cli.main([
-            "ab", "--repo", str(repo), "--base", "HEAD~1", "--head", head, "--scenarios", "latency-1c",
-            "--clients", "hft", "--orders", "2000", "--repeats", "8", "--max-repeats", "8",
-            "--out", str(out / "ab"), "--build-cmd", BUILD, "--quiet", *flags,
-        ])  # fmt: skip
-    finally:
-        for k, v in saved.items():
-            os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
-    assert code in (0, 1)
-    shutil.copy(out / "ab" / "verdict.json", out / "verdict.json")
-
 
 @pytest.fixture(scope="module")
 def pools(tmp_path_factory):
     """{"aa", "slow", "one": legs folder}, each with legs a and b, and the pool file. "one":
     a A/A, b with 30 µs more per order on its head only (the same refs: one pool)."""
     tmp = tmp_path_factory.mktemp("pool")
-    repo = _repo(tmp / "repo")
+    repo = make_repo(tmp / "repo")
     (tmp / "pool.yaml").write_text(TWO)
     found = {"pool": tmp / "pool.yaml"}
     for case, head in (("aa", "HEAD~1"), ("slow", "HEAD")):
         found[case] = tmp / case
-        _leg(repo, found[case], "a", head, env={})
-        _leg(repo, found[case], "b", head, env={"HFTBENCH_SERVER_CPUS": "0", "HFTBENCH_CLIENT_CPUS": "1"},
-             flags=("--server-flags", "--inject-delay-us 10"))  # fmt: skip
+        make_leg(repo, found[case], "a", head, env={})
+        make_leg(
+            repo, found[case], "b", head, env=B_PLACEMENT, flags=("--server-flags", "--inject-delay-us 10")
+        )
     found["one"] = tmp / "one"  # its a is the A/A pool's a (the same refs, measured once)
     shutil.copytree(found["aa"] / "pr-bench-a", found["one"] / "pr-bench-a", symlinks=True)
-    _leg(repo, found["one"], "b", "HEAD~1", env={"HFTBENCH_SERVER_CPUS": "0", "HFTBENCH_CLIENT_CPUS": "1"},
-         flags=("--head-server-flags", "--inject-delay-us 30"))  # fmt: skip
+    make_leg(
+        repo,
+        found["one"],
+        "b",
+        "HEAD~1",
+        env=B_PLACEMENT,
+        flags=("--head-server-flags", "--inject-delay-us 30"),
+    )
     return found
-
-
-def _combine(legs: Path, pool_file: Path, out: Path) -> tuple[int, dict]:
-    code = cli.main(["combine", "--legs", str(legs), "--prefix", "pr-bench-", "--suite", "pr",
-                     "--pool", str(pool_file), "--out", str(out)])  # fmt: skip
-    return code, json.loads((out / "verdict.json").read_text())
 
 
 def _p50(doc: dict) -> dict:
@@ -120,7 +89,7 @@ def test_a_slower_head_on_both_runners_is_one_regression(pools, tmp_path):
 
 @needs_binaries
 def test_a_pool_of_one_is_that_runner_s_own_verdict(pools, tmp_path):
-    (tmp_path / "one.yaml").write_text("runners:\n  - {name: a, labels: [self-hosted]}\n")
+    (tmp_path / "one.yaml").write_text(ROUNDS + "runners:\n  - {name: a, labels: [self-hosted]}\n")
     code, doc = _combine(pools["slow"], tmp_path / "one.yaml", tmp_path / "out")
     own = json.loads((pools["slow"] / "pr-bench-a" / "verdict.json").read_text())
     assert code == 1 and doc["status"] == own["status"]
@@ -174,7 +143,8 @@ def test_the_product_pool_and_the_matrix_it_gives(tmp_path, monkeypatch, capsys)
         legs = json.loads(lines["legs"])
         assert [leg["name"] for leg in legs] == names and lines["max_parallel"] == "1"
     assert legs[1] == {"name": "b", "labels": ["self-hosted", "pool-b"], "scenarios": "large",
-                       "server_cpus": "0", "client_cpus": "1", "timeout_minutes": 30}  # fmt: skip
+                       "server_cpus": "0", "client_cpus": "1", "timeout_minutes": 30,
+                       "rounds": "--repeats 8 --max-repeats 8"}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -189,6 +159,10 @@ def test_the_product_pool_and_the_matrix_it_gives(tmp_path, monkeypatch, capsys)
         ("runners:\n  - {name: a, labels: [x], timeout_minutes: 0}\n", "1..360"),
         ("runners:\n  - {name: a, labels: [x]}\nmax_parallel: 0\n", "max_parallel"),
         ("runners:\n  - {name: a, labels: [x], suites: [standard]}\n", "no runner takes suite 'pr'"),
+        ("runners:\n  - {name: a, labels: [x], optional: yes please}\n", "`optional` must be true or false"),
+        ("runners:\n  - {name: a, labels: [x], calibration_sha256: abc}\n", "64 lowercase hex digits"),
+        ("rounds: {repeats: 8, looks: 1}\nrunners:\n  - {name: a, labels: [x]}\n", "`rounds` is a mapping"),
+        ("rounds: {repeats: 9, max_repeats: 8}\nrunners:\n  - {name: a, labels: [x]}\n", "2 <= repeats"),
     ],
 )
 def test_a_bad_pool_file_is_refused_with_the_fix(tmp_path, text, says):
@@ -198,33 +172,37 @@ def test_a_bad_pool_file_is_refused_with_the_fix(tmp_path, text, says):
     assert says in str(err.value) and str(tmp_path / "pool.yaml") in str(err.value)
 
 
-def _calibrated(legs: Path, name: str, guarded: list[str], why_not: dict[str, str]) -> None:
-    """Leg `name` as a runner with a calibration record: what its verdict.json says it guards."""
-    path = legs / f"pr-bench-{name}" / "verdict.json"
-    doc = json.loads(path.read_text())
-    doc["calibration"] = f"/etc/hft-bench/{name}.json"
-    doc["guarded"] = guarded
-    doc["unguarded"] = [
-        {"series": k.split()[0], "metric": k.split()[1], "why": w} for k, w in why_not.items()
-    ]
-    path.write_text(json.dumps(doc))
+P50 = "latency-1c/hft p50_us"
+
+
+def _guard(key: str, why: str | None = None, mde: float | None = None) -> dict:
+    """One row of a calibration record's `guards`."""
+    series, metric = key.split()
+    return {"series": series, "metric": metric, "guarded": why is None, "why_not": why, "mde": mde}
+
+
+def _calibrated_pool(legs: Path, path: Path, rows: dict[str, list[dict]]) -> Path:
+    """Each runner's record uploaded by its leg, and the pool file naming their digests (the
+    base's pool.yaml: what makes combine believe a record)."""
+    return pool_file(path, {n: {"calibration_sha256": record(legs, n, r)} for n, r in rows.items()})
 
 
 @needs_binaries
 def test_each_series_is_judged_by_the_runners_whose_calibration_guards_it(pools, tmp_path):
     legs = tmp_path / "legs"
     shutil.copytree(pools["slow"], legs, symlinks=True)
-    _calibrated(legs, "a", ["latency-1c/hft p50_us"], {})
-    _calibrated(legs, "b", [], {"latency-1c/hft p50_us": "A/A false alarms 3.0 % > 1 % on this runner"})
-    code, doc = _combine(legs, pools["pool"], tmp_path / "out")
+    b_row = _guard(P50, "A/A false alarms 3.0 % > 1 % on this runner")
+    calibrated = _calibrated_pool(legs, tmp_path / "pool.yaml", {"a": [_guard(P50)], "b": [b_row]})
+    code, doc = _combine(legs, calibrated, tmp_path / "out")
     assert code == 1 and _p50(doc)["gated"] and _p50(doc)["verdict"] == "regression"
     rows = {r["name"]: next(x for x in r["rows"] if x["metric"] == "p50_us") for r in doc["pool"]["runners"]}
     assert (rows["a"]["gated"], rows["a"]["weight"]) == (True, 1.0)
     assert (rows["b"]["gated"], rows["b"]["weight"]) == (False, 0.0)
     assert "(not judged here)" in (tmp_path / "out" / "summary.md").read_text()
     # Guarded by neither: not gated, and the verdict says why on each runner.
-    _calibrated(legs, "a", [], {"latency-1c/hft p50_us": "MDE +12.0 % > 10 % on this runner"})
-    code, doc = _combine(legs, pools["pool"], tmp_path / "out2")
+    a_row = _guard(P50, "MDE +12.0 % > 10 % on this runner")
+    calibrated = _calibrated_pool(legs, tmp_path / "pool2.yaml", {"a": [a_row], "b": [b_row]})
+    code, doc = _combine(legs, calibrated, tmp_path / "out2")
     assert code == 0 and not _p50(doc)["gated"]
     assert _p50(doc)["why_not_gated"] == (
         "a: MDE +12.0 % > 10 % on this runner; b: A/A false alarms 3.0 % > 1 % on this runner"
@@ -288,15 +266,7 @@ def test_a_calibration_record_gives_the_figures_and_a_bad_one_none():
 
 
 def _own(legs: Path, name: str) -> dict:
-    return json.loads((legs / f"pr-bench-{name}" / "verdict.json").read_text())
-
-
-def _record(legs: Path, name: str, mde: dict[str, float]) -> None:
-    """The runner's calibration.json, as its leg uploads it beside verdict.json."""
-    rows = [
-        {"series": k.split()[0], "metric": k.split()[1], "mde": v, "guarded": True} for k, v in mde.items()
-    ]
-    (legs / f"pr-bench-{name}" / "calibration.json").write_text(json.dumps({"guards": rows}))
+    return verdict(legs, name)
 
 
 @needs_binaries
@@ -308,9 +278,12 @@ def test_weights_come_from_the_legs_calibration_records_and_a_leg_s_regression_s
     shutil.copytree(pools["one"], legs, symlinks=True)
     guarded = {k for name in ("a", "b") for k in _own(legs, name)["guarded"]}  # every gated row
     assert "latency-1c/hft p50_us" in guarded
-    _record(legs, "a", dict.fromkeys(guarded, 1.004))
-    _record(legs, "b", dict.fromkeys(guarded, 1.09))
-    code, doc = _combine(legs, pools["pool"], tmp_path / "out")
+    rows = {
+        "a": [_guard(k, mde=1.004) for k in sorted(guarded)],
+        "b": [_guard(k, mde=1.09) for k in sorted(guarded)],
+    }
+    calibrated = _calibrated_pool(legs, tmp_path / "pool.yaml", rows)
+    code, doc = _combine(legs, calibrated, tmp_path / "out")
     w_a = (1 / np.log(1.004) ** 2) / (1 / np.log(1.004) ** 2 + 1 / np.log(1.09) ** 2)
     rows = {r["name"]: next(x for x in r["rows"] if x["metric"] == "p50_us") for r in doc["pool"]["runners"]}
     assert (rows["a"]["weight"], rows["b"]["weight"]) == (round(w_a, 4), round(1 - w_a, 4))
@@ -322,7 +295,8 @@ def test_weights_come_from_the_legs_calibration_records_and_a_leg_s_regression_s
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "**Regression on runner `b` alone**" in summary
     assert "Weights are fixed before the data: from each runner's calibration record" in summary
-    # Without the records: equal weights, and the pooled estimate sees b's regression too.
+    # Without the records (and their digests): equal weights, and the pooled estimate sees
+    # b's regression too.
     for name in ("a", "b"):
         (legs / f"pr-bench-{name}" / "calibration.json").unlink()
     code, doc = _combine(legs, pools["pool"], tmp_path / "out2")

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from act_world import ACT, BOT, GATES, REPO, ROOT, TEAM, TOKEN, World, git, needs
+from act_world import ACT, BOT, GATES, REPO, ROOT, TEAM, TOKEN, World, git, needs, pool_yaml
 from hftbench import verdicts
 
 sys.path.insert(0, str(Path(__file__).parent / "fakes"))
@@ -167,13 +167,11 @@ def test_push_to_main_measures_publishes_and_charts_micro(world):
     assert r["outputs"]["publish-push"] == {"moved": "false"}
 
 
-# A pool of two runners on this host: `b` places the server on CPU 0 and the client on CPU 1
-# (the other way round from `a`); they share the host, so they take turns (max_parallel 1).
-POOL = """max_parallel: 1
-runners:
-  - {name: a, labels: [self-hosted, pool-a]}
-  - {name: b, labels: [self-hosted, pool-b], server_cpus: "0", client_cpus: "1"}
-"""
+# Two runners on this host, taking turns (max_parallel 1); `b` puts the server on CPU 0, client on 1.
+POOL = pool_yaml(
+    text="max_parallel: 1\nrunners:\n  - {name: a, labels: [self-hosted, pool-a]}\n"
+    '  - {name: b, labels: [self-hosted, pool-b], server_cpus: "0", client_cpus: "1"}\n'
+)
 PR_JOBS = {"pool", "pr-bench", "pr-combine", "pr-comment"}
 
 
@@ -221,13 +219,15 @@ def test_a_pool_of_two_runners_a_a_then_a_slowed_head_then_a_leg_killed(world):
     (updated,) = bot_comments(world, 7)
     assert updated["id"] == mine["id"] and "Regression" in updated["body"]
 
+    # b is required (not `optional` in pool.yaml): its cut fails the check, and the comment says so.
     r = world.act("pr-cut", "pull_request", pr(head), head, "refs/pull/7/merge", cut_leg="b")
-    assert r["jobs"]["pr-combine"] == "success" and r["jobs"]["pr-comment"] == "success", r["log"]
+    assert r["jobs"]["pr-combine"] == "failure" and r["jobs"]["pr-comment"] == "success", r["log"]
     doc = pool_verdict(world, "pr-cut")
-    assert doc["partial"] is True and doc["pool"]["missing"] == ["b"], doc["pool"]
+    assert doc["partial"] is True and doc["pool"]["missing"] == ["b"] and not doc["pool"]["check"]["passes"]
     assert r["outputs"]["pr-combine"]["partial"] == "true"
     (cut,) = bot_comments(world, 7)
     assert "partial: b interrupted" in cut["body"] and "**partial**: b interrupted" in cut["body"]
+    assert "**This check fails**: leg b interrupted" in cut["body"]
     for c in world.api.state()["comments"]:
         assert TEAM not in c["body"]
     git(world.dev, "checkout", "-q", "main")
@@ -348,13 +348,13 @@ def test_regression_issue_opened_and_closed_then_two_queued_pushes_both_publishe
     # The recovery is measured alone, as the one-slot runner would, and in 12 rounds: closing the
     # issue needs every listed key significantly faster (P99 and CPU per order too, t over
     # rounds), and two main-bench jobs overlapping on 2 cores (below) cost it its power.
-    c = world.commit("order path: back to normal")
+    c = world.commit("order path: back to normal", files={"bench-config/pool.yaml": pool_yaml(12)})
     r = world.act("push-c", "push", {"after": c}, c, "refs/heads/main", rounds=12)
     assert r["jobs"]["main-bench"] == "success" and r["jobs"]["report-regression"] == "success", r["log"]
     assert r["outputs"]["main-combine"]["regression"] == "false"
     assert all(i["state"] == "closed" for i in world.api.state()["issues"]), "the recovery closes the issue"
 
-    d = world.commit("docs: a typo")
+    d = world.commit("docs: a typo", files={"bench-config/pool.yaml": pool_yaml(6)})
     e = world.commit("docs: another typo")
     # Started 3 s apart: run ids are UTC seconds, and on GitHub the one-slot runner runs the
     # two main-bench jobs one after the other anyway; here they overlap, and so do their

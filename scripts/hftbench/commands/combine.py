@@ -9,13 +9,20 @@ the hosted runner, every leg's counted rounds are tested as that leg tested them
 across the runners that judge it (strata.py): blocks within runners, each runner a stratum,
 no value pooled across machines. A series is gated when at least one runner guards it, and
 judged only by those. The weights are fixed before the data: each runner's calibrated noise,
-from the calibration.json its leg uploaded beside its verdict (CALIBRATION), where every
-judging runner has one for the series × metric; else equal. The family (Holm), the MDE and
+from the calibration.json its leg uploaded beside its verdict, where every judging runner has
+one for the series × metric; else equal. The family (Holm), the MDE and
 the verdicts then follow as for one runner (family.py), and a complete leg's own regression
 is a regression of the pool, named ("runner b alone: P99 +30.0%"), whatever the pooled estimate.
 
-A leg that failed, timed out or never reported is named, and the verdict is partial; a leg
-interrupted after two rounds or more (its verdict.json is partial) adds its complete rounds.
+A leg's artifact is written where the pull request's code ran, so nothing in it is believed
+for itself (judge/legcheck.py): the calibration, guards, looks, design and commits come from
+the base's pool.yaml and config and the event's SHAs (--base-sha, --head-sha), and a leg whose
+data disagree is refused, by name and field. A leg that failed, timed out, never reported or
+was refused is named, and the verdict is partial; a leg interrupted after two rounds or more
+(its verdict.json is partial) adds its complete rounds. The check then fails (exit
+CHECK_FAILED) unless pool.yaml marks that runner `optional: true`; a refused leg, an artifact
+the pool did not assign, or a failed leg job (--legs-result) nobody's artifact explains fail
+it always.
 """
 
 from __future__ import annotations
@@ -25,18 +32,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import pool
+from .. import config as config_mod
+from .. import paths, pool
 from ..fsio import write_atomic
+from ..judge import legcheck
 from ..judge.gates import load_gates
 from ..judge.pooled import (
     COMPLETE,
     FAILED,
     INTERRUPTED,
     MISSING,
+    OTHER_REFS,
+    REFUSED,
     Leg,
     alone_text,
     compare_legs,
-    record_mdes,
     same_refs,
 )
 from ..judge.sides import side_from_runs
@@ -45,39 +55,71 @@ from ..results import load_run
 from .base import Command
 
 CARRIED = ("bisect", "profile")  # a leg's sections the pool verdict shows, from the first leg with one
-# The runner's calibration record, copied by its leg beside verdict.json: the pool's weights.
-# Never the path the verdict names: that is a path on the runner, and every runner may use
-# the same one (hft/runner/README.md), so this host's file there would be another machine's.
-CALIBRATION = "calibration.json"
+CHECK_FAILED = 3  # the verdict stands as written, but the pool's check cannot pass (pool.check)
 
 
-def read_leg(name: str, folder: Path) -> Leg:
-    """A leg's artifact: its verdict.json and the rounds that verdict counted."""
+def read_leg(name: str, folder: Path, runner: dict[str, Any], expect: legcheck.Expect) -> Leg:
+    """A leg's artifact: its verdict.json and the rounds it counted, vetted against what
+    combine knows without it (legcheck.trust); REFUSED, with the reason, where they disagree."""
+    optional = bool(runner.get("optional"))
     if not folder.is_dir():
-        return Leg(name, MISSING, "no artifact: the leg failed before measuring, was cancelled or timed out")
+        why = "no artifact: the leg failed before measuring, was cancelled or timed out"
+        return Leg(name, MISSING, why, optional=optional)
     path = folder / "verdict.json"
     if not path.is_file():
-        return Leg(name, FAILED, "no verdict: hftbench ab ended before its first look (see the leg's log)")
+        why = "no verdict: hftbench ab ended before its first look (see the leg's log)"
+        return Leg(name, FAILED, why, optional=optional)
     try:
         doc = json.loads(path.read_text())
-        sides = {}
-        for side in ("base", "head"):
-            runs = [load_run(_run_folder(folder, side, rid)) for rid in doc[side]["run_ids"]]
-            sides[side] = side_from_runs(side, runs)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        return Leg(name, FAILED, f"unreadable leg folder {folder} ({exc})")
+        if not isinstance(doc, dict):
+            raise ValueError("verdict.json is not an object")
+        ids = legcheck.run_ids(name, doc)
+        runs = {side: [load_run(_run_folder(folder, side, rid)) for rid in ids[side]] for side in ids}
+        trusted = legcheck.trust(name, folder, doc, runs, runner, expect)
+        sides = {side: side_from_runs(side, runs[side]) for side in runs}
+    except legcheck.Refused as exc:
+        return Leg(name, REFUSED, str(exc), optional=optional)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        return Leg(name, FAILED, f"unreadable leg folder {folder} ({exc})", optional=optional)
     state = INTERRUPTED if doc.get("partial") else COMPLETE
     why = "interrupted: judged on the rounds it completed" if doc.get("partial") else None
-    return Leg(name, state, why, doc, sides["base"], sides["head"], _calibrated_mde(folder / CALIBRATION))
+    return Leg(name, state, why, doc, sides["base"], sides["head"], trusted.mdes, trusted.guards,
+               trusted.digest, trusted.design, optional)  # fmt: skip
 
 
-def _calibrated_mde(path: Path) -> dict[str, float]:
-    """The runner's calibrated MDEs from the record its leg uploaded; none (equal weights) when
-    the leg uploaded none or it is not a calibration record."""
-    try:
-        return record_mdes(json.loads(path.read_text())) if path.is_file() else {}
-    except (OSError, ValueError):
-        return {}
+def shared_run_ids(legs: list[Leg]) -> None:
+    """Run ids are a UTC second and random digits: two legs listing the same one hold a copy of
+    one folder, and neither is believed."""
+    owners: dict[str, list[str]] = {}
+    for leg in legs:
+        for rid in (leg.base.runs + leg.head.runs) if leg.measured else []:
+            owners.setdefault(rid, []).append(leg.name)
+    for leg in legs:
+        twice = [rid for rid, names in owners.items() if leg.name in names and len(names) > 1]
+        if leg.measured and twice:
+            others = sorted({n for rid in twice for n in owners[rid]} - {leg.name})
+            leg.state, leg.base, leg.head, leg.doc = REFUSED, None, None, {}
+            leg.why = (f"leg {leg.name}: verdict.json run_ids: {twice[0]} is also leg {', '.join(others)}'s: "
+                       "one leg's folder uploaded under two names")  # fmt: skip
+
+
+def check_fails(legs: list[Leg], unexpected: list[str], legs_result: str | None) -> list[str]:
+    """Why the pool's check cannot pass, whatever the verdict: a refused leg or an artifact
+    nobody was assigned (always), a leg missing, failed or interrupted unless pool.yaml marks its
+    runner optional, and a failed leg job (bench.yml passes needs.pr-bench.result) that no leg's
+    state explains (an upload refused because another took its name)."""
+    why = list(unexpected)
+    for leg in legs:
+        if leg.state == REFUSED:
+            why.append(f"{leg.why} (refused, optional or not)")
+        elif leg.state not in (COMPLETE, OTHER_REFS) and not leg.optional:
+            said = (leg.why or "").removeprefix(f"{leg.state}: ")  # "interrupted: judged on …"
+            why.append(f"leg {leg.name} {leg.state}: {said}; pool.yaml requires this runner "
+                       "(`optional: true` lets the others decide without it)")  # fmt: skip
+    if legs_result and legs_result != "success" and all(leg.state == COMPLETE for leg in legs):
+        why.append(f"a leg's job ended {legs_result} though every leg's artifact is complete: one may have "
+                   "uploaded under another leg's name (see the bench leg jobs' logs)")  # fmt: skip
+    return why
 
 
 def _run_folder(folder: Path, side: str, run_id: str) -> Path:
@@ -89,9 +131,15 @@ def _run_folder(folder: Path, side: str, run_id: str) -> Path:
     return folder / "ab" / side / run_id  # load_run names the missing file
 
 
-def pool_doc(legs: list[Leg], seen: dict[str, list[dict]], alone: list[dict] | None = None) -> dict[str, Any]:
+def pool_doc(
+    legs: list[Leg],
+    seen: dict[str, list[dict]],
+    alone: list[dict] | None = None,
+    fails: list[str] | None = None,
+) -> dict[str, Any]:
     """verdict.json's `pool`: who took part, what each saw (each row's weight and where it came
-    from), who is missing, and each complete leg's own regression (`alone`)."""
+    from), who is missing, each complete leg's own regression (`alone`), and why the check
+    fails whatever the verdict (`check`)."""
     runners = []
     for leg in legs:
         ab = leg.doc.get("ab") or {}
@@ -99,11 +147,18 @@ def pool_doc(legs: list[Leg], seen: dict[str, list[dict]], alone: list[dict] | N
             "name": leg.name, "state": leg.state, "why": leg.why,
             "runner": (leg.doc.get("head") or {}).get("runner"), "verdict": leg.doc.get("status"),
             "rounds_per_side": ab.get("rounds_per_side"), "measure_s": ab.get("measure_s"),
-            "calibration": leg.doc.get("calibration"), "rows": seen.get(leg.name, []),
-            "calibrated_mde": leg.calibrated_mde or None,
+            "calibration": leg.calibration, "rows": seen.get(leg.name, []),
+            "calibrated_mde": leg.calibrated_mde or None, "optional": leg.optional,
         })  # fmt: skip
     missing = [leg.name for leg in legs if leg.state != COMPLETE]
-    return {"runners": runners, "missing": missing, "partial": bool(missing), "alone": alone or []}
+    check = {"passes": not fails, "why": list(fails or [])}
+    return {
+        "runners": runners,
+        "missing": missing,
+        "partial": bool(missing),
+        "alone": alone or [],
+        "check": check,
+    }
 
 
 class CombineCommand(Command):
@@ -124,16 +179,33 @@ class CombineCommand(Command):
         )
         p.add_argument("--pool", type=Path, default=None, help="pool file (default bench-config/pool.yaml)")
         p.add_argument("--out", type=Path, required=True, help="folder for verdict.json and summary.md")
+        p.add_argument("--base-sha", default=None, help="the commit every leg's base must be (the event's)")
+        p.add_argument("--head-sha", default=None, help="the commit every leg's head must be (the event's)")
+        p.add_argument(
+            "--legs-result",
+            default=None,
+            help="the leg jobs' result (needs.<job>.result): not success fails the check "
+            "unless a leg's state explains it",
+        )
 
     def run(self) -> int:
         return main(self.args)
 
 
 def main(args) -> int:
-    names = [leg.name for leg in pool.load_pool(args.pool).legs(args.suite)]
-    legs = [read_leg(name, args.legs / f"{args.prefix}{name}") for name in names]
+    the_pool = pool.load_pool(args.pool)
+    names = [leg.name for leg in the_pool.legs(args.suite)]
+    cfg = config_mod.load(paths.config_file(paths.repo_root()))
+    rounds = legcheck.pool_rounds(the_pool.source, the_pool.rounds)
+    expect = legcheck.Expect(args.suite, rounds, cfg, args.base_sha, args.head_sha)
+    unexpected = legcheck.artifact_problems(args.legs, args.prefix, names)
+    legs = [read_leg(n, args.legs / f"{args.prefix}{n}", the_pool.runner(n), expect) for n in names]
+    shared_run_ids(legs)
     same_refs(legs)
-    comparison, seen, alone = compare_legs(legs, load_gates(args.gates))
+    fails = check_fails(legs, unexpected, args.legs_result)
+    for why in fails:  # first: a leg refused leaves nothing to judge, and UsageError says only that
+        print(f"hftbench combine: the pool's check fails: {why}", file=sys.stderr)
+    comparison, seen, alone = compare_legs(legs, load_gates(args.gates), rounds.looks)
     doc = comparison.to_json()
     first = next(leg for leg in legs if leg.measured).doc
     for side in ("base", "head"):
@@ -143,8 +215,10 @@ def main(args) -> int:
         found = next((leg for leg in legs if leg.measured and leg.doc.get(key)), None)
         if found is not None:
             doc[key] = dict(found.doc[key], runner=found.name)
-    doc["pool"] = pool_doc(legs, seen, alone)
+    doc["pool"] = pool_doc(legs, seen, alone, fails)
     doc["partial"] = doc["pool"]["partial"]
+    code = comparison.exit_code or (CHECK_FAILED if fails else 0)
+    doc["exit_code"] = code  # this process's: 3 when the pool's check fails (pool.check says why)
     args.out.mkdir(parents=True, exist_ok=True)
     write_atomic(args.out / "verdict.json", json.dumps(doc, indent=2) + "\n")
     write_atomic(args.out / "summary.md", verdict_text.markdown(doc))
@@ -157,4 +231,4 @@ def main(args) -> int:
                   f"beyond the threshold {check.threshold:.2f}", file=sys.stderr)  # fmt: skip
         elif message := check.fails():
             print(f"hftbench combine: {message}", file=sys.stderr)
-    return comparison.exit_code
+    return code

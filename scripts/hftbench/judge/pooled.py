@@ -20,20 +20,27 @@ from .gates import Gates
 from .sides import Side
 
 COMPLETE, INTERRUPTED, FAILED, MISSING = "complete", "interrupted", "failed", "missing"
+REFUSED = "refused"  # its artifact disagrees with what combine knows (legcheck.py): not judged
 OTHER_REFS = "other refs"  # compared another base or head than the pool's: judged alone
 
 
 @dataclass
 class Leg:
     name: str
-    state: str  # COMPLETE | INTERRUPTED | FAILED | MISSING
+    state: str  # COMPLETE | INTERRUPTED | FAILED | MISSING | OTHER_REFS | REFUSED
     why: str | None = None
-    doc: dict[str, Any] = field(default_factory=dict)  # the leg's own verdict.json
+    doc: dict[str, Any] = field(default_factory=dict)  # the leg's own verdict.json (its PR code's to forge)
     base: Side | None = None
     head: Side | None = None
-    # "series metric" -> the A/A MDE (a ratio) of this runner's calibration record, as its
-    # artifact carries it (combine.read_leg): the pool's weights, fixed before the data.
+    # "series metric" -> the A/A MDE (a ratio) of this runner's calibration record, the one
+    # pool.yaml's digest names (legcheck.trust): the pool's weights, fixed before the data.
     calibrated_mde: dict[str, float] = field(default_factory=dict)
+    # What this runner guards, from that record (None: the base's gates.yaml `series`); never
+    # the `guarded` list of the leg's verdict.json.
+    guards: dict[str, str | None] | None = None
+    calibration: str | None = None  # the record's sha256, as pool.yaml gives it
+    trusted_design: str | None = None  # the design the base's config gives its cells (legcheck)
+    optional: bool = False  # pool.yaml: the check may pass without this leg
 
     @property
     def measured(self) -> bool:
@@ -41,6 +48,8 @@ class Leg:
 
     @property
     def design(self) -> str:
+        if self.trusted_design:
+            return self.trusted_design
         return (self.doc.get("ab") or {}).get("design") or (self.doc.get("design") or {}).get("name")
 
 
@@ -61,14 +70,12 @@ def same_refs(legs: list[Leg]) -> None:
             leg.why = f"compared {theirs}, not the pool's {pools}: judged alone (its own verdict)"
 
 
-def leg_gates(gates: Gates, doc: dict[str, Any]) -> Gates:
-    """The gates as the leg judged: its runner's calibration, as its verdict recorded it."""
-    if not doc.get("calibration"):
+def leg_gates(gates: Gates, leg: Leg) -> Gates:
+    """The gates as the runner judges: its calibration record's guards, when pool.yaml names
+    one (legcheck.trust checked the record against its digest), else gates.yaml's series."""
+    if leg.guards is None:
         return gates
-    guards: dict[str, str | None] = {k: None for k in doc.get("guarded") or []}
-    for u in doc.get("unguarded") or []:
-        guards[f"{u['series']} {u['metric']}"] = u.get("why") or "not guarded on this runner"
-    return replace(gates, guards=guards, calibration=doc["calibration"])
+    return replace(gates, guards=dict(leg.guards), calibration=leg.calibration)
 
 
 def record_mdes(record: Any) -> dict[str, float]:
@@ -92,17 +99,20 @@ class _Entry:  # one runner's row of one series × metric
 
 
 def compare_legs(
-    legs: list[Leg], gates: Gates
+    legs: list[Leg], gates: Gates, looks: int
 ) -> tuple[compare.Comparison, dict[str, list[dict]], list[dict[str, Any]]]:
     """The pooled comparison, each runner's own rows (name -> rows) for the texts, and the
-    complete legs' own regressions (own_regressions)."""
+    complete legs' own regressions (own_regressions). `looks`: the pool's (pool.yaml `rounds`),
+    never a leg's own figure."""
     used = [leg for leg in legs if leg.measured]
     if not used:
-        raise UsageError("no leg of the pool measured a round: nothing to judge (see each leg's log)")
-    looks = max(int(leg.doc.get("looks") or 1) for leg in used)
+        why = "; ".join(f"{leg.name} {leg.state}: {leg.why}" for leg in legs)
+        raise UsageError(
+            f"no leg of the pool measured a round that can be judged ({why}); see each leg's log"
+        )
     gates = gates.for_looks(looks)
     keys = list(dict.fromkeys(k for leg in used for k in leg.base.series if k in leg.head.series))
-    own = {leg.name: leg_gates(gates, leg.doc) for leg in used}
+    own = {leg.name: leg_gates(gates, leg) for leg in used}
     judged = sum(any(own[leg.name].why_not_judged(*k, m.name) is None for leg in used for m in gates.metrics)
                  for k in keys)  # fmt: skip
     gates = compare.enough_splits(gates, judged)

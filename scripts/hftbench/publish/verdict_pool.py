@@ -15,6 +15,7 @@ STATE_WORDS = {
     "interrupted": "interrupted",
     "failed": "failed",
     "missing": "did not report",
+    "refused": "refused",
 }
 
 
@@ -23,8 +24,19 @@ def partial_why(doc: dict[str, Any]) -> str:
     pool = doc.get("pool") or {}
     by_name = {r["name"]: r for r in pool.get("runners") or []}
     missing = [f"{mdsafe.text(n)} {STATE_WORDS.get(by_name.get(n, {}).get('state'), 'missing')}"
+               f"{' (optional)' if by_name.get(n, {}).get('optional') else ''}"
                for n in pool.get("missing") or []]  # fmt: skip
     return ", ".join(missing) if missing else "interrupted"
+
+
+def check_lines(pool: dict[str, Any]) -> list[str]:
+    """Why the pool's check fails whatever the verdict says (a leg refused or required and
+    absent), or which optional runners it passed without."""
+    why = (pool.get("check") or {}).get("why") or []
+    if why:
+        return [f"- **This check fails**: {mdsafe.text(w)}" for w in why]
+    absent = [r["name"] for r in pool.get("runners") or [] if r.get("optional") and r["state"] != "complete"]
+    return [f"- `{mdsafe.text(n)}` is optional (pool.yaml): the check passes without it." for n in absent]
 
 
 def pool_lines(doc: dict[str, Any]) -> list[str]:
@@ -48,6 +60,7 @@ def pool_lines(doc: dict[str, Any]) -> list[str]:
             out.append(f"- `{name}`: **{state}**: {mdsafe.text(r.get('why') or '')}")
     if pool.get("partial"):
         out.append(f"- This verdict is **partial**: {partial_why(doc)}; the other runners decided it.")
+    out += check_lines(pool)
     out += _alone_lines(pool)
     out.append("")
     table = _seen_table(doc, runners)
