@@ -14,6 +14,7 @@ publish, store or commands.
 - `designs.py`        how base and head were measured (unpaired runs, paired rounds, duet) and each one's test
 - `drift.py`          a soak's drift: last tenth against first tenth (pure)
 - `family.py`         a comparison's tests as one family: Holm, the MDE, each metric's verdict
+- `legcheck.py`       a pool leg's artifact checked against what the base knows (combine trusts no leg)
 - `paired.py`         why pairs; the pooled log ratio; sign-flip test and bootstrap over blocks (pure)
 - `pooled.py`         a pool's legs as one test: each runner a stratum (strata.py), one family
 - `rounds.py`         ab's and bisect's rounds, looks and time budget: flags and checks, once
