@@ -30,7 +30,7 @@ typedef struct hb_kv {
 
 /** What a run knows besides its statistics. */
 typedef struct hb_run {
-    const char *client;          /* "c", "cpp", "hft": the schema's client enum */
+    const char *client;          /* "c", "cpp", "hft": a name of bench-config/clients.yaml */
     const char *client_version;  /* e.g. "0.1.0" */
     const hb_config *cfg;        /* the flags: mode, rate, connections, warmup, seed, scenario */
     struct timespec started_at;  /* wall clock at the start of the measured phase */

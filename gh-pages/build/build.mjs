@@ -15,7 +15,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
 const SCHEMA_VERSION = 1;
 const UPLOT = join(ROOT, 'node_modules', 'uplot');
-const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/; // as hftbench's history_store.SAFE_NAME
+const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/; // as hftbench's store/history.py SAFE_NAME
 const MONTH = /^[0-9]{4}-(0[1-9]|1[0-2])$/;
 
 function fail(message) {
