@@ -27,6 +27,7 @@ APT_PACKAGES=(
   clang-tidy shellcheck jq                      # linters, scripts
   iproute2 procps util-linux curl               # tuning checks, tests
   linux-perf                                    # ab's differential profile (perf record -e cpu-clock)
+  bubblewrap                                    # the sandbox of a PR's build and server (measure/sandbox.py)
   chromium fonts-dejavu-core fonts-noto-color-emoji  # dashboard browser tests, screenshots
 )
 if [ "${1:-}" = --apt-packages ]; then

@@ -3,6 +3,8 @@
 1. `git worktree add --detach` both refs into <out>/worktrees/ and build the *server* of each
    there (`--build-cmd`, default cargo with one shared target dir, so dependencies compile
    once). Identical commits are built once: the same binary on both sides, a true A/A.
+   The head's code is the pull request's: its build and its server run in a sandbox that
+   cannot write the harness (sandbox.py, worktrees.py); the verdict says whether it did.
 2. The clients are NOT rebuilt: both sides use the current checkout's bin/client-* (symlinked
    into each side's bin/), so the client is not a variable of the comparison; only the
    server changes, which is what a pull request on the order API changes.
@@ -52,7 +54,7 @@ from ..judge.compare import Comparison, compare_sides
 from ..judge.gates import Gates, load_gates
 from ..judge.rounds import AB_ROUNDS, Rounds, add_rounds_args, order, rounds_from_args
 from ..judge.session import TIME_OUT, Session
-from ..measure import capacity, duet, profile
+from ..measure import capacity, duet, profile, sandbox
 from ..measure import placement as placement_mod
 from ..measure.cell import link_clients
 from ..measure.plan import Plan
@@ -69,7 +71,7 @@ class AbCommand(Command):
     name = "ab"
     help = "build two refs, run them interleaved until conclusive, compare (the PR gate)"
     shared = ("suite", "scenarios", "clients", "orders", "out", "repo", "clients_bin", "build_cmd",
-              "server_flags", "design", "gates", "quiet")  # fmt: skip
+              "require_sandbox", "server_flags", "design", "gates", "quiet")  # fmt: skip
 
     @classmethod
     def add_arguments(cls, p) -> None:
@@ -113,6 +115,8 @@ class Job:
     flags: dict[str, list[str]]  # side -> hft-server flags
     build_cmd: str
     rounds: Rounds  # rounds a side, looks, time budget
+    sandboxing: sandbox.Policy  # whether the head builds and serves in the sandbox (sandbox.py)
+    scratch: Path | None = None  # the sandboxed build's own target dir and home, removed after
     design: str = designs.PAIRED_ROUNDS  # how the sides are measured side by side (designs.py)
     capacity_rps: float | None = None  # the load scenarios' capacity on this runner (capacity.py)
     profile: bool | None = None  # True: always, False: never, None: on a regression
@@ -182,6 +186,7 @@ def make_job(args, cfg: config_mod.Config | None = None) -> Job:
         flags=flags,
         build_cmd=args.build_cmd,
         rounds=rounds,
+        sandboxing=sandbox.policy(required=getattr(args, "require_sandbox", False)),
         design=design,
         profile=getattr(args, "profile", None),
     )
@@ -209,6 +214,7 @@ def main(args, cfg: config_mod.Config | None = None) -> int:
         return measure(job, quiet=args.quiet)
     finally:
         signal.signal(signal.SIGTERM, previous)
+        sandbox.remove_scratch(job.scratch)
         if not args.keep_worktrees:
             remove_worktrees(job.repo, [job.out / side / "worktree" for side in ("base", "head")])
 
@@ -227,8 +233,12 @@ def build(job: Job) -> None:
             shutil.copy2(job.side_bin("base") / "hft-server", job.side_bin("head") / "hft-server")
             job.builds["head"] = 0.0
         else:
-            say(f"building {side} {job.sha[side][:10]} …")
-            job.builds[side] = build_server(job.repo, job.sha[side], job.out / side, job.build_cmd, target)
+            if side == "head" and job.sandboxing.enabled:  # seeded from the target base just built
+                job.scratch = sandbox.scratch_for(target, seed="cargo" in job.build_cmd)
+            how = "" if side == "base" else " in the sandbox" if job.scratch else f" ({job.sandboxing.note})"
+            say(f"building {side} {job.sha[side][:10]}{how} …")
+            job.builds[side] = build_server(job.repo, job.sha[side], job.out / side, job.build_cmd, target,
+                                            scratch=job.scratch)  # fmt: skip
         link_clients(job.clients_bin, job.side_bin(side), job.plan.clients)
     say(f"built in {sum(job.builds.values()):.0f} s; measuring "
         f"{', '.join(s.name for s in job.plan.scenarios)} × {', '.join(job.plan.clients)}")  # fmt: skip
@@ -362,6 +372,7 @@ def write_verdict(
         "measure_s": round(measured, 1),
         "build_s": {k: round(v, 1) for k, v in job.builds.items()},
         "server_flags": {side: shlex.join(flags) for side, flags in job.flags.items()},
+        "sandbox": job.sandboxing.to_json(),
         **({"capacity_rps": round(job.capacity_rps)} if job.capacity_rps else {}),
     }
     doc.update(extra or {})

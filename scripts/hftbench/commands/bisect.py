@@ -46,7 +46,7 @@ from ..judge.compare import compare_sides
 from ..judge.gates import Gates, load_gates
 from ..judge.rounds import AB_ROUNDS, Rounds, add_rounds_args, rounds_from_args
 from ..judge.session import TIME_OUT, Session
-from ..measure import duet
+from ..measure import duet, sandbox
 from ..measure import placement as placement_mod
 from ..measure.cell import link_clients
 from ..measure.plan import Plan
@@ -72,7 +72,8 @@ class BisectCommand(Command):
     name = "bisect"
     help = "find the commit that made a series slower (interleaved A/B at each step)"
     raw_description = True
-    shared = ("suite", "orders", "out", "repo", "clients_bin", "build_cmd", "server_flags", "gates", "quiet")
+    shared = ("suite", "orders", "out", "repo", "clients_bin", "build_cmd", "require_sandbox", "server_flags",
+              "gates", "quiet")  # fmt: skip
 
     @classmethod
     def add_arguments(cls, p) -> None:
@@ -111,6 +112,7 @@ class Bisect:
     design: str = designs.PAIRED_ROUNDS  # ab's: duet where the plan allows it (ab.choose_design)
     started: float = field(default_factory=time.perf_counter)
     built: dict[str, Path] = field(default_factory=dict)  # sha -> folder whose bin/ holds its server
+    scratch: Path | None = None  # every commit is code under test: built and served in the sandbox
     steps: list[dict[str, Any]] = field(default_factory=list)
 
     def elapsed(self) -> float:
@@ -202,7 +204,7 @@ def built(b: Bisect, commit: bs.Commit) -> Path:
     if commit.sha not in b.built:
         folder = b.out / "builds" / commit.sha[:12]
         say(f"building {commit.sha[:10]} {commit.subject[:50]} …")
-        build_server(b.repo, commit.sha, folder, b.build_cmd, b.root / "target" / "ab")
+        build_server(b.repo, commit.sha, folder, b.build_cmd, b.root / "target" / "ab", scratch=b.scratch)
         link_clients(b.clients_bin, folder / "bin", b.plan.clients)
         b.built[commit.sha] = folder
     return b.built[commit.sha]
@@ -363,6 +365,8 @@ def save(b: Bisect, lo: int, hi: int, reason: str | None) -> dict[str, Any]:
 
 def main(args, cfg: config_mod.Config | None = None) -> int:
     b = make_bisect(args, cfg)
+    if sandbox.policy(required=args.require_sandbox).enabled:  # one scratch target for all its builds
+        b.scratch = sandbox.scratch_for(b.root / "target" / "ab", seed="cargo" in b.build_cmd)
     b.out.mkdir(parents=True, exist_ok=True)
     say(
         f"{len(b.commits) - 1} commits after {b.commits[0].sha[:10]}; judging {b.series} {b.metric}; "
@@ -378,6 +382,7 @@ def main(args, cfg: config_mod.Config | None = None) -> int:
         say(f"interrupted: the {len(b.steps)} steps done are in {b.out / 'bisect.json'}")
     finally:
         signal.signal(signal.SIGTERM, previous)
+        sandbox.remove_scratch(b.scratch)
         remove_worktrees(b.repo, [folder / "worktree" for folder in b.built.values()])
     from ..publish.verdict_extras import bisect_lines
 

@@ -54,6 +54,13 @@ SHARED: dict[str, tuple[tuple[str, ...], dict[str, Any] | Callable[[], dict[str,
         ("--build-cmd",),
         {"default": DEFAULT_BUILD, "help": "run in each worktree; must leave bin/hft-server"},
     ),
+    "require_sandbox": (
+        ("--require-sandbox",),
+        {
+            "action": "store_true",
+            "help": "never build or run the code under test unsandboxed (always so where CI=true)",
+        },
+    ),
     "server_flags": (
         ("--server-flags",),
         {"default": "", "help": "hft-server flags for every side, e.g. '--workers 2'"},

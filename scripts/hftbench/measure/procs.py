@@ -35,6 +35,26 @@ def die_with_parent() -> None:
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
+def descendants(pid: int) -> list[int]:
+    """Every live process under `pid`, children's children too (/proc/PID/task/TID/children);
+    what /proc cannot tell (a process gone meanwhile) is left out."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        try:
+            tasks = list(Path(f"/proc/{todo.pop()}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                kids = [int(k) for k in (task / "children").read_text().split()]
+            except (OSError, ValueError):
+                continue
+            found += kids
+            todo += kids
+    return found
+
+
 def log_tail(log_path: Path, offset: int = 0, lines: int = TAIL_LINES) -> str:
     """The last `lines` non-empty lines written to `log_path` after `offset`, joined with
     " / " so they fit in one message line; "" when there are none."""

@@ -189,8 +189,12 @@ class Server:
         return doc
 
     def cpu_seconds(self) -> float | None:
-        """CPU seconds the server process has used so far; None when /proc cannot tell."""
-        return None if self.proc is None else proc_sampler.cpu_seconds(self.proc.pid)
+        """CPU seconds the server has used so far, its process and every live one under it
+        (a head's server runs under bwrap, sandbox.py: the server is a descendant, and whatever
+        the PR's code started beside it counts too); None when /proc cannot tell."""
+        if self.proc is None or (own := proc_sampler.cpu_seconds(self.proc.pid)) is None:
+            return None
+        return own + sum(proc_sampler.cpu_seconds(pid) or 0.0 for pid in procs.descendants(self.proc.pid))
 
     def reset_stats(self) -> None:
         self._request("POST", "/stats/reset")

@@ -54,8 +54,19 @@ def method(doc: dict[str, Any]) -> str:
         f"{units}, Holm-corrected over the gated family.{sequential} A regression needs "
         "significance and at least the threshold; *no change* means the whole interval lies "
         "within ±threshold; *could detect* is the slowdown this comparison flags with 80% power. "
-        f"Gates: `{mdsafe.code(doc.get('gates', 'gates.yaml'))}`."
+        f"Gates: `{mdsafe.code(doc.get('gates', 'gates.yaml'))}`.{sandbox_sentence(doc)}"
     )
+
+
+def sandbox_sentence(doc: dict[str, Any]) -> str:
+    """Where the head's code ran (ab's `sandbox`, measure/sandbox.py); "" for a verdict without."""
+    box = (doc.get("ab") or {}).get("sandbox")
+    if not isinstance(box, dict):
+        return ""
+    note = mdsafe.text(str(box.get("note") or ""))
+    if box.get("head") == "bubblewrap":
+        return f" Isolation: {note}."
+    return f" ⚠️ **The head ran unsandboxed** ({note}): its build and server could write the harness."
 
 
 HARNESS_SHOWN = 8  # harness files named in the note; the rest are counted

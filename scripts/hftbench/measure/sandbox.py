@@ -1,0 +1,192 @@
+"""The pull request's code, built and served where it cannot write anything of the harness.
+
+A head commit brings code that runs on the runner: its build scripts (`build.rs`,
+`.cargo/config.toml`'s rustc-wrapper and linker, proc-macros) and then its server. Run as the
+harness's user in the job's environment, that code could rewrite the base checkout (scripts/,
+the editable hftbench, .venv, bin/client-*), base's built server, $OUT, $RUNNER_TEMP and the
+folder uploaded as the leg's artifact, read the job's tokens, and leave a process that lives
+past the verdict. So every head build and head server runs under bubblewrap (`bwrap`):
+
+- the whole filesystem read-only (`--ro-bind / /`, /tmp included: the harness's own files
+  and scripts may live there); writable only what that build needs (its worktree, its own
+  scratch cargo target dir, home and TMPDIR) and a private /dev;
+- `--unshare-pid --die-with-parent`: when the command ends, or the harness kills it, every
+  process it started dies with it (the kernel kills a pid namespace with its first process);
+- `--clearenv`: a short allow-list (PATH, HOME=scratch, the cargo and rustup homes, read-only);
+  no GITHUB_TOKEN, ACTIONS_RUNTIME_TOKEN or anything else of the job;
+- the network namespace is shared on purpose: the client runs outside and must reach the
+  head's server on loopback.
+
+`HFT_SANDBOX`: `on` requires it, `off` switches it off (said in the verdict; refused with
+`--require-sandbox`), unset = `auto`: used when it works; where it cannot start (no bwrap,
+user namespaces refused) a CI job (`CI=true`) is refused with the fix, and a local run warns
+once and runs unsandboxed. The verdict's "How this was decided" says which it was.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UsageError
+
+ENV = "HFT_SANDBOX"
+FIX = (
+    "install bubblewrap (`make deps`, or hft/runner/provision-host on a runner) and allow "
+    "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, and on Ubuntu "
+    "kernel.apparmor_restrict_unprivileged_userns=0)"
+)
+# What a build may see of the job's environment: the toolchain and its flags, both sides alike
+# (base is built with the same list, so the two builds differ only by their code). Never a
+# token: names with these words are dropped even when listed.
+BUILD_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "RUSTUP_TOOLCHAIN",
+             "CARGO_BUILD_JOBS", "CARGO_INCREMENTAL", "CARGO_NET_OFFLINE", "CC", "CXX")  # fmt: skip
+SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "KEY")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Whether the head runs sandboxed here, and the sentence the verdict says about it."""
+
+    enabled: bool
+    note: str  # ON_NOTE, or "unsandboxed: <why>" (HFT_SANDBOX=off, bwrap missing, ...)
+
+    def to_json(self) -> dict[str, object]:
+        return {"head": "bubblewrap" if self.enabled else "none", "note": self.note}
+
+
+ON_NOTE = (
+    "the head was built and served in a bubblewrap sandbox: the filesystem read-only but for its "
+    "own worktree and scratch dirs, no job token in its environment, its processes killed with it"
+)
+
+
+def policy(*, required: bool = False) -> Policy:
+    """Decide once per command (module docstring); UsageError naming the fix where a sandbox is
+    required and cannot start."""
+    mode = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    if mode not in ("on", "off", "auto"):
+        raise UsageError(f"{ENV}={mode!r}: use on, off or auto")
+    if mode == "off" and required:
+        raise UsageError(f"--require-sandbox and {ENV}=off contradict each other: unset {ENV}")
+    if mode == "off":
+        return Policy(False, f"unsandboxed: {ENV}=off")
+    problem = probe()
+    if problem is None:
+        return Policy(True, ON_NOTE)
+    if required or mode == "on" or os.environ.get("CI", "").lower() == "true":
+        why = f"{ENV}=on" if mode == "on" else "--require-sandbox" if required else "CI=true"
+        raise UsageError(
+            f"the pull request's code must build and run in a sandbox ({why}), and none can start "
+            f"here: {problem}. Fix: {FIX}; or set {ENV}=off to run it unsandboxed, outside CI"
+        )
+    _warn(f"warning: the head builds and runs UNSANDBOXED ({problem}); its code can write this "
+          f"checkout and its output. Fix: {FIX}")  # fmt: skip
+    return Policy(False, f"unsandboxed: {problem}")
+
+
+@functools.cache
+def _warn(message: str) -> None:
+    print(f"hftbench: {message}", file=sys.stderr, flush=True)
+
+
+@functools.cache
+def probe() -> str | None:
+    """None when bwrap can start a sandbox here, else why not (in words)."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bwrap (bubblewrap) is not installed"
+    try:
+        proc = subprocess.run(wrap(["true"], writable=()), capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap did not run ({exc})"
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        return f"bwrap could not start a sandbox ({last})"
+    return None
+
+
+def wrap(
+    cmd: list[str],
+    *,
+    writable: tuple[Path, ...],
+    readonly: tuple[Path, ...] = (),
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> list[str]:
+    """`cmd` under bwrap: everything read-only but `writable` (bound read-write) and a private
+    /dev, `readonly` read-only again inside those; its own pid namespace; the environment is
+    exactly `env`."""
+    # `env -i`: bwrap's own environment must be empty too, as its pid 1 in the sandbox keeps
+    # it (readable in /proc/1/environ from inside); --clearenv only clears the command's.
+    args = ["/usr/bin/env", "-i", shutil.which("bwrap") or "/usr/bin/bwrap", "--die-with-parent",
+            "--unshare-pid", "--unshare-ipc", "--new-session",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]  # fmt: skip
+    if os.geteuid() == 0:  # bwrap keeps root's capabilities unless told (one could remount /)
+        args += ["--cap-drop", "ALL"]
+    for path in writable:
+        args += ["--bind", str(path), str(path)]
+    for path in readonly:
+        args += ["--ro-bind", str(path), str(path)]
+    args.append("--clearenv")
+    for name, value in (env or {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}).items():
+        args += ["--setenv", name, value]
+    args += ["--chdir", str(cwd or "/"), "--", *cmd]
+    return args
+
+
+def build_env(home: Path, target: Path, tmp: Path | None = None) -> dict[str, str]:
+    """A build's environment, the same for both sides: BUILD_ENV from this process's, the cargo
+    and rustup homes resolved before HOME is replaced (they stay read-only in a sandbox), a
+    scratch HOME, the target dir, and TMPDIR where /tmp is read-only (a sandbox)."""
+    env = {k: v for k, v in os.environ.items()
+           if k in BUILD_ENV and not any(w in k for w in SECRET_WORDS)}  # fmt: skip
+    real_home = Path(os.environ.get("HOME") or Path.home())
+    env["CARGO_HOME"] = os.environ.get("CARGO_HOME") or str(real_home / ".cargo")
+    env["RUSTUP_HOME"] = os.environ.get("RUSTUP_HOME") or str(real_home / ".rustup")
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update(HOME=str(home), CARGO_TARGET_DIR=str(target), **({"TMPDIR": str(tmp)} if tmp else {}))
+    return env
+
+
+def server_launcher(real: Path, launcher: Path) -> None:
+    """Write `launcher`, an executable that runs `real` (the head's built server) in the
+    sandbox with the arguments it is given. Every caller that starts a side's bin/hft-server
+    (runs, duets, profiles, --version / --help) then runs the head's inside without knowing it;
+    the server reads no environment, so it gets only PATH and a HOME that does not exist."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent", "LANG": "C.UTF-8"}
+    cmd = wrap([str(real.resolve())], writable=(), env=env)
+    launcher.parent.mkdir(parents=True, exist_ok=True)
+    launcher.write_text(
+        "#!/bin/sh\n# The head's hft-server in a sandbox (hftbench/measure/sandbox.py); the binary: "
+        f'{real.resolve()}\nexec {shlex.join(cmd)} "$@"\n'
+    )
+    launcher.chmod(0o755)
+
+
+def scratch_for(shared_target: Path, seed: bool = True) -> Path:
+    """A fresh scratch folder for sandboxed builds (target/, home/, tmp/), beside the shared
+    target dir; with `seed`, its target is a copy of the shared one (dependencies need not
+    compile again; cargo's fingerprints decide what is fresh). The caller removes it
+    (remove_scratch)."""
+    root = shared_target.parent / "sandbox"
+    root.mkdir(parents=True, exist_ok=True)
+    scratch = Path(subprocess.run(["mktemp", "-d", f"{root}/build.XXXXXX"], capture_output=True,
+                                  text=True, check=True).stdout.strip())  # fmt: skip
+    if seed and shared_target.is_dir():
+        copy = ["cp", "-a", "--reflink=auto", str(shared_target), str(scratch / "target")]
+        subprocess.run(copy, check=True)
+    (scratch / "target").mkdir(exist_ok=True)
+    (scratch / "home").mkdir()
+    return scratch
+
+
+def remove_scratch(scratch: Path | None) -> None:
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -1,0 +1,242 @@
+"""A pull request whose code attacks the harness (issue 36): `hftbench ab` on a tiny repository
+whose head commit's build script (`--build-cmd "sh build.sh"`, as build.rs would run) and
+server (server.sh, the real bin/hft-server slowed by 300 µs an order) try to write the base
+checkout (this checkout's scripts/, .venv and bin/, the compared repository), base's built
+server (replaced by a slowed one: that would hide the regression), a client binary, $OUT,
+$RUNNER_TEMP and the artifact folder, print the job's tokens into the logs, and leave
+processes behind (setsid inside a subshell: a double fork). With the sandbox
+(measure/sandbox.py) none of it lands and the slowdown is still a regression.
+
+`HFT_SANDBOX=off .venv/bin/pytest scripts/tests/test_ab_sandbox.py` shows the test failing
+without it (what the sandbox is for); the committed test runs with it on."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from hftbench import cli
+from hftbench.errors import UsageError
+from hftbench.measure import sandbox
+from hftbench.publish import verdict_method
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER = ROOT / "bin" / "hft-server"
+CLIENT = ROOT / "bin" / "client-hft"
+BUILD = "sh build.sh"  # the harness's build command; build.sh is the commit's (its build.rs)
+
+needs_binaries = pytest.mark.skipif(
+    not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)),
+    reason="needs bin/hft-server and bin/client-hft (make build)",
+)
+# Where no sandbox can start the test is skipped with the fix, except under CI (ab refuses there).
+needs_sandbox = pytest.mark.skipif(
+    os.environ.get(sandbox.ENV) != "off" and os.environ.get("CI") != "true" and sandbox.probe() is not None,
+    reason=f"no sandbox can start here ({sandbox.probe()}): {sandbox.FIX}",
+)
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def attacks(tag: str, phase: str, w: dict[str, Path]) -> str:
+    """Shell lines that try everything; each failure is ignored, as a real attacker's would be."""
+    slowed = f'#!/bin/sh\\nexec {SERVER} --inject-delay-us 300 "$@"\\n'
+    lines = [f'echo pwned > "{d}/_pwned_{tag}_{phase}" 2>/dev/null' for d in w["dirs"]]
+    lines += [
+        f"printf '{slowed}' > \"{w['base_server']}\" 2>/dev/null",  # base as slow as head: no regression
+        f'echo >> "{w["client"]}" 2>/dev/null',
+        f'echo forged > "{w["artifact"]}/verdict.json" 2>/dev/null',
+        'echo "$RUNNER_TEMP" > "${RUNNER_TEMP:-/nonexistent}/_pwned_env" 2>/dev/null',
+        "env; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -a TOKEN",  # into the logs
+        f"( setsid env HFT_PWN={tag} sleep 1000 </dev/null >/dev/null 2>&1 & )",
+        # the worktree's .git pointed elsewhere: git run there by the harness would obey it
+        f'echo "gitdir: /nonexistent" > "{w["head_tree"]}/.git" 2>/dev/null',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def world(tmp_path, monkeypatch):
+    """The job's folders, a repository whose head attacks them, and the cleanup of whatever an
+    unsandboxed run let through (files created in this checkout, processes left)."""
+    tag = uuid.uuid4().hex[:12]
+    job = tmp_path / "job"
+    out, runner_temp, artifact, clients = job / "out", job / "runner_temp", job / "artifact", job / "clients"
+    for d in (out, runner_temp, artifact, clients):
+        d.mkdir(parents=True)
+    (artifact / "verdict.json").write_text("{}\n")
+    (clients / "client-hft").write_bytes(CLIENT.read_bytes())
+    (clients / "client-hft").chmod(0o755)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    mine = [ROOT / "scripts" / "hftbench", ROOT / ".venv", ROOT / "bin"]
+    w = {
+        "dirs": [*mine, repo, out, out / "ab", runner_temp, artifact],
+        "base_server": out / "ab" / "base" / "bin" / "hft-server",
+        "head_tree": out / "ab" / "head" / "worktree",
+        "client": clients / "client-hft",
+        "artifact": artifact,
+    }
+    monkeypatch.setenv("RUNNER_TEMP", str(runner_temp))
+    monkeypatch.setenv("OUT", str(out))
+    monkeypatch.setenv("GITHUB_TOKEN", f"ghs_{tag}")
+    monkeypatch.setenv("ACTIONS_RUNTIME_TOKEN", f"rt_{tag}")
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    install = "mkdir -p bin && install -m 755 server.sh bin/hft-server\n"
+    (repo / "build.sh").write_text(install)
+    (repo / "server.sh").write_text(f'#!/bin/sh\nexec {SERVER} "$@"\n')
+    git("add", ".")
+    git("commit", "-qm", "base")
+    (repo / "build.sh").write_text(attacks(tag, "build", w) + install)
+    (repo / "server.sh").write_text(
+        "#!/bin/sh\n" + attacks(tag, "server", w) + f'exec {SERVER} --inject-delay-us 300 "$@"\n'
+    )
+    git("commit", "-qam", "head: slower, and hostile")
+    w.update(tag=tag, tmp=tmp_path, repo=repo, out=out, clients=clients, mine=mine)
+    yield w
+    for d in mine:
+        for f in d.glob(f"_pwned_{tag}_*"):
+            f.unlink()
+    for pid in left_behind(tag):
+        os.kill(pid, signal.SIGKILL)
+
+
+def left_behind(tag: str) -> list[int]:
+    """Live processes this test's attack started: HFT_PWN=<tag> in their environment."""
+    marker = f"HFT_PWN={tag}".encode()
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if marker in environ.read_bytes().split(b"\0"):
+                found.append(int(environ.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+@needs_binaries
+@needs_sandbox
+def test_the_heads_code_changes_nothing_of_the_harness_and_the_verdict_stands(world):
+    client_before = sha(world["client"])
+    code = cli.main([
+        "ab", "--repo", str(world["repo"]), "--base", "HEAD~1", "--head", "HEAD",
+        "--scenarios", "latency-1c", "--clients", "hft", "--clients-bin", str(world["clients"]),
+        "--orders", "2000", "--repeats", "8", "--max-repeats", "8", "--no-profile",
+        "--out", str(world["out"] / "ab"), "--build-cmd", BUILD, "--quiet",
+    ])  # fmt: skip
+    deadline = time.monotonic() + 2.0  # the kernel empties a pid namespace just after its first dies
+    while left_behind(world["tag"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    problems = []
+    planted = sorted(str(p) for d in world["dirs"] for p in d.glob(f"_pwned_{world['tag']}_*"))
+    planted += [str(p) for p in world["tmp"].rglob("_pwned_env")]
+    if planted:
+        problems.append(f"files written by the head's code: {planted}")
+    base_server = world["base_server"].read_text()
+    if "inject-delay" in base_server:
+        problems.append(f"base's built server was replaced: {base_server!r}")
+    if sha(world["client"]) != client_before:
+        problems.append("the client binary was changed")
+    if (world["artifact"] / "verdict.json").read_text() != "{}\n":
+        problems.append("the artifact folder's verdict.json was overwritten")
+    secrets = [f"ghs_{world['tag']}".encode(), f"rt_{world['tag']}".encode()]
+    leaked = [str(p) for p in world["tmp"].rglob("*") if p.is_file() and not p.is_symlink()
+              and any(s in p.read_bytes() for s in secrets)]  # fmt: skip
+    if leaked:
+        problems.append(f"the job's tokens were written into {leaked}")
+    if left_behind(world["tag"]):
+        problems.append(f"processes left behind: {left_behind(world['tag'])}")
+    head_sha = subprocess.run(["git", "-C", str(world["repo"]), "rev-parse", "HEAD"], capture_output=True,
+                              text=True).stdout.strip()  # fmt: skip
+    commits = {
+        json.loads(p.read_text())["git"]["commit"]
+        for p in (world["out"] / "ab" / "head").glob("run_*/results.json")
+    }
+    if commits != {head_sha}:
+        problems.append(
+            f"the head's runs name commits {commits}, not {head_sha}: its worktree's .git was changed"
+        )
+    verdict = json.loads((world["out"] / "ab" / "verdict.json").read_text())
+    if code != 1 or verdict["status"] != "regression":
+        problems.append(f"the slowed head was not a regression (exit {code}, status {verdict['status']})")
+    assert not problems, "; ".join(problems)
+    assert verdict["ab"]["sandbox"]["head"] == "bubblewrap"
+    assert (
+        "Isolation: the head was built and served in a bubblewrap sandbox"
+        in (world["out"] / "ab" / "summary.md").read_text()
+    )
+
+
+def test_where_no_sandbox_starts_ci_is_refused_with_the_fix_and_a_local_run_says_so(monkeypatch, capsys):
+    monkeypatch.setattr(sandbox, "probe", lambda: "bwrap (bubblewrap) is not installed")
+    monkeypatch.delenv(sandbox.ENV, raising=False)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(UsageError, match=r"CI=true.*not installed.*install bubblewrap.*provision-host"):
+        sandbox.policy()
+    monkeypatch.delenv("CI")
+    with pytest.raises(UsageError, match="--require-sandbox"):
+        sandbox.policy(required=True)
+    monkeypatch.setenv(sandbox.ENV, "on")
+    with pytest.raises(UsageError, match=f"{sandbox.ENV}=on"):
+        sandbox.policy()
+    monkeypatch.setenv(sandbox.ENV, "auto")
+    local = sandbox.policy()
+    assert not local.enabled and local.to_json() == {
+        "head": "none",
+        "note": "unsandboxed: bwrap (bubblewrap) is not installed",
+    }
+    assert "UNSANDBOXED" in capsys.readouterr().err
+    monkeypatch.setenv(sandbox.ENV, "off")
+    assert sandbox.policy().note == f"unsandboxed: {sandbox.ENV}=off"
+    with pytest.raises(UsageError, match="contradict"):
+        sandbox.policy(required=True)
+    doc = {"ab": {"sandbox": local.to_json()}}
+    assert "The head ran unsandboxed" in verdict_method.method(doc)
+
+
+def test_a_build_sees_no_token_and_the_same_environment_on_both_sides(monkeypatch, tmp_path):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_x")
+    monkeypatch.setenv("ACTIONS_RUNTIME_TOKEN", "rt_x")
+    monkeypatch.setenv("RUSTFLAGS", "-C target-cpu=native")
+    env = sandbox.build_env(tmp_path / "home", tmp_path / "target")
+    assert not any("TOKEN" in k or k.startswith("ACTIONS_") or k.startswith("GITHUB_") for k in env)
+    assert env["RUSTFLAGS"] == "-C target-cpu=native" and env["CARGO_TARGET_DIR"] == str(tmp_path / "target")
+    assert env["HOME"] == str(tmp_path / "home") and env["CARGO_HOME"] and env["RUSTUP_HOME"]
+
+
+@needs_sandbox
+def test_in_the_sandbox_nothing_outside_its_scratch_is_writable_and_nothing_outlives_it(tmp_path):
+    outside, scratch = tmp_path / "outside", tmp_path / "scratch"
+    outside.mkdir()
+    scratch.mkdir()
+    tag = uuid.uuid4().hex[:12]
+    script = (f"echo x > {outside}/f; echo x > {scratch}/f; echo x > /tmp/_pwned_{tag}; "
+              f"( setsid env HFT_PWN={tag} sleep 1000 </dev/null >/dev/null 2>&1 & ); "
+              "echo started")  # fmt: skip
+    proc = subprocess.run(
+        sandbox.wrap(["sh", "-c", script], writable=(scratch,)), capture_output=True, text=True
+    )
+    assert proc.returncode == 0 and "started" in proc.stdout, proc.stderr
+    assert (
+        (scratch / "f").is_file() and not (outside / "f").exists() and not Path(f"/tmp/_pwned_{tag}").exists()
+    )
+    assert "Read-only file system" in proc.stderr
+    deadline = time.monotonic() + 2.0
+    while left_behind(tag) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left_behind(tag)
