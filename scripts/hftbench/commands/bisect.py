@@ -203,7 +203,7 @@ def built(b: Bisect, commit: bs.Commit) -> Path:
     """The folder whose bin/ holds this commit's server (built once)."""
     if commit.sha not in b.built:
         folder = b.out / "builds" / commit.sha[:12]
-        say(f"building {commit.sha[:10]} {commit.subject[:50]} …")
+        say(f"building {commit.sha[:10]} {commit.subject[:50]}{'' if b.scratch else ' UNSANDBOXED'} …")
         build_server(b.repo, commit.sha, folder, b.build_cmd, b.root / "target" / "ab", scratch=b.scratch)
         link_clients(b.clients_bin, folder / "bin", b.plan.clients)
         b.built[commit.sha] = folder
