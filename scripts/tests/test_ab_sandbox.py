@@ -25,6 +25,7 @@ import pytest
 from hftbench import cli
 from hftbench.errors import UsageError
 from hftbench.measure import sandbox
+from hftbench.measure.server import Server
 from hftbench.publish import verdict_method
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -240,3 +241,22 @@ def test_in_the_sandbox_nothing_outside_its_scratch_is_writable_and_nothing_outl
     while left_behind(tag) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not left_behind(tag)
+
+
+@needs_binaries
+@needs_sandbox
+def test_a_sandboxed_server_answers_on_loopback_and_is_measured_and_stopped_as_itself(tmp_path, monkeypatch):
+    """The head's bin/hft-server is a launcher (sandbox.server_launcher): the client, outside,
+    reaches it on loopback; its CPU and a soak's samples are the server's own; stop ends it all."""
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_launcher")
+    launcher = tmp_path / "bin" / "hft-server"
+    sandbox.server_launcher(SERVER, launcher)
+    with Server(launcher, tmp_path / "server.log") as server:
+        assert server.stats()["total_orders"] == 0  # over loopback, from outside the sandbox
+        pid = server.serving_pid()
+        assert pid is not None and pid != server.proc.pid
+        assert Path(f"/proc/{pid}/comm").read_text().strip() == "hft-server"
+        assert b"ghs_launcher" not in Path(f"/proc/{pid}/environ").read_bytes()
+        assert server.cpu_seconds() is not None
+    time.sleep(0.2)
+    assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]

@@ -172,7 +172,7 @@ def _server_sampler(server: Server | None, scenario: Scenario, out: Path):
     """A soak cell samples the server's RSS, CPU and connections while the client runs."""
     if not scenario.soak or server is None or server.proc is None:
         return contextlib.nullcontext()
-    return ProcSampler(server.proc.pid, server_samples_path(out))
+    return ProcSampler(server.serving_pid() or server.proc.pid, server_samples_path(out))
 
 
 @dataclass(frozen=True)

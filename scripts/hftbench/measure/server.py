@@ -196,6 +196,19 @@ class Server:
             return None
         return own + sum(proc_sampler.cpu_seconds(pid) or 0.0 for pid in procs.descendants(self.proc.pid))
 
+    def serving_pid(self) -> int | None:
+        """The server process's own pid, for what samples one process (a soak's RSS and
+        connections): proc.pid, or under the sandbox's launcher the first process below bwrap."""
+        if self.proc is None:
+            return None
+        for pid in procs.descendants(self.proc.pid):
+            try:
+                if Path(f"/proc/{pid}/comm").read_text().strip() != "bwrap":
+                    return pid
+            except OSError:
+                continue
+        return self.proc.pid
+
     def reset_stats(self) -> None:
         self._request("POST", "/stats/reset")
 
