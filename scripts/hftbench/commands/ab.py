@@ -239,6 +239,8 @@ def build(job: Job) -> None:
             say(f"building {side} {job.sha[side][:10]}{how} …")
             job.builds[side] = build_server(job.repo, job.sha[side], job.out / side, job.build_cmd, target,
                                             scratch=job.scratch)  # fmt: skip
+            if side == "base" and job.sandboxing.enabled:  # both sides serve alike (an A/A copies it)
+                sandbox.serve_inside(job.out / "base")
         link_clients(job.clients_bin, job.side_bin(side), job.plan.clients)
     say(f"built in {sum(job.builds.values()):.0f} s; measuring "
         f"{', '.join(s.name for s in job.plan.scenarios)} × {', '.join(job.plan.clients)}")  # fmt: skip

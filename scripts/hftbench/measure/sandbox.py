@@ -170,6 +170,16 @@ def server_launcher(real: Path, launcher: Path) -> None:
     launcher.chmod(0o755)
 
 
+def serve_inside(side_dir: Path) -> None:
+    """Make side_dir/bin/hft-server (a trusted build: base's) a launcher of itself in the
+    sandbox, so both sides of a comparison serve alike: the same pid namespace, environment
+    and launcher in front of each server, and the head's isolation no difference between them."""
+    real = side_dir / "sandboxed" / "hft-server"
+    real.parent.mkdir(exist_ok=True)
+    shutil.move(side_dir / "bin" / "hft-server", real)
+    server_launcher(real, side_dir / "bin" / "hft-server")
+
+
 def scratch_for(shared_target: Path, seed: bool = True) -> Path:
     """A fresh scratch folder for sandboxed builds (target/, home/, tmp/), beside the shared
     target dir; with `seed`, its target is a copy of the shared one (dependencies need not
