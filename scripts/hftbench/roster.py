@@ -42,6 +42,8 @@ class Client:
     throughput_goal: float  # least req/s as a share of wrk's (clients/bench/throughput.py)
     pins_threads: bool = False  # takes --cpus LIST and --busy-poll (placement.py)
     intervals: bool = False  # takes --interval-s: its .hlog shows a soak's drift (config.py)
+    duet: bool = False  # takes --duet-url: each order to one of two servers (measure/duet.py)
+    probes_capacity: bool = False  # the closed loop the capacity probe runs (measure/capacity.py)
 
     @property
     def binary(self) -> str:
@@ -60,6 +62,8 @@ _FIELDS: dict[str, tuple[type | tuple[type, ...], bool]] = {  # key: (type, requ
     "throughput_goal": ((int, float), True),
     "pins_threads": (bool, False),
     "intervals": (bool, False),
+    "duet": (bool, False),
+    "probes_capacity": (bool, False),
 }
 
 
@@ -82,8 +86,17 @@ class Roster:
         raise KeyError(name)
 
     def having(self, flag: str) -> tuple[str, ...]:
-        """The clients whose boolean `flag` (pins_threads, intervals) is true."""
+        """The clients whose boolean `flag` (pins_threads, intervals, duet, ...) is true."""
         return tuple(c.name for c in self.clients if getattr(c, flag))
+
+    def the_one(self, flag: str) -> str:
+        """The client whose ability `flag` is (duet, probes_capacity: one client each); a
+        RosterError naming the file when none or several have it."""
+        found = self.having(flag)
+        if len(found) != 1:
+            have = ", ".join(found) or "none"
+            raise RosterError(f"{self.path}: exactly one client must have {flag}: true (found: {have})")
+        return found[0]
 
     def unknown(self, name: str) -> str:
         """The message for a name not in the roster, naming the valid ones and the file."""

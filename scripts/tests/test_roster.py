@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hftbench import roster
-from hftbench.measure import cell, placement
+from hftbench import config, roster
+from hftbench.measure import cell, duet, placement
 from hftbench_fakes import REPO
 
 GOOD = """schema_version: 1
@@ -25,6 +25,7 @@ def test_the_repository_roster_is_the_six_clients_in_report_order():
     assert r.path == REPO / "bench-config" / "clients.yaml" == roster.ROSTER_FILE
     assert r.names == ("python", "c", "cpp", "rust", "go", "hft")
     assert r.having("pins_threads") == r.having("intervals") == ("hft",)
+    assert r.the_one("duet") == r.the_one("probes_capacity") == "hft"
     hft = r["hft"]
     assert (hft.folder, hft.binary, hft.make_target) == ("clients/hft", "client-hft", "build-hft")
 
@@ -32,6 +33,16 @@ def test_the_repository_roster_is_the_six_clients_in_report_order():
 def test_readers_take_their_client_facts_from_the_roster():
     assert cell.build_command("cpp") == "make build-cpp" and cell.build_command("floor") == "make build"
     assert [c for c in ("python", "hft", "floor") if placement.pins_each_thread(c)] == ["hft", "floor"]
+    latency_1c = config.load(REPO / "bench-config" / "scenarios.yaml").scenario("latency-1c")
+    assert duet.duet_client() == "hft" and duet.qualifies(latency_1c, "rust").startswith("only client-hft")
+    assert duet.qualifies(latency_1c, "hft") is None
+
+
+def test_an_ability_two_clients_claim_is_refused_by_name(tmp_path):
+    both = GOOD.replace("folder: clients/c,", "folder: clients/c, duet: true,")
+    r = load_text(tmp_path, both.replace("intervals: true}", "intervals: true, duet: true}"))
+    with pytest.raises(roster.RosterError, match="exactly one client must have duet: true"):
+        r.the_one("duet")
 
 
 def test_a_good_roster_keeps_its_order_and_defaults(tmp_path):

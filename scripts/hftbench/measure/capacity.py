@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from .. import roster
 from ..config import Scenario
 from ..errors import UsageError
 from .cell import client_binary, client_preexec
@@ -32,11 +33,13 @@ def needs_rate(scenarios: list[Scenario]) -> bool:
 
 
 def probe(bins: Path, url: str, connections: int, placement: Placement) -> float:
-    """Closed-loop orders/s of client-hft with `connections` connections against `url`."""
-    binary = client_binary(bins, "hft")
+    """Closed-loop orders/s of the roster's probes_capacity client (client-hft) with
+    `connections` connections against `url`."""
+    client = roster.default().the_one("probes_capacity")
+    binary = client_binary(bins, client)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "probe.json"
-        cmd = [str(binary), *placement.client_flags("hft"), "--url", url, "--scenario", "capacity-probe",
+        cmd = [str(binary), *placement.client_flags(client), "--url", url, "--scenario", "capacity-probe",
                "--connections", str(connections), "--warmup", str(PROBE_WARMUP), "--duration", str(PROBE_S),
                "--output", str(out)]  # fmt: skip
         try:

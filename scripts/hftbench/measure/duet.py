@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import paths
+from .. import paths, roster
 from ..config import Scenario
 from ..results import Cell, ClientResult, Run
 from ..schema import check_result
@@ -50,15 +50,19 @@ from .server import Server, ServerError
 
 BLOCK_S = 0.1  # a block: short against the host's regimes (seconds); client-hft's shortest interval
 SIDES = ("base", "head")
-DUET_CLIENT = "hft"
+
+
+def duet_client() -> str:
+    """The client that interleaves two servers: the roster's `duet` (bench-config/clients.yaml)."""
+    return roster.default().the_one("duet")
 
 
 def qualifies(scenario: Scenario, client: str) -> str | None:
     """None when this cell can run as a duet, else why not (in words). Closed loop: one
     connection a side, each order to both. Open loop (the load series): any connections, each
     order to one side drawn at random, so both servers carry the same load at the same time."""
-    if client != DUET_CLIENT:
-        return f"only client-hft interleaves two servers (this cell's client is {client})"
+    if client != duet_client():
+        return f"only client-{duet_client()} interleaves two servers (the roster's duet), not client-{client}"
     if scenario.mode == "closed" and scenario.connections != 1:
         return f"a closed-loop duet holds one connection a side; this scenario has {scenario.connections}"
     if scenario.link:
@@ -171,24 +175,24 @@ def _client(
     slot_b: str,
 ) -> dict[str, Cell]:
     """Run client-hft against both servers; one cell per side."""
-    rel = result_name(sc.name, DUET_CLIENT, 1, 1)
+    rel = result_name(sc.name, duet_client(), 1, 1)
     outs = {s: dirs[s] / rel for s in SIDES}
     for path in outs.values():
         path.parent.mkdir(parents=True, exist_ok=True)
-    binary = client_binary(sides["base"].bins, DUET_CLIENT)
+    binary = client_binary(sides["base"].bins, duet_client())
     if not binary.is_file():
-        why = f"{binary} not found; build it with `{build_command(DUET_CLIENT)}`"
-        return {s: Cell.failure(sc.name, DUET_CLIENT, 1, why, file=rel) for s in SIDES}
+        why = f"{binary} not found; build it with `{build_command(duet_client())}`"
+        return {s: Cell.failure(sc.name, duet_client(), 1, why, file=rel) for s in SIDES}
     cpu_before = {}
     for s in SIDES:
         servers[s].reset_stats()
         cpu_before[s] = servers[s].cpu_seconds()
     cmd = [
         str(binary),
-        *placement.client_flags(DUET_CLIENT),
+        *placement.client_flags(duet_client()),
         "--url", servers[slot_a].url,
         "--duet-url", servers[slot_b].url,
-        *sc.client_args(DUET_CLIENT),
+        *sc.client_args(duet_client()),
         "--interval-s", str(BLOCK_S),
         "--output", str(outs[slot_a]),
         "--duet-output", str(outs[slot_b]),
@@ -257,7 +261,7 @@ def _cell(
 ) -> Cell:
     def failed(reason: str, result: ClientResult | None = None) -> Cell:
         known = {"result": result, "wall_s": wall, "file": rel, "exit_code": code}
-        return Cell.failure(sc.name, DUET_CLIENT, 1, reason, **known)
+        return Cell.failure(sc.name, duet_client(), 1, reason, **known)
 
     if code is None:
         return failed(f"timeout: client-hft --duet-url ran past {2 * default_timeout_s(sc):.0f} s; killed")
@@ -281,7 +285,7 @@ def _cell(
         return failed(reason, result)
     return Cell(
         scenario=sc.name,
-        client=DUET_CLIENT,
+        client=duet_client(),
         status="ok",
         result=result,
         wall_s=wall,

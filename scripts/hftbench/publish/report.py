@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .. import metrics, samples
+from .. import metrics, roster, samples
 from ..config import FLOOR
 from ..fsio import write_atomic
 from ..measure.lateness import FELL_BEHIND_SHARE
@@ -278,7 +278,7 @@ def render(
            "seconds (as in results.csv's \"all\" rows, the GAB export, the history and the gate)."
            if run.repeats > 1 else ""),
     ]  # fmt: skip
-    if "hft" in run.client_names():
+    if set(run.client_names()) & set(roster.default().having("pins_threads")):
         out += ["", BUSY_POLL_TRADE]
     out += [
         "",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import metrics, samples
+from .. import metrics, roster, samples
 from ..measure import lateness
 from ..metrics import fmt_rate, fmt_us
 from ..results import Cell, Run
@@ -148,9 +148,9 @@ def check_targets(row: Row, targets: dict[str, float]) -> tuple[bool, list[str]]
 
 
 def busy_poll_note(row: Row) -> str | None:
-    """client hft: whether its workers busy-polled (each repeat's `extra.busy_poll`), in words;
-    None for the other clients, which never busy-poll."""
-    if row.client != "hft" or not row.busy_poll:
+    """Whether a client's workers busy-polled (each repeat's `extra.busy_poll`), in words; None
+    for a client that does not pin threads (the roster's pins_threads), which never busy-polls."""
+    if row.client not in roster.default().having("pins_threads") or not row.busy_poll:
         return None
     polled, n = sum(1 for b in row.busy_poll if b), len(row.busy_poll)
     if all(b is None for b in row.busy_poll):
