@@ -1,5 +1,5 @@
-# hft-bench: `make bench` (the main job) and `make test` (all tests).
-# Both run `make deps` first, so a fresh Debian 12 machine needs nothing else.
+# hft-bench: `make bench` (the main job), `make test` (all tests) and `make check` (the quick
+# tier). Each runs `make deps` first, so a fresh Debian 12 machine needs nothing else.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -18,6 +18,9 @@ PYTEST  := $(VENV)/bin/pytest
 BIN     := bin
 SUITE   ?= standard
 JOBS    ?= $(shell nproc)
+# pytest-xdist workers of the parallel pass (make check, make test): the tests that neither
+# measure nor run act. The measuring and act tests always run one at a time.
+PYTEST_WORKERS ?= $(JOBS)
 
 # Components are built when their folder exists, so the tree builds at every stage.
 # One HAVE_<NAME>_CLIENT and one build-<name> per client of bench-config/clients.yaml (the
@@ -32,13 +35,16 @@ HAVE_LINKEM        := $(wildcard hft/linkem/Makefile)
 HAVE_HFTBENCH      := $(wildcard scripts/pyproject.toml)
 HAVE_DASHBOARD     := $(wildcard gh-pages/package.json)
 
-.PHONY: help deps build test lint bench clean fuzz \
+.PHONY: help deps build check test lint bench clean fuzz \
         build-rust build-go build-c build-cpp build-python build-hft build-linkem \
-        test-rust test-python test-go test-c test-hft test-dashboard test-ci
+        test-rust test-python test-go test-c test-hft test-dashboard test-ci \
+        test-measuring check-dashboard lint-ci
 
 help:
 	@echo "make bench   set up, build, run the '$(SUITE)' suite and write results/run_<UTC>_<hex>/report.md"
-	@echo "make test    set up, build, run every test (unit, integration, conformance)"
+	@echo "make check   the quick tier: every pytest test that neither measures nor runs act, in parallel,"
+	@echo "             and the dashboard's unit tests; no build (README, Tests)"
+	@echo "make test    set up, build, run every test (unit, integration, conformance, measuring, act)"
 	@echo "make deps    install system packages, .venv, cargo/go/npm dependencies (idempotent)"
 	@echo "make build   fill bin/ with the server and every client"
 	@echo "make lint    rustfmt, clippy, ruff, go vet, gofmt, C warnings, shellcheck, actionlint, zizmor"
@@ -71,8 +77,17 @@ build-python:
 build-hft:
 	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C clients/hft BIN=$(abspath $(BIN)))
 
+# The tiers (README, "Tests"; conftest.py marks the tests). make check: the pytest tests that
+# neither measure nor run act (markers measuring, act; slow left out too), in parallel, and the
+# dashboard's unit tests. make test: build (a no-op after make bench), the languages' own
+# tests, the same parallel pass with the slow tests, the dashboard, lint-ci, then every
+# measuring and act test one at a time: they time things, and must not time each other.
+check: deps
+	$(PYTEST) -m "not measuring and not act and not slow" -n $(PYTEST_WORKERS) --dist loadfile -q
+	@$(MAKE) --no-print-directory check-dashboard
+
 test: build
-	@$(MAKE) --no-print-directory test-rust test-go test-c test-hft test-python test-dashboard test-ci
+	@$(MAKE) --no-print-directory test-rust test-go test-c test-hft test-python test-dashboard lint-ci test-measuring
 
 test-rust:
 	cargo test --locked --workspace --quiet
@@ -91,21 +106,31 @@ test-hft:
 	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C clients/hft test)
 	$(if $(HAVE_LINKEM),$(MAKE) --no-print-directory -C hft/linkem test)
 
-# One pytest run: schema, clients' conformance, hftbench; see pytest.ini for the paths.
-# The CI tests (marker ci) are test-ci's.
+# pytest (pytest.ini has the paths: schema, clients' conformance, hftbench, the CI scripts) in
+# two passes: test-python, every test that neither measures nor runs act, in parallel
+# (pytest-xdist); test-measuring, the measuring and act tests, one at a time.
+# test-ci: lint-ci and the CI tests (marker ci) alone, both kinds, by hand.
 test-python:
-	$(PYTEST) -m "not ci"
+	$(PYTEST) -m "not measuring and not act" -n $(PYTEST_WORKERS) --dist loadfile --durations=10
+
+test-measuring:
+	$(PYTEST) -m "measuring or act" --durations=15
 
 test-dashboard:
 	$(if $(HAVE_DASHBOARD),cd gh-pages && npm test)
+
+check-dashboard:
+	$(if $(HAVE_DASHBOARD),cd gh-pages && node --test $$(ls test/*.test.mjs | grep -v '\.browser\.'))
 
 # actionlint, zizmor and shellcheck of the workflows and CI scripts; then bench.yml and
 # ci.yml under nektos/act for every event, the push path's issue life cycle and the runner
 # installer (pytest -m ci: scripts/tests/test_workflows_act.py, test_ci_push_path.py,
 # test_install_runner.py).
-test-ci:
-	scripts/ci/lint-ci
+test-ci: lint-ci
 	$(PYTEST) -m ci
+
+lint-ci:
+	scripts/ci/lint-ci
 
 lint: deps
 	cargo fmt --all -- --check

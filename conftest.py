@@ -1,0 +1,75 @@
+"""The test tiers (README, "Tests"): every test of pytest.ini's paths is one of three kinds,
+marked here at collection so no test module has to say it.
+
+- `act`: the workflows run by nektos/act (test_workflows_act.py): minutes, and they measure.
+- `measuring`: starts the real bin/hft-server and bin/client-* (or `hftbench run | ab |
+  bisect | calibrate` on them) and times something, or asserts on timeouts and deadlines.
+  These run one at a time (`make test`'s serial pass): two of them side by side would
+  measure each other. A test is measuring when its module is listed below, or when it is
+  guarded by a skipif that says it needs bin/ (the real binaries), the way every such test
+  of scripts/tests is written.
+- the rest (unit, structure, golden, schema, statistics on synthetic data, the CI scripts
+  against fakes): `make check`, and `make test`'s parallel pass (pytest-xdist).
+
+`slow` is for a test of the rest too slow for the inner loop: `make check` leaves it out,
+`make test` runs it. `ci` (the CI steps end to end) is orthogonal: `make test-ci` selects it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent
+
+# Modules all of whose tests start the real binaries and measure or time them, without a
+# "needs bin/" skipif to say so.
+MEASURING_MODULES = {
+    "clients/tests/test_conformance_failures.py",
+    "clients/tests/test_conformance_latency.py",
+    "clients/tests/test_conformance_lateness.py",
+    "clients/tests/test_conformance_lifecycle.py",
+    "clients/tests/test_conformance_result.py",
+    "hft/tests/test_compare_performance.py",
+}
+# The act tests are those of these modules that take the act world (a module fixture that
+# every act run of the module shares); a module's checks on the workflow files are the rest.
+ACT_MODULES = {"scripts/tests/test_workflows_act.py"}
+# Neither measuring nor act, but half a minute of waiting the inner loop need not pay: the runner
+# loop's backoffs (real sleeps) and its dedicated user.
+SLOW_MODULES = {"scripts/tests/test_runner_loop.py"}
+
+
+def _needs_real_binaries(item: pytest.Item) -> bool:
+    for mark in item.iter_markers("skipif"):
+        reason = str(mark.kwargs.get("reason", ""))
+        if "bin/" in reason:
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        try:
+            rel = Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
+        except ValueError:
+            continue
+        if rel in ACT_MODULES and "world" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.act)
+        elif rel in MEASURING_MODULES or _needs_real_binaries(item):
+            item.add_marker(pytest.mark.measuring)
+        elif rel in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Measuring and act tests never run beside each other: each fails under pytest-xdist."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1 and (item.get_closest_marker("measuring") or item.get_closest_marker("act")):
+        pytest.fail(
+            f"a measuring test under pytest -n {workers}: two of them would time each other. Run it "
+            'alone: `make test-measuring`, or pytest -m "measuring or act" without -n',
+            pytrace=False,
+        )
