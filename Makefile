@@ -42,7 +42,7 @@ HAVE_DASHBOARD     := $(wildcard gh-pages/package.json)
 
 help:
 	@echo "make bench   set up, build, run the '$(SUITE)' suite and write results/run_<UTC>_<hex>/report.md"
-	@echo "make check   the quick tier: every pytest test that neither measures nor runs act, in parallel,"
+	@echo "make check   the quick tier: the pytest tests that neither measure, run act nor are slow, in parallel,"
 	@echo "             and the dashboard's unit tests; no build (README, Tests)"
 	@echo "make test    set up, build, run every test (unit, integration, conformance, measuring, act)"
 	@echo "make deps    install system packages, .venv, cargo/go/npm dependencies (idempotent)"
