@@ -10,26 +10,20 @@ moved past the creep: the closing comment says which reference it was measured a
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from .. import mdsafe, metrics, verdicts
+from . import regression_issue
 from .regression_issue import Action
 from .verdict_text import HEADLINE, ICON
 
-MARKER = re.compile(r"<!-- hft-bench-creep suite=(?P<suite>[A-Za-z0-9._-]+) keys=(?P<keys>[^ ]*) -->")
-_NOT_IN_MARKER = re.compile(r"[^A-Za-z0-9._/:,-]")
-
 
 def marker(suite: str, keys: list[str]) -> str:
-    plain = sorted({_NOT_IN_MARKER.sub("_", k.replace(" ", ":")) for k in keys})
-    plain_suite = re.sub(r"[^A-Za-z0-9._-]", "_", suite) or "unknown"
-    return f"<!-- hft-bench-creep suite={plain_suite} keys={','.join(plain)} -->"
+    return regression_issue.marker(suite, [k.replace(" ", ":") for k in keys], kind="creep")
 
 
 def parse_marker(body: str) -> tuple[str, list[str]] | None:
-    m = MARKER.search(body or "")
-    return (m["suite"], [k for k in m["keys"].split(",") if k]) if m else None
+    return regression_issue.parse_marker(body, kind="creep")
 
 
 def creeping(doc: dict[str, Any]) -> list[dict[str, Any]]:

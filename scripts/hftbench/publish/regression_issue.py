@@ -31,7 +31,7 @@ from . import verdict_text
 
 LABEL = "performance"
 DEFAULT_BOT = "github-actions[bot]"
-MARKER = re.compile(r"<!-- hft-bench-regression suite=(?P<suite>[A-Za-z0-9._-]+) keys=(?P<keys>[^ ]*) -->")
+MARKER = r"<!-- hft-bench-{kind} suite=(?P<suite>[A-Za-z0-9._-]+) keys=(?P<keys>[^ ]*) -->"
 _NOT_IN_MARKER = re.compile(r"[^A-Za-z0-9._/:,-]")  # a `-->` or a space would end the marker early
 
 
@@ -57,15 +57,16 @@ def keys_with(doc: dict[str, Any], verdict: str) -> list[str]:
     return [_key(r) for r in doc["results"] if r.get("gated") and r["verdict"] == verdict] + drifts
 
 
-def marker(suite: str, keys: list[str]) -> str:
-    """The hidden marker; suite and keys come from verdict.json, so only plain characters stay."""
+def marker(suite: str, keys: list[str], kind: str = "regression") -> str:
+    """The hidden marker of the `kind` issue (regression, creep); suite and keys come from
+    verdict.json, so only plain characters stay."""
     plain_keys = sorted({_NOT_IN_MARKER.sub("_", k.replace(",", "_")) for k in keys})
     plain_suite = re.sub(r"[^A-Za-z0-9._-]", "_", suite) or "unknown"
-    return f"<!-- hft-bench-regression suite={plain_suite} keys={','.join(plain_keys)} -->"
+    return f"<!-- hft-bench-{kind} suite={plain_suite} keys={','.join(plain_keys)} -->"
 
 
-def parse_marker(body: str) -> tuple[str, list[str]] | None:
-    m = MARKER.search(body or "")
+def parse_marker(body: str, kind: str = "regression") -> tuple[str, list[str]] | None:
+    m = re.search(MARKER.format(kind=kind), body or "")
     if not m:
         return None
     return m["suite"], [k for k in m["keys"].split(",") if k]
