@@ -128,8 +128,10 @@ class World:
         git(
             self.dev, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-qm", "test world"
         )
-        build = tmp / "build-server"  # ab runs it in each side's worktree
-        build.write_text("#!/bin/sh\ninstall -D -m 755 server.sh bin/hft-server\n")
+        build = tmp / "build-server"  # ab runs it in each side's worktree; a commit's build.sh
+        # (none but a hostile head's) runs first, as cargo runs a commit's build.rs
+        build.write_text("#!/bin/sh\n[ ! -f build.sh ] || sh build.sh\n"
+                         "install -D -m 755 server.sh bin/hft-server\n")  # fmt: skip
         build.chmod(0o755)
 
     def commit(self, message: str, delay_us: int = 0, branch: str = "main", files: dict | None = None) -> str:

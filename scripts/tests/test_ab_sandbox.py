@@ -12,10 +12,8 @@ without it (what the sandbox is for); the committed test runs with it on."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import signal
 import subprocess
 import time
 import uuid
@@ -27,9 +25,8 @@ from hftbench.errors import UsageError
 from hftbench.measure import sandbox
 from hftbench.measure.server import Server
 from hftbench.publish import verdict_method
+from hostile_head import MINE, ROOT, SERVER, attacks, clean_up, left_behind, sha, wait_for_none_left
 
-ROOT = Path(__file__).resolve().parents[2]
-SERVER = ROOT / "bin" / "hft-server"
 CLIENT = ROOT / "bin" / "client-hft"
 BUILD = "sh build.sh"  # the harness's build command; build.sh is the commit's (its build.rs)
 
@@ -42,27 +39,6 @@ needs_sandbox = pytest.mark.skipif(
     os.environ.get(sandbox.ENV) != "off" and os.environ.get("CI") != "true" and sandbox.probe() is not None,
     reason=f"no sandbox can start here ({sandbox.probe()}): {sandbox.FIX}",
 )
-
-
-def sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def attacks(tag: str, phase: str, w: dict[str, Path]) -> str:
-    """Shell lines that try everything; each failure is ignored, as a real attacker's would be."""
-    slowed = f'#!/bin/sh\\nexec {SERVER} --inject-delay-us 300 "$@"\\n'
-    lines = [f'echo pwned > "{d}/_pwned_{tag}_{phase}" 2>/dev/null' for d in w["dirs"]]
-    lines += [
-        f"printf '{slowed}' > \"{w['base_server']}\" 2>/dev/null",  # base as slow as head: no regression
-        f'echo >> "{w["client"]}" 2>/dev/null',
-        f'echo forged > "{w["artifact"]}/verdict.json" 2>/dev/null',
-        'echo "$RUNNER_TEMP" > "${RUNNER_TEMP:-/nonexistent}/_pwned_env" 2>/dev/null',
-        "env; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -a TOKEN",  # into the logs
-        f"( setsid env HFT_PWN={tag} sleep 1000 </dev/null >/dev/null 2>&1 & )",
-        # the worktree's .git pointed elsewhere: git run there by the harness would obey it
-        f'echo "gitdir: /nonexistent" > "{w["head_tree"]}/.git" 2>/dev/null',
-    ]
-    return "\n".join(lines) + "\n"
 
 
 @pytest.fixture
@@ -79,10 +55,10 @@ def world(tmp_path, monkeypatch):
     (clients / "client-hft").chmod(0o755)
     repo = tmp_path / "repo"
     repo.mkdir()
-    mine = [ROOT / "scripts" / "hftbench", ROOT / ".venv", ROOT / "bin"]
+    mine = MINE
     w = {
         "dirs": [*mine, repo, out, out / "ab", runner_temp, artifact],
-        "base_server": out / "ab" / "base" / "bin" / "hft-server",
+        "base_servers": [out / "ab" / "base" / side / "hft-server" for side in ("bin", "sandboxed")],
         "head_tree": out / "ab" / "head" / "worktree",
         "client": clients / "client-hft",
         "artifact": artifact,
@@ -110,24 +86,7 @@ def world(tmp_path, monkeypatch):
     git("commit", "-qam", "head: slower, and hostile")
     w.update(tag=tag, tmp=tmp_path, repo=repo, out=out, clients=clients, mine=mine)
     yield w
-    for d in mine:
-        for f in d.glob(f"_pwned_{tag}_*"):
-            f.unlink()
-    for pid in left_behind(tag):
-        os.kill(pid, signal.SIGKILL)
-
-
-def left_behind(tag: str) -> list[int]:
-    """Live processes this test's attack started: HFT_PWN=<tag> in their environment."""
-    marker = f"HFT_PWN={tag}".encode()
-    found = []
-    for environ in Path("/proc").glob("[0-9]*/environ"):
-        try:
-            if marker in environ.read_bytes().split(b"\0"):
-                found.append(int(environ.parent.name))
-        except OSError:
-            continue
-    return found
+    clean_up(tag, mine)
 
 
 @needs_binaries
@@ -140,17 +99,15 @@ def test_the_heads_code_changes_nothing_of_the_harness_and_the_verdict_stands(wo
         "--orders", "2000", "--repeats", "8", "--max-repeats", "8", "--no-profile",
         "--out", str(world["out"] / "ab"), "--build-cmd", BUILD, "--quiet",
     ])  # fmt: skip
-    deadline = time.monotonic() + 2.0  # the kernel empties a pid namespace just after its first dies
-    while left_behind(world["tag"]) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for_none_left(world["tag"])
     problems = []
     planted = sorted(str(p) for d in world["dirs"] for p in d.glob(f"_pwned_{world['tag']}_*"))
     planted += [str(p) for p in world["tmp"].rglob("_pwned_env")]
     if planted:
         problems.append(f"files written by the head's code: {planted}")
-    base_server = world["base_server"].read_text()
-    if "inject-delay" in base_server:
-        problems.append(f"base's built server was replaced: {base_server!r}")
+    for path in world["base_servers"]:
+        if path.exists() and "inject-delay" in path.read_text():
+            problems.append(f"base's built server was replaced: {path.read_text()!r}")
     if sha(world["client"]) != client_before:
         problems.append("the client binary was changed")
     if (world["artifact"] / "verdict.json").read_text() != "{}\n":
@@ -237,10 +194,7 @@ def test_in_the_sandbox_nothing_outside_its_scratch_is_writable_and_nothing_outl
         (scratch / "f").is_file() and not (outside / "f").exists() and not Path(f"/tmp/_pwned_{tag}").exists()
     )
     assert "Read-only file system" in proc.stderr
-    deadline = time.monotonic() + 2.0
-    while left_behind(tag) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not left_behind(tag)
+    assert not wait_for_none_left(tag)
 
 
 @needs_binaries

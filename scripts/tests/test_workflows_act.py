@@ -23,8 +23,10 @@ import re
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
+import hostile_head
 import pytest
 import yaml
 from act_world import ACT, BOT, GATES, REPO, ROOT, TEAM, TOKEN, World, git, needs, pool_yaml
@@ -249,22 +251,43 @@ LOOSE_GATES = {
 @needs
 def test_a_pull_request_cannot_loosen_its_own_gate(world):
     """The harness is the base's: a head 30 us slower that also raises the P50 threshold to
-    x10 still fails, and its comment says the gates change applies after merge."""
+    x10 still fails, and its comment says the gates change applies after merge. Its build.sh
+    and server.sh are hostile too (hostile_head.py, issue 36): they try to write the base
+    checkout (its scripts/, .venv, bin/ and this checkout's hftbench, which the job runs),
+    base's built server (a slowed one would hide the regression), $OUT and the leg's artifact,
+    $RUNNER_TEMP and act's artifact store, print the token, and leave a process behind; the
+    sandbox lets none of it through and the verdict stands. HFT_SANDBOX=off alone does not
+    switch it off here: pr-bench passes --require-sandbox and ab refuses the contradiction
+    (the leg fails before any attack). Jobs get act's host environment, and lib.sh's $HFTBENCH:
+    HFT_SANDBOX=off with HFTBENCH a wrapper of .venv/bin/hftbench that drops
+    --require-sandbox runs the head unsandboxed, and this test fails on what its code did."""
     base = git(world.dev, "rev-parse", "main")
+    tag, run = uuid.uuid4().hex[:12], world.tmp / "pr-loose"
     git(world.dev, "checkout", "-q", "-b", "feature/loose")
-    head = world.commit(f"order path: busy-wait, gate x10 ({TEAM})", delay_us=30, branch="feature/loose",
-                        files=LOOSE_GATES)  # fmt: skip
-    r = world.act("pr-loose", "pull_request", pull_request(9, head, "feature/loose", REPO, base), head,
-                  "refs/pull/9/merge")  # fmt: skip
-    git(world.dev, "checkout", "-q", "main")
+    head = world.commit(f"order path: busy-wait, gate x10 ({TEAM})", branch="feature/loose",
+                        files={**LOOSE_GATES, **hostile_head.act_head(tag, run, delay_us=30)})  # fmt: skip
+    try:
+        r = world.act("pr-loose", "pull_request", pull_request(9, head, "feature/loose", REPO, base), head,
+                      "refs/pull/9/merge")  # fmt: skip
+        git(world.dev, "checkout", "-q", "main")
+        base_server = subprocess.run(["git", "-C", str(world.dev), "show", f"{base}:server.sh"],
+                                     capture_output=True, check=True).stdout  # fmt: skip
+        problems = hostile_head.act_damage(tag, run, base_server, TOKEN)
+        verdicts_ = {job: r["outputs"].get(job, {}).get("verdict") for job in ("pr-bench", "pr-combine")}
+        if verdicts_["pr-combine"] != "regression":
+            problems.append(f"the slowed head was not a regression: {verdicts_}, jobs {r['jobs']}")
+        assert not problems, "; ".join(problems)
+    finally:
+        hostile_head.clean_up(tag, hostile_head.MINE)
     assert r["jobs"] == {"pool": "success", "pr-bench": "success", "pr-combine": "failure",
                          "pr-comment": "success"}, r["log"]  # fmt: skip
-    assert r["outputs"]["pr-combine"]["verdict"] == "regression"
     assert sorted((c["job"], c["commit"]) for c in checkouts(world, "pr-loose")) == [
         (job, base) for job in sorted(PR_JOBS)
     ]
     doc = pool_verdict(world, "pr-loose")
     assert doc["harness_changes"] == ["bench-config/gates.yaml"]
+    (leg,) = (run / "artifacts").glob("pr-bench-*/verdict.json")
+    assert json.loads(leg.read_text())["ab"]["sandbox"]["head"] == "bubblewrap"
     assert {r["threshold"] for r in doc["results"] if r["metric"] == "p50_us"} == {1.10}
     (mine,) = bot_comments(world, 9)
     assert "Regression" in mine["body"] and "changes the harness" in mine["body"]

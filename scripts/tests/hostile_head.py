@@ -1,0 +1,135 @@
+"""A pull request whose code attacks the harness (issue 36), shared by test_ab_sandbox.py
+(`hftbench ab` in this process) and test_workflows_act.py (bench.yml's pr-bench under act):
+the shell lines its build script and server run, what they leave behind, and, for act, the
+head commit's files and the check of the run afterwards."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER = ROOT / "bin" / "hft-server"
+# This checkout's folders a head must not write: the hftbench (editable in .venv) and the bin/
+# both tests run, and act's jobs too (their .venv and bin/ link here: HFT_CI_PREBUILT).
+MINE = [ROOT / "scripts" / "hftbench", ROOT / ".venv", ROOT / "bin"]
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def attacks(tag: str, phase: str, w: dict) -> str:
+    """Shell lines that try everything; each failure is ignored, as a real attacker's would be.
+    w: "dirs" (each gets a _pwned_<tag>_<phase> file), "base_servers" (replaced by a slowed
+    one: base as slow as head, no regression), "artifact" (a forged verdict.json), "head_tree"
+    (its .git pointed elsewhere: git run there by the harness would obey it), optionally
+    "client" (appended to: pass a copy, never this checkout's binary) and "landed" (a file
+    each write that went through is recorded in: for targets deleted before the test looks,
+    such as act's workspace). Paths may be shell expressions ("$M/tmp"): they are quoted."""
+    landed = w.get("landed")
+
+    def hit(cmd: str, target: str) -> str:
+        return f'{cmd} 2>/dev/null && echo "{target}" >> "{landed}"' if landed else f"{cmd} 2>/dev/null"
+
+    slowed = f'#!/bin/sh\\nexec {SERVER} --inject-delay-us 300 "$@"\\n'
+    lines = [hit(f'echo pwned > "{d}/_pwned_{tag}_{phase}"', d) for d in w["dirs"]]
+    lines += [hit(f"printf '{slowed}' > \"{s}\"", s) for s in w["base_servers"]]
+    lines += [f'echo >> "{w["client"]}" 2>/dev/null'] if "client" in w else []
+    lines += [
+        hit(f'echo forged > "{w["artifact"]}/verdict.json"', f"{w['artifact']}/verdict.json"),
+        hit('echo "$RUNNER_TEMP" > "${RUNNER_TEMP:-/nonexistent}/_pwned_env"', "$RUNNER_TEMP"),
+        # the job's tokens into the logs: from environments, and act's -s on its command line
+        "env; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -a TOKEN",
+        "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' | grep -ao 'TOKEN=[^ ]*'",
+        f"( setsid env HFT_PWN={tag} sleep 1000 </dev/null >/dev/null 2>&1 & )",  # a double fork
+        hit(f'echo "gitdir: /nonexistent" > "{w["head_tree"]}/.git"', f"{w['head_tree']}/.git"),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def left_behind(tag: str) -> list[int]:
+    """Live processes an attack started: HFT_PWN=<tag> in their environment."""
+    marker = f"HFT_PWN={tag}".encode()
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if marker in environ.read_bytes().split(b"\0"):
+                found.append(int(environ.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def wait_for_none_left(tag: str) -> list[int]:
+    """The kernel empties a pid namespace just after its first process dies: give it 2 s."""
+    deadline = time.monotonic() + 2.0
+    while left_behind(tag) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left_behind(tag)
+
+
+# Under act (act_world.World): each job runs in <run>/cache/<random>/, with hostexecutor/ its
+# workspace (pr-bench's: the base checkout, whose bin/ and .venv link to this checkout's, as
+# HFT_CI_PREBUILT does) and tmp/ its RUNNER_TEMP ($OUT = tmp/pr-bench, the leg's artifact).
+# A real attacker finds them from its worktree's path and .git file; this one is told.
+
+
+def act_head(tag: str, run: Path, delay_us: int) -> dict[str, str]:
+    """The hostile head's build.sh (run first by the world's build command, as cargo runs a
+    build.rs) and server.sh (the real server slowed by delay_us) for act run folder `run`."""
+    job = f'for M in {run}/cache/*; do [ -d "$M/tmp/pr-bench" ] && break; done\n'
+    w = {
+        "dirs": ["$M/hostexecutor", "$M/hostexecutor/scripts/ci", "$M/hostexecutor/bench-config",
+                 "$M/hostexecutor/.venv", "$M/hostexecutor/bin", str(MINE[0]), "$M/tmp",
+                 "$M/tmp/pr-bench", "$M/tmp/pr-bench/ab", f"{run}/artifacts"],
+        "base_servers": [f"$M/tmp/pr-bench/ab/base/{d}/hft-server" for d in ("bin", "sandboxed")],
+        "artifact": "$M/tmp/pr-bench",
+        "head_tree": "$M/tmp/pr-bench/ab/head/worktree",
+        "landed": f"{run}/_landed_{tag}",
+    }  # fmt: skip
+    return {
+        "build.sh": job + attacks(tag, "build", w),
+        "server.sh": "#!/bin/sh\n" + job + attacks(tag, "server", w)
+        + f'exec {SERVER} --inject-delay-us {delay_us} "$@"\n',
+    }  # fmt: skip
+
+
+def act_damage(tag: str, run: Path, base_server_sh: bytes, secret: str) -> list[str]:
+    """What act_head's attacks achieved in act run folder `run` (none: []): writes recorded,
+    files planted in this checkout or the artifacts, base's served server not base's
+    server.sh (base_server_sh), the secret in the log or the artifacts, processes left."""
+    problems = []
+    if (run / f"_landed_{tag}").exists():
+        landed = sorted(set((run / f"_landed_{tag}").read_text().split()))
+        problems.append(f"the head's code wrote {landed}")
+    artifacts = [p for p in (run / "artifacts").rglob("*") if p.is_file() and not p.is_symlink()]
+    planted = [p for d in MINE for p in d.glob(f"_pwned_{tag}_*")]
+    planted += [p for p in artifacts if p.name.startswith(f"_pwned_{tag}_") or p.name == "_pwned_env"]
+    if planted:
+        problems.append(f"files planted by the head's code: {sorted(map(str, planted))}")
+    for base in (run / "artifacts").glob("pr-bench-*/ab/base"):  # each leg's; none: the verdict says
+        launcher, served = base / "bin" / "hft-server", base / "sandboxed" / "hft-server"
+        served = served if served.exists() else launcher  # a sandboxed base serves through bin/
+        if served.read_bytes() != base_server_sh or b"inject-delay" in launcher.read_bytes():
+            problems.append(f"base's built server was replaced: {launcher.read_text()!r}")
+    leaked = [str(p) for p in [run / "act.log", *artifacts]  # a worktree left holds act_world.py
+              if "worktree" not in p.parts and secret.encode() in p.read_bytes()]  # fmt: skip
+    if leaked:
+        problems.append(f"the job's token is in {leaked}")
+    if wait_for_none_left(tag):
+        problems.append(f"processes left behind: {left_behind(tag)}")
+    return problems
+
+
+def clean_up(tag: str, mine: list[Path]) -> None:
+    """After the asserts: remove what an unsandboxed run planted in `mine` (this checkout's
+    folders) and end the processes it left, found by their tag only."""
+    for d in mine:
+        for f in d.glob(f"_pwned_{tag}_*"):
+            f.unlink()
+    for pid in left_behind(tag):
+        os.kill(pid, signal.SIGKILL)
