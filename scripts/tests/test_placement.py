@@ -11,9 +11,11 @@ from hftbench.errors import UsageError
 from hftbench.measure.fingerprint import runner_id, stable_fields
 from hftbench.measure.placement import (
     ENV_CLIENT,
+    ENV_CLIENT_RT,
     ENV_SERVER,
     UNPINNED,
     Placement,
+    client_rt_priority,
     format_cpu_list,
     online_cpus,
     parse_cpu_list,
@@ -67,7 +69,7 @@ def test_only_the_per_thread_pinning_clients_get_cpus():
 def test_the_gate_places_a_tuned_runners_client_on_its_own_cpu_busy_polling():
     tuned = Placement((2, 3, 4), (8, 9)).colocated()
     assert (tuned.server, tuned.clients, tuned.busy_poll) == ((4,), (8,), True)
-    assert tuned.client_flags("hft") == ["--cpus", "8", "--busy-poll"]
+    assert tuned.client_flags("hft") == ["--cpus", "8", "--busy-poll", "--rt-priority", "1"]
     # a duet's two servers on CPUs of their own, by slot (which build takes a slot is drawn)
     assert (tuned.server_of_slot("a"), tuned.server_of_slot("b")) == ((4,), (3,))
     assert tuned.describe()["second_server_cpus"] == "3"
@@ -79,12 +81,25 @@ def test_an_unpinned_gate_keeps_the_client_off_the_servers_cpu(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     shared = Placement().colocated()  # a 2-CPU VM: the servers on the last CPU, the client on the first
     assert (shared.server, shared.clients, shared.busy_poll) == ((1,), (0,), True)
-    assert shared.client_flags("hft") == ["--cpus", "0", "--busy-poll"]
+    assert shared.client_flags("hft") == ["--cpus", "0", "--busy-poll", "--rt-priority", "1"]
     servers_pinned = Placement((3,), ()).colocated()
     assert (servers_pinned.server, servers_pinned.clients) == ((3,), (0,))
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {5})
     alone = Placement().colocated()  # one CPU: all three share it, and nobody spins
     assert (alone.server, alone.clients, alone.busy_poll) == ((5,), (5,), False)
+    assert alone.client_flags("hft") == ["--cpus", "5"]  # sharing the servers' CPU: no priority over them
+
+
+def test_the_busy_polling_clients_real_time_priority_is_the_runners_to_turn_off(monkeypatch):
+    assert client_rt_priority({}) == 1
+    assert client_rt_priority({ENV_CLIENT_RT: "0"}) == 0
+    assert client_rt_priority({ENV_CLIENT_RT: " 20 "}) == 20
+    for bad in ("-1", "100", "high"):
+        with pytest.raises(UsageError, match=f"{ENV_CLIENT_RT}=.*pass 0"):
+            client_rt_priority({ENV_CLIENT_RT: bad})
+    monkeypatch.setenv(ENV_CLIENT_RT, "0")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert Placement().colocated().client_flags("hft") == ["--cpus", "0", "--busy-poll"]
 
 
 def test_pinned_runs_get_their_own_runner_id_and_unpinned_ones_keep_theirs():

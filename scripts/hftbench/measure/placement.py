@@ -26,6 +26,14 @@ from ..errors import UsageError
 
 ENV_SERVER = "HFTBENCH_SERVER_CPUS"
 ENV_CLIENT = "HFTBENCH_CLIENT_CPUS"
+# A busy-polling client-hft on a CPU of its own runs SCHED_FIFO at this priority (its
+# `--rt-priority`), so that a neighbour on that CPU (a CI machine's other job) cannot take it
+# off its sockets for whole scheduler slices: with a busy loop on the client's CPU and no
+# priority, a duet's load P50 could not settle in 270 s (docs/measurements.md, 2026-11-28).
+# 0 turns it off. Where the kernel refuses (no root, no CAP_SYS_NICE) client-hft runs as it
+# would have and its tuning record says so (results.json `extra.tuning.rt_priority`).
+ENV_CLIENT_RT = "HFTBENCH_CLIENT_RT_PRIORITY"
+CLIENT_RT_PRIORITY = 1  # the lowest FIFO priority: above every normal process, below the kernel's
 ONLINE = Path("/sys/devices/system/cpu/online")
 
 
@@ -84,6 +92,8 @@ class Placement:
     # A duet's second server on a CPU of its own (slot b; slot a takes `server`), where the
     # runner has one to give: then neither side's CPU work can slow the other (duet.py).
     second_server: tuple[int, ...] = ()
+    # client-hft's SCHED_FIFO priority while it busy-polls on a CPU of its own (0: none)
+    rt_priority: int = 0
 
     def server_of_slot(self, slot: str) -> tuple[int, ...]:
         """The CPUs of a duet's server in slot "a" or "b" (the build in each is drawn per round)."""
@@ -92,7 +102,12 @@ class Placement:
     def client_flags(self, client: str) -> list[str]:
         if not (self.clients and pins_each_thread(client)):
             return []
-        return ["--cpus", format_cpu_list(self.clients), *(["--busy-poll"] if self.busy_poll else [])]
+        flags = ["--cpus", format_cpu_list(self.clients)]
+        if self.busy_poll:
+            flags.append("--busy-poll")
+            if self.rt_priority:
+                flags += ["--rt-priority", str(self.rt_priority)]
+        return flags
 
     def confine_client(self) -> Callable[[], None] | None:
         """A preexec_fn that confines the client process to the client CPUs (None: unpinned)."""
@@ -144,19 +159,36 @@ class Placement:
         Pinned with two or more server CPUs (a tuned runner), a duet's two servers each get
         one: sharing a CPU, a head that works after its replies slows base as much as itself
         and its latency ratio can read "faster" (issue 35); on CPUs of their own they cannot
-        take time from each other. Which build takes which is still drawn per round."""
+        take time from each other. Which build takes which is still drawn per round.
+
+        The busy-polling client runs SCHED_FIFO (client_rt_priority()): its CPU is its own
+        by design, and on a shared machine a neighbour must not take it off its sockets."""
+        rt = client_rt_priority()
         if self.server and self.clients and self.clients[0] not in self.server:
             second = (self.server[-2],) if len(self.server) > 1 else ()
-            return Placement((self.server[-1],), (self.clients[0],), busy_poll=True, second_server=second)
+            return Placement(
+                (self.server[-1],), (self.clients[0],), busy_poll=True, second_server=second, rt_priority=rt
+            )
         allowed = sorted(self.server or os.sched_getaffinity(0))
         server = allowed[-1]
         others = [c for c in sorted(self.clients or os.sched_getaffinity(0)) if c != server]
         if not others:
             return Placement((server,), (server,))
-        return Placement((server,), (others[0],), busy_poll=True)
+        return Placement((server,), (others[0],), busy_poll=True, rt_priority=rt)
 
 
 UNPINNED = Placement()
+
+
+def client_rt_priority(env: Mapping[str, str] = os.environ) -> int:
+    """The busy-polling client's SCHED_FIFO priority: $HFTBENCH_CLIENT_RT_PRIORITY (0 = none,
+    1..99), else CLIENT_RT_PRIORITY; UsageError naming the variable when it is not one."""
+    text = env.get(ENV_CLIENT_RT, "").strip()
+    if not text:
+        return CLIENT_RT_PRIORITY
+    if not text.isdigit() or int(text) > 99:
+        raise UsageError(f"{ENV_CLIENT_RT}={text!r}: pass 0 (no real-time priority) or 1..99")
+    return int(text)
 
 
 def resolve(
