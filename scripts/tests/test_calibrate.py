@@ -11,6 +11,7 @@ import pytest
 from gate_synth import latency_run, result_doc, write_run
 from hftbench import cli
 from hftbench.errors import UsageError
+from hftbench.judge.rounds import AB_ROUNDS
 from hftbench.publish import verdict_text
 
 
@@ -56,7 +57,7 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
         doc["runs"] == {"aa": 24, "slow": 16, "stall": 16, "after": 16, "contention": 0}
         and doc["inject_delay_us"] == 7
     )
-    assert (doc["inject_stall_us"], doc["inject_stall_every"], doc["looks"]) == (60, 50, 4)
+    assert (doc["inject_stall_us"], doc["inject_stall_every"], doc["looks"]) == (60, 50, AB_ROUNDS.looks)
     assert doc["design"] == "paired-rounds"
     aa, slow, stall = (doc["tallies"][k] for k in ("aa", "slow", "stall"))
     assert aa["comparisons"] == slow["comparisons"] == stall["comparisons"] == 10

@@ -317,7 +317,10 @@ class CalibrateCommand(Command):
         p.add_argument(
             "--comparisons", type=int, default=200, help="random comparisons of each kind (default 200)"
         )
-        p.add_argument("--k", type=int, default=8, help="rounds in a comparison (default 8: ab's first look)")
+        p.add_argument(
+            "--k", type=int, default=AB_ROUNDS.repeats,
+            help=f"rounds in a comparison (default {AB_ROUNDS.repeats}: ab's first look)",
+        )  # fmt: skip
         add_looks_arg(p)
         p.add_argument("--bootstrap", type=int, default=500, help="bootstrap replicates (default 500)")
         p.add_argument("--permutations", type=int, default=1000, help="permutation splits (default 1000)")

@@ -32,9 +32,13 @@ class Rounds:
         return 1 + -(-(self.max_repeats - self.repeats) // self.step)
 
 
-# A duet round (both sides at once, ~4 s) puts about 20 blocks a side behind each look; 8
-# rounds are gates.yaml's min_repeats. Paired rounds take a round pair (~8 s) per round.
-AB_ROUNDS = Rounds(repeats=8, max_repeats=32, step=8, time_budget_s=270.0)
+# The round is where the variance enters, so the MDE falls with the rounds twice: through the
+# standard error and through t's quantile at alpha / looks / family (df = rounds - 1). 12
+# rounds at the first look and 3 looks (12, 24, 36) narrow latency-1c's P50 MDE to 0.65 of
+# 8 rounds and 4 looks (8, 16, 24, 32) for 1.5x the measuring (a duet round of suite pr is
+# about 5.5 s on the 2-core VM); shorter rounds would not do it: at half the orders a
+# round's P99 is at the mercy of one host stall (docs/measurements.md, 2026-11-28).
+AB_ROUNDS = Rounds(repeats=12, max_repeats=36, step=12, time_budget_s=270.0)
 
 
 def add_rounds_args(p: argparse.ArgumentParser, defaults: Rounds, time_budget_help: str) -> None:
