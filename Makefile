@@ -35,7 +35,7 @@ HAVE_LINKEM        := $(wildcard hft/linkem/Makefile)
 HAVE_HFTBENCH      := $(wildcard scripts/pyproject.toml)
 HAVE_DASHBOARD     := $(wildcard gh-pages/package.json)
 
-.PHONY: help deps build check test lint bench clean fuzz \
+.PHONY: help deps deps-bench build check test lint bench clean fuzz \
         build-rust build-go build-c build-cpp build-python build-hft build-linkem \
         test-rust test-python test-go test-c test-hft test-dashboard test-ci \
         test-measuring check-dashboard lint-ci
@@ -45,7 +45,8 @@ help:
 	@echo "make check   the quick tier: the pytest tests that neither measure, run act nor are slow, in parallel,"
 	@echo "             and the dashboard's unit tests; no build (README, Tests)"
 	@echo "make test    set up, build, run every test (unit, integration, conformance, measuring, act)"
-	@echo "make deps    install system packages, .venv, cargo/go/npm dependencies (idempotent)"
+	@echo "make deps    install system packages, .venv, cargo/go/npm dependencies, act and the linters (idempotent)"
+	@echo "make deps-bench  only what make build and make bench need (make build runs it)"
 	@echo "make build   fill bin/ with the server and every client"
 	@echo "make lint    rustfmt, clippy, ruff, go vet, gofmt, C warnings, shellcheck, actionlint, zizmor"
 	@echo "make fuzz    fuzz the server's order parser and HTTP layer for about 5 minutes"
@@ -53,7 +54,11 @@ help:
 deps:
 	@scripts/deps.sh
 
-build: deps
+# What building bin/ and `make bench` need, nothing of the tests' (scripts/deps.sh --bench).
+deps-bench:
+	@scripts/deps.sh --bench
+
+build: deps-bench
 	@mkdir -p $(BIN)
 	@$(MAKE) --no-print-directory build-rust build-go build-c build-cpp build-python build-hft build-linkem
 
@@ -86,7 +91,7 @@ check: deps
 	$(PYTEST) -m "not measuring and not act and not slow" -n $(PYTEST_WORKERS) --dist loadfile -q
 	@$(MAKE) --no-print-directory check-dashboard
 
-test: build
+test: deps build
 	@$(MAKE) --no-print-directory test-rust test-go test-c test-hft test-python test-dashboard lint-ci test-measuring
 
 test-rust:

@@ -2,7 +2,10 @@
 # make deps: install everything the build and the tests need, idempotently.
 # Each step checks first and does nothing when its inputs are already satisfied,
 # so a second run takes a second or two.
-#   scripts/deps.sh                 everything (make deps)
+#   scripts/deps.sh                 everything (make deps: make test, make lint, the CI jobs)
+#   scripts/deps.sh --bench         only what builds bin/ and runs `make bench` (make deps-bench):
+#                                   no browser, linters, perf, sandbox, npm, act, actionlint or
+#                                   inferno, which only the tests, lint and `hftbench ab` use
 #   scripts/deps.sh --apt-packages  the Debian packages it needs, one a line (hft/runner/provision-host)
 #   scripts/deps.sh --tools [DIR]   only the pinned tools (actionlint, act, inferno) into DIR/bin
 #                                   (default .deps): provision-host builds them once for a runner
@@ -17,15 +20,18 @@ ACTIONLINT_VERSION=v1.7.12
 INFERNO_VERSION=0.12.8
 ACT_VERSION=v0.2.89
 
-APT_PACKAGES=(
+BENCH_APT_PACKAGES=(
   build-essential pkg-config cmake
   python3 python3-venv python3-dev              # .venv (hdrhistogram builds its C extension)
   libcurl4-openssl-dev libnuma-dev zlib1g-dev   # C / C++ / HFT clients
   libmimalloc-dev                               # client-c allocator (falls back to glibc without it)
+  iproute2 procps util-linux curl               # tuning checks (setup_hft_system.sh --check)
+)
+APT_PACKAGES=(
+  "${BENCH_APT_PACKAGES[@]}"
   wrk                                           # reference load generator
   valgrind                                      # HFT client memory checks
   clang-tidy shellcheck jq                      # linters, scripts
-  iproute2 procps util-linux curl               # tuning checks, tests
   linux-perf                                    # ab's differential profile (perf record -e cpu-clock)
   bubblewrap                                    # the sandbox of a PR's build and server (measure/sandbox.py)
   chromium fonts-dejavu-core fonts-noto-color-emoji  # dashboard browser tests, screenshots
@@ -44,9 +50,9 @@ as_root() {
   else die "need root to run '$*': run 'make deps' as root or install sudo"; fi
 }
 
-apt_step() {
+apt_step() { # apt_step PACKAGE...
   local missing=()
-  for p in "${APT_PACKAGES[@]}"; do
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
@@ -56,11 +62,12 @@ apt_step() {
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-toolchain_step() {
+toolchain_step() { # toolchain_step [--bench]: npm and the linters' components only for everything
   # Debian 12's rustc (1.63) and go (1.19) are too old for axum 0.8 / our go.mod;
   # the machine image provides rustup's cargo and go in /usr/local/go.
   command -v cargo >/dev/null || die "cargo not found: install Rust with rustup (https://rustup.rs), then re-run make deps"
   command -v go >/dev/null || die "go not found: install Go >= 1.22 to /usr/local/go, then re-run make deps"
+  [ "${1:-}" = --bench ] && return 0
   command -v npm >/dev/null || die "npm not found: apt-get install nodejs npm (Node >= 18), then re-run make deps"
   if ! cargo clippy --version >/dev/null 2>&1 || ! cargo fmt --version >/dev/null 2>&1; then
     if command -v rustup >/dev/null; then
@@ -192,7 +199,17 @@ if [ "${1:-}" = --tools ]; then
   exit 0
 fi
 
-apt_step
+if [ "${1:-}" = --bench ]; then
+  apt_step "${BENCH_APT_PACKAGES[@]}"
+  toolchain_step --bench
+  python_step
+  rust_step
+  go_step
+  log "ok (make bench's part; make deps installs the rest)"
+  exit 0
+fi
+
+apt_step "${APT_PACKAGES[@]}"
 toolchain_step
 python_step
 rust_step

@@ -161,3 +161,26 @@ def test_deps_links_a_runners_tools_instead_of_building_them(tmp_path):
     (out / "bin" / "actionlint").unlink()
     r = subprocess.run([str(DEPS), "--tools", str(out)], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and f"go install actionlint {versions['ACTIONLINT']}" in r.stdout + r.stderr
+
+
+def _dry_run(target: str) -> list[str]:
+    r = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return [line.strip() for line in r.stdout.splitlines() if "scripts/deps.sh" in line]
+
+
+def test_make_bench_installs_only_its_part_and_make_test_everything():
+    """make bench (issue 37: <= 5 min on a fresh machine) sets up through deps.sh --bench, which
+    leaves out the browser, the linters, npm and act; make test and the CI build take all."""
+    assert _dry_run("bench") == ["scripts/deps.sh --bench"]
+    assert _dry_run("test")[0] == "scripts/deps.sh"
+    assert "make deps build" in (ROOT / "scripts" / "ci" / "build").read_text()
+    text = DEPS.read_text()
+    bench = re.search(r"BENCH_APT_PACKAGES=\((.*?)\n\)", text, re.S).group(1)
+    bench_packages = {w for line in bench.splitlines() for w in line.split("#")[0].split()}
+    assert bench_packages >= {"build-essential", "libcurl4-openssl-dev", "python3-venv"}
+    assert not bench_packages & {"chromium", "shellcheck", "clang-tidy", "valgrind", "wrk", "linux-perf"}
+    full = subprocess.run(
+        [str(DEPS), "--apt-packages"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert bench_packages < set(full) and "chromium" in full
