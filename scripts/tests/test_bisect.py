@@ -6,7 +6,6 @@ Plus the decisions and the record as pure functions."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -95,14 +94,11 @@ VERDICT = {
 }
 
 
-def _filled(tmp_path: Path, **given) -> argparse.Namespace:
+def _filled(tmp_path: Path, **given) -> bs.Target:
     path = tmp_path / "verdict.json"
     path.write_text(json.dumps(VERDICT))
-    args = argparse.Namespace(from_verdict=path, good=None, bad=None, series=None, metric=None, suite="x")
-    for key, value in given.items():
-        setattr(args, key, value)
-    bisect_cmd.fill_from_verdict(args)
-    return args
+    flags = {"good": None, "bad": None, "series": None, "metric": None, "suite": "x", **given}
+    return bisect_cmd.fill_from_verdict(path, bs.Target(**flags))
 
 
 def test_from_a_verdict_the_regression_that_slowed_its_series_most_is_bisected(tmp_path, capsys):

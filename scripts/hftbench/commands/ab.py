@@ -34,7 +34,6 @@ Exit 0 no regression (or still inconclusive at --max-repeats), 1 a gated metric 
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shlex
 import shutil
@@ -48,7 +47,6 @@ import numpy as np
 from .. import config as config_mod
 from .. import paths, verdicts
 from ..errors import UsageError, raise_interrupt
-from ..fsio import write_atomic
 from ..judge import calibration, designs
 from ..judge.compare import Comparison, compare_sides
 from ..judge.gates import Gates, load_gates
@@ -61,10 +59,9 @@ from ..measure.plan import Plan
 from ..measure.run import run_plan
 from ..measure.server import ServerError
 from ..measure.worktrees import build_server, remove_worktrees, resolve_commit
-from ..publish import verdict_text
 from ..results import Run
 from .base import Command
-from .flags import new_out, plan_of
+from .flags import Builds, Selection, choose_design, new_out
 
 
 class AbCommand(Command):
@@ -92,8 +89,78 @@ class AbCommand(Command):
             help="profile one extra, uncounted round a side (default: only on a regression)",
         )  # fmt: skip
 
+    def options(self) -> AbOptions:
+        a = self.args
+        return AbOptions(
+            refs={"base": a.base, "head": a.head},
+            labels={"base": a.base_label, "head": a.head_label},
+            selection=Selection.of(a),
+            builds=Builds.of(a, self.root),
+            head_server_flags=tuple(shlex.split(a.head_server_flags)),
+            rounds=rounds_from_args(a),
+            design=a.design,
+            gates=self.gates_file(a.gates),
+            calibration=a.calibration,
+            out=a.out,
+            profile=a.profile,
+        )
+
     def run(self) -> int:
-        return main(self.args, self.config)
+        job = make_job(self.options(), self.config, self.root)
+        # SIGTERM (a cancelled CI job) must still remove the worktrees and keep the rounds.
+        previous = signal.signal(signal.SIGTERM, raise_interrupt)
+        try:
+            build(job)
+            resolve_load(job)
+            looked = measure(job)
+            return 130 if looked is None else self.conclude(job, looked)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            sandbox.remove_scratch(job.scratch)
+            if not self.args.keep_worktrees:
+                remove_worktrees(job.repo, [job.out / side / "worktree" for side in ("base", "head")])
+
+    def conclude(self, job: Job, looked: Looked) -> int:
+        """The profile where wanted, then the verdict written, printed and its failures said."""
+        c, partial = looked.comparison, looked.partial
+        extra = {}
+        wanted = job.profile if job.profile is not None else c.status == verdicts.REGRESSION
+        if wanted and not partial:
+            extra["profile"] = profile.profile_sides(job, job.p50_us)
+        doc = verdict_doc(job, c, looked.rounds, looked.measured_s, partial=partial, extra=extra)
+        self.close(doc, c.failures(), verdict=job.out / "verdict.json", summary=job.out / "summary.md",
+                   quiet=self.args.quiet)  # fmt: skip
+        builds = sum(job.builds.values())
+        say(f"{c.status}{' (partial)' if partial else ''} after {looked.rounds} rounds per side; measuring "
+            f"took {looked.measured_s:.0f} s (builds {builds:.0f} s); {job.out / 'summary.md'}")  # fmt: skip
+        return 130 if partial else c.exit_code
+
+
+@dataclass(frozen=True)
+class AbOptions:
+    """ab's flags, read once (AbCommand.options): what make_job needs of them."""
+
+    refs: dict[str, str]  # side -> the ref given (--base, --head)
+    labels: dict[str, str | None]  # side -> --base-label / --head-label
+    selection: Selection  # --suite, --scenarios, --clients, --orders
+    builds: Builds  # --repo, --clients-bin, --build-cmd, --require-sandbox, --server-flags
+    head_server_flags: tuple[str, ...]  # --head-server-flags: the head's own (calibration)
+    rounds: Rounds  # --repeats, --max-repeats, --step, --time-budget
+    design: str  # --design: auto, duet or paired-rounds
+    gates: Path  # --gates, else the root's
+    calibration: Path | None  # --calibration
+    out: Path | None  # --out
+    profile: bool | None  # --profile / --no-profile; None: on a regression
+
+
+@dataclass(frozen=True)
+class Looked:
+    """What the rounds ended with: the last look, and how it got there."""
+
+    comparison: Comparison
+    rounds: int  # complete rounds per side
+    measured_s: float  # measuring's wall time, builds excluded
+    partial: bool  # interrupted after two rounds a side or more
 
 
 SHA = re.compile(r"^[0-9a-f]{7,40}$")
@@ -156,67 +223,28 @@ class Job:
         )
 
 
-def _label(ref: str, given: str | None) -> str | None:
-    if given:
-        return given
-    return None if SHA.match(ref) else ref
-
-
-def make_job(args, cfg: config_mod.Config | None = None) -> Job:
-    rounds = rounds_from_args(args)
-    root = paths.repo_root()
-    repo = (args.repo or root).resolve()
-    cfg = cfg or config_mod.load(paths.config_file(root))
-    out = new_out(args.out, root, "ab")
-    clients_bin = (args.clients_bin or paths.bin_dir(root)).resolve()
-    plan = plan_of(args, cfg, clients_bin)
-    flags = {"base": shlex.split(args.server_flags), "head": shlex.split(args.server_flags)}
-    flags["head"] += shlex.split(args.head_server_flags)
-    design = choose_design(plan, getattr(args, "design", "auto"))
+def make_job(o: AbOptions, cfg: config_mod.Config, root: Path) -> Job:
+    out = new_out(o.out, root, "ab")
+    plan = o.selection.plan(cfg, o.builds.clients_bin)
+    flags = {"base": list(o.builds.server_flags), "head": [*o.builds.server_flags, *o.head_server_flags]}
     return Job(
-        repo=repo,
+        repo=o.builds.repo,
         root=root,
         out=out,
         cfg=cfg,
-        gates=calibration.apply(load_gates(args.gates), args.calibration).for_looks(rounds.looks),
+        gates=calibration.apply(load_gates(o.gates), o.calibration).for_looks(o.rounds.looks),
         plan=plan,
-        clients_bin=clients_bin,
-        sha={"base": resolve_commit(repo, args.base), "head": resolve_commit(repo, args.head)},
-        label={"base": _label(args.base, args.base_label), "head": _label(args.head, args.head_label)},
+        clients_bin=o.builds.clients_bin,
+        sha={side: resolve_commit(o.builds.repo, ref) for side, ref in o.refs.items()},
+        # the label given, else the ref unless a sha (the sha says it)
+        label={side: o.labels[side] or (None if SHA.match(ref) else ref) for side, ref in o.refs.items()},
         flags=flags,
-        build_cmd=args.build_cmd,
-        rounds=rounds,
-        sandboxing=sandbox.policy(required=getattr(args, "require_sandbox", False)),
-        design=design,
-        profile=getattr(args, "profile", None),
+        build_cmd=o.builds.build_cmd,
+        rounds=o.rounds,
+        sandboxing=sandbox.policy(required=o.builds.require_sandbox),
+        design=choose_design(plan, o.design),
+        profile=o.profile,
     )
-
-
-def choose_design(plan: Plan, wanted: str) -> str:
-    """duet where every cell allows it (auto), else paired rounds; a duet asked for a plan
-    that cannot run as one is a UsageError naming the cell."""
-    why = [f"{sc.name}/{client}: {reason}" for sc, client, _ in plan.cells()
-           if (reason := duet.qualifies(sc, client))]  # fmt: skip
-    if wanted == designs.DUET and why:
-        raise UsageError(f"--design duet: {why[0]}; pass --design paired-rounds, or a suite of such cells")
-    if wanted == "auto":
-        return designs.PAIRED_ROUNDS if why else designs.DUET
-    return wanted
-
-
-def main(args, cfg: config_mod.Config | None = None) -> int:
-    job = make_job(args, cfg)
-    # SIGTERM (a cancelled CI job) must still remove the worktrees and keep the rounds.
-    previous = signal.signal(signal.SIGTERM, raise_interrupt)
-    try:
-        build(job)
-        resolve_load(job)
-        return measure(job, quiet=args.quiet)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        sandbox.remove_scratch(job.scratch)
-        if not args.keep_worktrees:
-            remove_worktrees(job.repo, [job.out / side / "worktree" for side in ("base", "head")])
 
 
 def say(msg: str) -> None:
@@ -310,8 +338,9 @@ def measure_round(job: Job, pair: int, rng) -> None:
         run_round(job, side, pair)
 
 
-def measure(job: Job, quiet: bool = False) -> int:
-    """Interleaved rounds until conclusive (or out of rounds / time); write the verdict."""
+def measure(job: Job) -> Looked | None:
+    """Interleaved rounds until conclusive (or out of rounds / time); None when interrupted
+    before two complete rounds a side (no verdict)."""
     session = job.session = Session(job.rounds)  # its clock starts here: builds are not measuring
     comparison: Comparison | None = None
     partial = False
@@ -338,28 +367,16 @@ def measure(job: Job, quiet: bool = False) -> int:
         )
         if session.done < 2:
             say("fewer than 2 rounds a side: no verdict written")
-            return 130
+            return None
         session.runs = {side: runs[: session.done] for side, runs in session.runs.items()}
         comparison = compare_job(job)
-    pair = session.done
-    measured = session.elapsed()
-    extra = {}
-    wanted = job.profile if job.profile is not None else comparison.status == verdicts.REGRESSION
-    if wanted and not partial:
-        extra["profile"] = profile.profile_sides(job, job.p50_us)
-    doc = write_verdict(job, comparison, pair, measured, partial=partial, extra=extra)
-    if not quiet:
-        verdict_text.print_console(doc)
-    for message in comparison.failures():
-        say(message)
-    say(f"{comparison.status}{' (partial)' if partial else ''} after {pair} rounds per side; measuring took "
-        f"{measured:.0f} s (builds {sum(job.builds.values()):.0f} s); {job.out / 'summary.md'}")  # fmt: skip
-    return 130 if partial else comparison.exit_code
+    return Looked(comparison, session.done, session.elapsed(), partial)
 
 
-def write_verdict(
+def verdict_doc(
     job: Job, c: Comparison, rounds: int, measured: float, *, partial: bool, extra: dict | None = None
 ) -> dict:
+    """verdict.json: the comparison, each side's commit and ref, and how ab measured it."""
     doc = c.to_json()
     for side in ("base", "head"):
         doc[side].update(commit=job.sha[side], ref=job.label[side])
@@ -378,6 +395,4 @@ def write_verdict(
         **({"capacity_rps": round(job.capacity_rps)} if job.capacity_rps else {}),
     }
     doc.update(extra or {})
-    write_atomic(job.out / "verdict.json", json.dumps(doc, indent=2) + "\n")
-    write_atomic(job.out / "summary.md", verdict_text.markdown(doc))
     return doc

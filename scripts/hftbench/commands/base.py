@@ -2,19 +2,24 @@
 takes (flags.py declares each once) and its own, and `run` (asv's commands/ package is the
 model). cli.py registers every command of its registry through `register`.
 
-A command loads the repository's configuration once, through `config`, and hands it on: the
-stages below never read bench-config themselves on a command's behalf.
+A command works out the repository's root once (`root`), loads its configuration once
+(`config`) and hands both on: the stages below never read bench-config themselves on a
+command's behalf. Its `run` holds its body; what a stage needs from the flags travels as a small
+typed object built once from them, never the argparse namespace. A verdict's command (compare,
+ab, combine) ends through `close`: verdict.json and summary.md, the summary, each failure.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from .. import paths
+from ..fsio import write_atomic
 from . import flags
 
 if TYPE_CHECKING:
@@ -57,9 +62,43 @@ class Command:
         """The repository whose bench-config this command reads ($HFTBENCH_ROOT, else this one)."""
         return paths.repo_root()
 
+    def config_file(self) -> Path:
+        """The scenarios file `config` loads (a command with --config overrides this)."""
+        return paths.config_file(self.root)
+
     @cached_property
     def config(self) -> Config:
         """bench-config/scenarios.yaml, loaded once for the whole command."""
         from ..config import load
 
-        return load(paths.config_file(self.root))
+        return load(self.config_file())
+
+    def gates_file(self, given: Path | None) -> Path:
+        """--gates, else the root's bench-config/gates.yaml."""
+        return given or paths.gates_file(self.root)
+
+    def say(self, msg: str) -> None:
+        """A progress or failure line on stderr, named for the command."""
+        print(f"hftbench {self.name}: {msg}", file=sys.stderr, flush=True)
+
+    def close(
+        self,
+        doc: dict,
+        failures: list[str],
+        *,
+        verdict: Path | None,
+        summary: Path | None,
+        quiet: bool = False,
+    ) -> None:
+        """The end of a verdict's command (compare, ab, combine): verdict.json and summary.md
+        written where given, the summary printed (unless quiet), then each failure said."""
+        from ..publish import verdict_text  # imported when used: most commands close no verdict
+
+        if verdict:
+            write_atomic(verdict, json.dumps(doc, indent=2) + "\n")
+        if summary:
+            write_atomic(summary, verdict_text.markdown(doc))
+        if not quiet:
+            verdict_text.print_console(doc)
+        for message in failures:
+            self.say(message)

@@ -26,7 +26,6 @@ Exit 0 a culprit found, 1 the answer is a range, 2 it could not run, 130 interru
 from __future__ import annotations
 
 import json
-import shlex
 import signal
 import sys
 import time
@@ -55,9 +54,8 @@ from ..measure.run import run_plan
 from ..measure.server import ServerError
 from ..measure.worktrees import build_server, git_output, remove_worktrees, resolve_commit
 from ..results import Run
-from .ab import choose_design
 from .base import Command
-from .flags import new_out, plan_of
+from .flags import Builds, Selection, choose_design, new_out
 
 SIDES = ("good", "cand", "bad")
 # A duet step's comparisons: name -> (the side served as base, the side served as head).
@@ -90,8 +88,66 @@ class BisectCommand(Command):
         add_rounds_args(p, BISECT_ROUNDS, "seconds for the whole bisect, builds included")
         calibration.add_calibration_arg(p)
 
+    def options(self) -> BisectOptions:
+        a = self.args
+        target = bs.Target(a.good, a.bad, a.series, a.metric, a.suite)
+        if a.from_verdict:
+            target = fill_from_verdict(a.from_verdict, target)
+        if not target.good or not target.bad:
+            why = "pass --good SHA and --bad SHA (or --from-verdict VERDICT with a base and a head)"
+            raise UsageError(why)
+        return BisectOptions(
+            target=target,
+            selection=Selection.of(a, suite=target.suite),
+            builds=Builds.of(a, self.root),
+            rounds=rounds_from_args(a, min_repeats=2),
+            gates=self.gates_file(a.gates),
+            calibration=a.calibration,
+            out=a.out,
+        )
+
     def run(self) -> int:
-        return main(self.args, self.config)
+        o = self.options()
+        b = make_bisect(o, self.config, self.root)
+        if sandbox.policy(required=o.builds.require_sandbox).enabled:  # one scratch target for all its builds
+            b.scratch = sandbox.scratch_for(b.root / "target" / "ab", seed="cargo" in b.build_cmd)
+        b.out.mkdir(parents=True, exist_ok=True)
+        say(
+            f"{len(b.commits) - 1} commits after {b.commits[0].sha[:10]}; judging {b.series} {b.metric}; "
+            f"at most {bs.steps_left(0, len(b.commits) - 1)} steps"
+        )
+        previous = signal.signal(signal.SIGTERM, raise_interrupt)
+        code = 130
+        try:
+            doc = run_bisect(b, self.args.quiet)
+            code = 0 if doc["status"] == bs.CULPRIT else 1
+        except KeyboardInterrupt:
+            doc = json.loads((b.out / "bisect.json").read_text())
+            say(f"interrupted: the {len(b.steps)} steps done are in {b.out / 'bisect.json'}")
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            sandbox.remove_scratch(b.scratch)
+            remove_worktrees(b.repo, [folder / "worktree" for folder in b.built.values()])
+        from ..publish.verdict_extras import bisect_lines
+
+        print("\n".join(bisect_lines(doc)))
+        if self.args.from_verdict:
+            merge_into_verdict(self.args.from_verdict, doc)
+        say(f"{doc['status']} after {len(b.steps)} steps in {b.elapsed():.0f} s; {b.out / 'bisect.json'}")
+        return code
+
+
+@dataclass(frozen=True)
+class BisectOptions:
+    """bisect's flags, read once (BisectCommand.options): what make_bisect needs of them."""
+
+    target: bs.Target  # --good, --bad, --series, --metric (or --from-verdict's)
+    selection: Selection  # --suite (or the verdict's), --orders
+    builds: Builds  # --repo, --clients-bin, --build-cmd, --require-sandbox, --server-flags
+    rounds: Rounds  # a step's rounds and looks; its time budget is the whole bisect's
+    gates: Path  # --gates, else the root's
+    calibration: Path | None  # --calibration
+    out: Path | None  # --out
 
 
 @dataclass
@@ -119,64 +175,43 @@ class Bisect:
         return time.perf_counter() - self.started
 
 
-def fill_from_verdict(args) -> None:
-    """Fill good, bad, series and metric from an ab verdict: its base, its head, and its worst
-    regression (among those of --series / --metric when given)."""
+def fill_from_verdict(path: Path, given: bs.Target) -> bs.Target:
+    """`given` filled from the ab verdict at `path` (bs.from_verdict), saying which regression
+    it picked where the flags did not."""
     try:
-        doc = json.loads(args.from_verdict.read_text())
+        doc = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"--from-verdict {args.from_verdict}: {exc}; pass ab's verdict.json") from exc
-    args.good = args.good or (doc.get("base") or {}).get("commit")
-    args.bad = args.bad or (doc.get("head") or {}).get("commit")
-    found = [
-        f
-        for f in bs.regressions_by_slowdown(doc.get("flags", []))
-        if args.series in (None, f"{f['scenario']}/{f['client']}") and args.metric in (None, f["metric"])
-    ]
-    if found:
-        worst = found[0]
-        if not (args.series and args.metric):
-            more = ""
-            if len(found) > 1:
-                more = f", the largest of {len(found)} regressions; --series/--metric pick another"
-            say(f"bisecting {worst['scenario']}/{worst['client']} {metrics.label(worst['metric'])} "
-                f"({metrics.fmt_change(worst['ratio'])} in the verdict){more}")  # fmt: skip
-        args.series = args.series or f"{worst['scenario']}/{worst['client']}"
-        args.metric = args.metric or worst["metric"]
-    args.suite = doc.get("suite") or args.suite
+        raise UsageError(f"--from-verdict {path}: {exc}; pass ab's verdict.json") from exc
+    target, picked = bs.from_verdict(doc, given)
+    if picked:
+        say(picked)
+    return target
 
 
-def make_bisect(args, cfg: config_mod.Config | None = None) -> Bisect:
-    if args.from_verdict:
-        fill_from_verdict(args)
-    if not args.good or not args.bad:
-        raise UsageError("pass --good SHA and --bad SHA (or --from-verdict VERDICT with a base and a head)")
-    rounds = rounds_from_args(args, min_repeats=2)
-    series, metric = args.series or "latency-1c/hft", args.metric or metrics.P99.name
+def make_bisect(o: BisectOptions, cfg: config_mod.Config, root: Path) -> Bisect:
+    t = o.target
+    series, metric = t.series or "latency-1c/hft", t.metric or metrics.P99.name
     if series.count("/") != 1:
         raise UsageError(f"--series {series!r}: expected scenario/client, e.g. latency-1c/hft")
-    root = paths.repo_root()
-    repo = (args.repo or root).resolve()
-    cfg = cfg or config_mod.load(paths.config_file(root))
-    gates = calibration.apply(load_gates(args.gates), args.calibration)
+    repo = o.builds.repo
+    gates = calibration.apply(load_gates(o.gates), o.calibration)
     try:
         gate = gates.metric(metric)
     except KeyError:
         raise UsageError(
             f"--metric {metric!r} is not in {gates.source}; one of {', '.join(m.name for m in gates.metrics)}"
         ) from None
-    gates = replace(gates, metrics=[replace(gate, gated=True)], series=(series,)).for_looks(rounds.looks)
+    gates = replace(gates, metrics=[replace(gate, gated=True)], series=(series,)).for_looks(o.rounds.looks)
     scenario, client = series.split("/")
-    clients_bin = (args.clients_bin or paths.bin_dir(root)).resolve()
-    plan = plan_of(args, cfg, clients_bin, scenarios=[scenario], clients=[client])
-    good, bad = resolve_commit(repo, args.good), resolve_commit(repo, args.bad)
+    plan = o.selection.plan(cfg, o.builds.clients_bin, scenarios=[scenario], clients=[client])
+    good, bad = resolve_commit(repo, t.good), resolve_commit(repo, t.bad)
     shas = git_output(repo, "rev-list", "--first-parent", "--reverse", f"{good}..{bad}").split()
     if not shas or shas[-1] != bad:
         raise UsageError(
-            f"{args.bad} is not a descendant of {args.good} on its first-parent line; pass an older --good"
+            f"{t.bad} is not a descendant of {t.good} on its first-parent line; pass an older --good"
         )
     commits = [bs.Commit(s, git_output(repo, "log", "-1", "--format=%s", s)) for s in [good, *shas]]
-    out = new_out(args.out, root, "bisect")
+    out = new_out(o.out, root, "bisect")
     return Bisect(
         repo=repo,
         root=root,
@@ -187,10 +222,10 @@ def make_bisect(args, cfg: config_mod.Config | None = None) -> Bisect:
         metric=metric,
         series=series,
         commits=commits,
-        clients_bin=clients_bin,
-        build_cmd=args.build_cmd,
-        server_flags=shlex.split(args.server_flags),
-        rounds=rounds,
+        clients_bin=o.builds.clients_bin,
+        build_cmd=o.builds.build_cmd,
+        server_flags=list(o.builds.server_flags),
+        rounds=o.rounds,
         design=choose_design(plan, "auto"),
     )
 
@@ -331,13 +366,13 @@ def run_bisect(b: Bisect, quiet: bool) -> dict[str, Any]:
             b.steps.append(step)
             note(bar, bs.table_row(len(b.steps), step))
             if bar is not None:
-                bar.total = len(b.steps) + bs.steps_left(*_narrow(step, mid, lo, hi))
+                bar.total = len(b.steps) + bs.steps_left(*bs.narrow(step["decision"], mid, lo, hi))
                 bar.update(1)
             if step["decision"] == bs.UNDECIDED:
                 stop = " (time budget)" if step.get("stopped") else ""
                 reason = f"step {len(b.steps)}{stop}: {b.commits[mid].sha[:10]} {step['reason']}"
                 break
-            lo, hi = _narrow(step, mid, lo, hi)
+            lo, hi = bs.narrow(step["decision"], mid, lo, hi)
             save(b, lo, hi, "bisecting")
     except KeyboardInterrupt:
         reason = f"interrupted after {len(b.steps)} steps"
@@ -349,48 +384,10 @@ def run_bisect(b: Bisect, quiet: bool) -> dict[str, Any]:
     return save(b, lo, hi, reason)
 
 
-def _narrow(step: dict[str, Any], mid: int, lo: int, hi: int) -> tuple[int, int]:
-    if step["decision"] == bs.BAD:
-        return lo, mid
-    if step["decision"] == bs.GOOD:
-        return mid, hi
-    return lo, hi
-
-
 def save(b: Bisect, lo: int, hi: int, reason: str | None) -> dict[str, Any]:
     doc = bs.result(b.commits, lo, hi, b.steps, reason=reason, series=b.series, metric=b.metric)
     write_atomic(b.out / "bisect.json", json.dumps(doc, indent=2) + "\n")
     return doc
-
-
-def main(args, cfg: config_mod.Config | None = None) -> int:
-    b = make_bisect(args, cfg)
-    if sandbox.policy(required=args.require_sandbox).enabled:  # one scratch target for all its builds
-        b.scratch = sandbox.scratch_for(b.root / "target" / "ab", seed="cargo" in b.build_cmd)
-    b.out.mkdir(parents=True, exist_ok=True)
-    say(
-        f"{len(b.commits) - 1} commits after {b.commits[0].sha[:10]}; judging {b.series} {b.metric}; "
-        f"at most {bs.steps_left(0, len(b.commits) - 1)} steps"
-    )
-    previous = signal.signal(signal.SIGTERM, raise_interrupt)
-    code = 130
-    try:
-        doc = run_bisect(b, args.quiet)
-        code = 0 if doc["status"] == bs.CULPRIT else 1
-    except KeyboardInterrupt:
-        doc = json.loads((b.out / "bisect.json").read_text())
-        say(f"interrupted: the {len(b.steps)} steps done are in {b.out / 'bisect.json'}")
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        sandbox.remove_scratch(b.scratch)
-        remove_worktrees(b.repo, [folder / "worktree" for folder in b.built.values()])
-    from ..publish.verdict_extras import bisect_lines
-
-    print("\n".join(bisect_lines(doc)))
-    if args.from_verdict:
-        merge_into_verdict(args.from_verdict, doc)
-    say(f"{doc['status']} after {len(b.steps)} steps in {b.elapsed():.0f} s; {b.out / 'bisect.json'}")
-    return code
 
 
 def merge_into_verdict(path: Path, doc: dict[str, Any]) -> None:

@@ -6,12 +6,10 @@ noise. `--strict` exits 1 on any warning (for the self-hosted runner's pre-fligh
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 from typing import Any
 
-from .. import paths
 from ..errors import UsageError
 from ..measure import fingerprint
 from ..measure import placement as placement_mod
@@ -111,26 +109,28 @@ class CheckRunnerCommand(Command):
         p.add_argument("--strict", action="store_true", help="exit 1 when there is any warning")
 
     def run(self) -> int:
-        return main(self.args)
+        args, root = self.args, self.root
+        fp = fingerprint.host(root)
+        placement = placement_mod.resolve(None, None)
+        fp["placement"] = placement.describe()
+        isolated = stable_fields(fp)["isolcpus"]
+        warns = warnings_for(fp) + placement_warnings(isolated, placement)
+        warns += tuning_unit_warnings(_tuning_unit_state())
+        if args.json:
+            doc = {
+                "fingerprint": fp,
+                "git": fingerprint.git_info(root),
+                "tools": fingerprint.tools(),
+                "warnings": warns,
+            }
+            print(json.dumps(doc, indent=2))
+        else:
+            self.print_text(fp, isolated, warns)
+        return 1 if (args.strict and warns) else 0
 
-
-def main(args: argparse.Namespace) -> int:
-    root = paths.repo_root()
-    fp = fingerprint.host(root)
-    placement = placement_mod.resolve(None, None)
-    fp["placement"] = placement.describe()
-    isolated = stable_fields(fp)["isolcpus"]
-    warns = warnings_for(fp) + placement_warnings(isolated, placement)
-    warns += tuning_unit_warnings(_tuning_unit_state())
-    if args.json:
-        doc = {
-            "fingerprint": fp,
-            "git": fingerprint.git_info(root),
-            "tools": fingerprint.tools(),
-            "warnings": warns,
-        }
-        print(json.dumps(doc, indent=2))
-    else:
+    @staticmethod
+    def print_text(fp: dict[str, Any], isolated: str | None, warns: list[str]) -> None:
+        """The fingerprint, the tuning check and the warnings, one line each."""
         print(f"host      {fp['hostname']}: {fp['cpu_model']}, {fp['cores']} cores, {fp['memory_gib']} GiB")
         print(f"system    {fp['os']}, kernel {fp['kernel']}, virtualization {fp['virtualization'] or 'none'}")
         print(f"load      {fp['load_avg']}")
@@ -144,4 +144,3 @@ def main(args: argparse.Namespace) -> int:
         print("verdict   " + ("tuned for benchmarking" if not warns else f"NOT tuned: {len(warns)} warnings"))
         for w in warns:
             print(f"warning   {w}")
-    return 1 if (args.strict and warns) else 0

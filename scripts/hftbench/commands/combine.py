@@ -28,14 +28,12 @@ it always.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-from .. import config as config_mod
 from .. import paths, pool
-from ..fsio import write_atomic
 from ..judge import legcheck
+from ..judge.compare import Comparison
 from ..judge.gates import load_gates
 from ..judge.pooled import (
     COMPLETE,
@@ -50,7 +48,6 @@ from ..judge.pooled import (
     same_refs,
 )
 from ..judge.sides import side_from_runs
-from ..publish import verdict_text
 from ..results import load_run
 from .base import Command
 
@@ -189,23 +186,31 @@ class CombineCommand(Command):
         )
 
     def run(self) -> int:
-        return main(self.args)
+        args = self.args
+        the_pool = pool.load_pool(args.pool or paths.pool_file(self.root))
+        names = [leg.name for leg in the_pool.legs(args.suite)]
+        rounds = legcheck.pool_rounds(the_pool.source, the_pool.rounds)
+        expect = legcheck.Expect(args.suite, rounds, self.config, args.base_sha, args.head_sha)
+        unexpected = legcheck.artifact_problems(args.legs, args.prefix, names)
+        legs = [read_leg(n, args.legs / f"{args.prefix}{n}", the_pool.runner(n), expect) for n in names]
+        shared_run_ids(legs)
+        same_refs(legs)
+        fails = check_fails(legs, unexpected, args.legs_result)
+        for why in fails:  # first: a leg refused leaves nothing to judge, and UsageError says only that
+            self.say(f"the pool's check fails: {why}")
+        comparison, seen, alone = compare_legs(legs, load_gates(self.gates_file(args.gates)), rounds.looks)
+        doc = pool_verdict(legs, comparison, seen, alone, fails)
+        args.out.mkdir(parents=True, exist_ok=True)
+        failures = failure_lines(comparison, alone)
+        self.close(doc, failures, verdict=args.out / "verdict.json", summary=args.out / "summary.md")
+        return doc["exit_code"]
 
 
-def main(args) -> int:
-    the_pool = pool.load_pool(args.pool)
-    names = [leg.name for leg in the_pool.legs(args.suite)]
-    cfg = config_mod.load(paths.config_file(paths.repo_root()))
-    rounds = legcheck.pool_rounds(the_pool.source, the_pool.rounds)
-    expect = legcheck.Expect(args.suite, rounds, cfg, args.base_sha, args.head_sha)
-    unexpected = legcheck.artifact_problems(args.legs, args.prefix, names)
-    legs = [read_leg(n, args.legs / f"{args.prefix}{n}", the_pool.runner(n), expect) for n in names]
-    shared_run_ids(legs)
-    same_refs(legs)
-    fails = check_fails(legs, unexpected, args.legs_result)
-    for why in fails:  # first: a leg refused leaves nothing to judge, and UsageError says only that
-        print(f"hftbench combine: the pool's check fails: {why}", file=sys.stderr)
-    comparison, seen, alone = compare_legs(legs, load_gates(args.gates), rounds.looks)
+def pool_verdict(
+    legs: list[Leg], comparison: Comparison, seen: dict, alone: list[dict], fails: list[str]
+) -> dict[str, Any]:
+    """verdict.json of the pool: the pooled comparison, the refs and the sections carried from
+    the first measured leg, `pool`, and this process's exit code."""
     doc = comparison.to_json()
     first = next(leg for leg in legs if leg.measured).doc
     for side in ("base", "head"):
@@ -217,18 +222,21 @@ def main(args) -> int:
             doc[key] = dict(found.doc[key], runner=found.name)
     doc["pool"] = pool_doc(legs, seen, alone, fails)
     doc["partial"] = doc["pool"]["partial"]
-    code = comparison.exit_code or (CHECK_FAILED if fails else 0)
-    doc["exit_code"] = code  # this process's: 3 when the pool's check fails (pool.check says why)
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_atomic(args.out / "verdict.json", json.dumps(doc, indent=2) + "\n")
-    write_atomic(args.out / "summary.md", verdict_text.markdown(doc))
-    verdict_text.print_console(doc)
+    # this process's: 3 when the pool's check fails (pool.check says why)
+    doc["exit_code"] = comparison.exit_code or (CHECK_FAILED if fails else 0)
+    return doc
+
+
+def failure_lines(comparison: Comparison, alone: list[dict]) -> list[str]:
+    """Why each failing check fails: a runner's own test where it alone decided, else the
+    pooled figures."""
     decided = {(a["series"], a["metric"]): a for a in alone if a["decided"]}
+    lines = []
     for check in comparison.checks():
         if (check.series, check.metric) in decided:  # the pooled figures are not why it fails
             a = decided[(check.series, check.metric)]
-            print(f"hftbench combine: {check.series} {check.metric}: {alone_text(a)} (its own test), "
-                  f"beyond the threshold {check.threshold:.2f}", file=sys.stderr)  # fmt: skip
+            lines.append(f"{check.series} {check.metric}: {alone_text(a)} (its own test), "
+                         f"beyond the threshold {check.threshold:.2f}")  # fmt: skip
         elif message := check.fails():
-            print(f"hftbench combine: {message}", file=sys.stderr)
-    return code
+            lines.append(message)
+    return lines

@@ -4,16 +4,12 @@ and exit 1 when a gated metric regressed."""
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
-from ..fsio import write_atomic
 from ..judge import calibration
 from ..judge import compare as compare_mod
 from ..judge.compare import Comparison, compare_sides
 from ..judge.gates import Gates, load_gates
-from ..publish import verdict_text
 from ..store.baseline import load_side
 from .base import Command
 
@@ -60,17 +56,10 @@ class CompareCommand(Command):
         comparison = run_compare(
             args.base,
             args.head,
-            calibration.apply(load_gates(args.gates), args.calibration),
+            calibration.apply(load_gates(self.gates_file(args.gates)), args.calibration),
             branch=args.branch,
             runner=args.runner,
             last=args.last,
         )
-        doc = comparison.to_json()
-        if args.json_out:
-            write_atomic(args.json_out, json.dumps(doc, indent=2) + "\n")
-        if args.summary:
-            write_atomic(args.summary, verdict_text.markdown(doc))
-        verdict_text.print_console(doc)
-        for message in comparison.failures():
-            print(f"hftbench compare: {message}", file=sys.stderr)
+        self.close(comparison.to_json(), comparison.failures(), verdict=args.json_out, summary=args.summary)
         return comparison.exit_code

@@ -1,5 +1,6 @@
-"""The flags several commands share, declared once, and what they build: the output folder
-and the plan of a suite (the block ab, bisect and calibrate each repeated).
+"""The flags several commands share, declared once, and the typed options built once from
+them: the output folder, the Selection of a suite (its plan: the block ab, bisect and calibrate
+each repeated) and the Builds of ab and bisect.
 
 A command names the shared flags it takes (Command.shared); `add` declares them with one
 wording and one default everywhere. The rounds' flags (--repeats, --max-repeats, --step,
@@ -10,7 +11,9 @@ beside the record (judge/calibration.py).
 from __future__ import annotations
 
 import argparse
+import shlex
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +38,21 @@ def _design_flag() -> dict[str, Any]:
         "paired-rounds (B H H B rounds), or auto (default): duet when every cell allows it "
         "(client-hft, closed loop, one connection)",
     }
+
+
+def choose_design(plan: Plan, wanted: str) -> str:
+    """--design: duet where every cell allows it (auto), else paired rounds; a duet asked for a plan
+    that cannot run as one is a UsageError naming the cell."""
+    from ..judge import designs
+    from ..measure import duet
+
+    why = [f"{sc.name}/{client}: {reason}" for sc, client, _ in plan.cells()
+           if (reason := duet.qualifies(sc, client))]  # fmt: skip
+    if wanted == designs.DUET and why:
+        raise UsageError(f"--design duet: {why[0]}; pass --design paired-rounds, or a suite of such cells")
+    if wanted == "auto":
+        return designs.PAIRED_ROUNDS if why else designs.DUET
+    return wanted
 
 
 # name -> (flags, keyword arguments of add_argument, or a function that builds them when a
@@ -93,23 +111,66 @@ def new_out(given: Path | None, root: Path, command: str) -> Path:
     return out
 
 
-def plan_of(args: argparse.Namespace, cfg: Config, clients_bin: Path, **narrow: list[str] | None) -> Plan:
-    """The plan of --suite, narrowed to --scenarios / --clients (or `narrow`'s lists), with
-    --orders; the suite's own settings (its colocation) stay, whatever is narrowed."""
-    from ..measure.plan import make_plan
+@dataclass(frozen=True)
+class Selection:
+    """--suite narrowed by --scenarios / --clients, with --orders: what a plan measures (ab,
+    bisect, calibrate), read once from the flags."""
 
-    scenarios = narrow.get("scenarios", split(getattr(args, "scenarios", None)))
-    clients = narrow.get("clients", split(getattr(args, "clients", None)))
-    suite = None if scenarios else args.suite
-    plan = make_plan(
-        cfg,
-        clients_bin,
-        suite,
-        scenarios=scenarios,
-        clients=clients,
-        overrides={"orders": args.orders},
-        floor=False,
-    )
-    plan.suite = args.suite
-    plan.colocate = cfg.suite(args.suite).colocate
-    return plan
+    suite: str
+    scenarios: tuple[str, ...] | None = None  # None: the suite's
+    clients: tuple[str, ...] | None = None  # None: the suite's
+    orders: int | None = None  # None: each scenario's own
+
+    @classmethod
+    def of(cls, args: argparse.Namespace, suite: str | None = None) -> Selection:
+        """From the flags (a command without --scenarios / --clients takes the suite's); `suite`
+        replaces --suite (bisect --from-verdict: the verdict's)."""
+        scenarios, clients = split(getattr(args, "scenarios", None)), split(getattr(args, "clients", None))
+        return cls(suite or args.suite, _tuple(scenarios), _tuple(clients), args.orders)
+
+    def plan(self, cfg: Config, clients_bin: Path, **narrow: list[str] | None) -> Plan:
+        """The plan of the suite, narrowed to the selection's (or `narrow`'s) scenarios and
+        clients, with its orders; the suite's own settings (its colocation) stay, whatever is
+        narrowed."""
+        from ..measure.plan import make_plan
+
+        scenarios = narrow.get("scenarios", list(self.scenarios) if self.scenarios else None)
+        clients = narrow.get("clients", list(self.clients) if self.clients else None)
+        plan = make_plan(
+            cfg,
+            clients_bin,
+            None if scenarios else self.suite,
+            scenarios=scenarios,
+            clients=clients,
+            overrides={"orders": self.orders},
+            floor=False,
+        )
+        plan.suite = self.suite
+        plan.colocate = cfg.suite(self.suite).colocate
+        return plan
+
+
+@dataclass(frozen=True)
+class Builds:
+    """--repo, --clients-bin, --build-cmd, --require-sandbox, --server-flags: where ab and bisect
+    find the commits, how each one's server is built, and the flags it is served with."""
+
+    repo: Path  # the repository holding the commits
+    clients_bin: Path  # the client binaries every side uses
+    build_cmd: str  # run in each worktree; leaves bin/hft-server
+    require_sandbox: bool  # never build or run the code under test unsandboxed
+    server_flags: tuple[str, ...]  # hft-server flags for every side
+
+    @classmethod
+    def of(cls, args: argparse.Namespace, root: Path) -> Builds:
+        return cls(
+            repo=(args.repo or root).resolve(),
+            clients_bin=(args.clients_bin or paths.bin_dir(root)).resolve(),
+            build_cmd=args.build_cmd,
+            require_sandbox=bool(args.require_sandbox),
+            server_flags=tuple(shlex.split(args.server_flags)),
+        )
+
+
+def _tuple(values: list[str] | None) -> tuple[str, ...] | None:
+    return tuple(values) if values else None

@@ -12,13 +12,16 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import metrics, results
 from ..errors import UsageError
 from ..judge.changepoints import e_divisive
 from ..store import history as hs
 from .base import Command
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 SHA = re.compile(r"[0-9a-f]{7,40}")  # what a stored commit must be before git sees it
 CHANGEPOINT_METRICS = tuple(m.name for m in (metrics.P50, metrics.P99, metrics.P999, metrics.THROUGHPUT_RPS))
@@ -102,14 +105,13 @@ def _runner_changepoints(
     ]
 
 
-def this_runner(suite: str) -> str:
+def this_runner(suite: str, cfg: Config, root: Path) -> str:
     """This machine's runner id as a run of `suite` here records it (its placement included)."""
-    from .. import config, paths
     from ..measure import fingerprint, placement
 
-    host = fingerprint.host()
+    host = fingerprint.host(root)
     where = placement.resolve(None, None)
-    suites = config.load(paths.config_file()).suites
+    suites = cfg.suites
     if suite in suites and suites[suite].colocate:
         where = where.colocated()
     if where.describe():
@@ -171,19 +173,23 @@ class HistoryCommand(Command):
         cp.add_argument("--permutations", type=int, default=199, help="permutation test size (default 199)")
 
     def run(self) -> int:
-        return main(self.args)
+        action = {"add": self.add, "baseline": self.baseline, "changepoints": self.changepoints}
+        try:
+            return action[self.args.history_command]()
+        except hs.StoreError as exc:
+            raise UsageError(str(exc)) from exc
 
+    def store(self) -> Path:
+        """--store, which baseline and changepoints read: made by `history add`."""
+        store = self.args.store
+        if not (store / "index.json").is_file():
+            raise UsageError(
+                f"{store}: no index.json; create the store with `hftbench history add RUN --store {store}`"
+            )
+        return store
 
-def main(args) -> int:
-    try:
-        return _dispatch(args)
-    except hs.StoreError as exc:
-        raise UsageError(str(exc)) from exc
-
-
-def _dispatch(args) -> int:
-    store: Path = args.store
-    if args.history_command == "add":
+    def add(self) -> int:
+        args = self.args
         try:
             if (args.run / "results.json").is_file():
                 runs = [results.load_run(args.run)]
@@ -201,18 +207,16 @@ def _dispatch(args) -> int:
                 raise UsageError(
                     f"{args.verdict}: cannot read verdict ({exc}); pass compare's --json file"
                 ) from exc
-        entry = hs.add_run(store, runs, verdict)
+        entry = hs.add_run(args.store, runs, verdict)
         print(
             f"history: added {entry['run_id']} ({runs[-1].suite}, {len(entry['results'])} series, "
-            f"{len(runs)} round(s)) to {store}"
+            f"{len(runs)} round(s)) to {args.store}"
         )
         return 0
-    if not (store / "index.json").is_file():
-        raise UsageError(
-            f"{store}: no index.json; create the store with `hftbench history add RUN --store {store}`"
-        )
-    if args.history_command == "baseline":
-        runner = this_runner(args.suite) if args.runner == "here" else args.runner
+
+    def baseline(self) -> int:
+        args, store = self.args, self.store()
+        runner = this_runner(args.suite, self.config, self.root) if args.runner == "here" else args.runner
         entries = hs.baseline_runs(store, suite=args.suite, branch=args.branch, runner=runner, last=args.last)
         if not entries:
             why = hs.why_no_baseline(store, suite=args.suite, branch=args.branch, runner=runner)
@@ -227,7 +231,10 @@ def _dispatch(args) -> int:
             for e in entries:
                 print(f"{e['run_id']}  {e.get('date')}  {(e.get('commit') or '')[:10]}  {e.get('runner')}")
         return 0
-    doc = write_changepoints(store, branch=args.branch, alpha=args.alpha, permutations=args.permutations)
-    total = sum(len(v) for v in doc["series"].values())
-    print(f"history: {total} change points in {len(doc['series'])} series -> {store / 'changepoints.json'}")
-    return 0
+
+    def changepoints(self) -> int:
+        args, store = self.args, self.store()
+        doc = write_changepoints(store, branch=args.branch, alpha=args.alpha, permutations=args.permutations)
+        total, path = sum(len(v) for v in doc["series"].values()), store / "changepoints.json"
+        print(f"history: {total} change points in {len(doc['series'])} series -> {path}")
+        return 0

@@ -51,36 +51,32 @@ class ServeCommand(Command):
         )
 
     def run(self) -> int:
-        return main(self.args)
-
-
-def main(args: argparse.Namespace) -> int:
-    command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
-    if not command:
-        raise UsageError(
-            "no command to run: pass it after --, e.g. `hftbench serve -- curl $HFTBENCH_SERVER_URL/health`"
-        )
-    bins = (args.bins or paths.bin_dir(paths.repo_root())).resolve()
-    cpus = placement_mod.resolve(args.server_cpus, None).server
-    scratch = None if args.log else Path(tempfile.mkdtemp(prefix="hftbench-serve-"))
-    server = Server(bins / "hft-server", args.log or scratch / "server.log", args.server_flag, cpus=cpus)
-    try:
-        server.start()
-    except ServerError as exc:
-        server.stop()
-        raise UsageError(str(exc)) from None  # the log stays: the message names it
-    assert server.proc is not None
-    env = {**os.environ, URL_VAR: server.url, PID_VAR: str(server.proc.pid)}
-    # SIGTERM (a cancelled job, `timeout`) ends the command, then the server, as Ctrl-C does.
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
-        return subprocess.run(command, env=env, check=False).returncode
-    except OSError as exc:
-        raise UsageError(
-            f"cannot run {command[0]!r} ({exc.strerror}): pass a command on PATH or a path"
-        ) from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        server.stop()
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
+        args = self.args
+        command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+        if not command:
+            example = "hftbench serve -- curl $HFTBENCH_SERVER_URL/health"
+            raise UsageError(f"no command to run: pass it after --, e.g. `{example}`")
+        bins = (args.bins or paths.bin_dir(self.root)).resolve()
+        cpus = placement_mod.resolve(args.server_cpus, None).server
+        scratch = None if args.log else Path(tempfile.mkdtemp(prefix="hftbench-serve-"))
+        server = Server(bins / "hft-server", args.log or scratch / "server.log", args.server_flag, cpus=cpus)
+        try:
+            server.start()
+        except ServerError as exc:
+            server.stop()
+            raise UsageError(str(exc)) from None  # the log stays: the message names it
+        assert server.proc is not None
+        env = {**os.environ, URL_VAR: server.url, PID_VAR: str(server.proc.pid)}
+        # SIGTERM (a cancelled job, `timeout`) ends the command, then the server, as Ctrl-C does.
+        previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+        try:
+            return subprocess.run(command, env=env, check=False).returncode
+        except OSError as exc:
+            raise UsageError(
+                f"cannot run {command[0]!r} ({exc.strerror}): pass a command on PATH or a path"
+            ) from None
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            server.stop()
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)

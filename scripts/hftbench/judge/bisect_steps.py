@@ -23,7 +23,7 @@ The record (bisect.json, verdict.json's `bisect`):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import mdsafe, metrics, verdicts
@@ -71,6 +71,15 @@ def why_undecided(vs_good: dict[str, Any], vs_bad: dict[str, Any], ends: dict[st
 def midpoint(lo: int, hi: int) -> int | None:
     """The next candidate's index between a known-good `lo` and a known-bad `hi`."""
     return (lo + hi) // 2 if hi - lo > 1 else None
+
+
+def narrow(decision: str, mid: int, lo: int, hi: int) -> tuple[int, int]:
+    """The range lo..hi after a step at `mid` decided `decision`."""
+    if decision == BAD:
+        return lo, mid
+    if decision == GOOD:
+        return mid, hi
+    return lo, hi
 
 
 def steps_left(lo: int, hi: int) -> int:
@@ -160,3 +169,46 @@ def regressions_by_slowdown(flags: list[dict[str, Any]]) -> list[dict[str, Any]]
         if flag.get("verdict") == verdicts.REGRESSION and metric is not None and ratio:
             slowdowns.append((ratio if metric.lower_is_better else 1 / ratio, flag))
     return [flag for _, flag in sorted(slowdowns, key=lambda pair: -pair[0])]
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a bisect looks for: from which commit to which, on which series × metric (its
+    flags, or filled from an ab verdict by from_verdict)."""
+
+    good: str | None  # a commit without the slowdown
+    bad: str | None  # a later commit with it
+    series: str | None  # scenario/client; None: bisect's default
+    metric: str | None  # a gates.yaml metric; None: bisect's default
+    suite: str | None = None  # the suite whose plan measures it
+
+
+def from_verdict(doc: dict[str, Any], given: Target) -> tuple[Target, str | None]:
+    """`given` filled from an ab verdict: its base, its head, its suite and its worst regression
+    (among those of the given series / metric); and the line saying which regression that is,
+    where the flags did not name both."""
+    found = [
+        f
+        for f in regressions_by_slowdown(doc.get("flags", []))
+        if given.series in (None, f"{f['scenario']}/{f['client']}") and given.metric in (None, f["metric"])
+    ]
+    series, metric, picked = given.series, given.metric, None
+    if found:
+        worst = found[0]
+        if not (given.series and given.metric):
+            more = ""
+            if len(found) > 1:
+                more = f", the largest of {len(found)} regressions; --series/--metric pick another"
+            picked = (f"bisecting {worst['scenario']}/{worst['client']} {metrics.label(worst['metric'])} "
+                      f"({fmt_change(worst['ratio'])} in the verdict){more}")  # fmt: skip
+        series = series or f"{worst['scenario']}/{worst['client']}"
+        metric = metric or worst["metric"]
+    filled = replace(
+        given,
+        good=given.good or (doc.get("base") or {}).get("commit"),
+        bad=given.bad or (doc.get("head") or {}).get("commit"),
+        series=series,
+        metric=metric,
+        suite=doc.get("suite") or given.suite,
+    )
+    return filled, picked

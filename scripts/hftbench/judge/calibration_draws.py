@@ -1,0 +1,160 @@
+"""calibrate's analysis (commands/calibrate.py measures): the rounds it measured, read back;
+random draws of k rounds of each kind compared with the design's test, tallied per status and
+per series × metric; what each kind's effect alone is and how much of it survives the design.
+The record it feeds is calibration.py's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import metrics
+from ..errors import UsageError
+from ..results import Run
+from ..verdicts import FASTER, IMPROVEMENT, NO_CHANGE, REGRESSION
+from . import calibration, designs
+from .compare import Comparison, compare_sides
+from .gates import Gates
+from .hidden import Pool, survival
+from .sides import load_runs, side_from_runs
+
+KINDS = ("aa", "slow", "stall", "after", "contention")
+SHOWN = tuple(m.name for m in (metrics.P50, metrics.P99, metrics.P999))
+EFFECTS = (*SHOWN, metrics.CPU_PER_ORDER.name)  # the effects calibrate reports
+
+
+def solo_dir(kind: str) -> str:
+    return "solo" if kind == "aa" else f"solo-{kind}"
+
+
+def load_solo(source: Path) -> dict[str, list[Run]]:
+    return {kind: load_runs(source / solo_dir(kind)) if (source / solo_dir(kind)).is_dir() else []
+            for kind in KINDS}  # fmt: skip
+
+
+def load_pools(source: Path) -> dict[str, Pool]:
+    """Each kind's rounds, base and head run of the same round together (designs.round_key)."""
+    pools: dict[str, Pool] = {}
+    for kind in KINDS:
+        sides = [source / kind / side for side in ("base", "head")]
+        if not all(s.is_dir() for s in sides):
+            pools[kind] = []
+            continue
+        base, head = (load_runs(s) for s in sides)
+        by_round = {designs.round_key(r.run_id): r for r in head}
+        pools[kind] = [(b, by_round[k]) for b in base if (k := designs.round_key(b.run_id)) in by_round]
+    return pools
+
+
+def design_of(pools: dict[str, Pool]) -> str:
+    """A duet's runs name their server's slot (duet.py); anything else ran as paired rounds."""
+    runs = [b for b, _ in pools.get("aa", [])]
+    return designs.DUET if runs and "duet_slot" in runs[0].server else designs.PAIRED_ROUNDS
+
+
+def _tally(gates: Gates) -> dict[str, Any]:
+    gated = [m.name for m in gates.metrics if m.gated]
+    return {
+        "comparisons": 0,
+        "flagged": 0,
+        "statuses": {},
+        "regression": {m: 0 for m in gated},  # comparisons where this metric regressed somewhere
+        "no_change": {m: 0 for m in gated},  # ... where every gated series said no change for it
+        "mde": {},  # "series metric" -> list of minimum detectable effects
+        "tested": {m: 0 for m in gated},  # comparisons where the metric was gated somewhere
+        "series_regression": {},  # "series metric" -> comparisons where it regressed
+        "series_tested": {},  # "series metric" -> comparisons where it was tested
+        "series_no_change": {},  # "series metric" -> comparisons where it said "no change"
+        "series_covered": {},  # "series metric" -> comparisons whose interval held 1 (A/A: coverage)
+        "series_p": {},  # "series metric" -> the unadjusted p-values (A/A: should be uniform)
+        "series_passed": {},  # "series metric" -> comparisons read "no change" or "improvement"
+    }
+
+
+def _count(t: dict[str, Any], c: Comparison) -> None:
+    t["comparisons"] += 1
+    t["flagged"] += c.exit_code
+    t["statuses"][c.status] = t["statuses"].get(c.status, 0) + 1
+    gated = [r for r in c.results if r.gated]
+    for name in t["regression"]:
+        rows = [r for r in gated if r.metric == name]
+        t["tested"][name] += bool(rows)
+        t["regression"][name] += any(r.verdict == REGRESSION for r in rows)
+        t["no_change"][name] += bool(rows) and all(r.verdict == NO_CHANGE for r in rows)
+    for r in gated:
+        key = f"{r.series} {r.metric}"
+        t["series_tested"][key] = t["series_tested"].get(key, 0) + 1
+        t["series_regression"][key] = t["series_regression"].get(key, 0) + (r.verdict == REGRESSION)
+        t["series_no_change"][key] = t["series_no_change"].get(key, 0) + (r.verdict == NO_CHANGE)
+        passed = r.verdict in (NO_CHANGE, IMPROVEMENT, FASTER)
+        t["series_passed"][key] = t["series_passed"].get(key, 0) + passed
+        if r.ci is not None and all(np.isfinite(r.ci)):
+            t["series_covered"][key] = t["series_covered"].get(key, 0) + (r.ci[0] <= 1.0 <= r.ci[1])
+        if r.p_value is not None:
+            t["series_p"].setdefault(key, []).append(float(r.p_value))
+        if r.mde is not None and np.isfinite(r.mde):
+            t["mde"].setdefault(key, []).append(r.mde)
+    for r in c.results:  # gated by gates.yaml, left out here: the record says why (calibration.py)
+        if not r.gated and r.why_not_gated and r.metric in t["regression"]:
+            t.setdefault("series_why_not", {})[f"{r.series} {r.metric}"] = r.why_not_gated
+
+
+def _finish(t: dict[str, Any]) -> dict[str, Any]:
+    t["mde"] = {k: round(float(np.median(v)), 4) for k, v in sorted(t["mde"].items())}
+    t["series_p"] = {k: calibration.p_spread(v) for k, v in sorted(t["series_p"].items())}
+    return t
+
+
+def analyse(
+    pools: dict[str, Pool],
+    solo: dict[str, list[Run]],
+    gates: Gates,
+    comparisons: int,
+    k: int,
+    seed: int,
+    design: str,
+) -> dict[str, Any]:
+    """Tallies over random draws of k rounds of each kind, compared with the design's test."""
+    if len(pools["aa"]) < k:
+        raise UsageError(
+            f"A/A needs >= k = {k} rounds, have {len(pools['aa'])}; pass --runs or a smaller --k"
+        )
+    rng = np.random.default_rng(seed)
+    tallies = {kind: _tally(gates) for kind in KINDS if kind == "aa" or len(pools.get(kind, [])) >= k}
+
+    def compare(rounds: Pool, label: str) -> Comparison:
+        base = side_from_runs("base", [b for b, _ in rounds])
+        return compare_sides(base, side_from_runs(label, [h for _, h in rounds]), gates, design=design)
+
+    for _ in range(comparisons):
+        for kind in tallies:
+            pool = pools[kind]
+            _count(
+                tallies[kind], compare([pool[i] for i in rng.choice(len(pool), size=k, replace=False)], kind)
+            )
+    effects = {}
+    for kind, pool in pools.items():
+        if kind != "aa" and pool:
+            effects[kind] = {f"{r.series} {r.metric}": round(r.ratio, 3) for r in compare(pool, kind).results
+                             if r.ratio is not None and r.metric in EFFECTS}  # fmt: skip
+    done = {kind: _finish(t) for kind, t in tallies.items()}
+    return {
+        "tallies": done,
+        "effects": effects,
+        "survival": survival(effects, solo, gates),
+        "confidence": gates.confidence,
+        "guards": calibration.guard_rows(done["aa"], gates),
+    }
+
+
+def flag_value(runs: list[Run], name: str) -> int | None:
+    """A numeric hft-server flag the runs' server was started with (from results.json)."""
+    flags = [str(f) for f in (runs[0].server.get("flags") or [])] if runs else []
+    for i, flag in enumerate(flags):
+        if flag.startswith(f"{name}="):
+            return int(flag.split("=", 1)[1])
+        if flag == name and i + 1 < len(flags):
+            return int(flags[i + 1])
+    return None
