@@ -73,9 +73,8 @@ class CreepCommand(Command):
             )
             return 0
         since = None if args.since else datetime.now(UTC) - timedelta(days=args.days)
-        result = creep.judge(
-            creep.chain(head, entries, since=since, reference=args.since), load_gates(args.gates)
-        )
+        gates = load_gates(self.gates_file(args.gates))
+        result = creep.judge(creep.chain(head, entries, since=since, reference=args.since), gates)
         doc = {"suite": args.suite, "status": result.status, **asdict(result)}
         out = flags.new_out(args.out, self.root, self.name)
         out.mkdir(parents=True)

@@ -8,7 +8,7 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
-from .. import pool
+from .. import paths, pool
 from ..errors import UsageError
 from .base import Command
 
@@ -28,7 +28,7 @@ class PoolCommand(Command):
 
     def run(self) -> int:
         args = self.args
-        runners = pool.load_pool(args.pool)
+        runners = pool.load_pool(args.pool or paths.pool_file(self.root))
         legs = runners.legs(args.suite)
         lines = [
             f"legs={json.dumps([asdict(leg) for leg in legs])}",
