@@ -50,7 +50,7 @@ from ..errors import UsageError, raise_interrupt
 from ..judge import calibration, designs
 from ..judge.compare import Comparison, compare_sides
 from ..judge.gates import Gates, load_gates
-from ..judge.rounds import AB_ROUNDS, Rounds, add_rounds_args, order, rounds_from_args
+from ..judge.rounds import AB_ROUNDS, Rounds, order, rounds_from_args
 from ..judge.session import TIME_OUT, Session
 from ..measure import capacity, duet, profile, sandbox
 from ..measure import placement as placement_mod
@@ -60,6 +60,7 @@ from ..measure.run import run_plan
 from ..measure.server import ServerError
 from ..measure.worktrees import build_server, remove_worktrees, resolve_commit
 from ..results import Run
+from . import flags
 from .base import Command
 from .flags import Builds, Selection, choose_design, new_out
 
@@ -69,6 +70,8 @@ class AbCommand(Command):
     help = "build two refs, run them interleaved until conclusive, compare (the PR gate)"
     shared = ("suite", "scenarios", "clients", "orders", "out", "repo", "clients_bin", "build_cmd",
               "require_sandbox", "server_flags", "design", "gates", "quiet")  # fmt: skip
+    rounds = AB_ROUNDS
+    time_budget_help = "no further pair once measuring would pass this many seconds, builds excluded"
 
     @classmethod
     def add_arguments(cls, p) -> None:
@@ -78,11 +81,9 @@ class AbCommand(Command):
             "--base-label", help="name shown for the base (default: --base unless a sha), e.g. main"
         )
         p.add_argument("--head-label", help="name shown for the head, e.g. the pull request's branch")
-        add_rounds_args(
-            p, AB_ROUNDS, "no further pair once measuring would pass this many seconds, builds excluded"
-        )
+        flags.add(p, cls, ("repeats", "max_repeats", "step", "time_budget"))
         p.add_argument("--head-server-flags", default="", help="extra flags for head only (calibration)")
-        calibration.add_calibration_arg(p)
+        flags.add(p, cls, ("calibration",))
         p.add_argument("--keep-worktrees", action="store_true", help="leave the worktrees for inspection")
         p.add_argument(
             "--profile", action=argparse.BooleanOptionalAction, default=None,

@@ -24,6 +24,7 @@ from . import flags
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..judge.rounds import Rounds
 
 
 class Command:
@@ -32,6 +33,8 @@ class Command:
     description: ClassVar[str | None] = None  # `hftbench NAME --help`; default: the module's docstring
     shared: ClassVar[tuple[str, ...]] = ()  # flags.SHARED names, in the order --help shows them
     raw_description: ClassVar[bool] = False  # keep the description's own line breaks
+    rounds: ClassVar[Rounds | None] = None  # the rounds flags' defaults, where it takes them
+    time_budget_help: ClassVar[str] = ""  # what --time-budget bounds, where it takes it
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
@@ -42,7 +45,7 @@ class Command:
         extra = {"formatter_class": argparse.RawDescriptionHelpFormatter} if cls.raw_description else {}
         p = subparsers.add_parser(cls.name, help=cls.help, description=doc, **extra)
         cls.add_arguments(p)
-        flags.add(p, cls.name, cls.shared)
+        flags.add(p, cls, cls.shared)
         p.set_defaults(func=cls.main)
         return p
 

@@ -43,7 +43,7 @@ from ..judge import bisect_steps as bs
 from ..judge import calibration, designs
 from ..judge.compare import compare_sides
 from ..judge.gates import Gates, load_gates
-from ..judge.rounds import AB_ROUNDS, Rounds, add_rounds_args, rounds_from_args
+from ..judge.rounds import AB_ROUNDS, Rounds, rounds_from_args
 from ..judge.session import TIME_OUT, Session
 from ..measure import duet, sandbox
 from ..measure import placement as placement_mod
@@ -54,6 +54,7 @@ from ..measure.run import run_plan
 from ..measure.server import ServerError
 from ..measure.worktrees import build_server, git_output, remove_worktrees, resolve_commit
 from ..results import Run
+from . import flags
 from .base import Command
 from .flags import Builds, Selection, choose_design, new_out
 
@@ -72,6 +73,8 @@ class BisectCommand(Command):
     raw_description = True
     shared = ("suite", "orders", "out", "repo", "clients_bin", "build_cmd", "require_sandbox", "server_flags",
               "gates", "quiet")  # fmt: skip
+    rounds = BISECT_ROUNDS
+    time_budget_help = "seconds for the whole bisect, builds included"
 
     @classmethod
     def add_arguments(cls, p) -> None:
@@ -85,8 +88,7 @@ class BisectCommand(Command):
         )
         p.add_argument("--series", help="scenario/client to judge (default latency-1c/hft)")
         p.add_argument("--metric", help="gates.yaml metric to judge (default p99_us)")
-        add_rounds_args(p, BISECT_ROUNDS, "seconds for the whole bisect, builds included")
-        calibration.add_calibration_arg(p)
+        flags.add(p, cls, ("repeats", "max_repeats", "step", "time_budget", "calibration"))
 
     def options(self) -> BisectOptions:
         a = self.args

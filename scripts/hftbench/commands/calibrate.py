@@ -50,7 +50,7 @@ from ..judge import calibration, designs
 from ..judge.calibration_draws import KINDS, analyse, design_of, flag_value, load_pools, load_solo, solo_dir
 from ..judge.gates import load_gates
 from ..judge.hidden import Pool, price_of_duet
-from ..judge.rounds import AB_ROUNDS, add_looks_arg, order
+from ..judge.rounds import AB_ROUNDS, order
 from ..judge.session import Session
 from ..measure import capacity, duet
 from ..measure import placement as placement_mod
@@ -189,7 +189,12 @@ class CalibrateCommand(Command):
             "--k", type=int, default=AB_ROUNDS.repeats,
             help=f"rounds in a comparison (default {AB_ROUNDS.repeats}: ab's first look)",
         )  # fmt: skip
-        add_looks_arg(p)
+        d = AB_ROUNDS  # the looks a verdict is one of: ab's, with its defaults
+        p.add_argument(
+            "--looks", type=int, default=d.looks,
+            help=f"verdicts taken at this many looks, as ab does ({d.repeats} to {d.max_repeats} rounds "
+            f"by {d.step}: {d.looks}; the default)",
+        )  # fmt: skip
         p.add_argument("--bootstrap", type=int, default=500, help="bootstrap replicates (default 500)")
         p.add_argument("--permutations", type=int, default=1000, help="permutation splits (default 1000)")
         p.add_argument(

@@ -49,6 +49,7 @@ from ..judge.pooled import (
 )
 from ..judge.sides import side_from_runs
 from ..results import load_run
+from . import flags
 from .base import Command
 
 CARRIED = ("bisect", "profile")  # a leg's sections the pool verdict shows, from the first leg with one
@@ -174,7 +175,7 @@ class CombineCommand(Command):
         p.add_argument(
             "--suite", required=True, help="the suite the legs ran: the pool's runners that take it"
         )
-        p.add_argument("--pool", type=Path, default=None, help="pool file (default bench-config/pool.yaml)")
+        flags.add(p, cls, ("pool",))
         p.add_argument("--out", type=Path, required=True, help="folder for verdict.json and summary.md")
         p.add_argument("--base-sha", default=None, help="the commit every leg's base must be (the event's)")
         p.add_argument("--head-sha", default=None, help="the commit every leg's head must be (the event's)")

@@ -11,6 +11,7 @@ from ..judge import compare as compare_mod
 from ..judge.compare import Comparison, compare_sides
 from ..judge.gates import Gates, load_gates
 from ..store.baseline import load_side
+from . import flags
 from .base import Command
 
 
@@ -40,16 +41,14 @@ class CompareCommand(Command):
     def add_arguments(cls, p) -> None:
         p.add_argument("base", type=Path, help="run folder, folder of run folders, or history store")
         p.add_argument("head", type=Path, help="run folder or folder of run folders")
-        calibration.add_calibration_arg(p)
+        flags.add(p, cls, ("calibration",))
         p.add_argument(
             "--summary", type=Path, help="write the markdown summary here (job summary, PR comment)"
         )
         p.add_argument("--json", type=Path, dest="json_out", help="write verdict.json here")
-        p.add_argument("--branch", default="main", help="store baseline: runs of this branch (default main)")
+        flags.add(p, cls, ("branch",))
         p.add_argument("--runner", help="store baseline: runner fingerprint id (default: the head run's)")
-        p.add_argument(
-            "--last", type=int, default=10, help="store baseline: the last N matching runs (default 10)"
-        )
+        flags.add(p, cls, ("last",))
 
     def run(self) -> int:
         args = self.args

@@ -38,8 +38,7 @@ class CreepCommand(Command):
 
     @classmethod
     def add_arguments(cls, p) -> None:
-        p.add_argument("--store", type=Path, required=True, help="history store (gh-pages data/)")
-        p.add_argument("--branch", default="main", help="pushes of this branch (default main)")
+        flags.add(p, cls, ("store", "branch"))
         p.add_argument("--runner", help="runs of this runner id only (default: any)")
         since = p.add_mutually_exclusive_group()
         since.add_argument(

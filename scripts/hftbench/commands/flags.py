@@ -2,10 +2,10 @@
 them: the output folder, the Selection of a suite (its plan: the block ab, bisect and calibrate
 each repeated) and the Builds of ab and bisect.
 
-A command names the shared flags it takes (Command.shared); `add` declares them with one
-wording and one default everywhere. The rounds' flags (--repeats, --max-repeats, --step,
---time-budget) live beside the rounds they set (judge/rounds.py), the calibration record's
-beside the record (judge/calibration.py).
+A command names the shared flags it takes (Command.shared, or `add` from its add_arguments
+where --help should show them among its own); `add` declares them with one wording and one
+default everywhere: every flag two commands take is declared here, and only here. The
+rounds' flags take their defaults from the command (Command.rounds: ab's, bisect's).
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from ..measure.worktrees import DEFAULT_BUILD
 if TYPE_CHECKING:
     from ..config import Config
     from ..measure.plan import Plan
+    from .base import Command
 
 
-def _design_flag() -> dict[str, Any]:
+def _design_flag(command: type[Command]) -> dict[str, Any]:
     # Built when a command takes --design: designs imports numpy, which the hosted runner's
     # commands (verdict-text, regression-issue, pool) must never load.
     from ..judge import designs
@@ -37,6 +38,37 @@ def _design_flag() -> dict[str, Any]:
         "help": "how rounds are measured: duet (both servers at once, orders interleaved), "
         "paired-rounds (B H H B rounds), or auto (default): duet when every cell allows it "
         "(client-hft, closed loop, one connection)",
+    }
+
+
+def _rounds_flag(field: str, help: str, kind: type = int) -> Callable[[type[Command]], dict[str, Any]]:
+    """A rounds flag (--repeats, --max-repeats, --step, --time-budget): its default is the
+    command's own (Command.rounds: ab's, bisect's), and so is --time-budget's meaning."""
+
+    def spec(command: type[Command]) -> dict[str, Any]:
+        default = getattr(command.rounds, field)
+        shown = f"{default:.0f}" if kind is float else str(default)
+        said = help or command.time_budget_help
+        return {"type": kind, "default": default, "help": f"{said} (default {shown})"}
+
+    return spec
+
+
+def _calibration_flag(command: type[Command]) -> dict[str, Any]:
+    from ..judge.calibration import ENV
+
+    return {
+        "type": Path,
+        "help": f"this runner's calibration.json (default ${ENV}): judge the series × metrics it guards",
+    }
+
+
+def _server_cpus_flag(command: type[Command]) -> dict[str, Any]:
+    from ..measure.placement import ENV_SERVER
+
+    return {
+        "metavar": "LIST",
+        "help": f"pin the server's worker threads, one per CPU (e.g. 2-5; default ${ENV_SERVER})",
     }
 
 
@@ -55,9 +87,9 @@ def choose_design(plan: Plan, wanted: str) -> str:
     return wanted
 
 
-# name -> (flags, keyword arguments of add_argument, or a function that builds them when a
-# command takes the flag); "{command}" in a help is the command's name.
-SHARED: dict[str, tuple[tuple[str, ...], dict[str, Any] | Callable[[], dict[str, Any]]]] = {
+# name -> (flags, keyword arguments of add_argument, or a function of the command that builds
+# them when it takes the flag); "{command}" in a help is the command's name.
+SHARED: dict[str, tuple[tuple[str, ...], dict[str, Any] | Callable[[type[Command]], dict[str, Any]]]] = {
     "suite": (("--suite",), {"default": "pr", "help": "suite of bench-config/scenarios.yaml (default pr)"}),
     "scenarios": (("--scenarios",), {"help": "comma-separated scenarios instead of the suite's"}),
     "clients": (("--clients",), {"help": "comma-separated clients instead of the suite's"}),
@@ -83,18 +115,42 @@ SHARED: dict[str, tuple[tuple[str, ...], dict[str, Any] | Callable[[], dict[str,
         ("--server-flags",),
         {"default": "", "help": "hft-server flags for every side, e.g. '--workers 2'"},
     ),
-    "design": (("--design",), lambda: _design_flag()),
+    "design": (("--design",), _design_flag),
     "gates": (("--gates",), {"type": Path, "help": "gates file (default bench-config/gates.yaml)"}),
     "quiet": (("--quiet",), {"action": "store_true", "help": "plain progress lines, no progress bar"}),
+    "calibration": (("--calibration",), _calibration_flag),
+    # The rounds of ab and bisect (judge/rounds.py: Rounds, rounds_from_args checks them).
+    "repeats": (("--repeats",), _rounds_flag("repeats", "rounds a side before the first look")),
+    "max_repeats": (("--max-repeats",), _rounds_flag("max_repeats", "most rounds a side while undecided")),
+    "step": (("--step",), _rounds_flag("step", "rounds a side added per look")),
+    "time_budget": (("--time-budget",), _rounds_flag("time_budget_s", "", float)),
+    # The server a command starts (run, serve).
+    "bin": (
+        ("--bin",),
+        {"type": Path, "dest": "bins", "help": "folder with hft-server and client-* (default bin/)"},
+    ),
+    "server_flag": (
+        ("--server-flag",),
+        {"action": "append", "default": [], "help": "extra hft-server flag (repeatable)"},
+    ),
+    "server_cpus": (("--server-cpus",), _server_cpus_flag),
+    # The history store (history, compare's store baseline, creep) and the pool (pool, combine).
+    "store": (("--store",), {"type": Path, "required": True, "help": "history store (gh-pages data/)"}),
+    "branch": (("--branch",), {"default": "main", "help": "runs of this branch in the store (default main)"}),
+    "last": (("--last",), {"type": int, "default": 10, "help": "the last N matching runs (default 10)"}),
+    "pool": (("--pool",), {"type": Path, "help": "pool file (default bench-config/pool.yaml)"}),
+    # The gate's texts (verdict-text, regression-issue).
+    "run_url": (("--run-url",), {"help": "link to the workflow run (built by the caller from the run id)"}),
 }
 
 
-def add(p: argparse.ArgumentParser, command: str, names: tuple[str, ...]) -> None:
+def add(p: argparse.ArgumentParser, command: type[Command], names: tuple[str, ...]) -> None:
+    """Declare the SHARED flags `names` on `p` (a command's parser, or one of its sub-parsers)."""
     for name in names:
         args, spec = SHARED[name]
-        kwargs = dict(spec() if callable(spec) else spec)
+        kwargs = dict(spec(command) if callable(spec) else spec)
         if "help" in kwargs:
-            kwargs["help"] = kwargs["help"].replace("{command}", command.replace("-", "_"))
+            kwargs["help"] = kwargs["help"].replace("{command}", command.name.replace("-", "_"))
         p.add_argument(*args, **kwargs)
 
 

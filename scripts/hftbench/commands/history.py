@@ -18,6 +18,7 @@ from .. import metrics, results
 from ..errors import UsageError
 from ..judge.changepoints import e_divisive
 from ..store import history as hs
+from . import flags
 from .base import Command
 
 if TYPE_CHECKING:
@@ -144,17 +145,17 @@ class HistoryCommand(Command):
             help="run folder written by `hftbench run`, or a folder of one commit's runs (ab's head/): "
             "one entry",
         )
-        add.add_argument("--store", type=Path, required=True, help="store folder (gh-pages data/)")
+        flags.add(add, cls, ("store",))
         add.add_argument("--verdict", type=Path, help="verdict.json of `hftbench compare` to attach")
 
         base = sub.add_parser("baseline", help="the last matching runs, as run folders or a list")
-        base.add_argument("--store", type=Path, required=True)
+        flags.add(base, cls, ("store",))
         base.add_argument("--suite", required=True)
-        base.add_argument("--branch", default="main", help="runs of this branch (default main)")
+        flags.add(base, cls, ("branch",))
         base.add_argument(
             "--runner", help="runner fingerprint id, or 'here' for this machine's (default: any)"
         )
-        base.add_argument("--last", type=int, default=10, help="how many runs (default 10)")
+        flags.add(base, cls, ("last",))
         base.add_argument("--out", type=Path, help="write them as run folders here (for `hftbench compare`)")
         base.add_argument(
             "--commit",
@@ -165,8 +166,7 @@ class HistoryCommand(Command):
         cp = sub.add_parser(
             "changepoints", help="recompute changepoints.json (E-divisive + permutation test)"
         )
-        cp.add_argument("--store", type=Path, required=True)
-        cp.add_argument("--branch", default="main", help="series of this branch (default main)")
+        flags.add(cp, cls, ("store", "branch"))
         cp.add_argument(
             "--alpha", type=float, default=0.01, help="significance of a change point (default 0.01)"
         )

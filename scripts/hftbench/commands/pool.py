@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict
-from pathlib import Path
 
 from .. import paths, pool
 from ..errors import UsageError
+from . import flags
 from .base import Command
 
 
@@ -21,7 +21,7 @@ class PoolCommand(Command):
     @classmethod
     def add_arguments(cls, p) -> None:
         p.add_argument("--suite", required=True, help="suite of bench-config/scenarios.yaml, e.g. pr")
-        p.add_argument("--pool", type=Path, default=None, help="pool file (default bench-config/pool.yaml)")
+        flags.add(p, cls, ("pool",))
         p.add_argument(
             "--github-output", action="store_true", help="append legs= and max_parallel= to $GITHUB_OUTPUT"
         )

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..publish import creep_issue, regression_issue, verdict_text
+from . import flags
 from .base import Command
 
 
@@ -25,7 +26,7 @@ class RegressionIssueCommand(Command):
         p.add_argument("verdict", type=Path, help="verdict.json of the push to main")
         p.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY"), help="owner/name")
         p.add_argument("--api", default=os.environ.get("GITHUB_API_URL", "https://api.github.com"))
-        p.add_argument("--run-url", help="link to the workflow run")
+        flags.add(p, cls, ("run_url",))
         p.add_argument("--bot", default=bot, help=f"login that opens the issues (default {bot})")
         p.add_argument(
             "--creep",

@@ -19,8 +19,9 @@ from ..fsio import write_error
 from ..measure import placement as placement_mod
 from ..measure.plan import Plan, make_plan
 from ..measure.run import new_run_dir, run_plan
-from ..measure.server import ServerError, add_server_arguments
+from ..measure.server import ServerError
 from ..results import Run, load_run
+from . import flags
 from .base import Command
 from .flags import split
 
@@ -57,11 +58,9 @@ class RunCommand(Command):
             "--repeat", type=int, default=1, help="run each cell N times, client order rotated (default 1)"
         )
         p.add_argument("--out", type=Path, help="run folder to create (default results/run_<UTC>)")
-        p.add_argument(
-            "--bin", type=Path, dest="bins", help="folder with hft-server and client-* (default bin/)"
-        )
+        flags.add(p, cls, ("bin",))
         p.add_argument("--config", type=Path, help="scenarios file (default bench-config/scenarios.yaml)")
-        add_server_arguments(p)
+        flags.add(p, cls, ("server_flag", "server_cpus"))
         p.add_argument(
             "--client-cpus",
             metavar="LIST",

@@ -23,7 +23,8 @@ from pathlib import Path
 from .. import paths
 from ..errors import UsageError
 from ..measure import placement as placement_mod
-from ..measure.server import Server, ServerError, add_server_arguments
+from ..measure.server import Server, ServerError
+from . import flags
 from .base import Command
 
 URL_VAR = "HFTBENCH_SERVER_URL"
@@ -36,13 +37,13 @@ class ServeCommand(Command):
 
     @classmethod
     def add_arguments(cls, p) -> None:
-        p.add_argument("--bin", type=Path, dest="bins", help="folder with hft-server (default bin/)")
+        flags.add(p, cls, ("bin",))
         p.add_argument(
             "--log",
             type=Path,
             help="the server's log (default: a temporary file, kept only when the server fails)",
         )
-        add_server_arguments(p)
+        flags.add(p, cls, ("server_flag", "server_cpus"))
         p.add_argument(
             "argv",
             nargs=argparse.REMAINDER,

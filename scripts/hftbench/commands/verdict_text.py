@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..fsio import write_atomic
 from ..publish import verdict_text
+from . import flags
 from .base import Command
 
 
@@ -20,7 +21,7 @@ class VerdictTextCommand(Command):
     def add_arguments(cls, p) -> None:
         p.add_argument("verdict", type=Path, help="verdict.json written by compare / ab / main-bench")
         p.add_argument("--as", dest="kind", choices=sorted(verdict_text.RENDERERS), default="summary")
-        p.add_argument("--run-url", help="link to the workflow run (built by the caller from the run id)")
+        flags.add(p, cls, ("run_url",))
         p.add_argument("--out", type=Path, help="write here (default: stdout)")
 
     def run(self) -> int:

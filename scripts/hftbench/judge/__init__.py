@@ -18,7 +18,7 @@ publish, store or commands.
 - `legcheck.py`       a pool leg's artifact checked against what the base knows (combine trusts no leg)
 - `paired.py`         why pairs; the pooled log ratio; sign-flip test and bootstrap over blocks (pure)
 - `pooled.py`         a pool's legs as one test: each runner a stratum (strata.py), one family
-- `rounds.py`         ab's and bisect's rounds, looks and time budget: flags and checks, once
+- `rounds.py`         ab's and bisect's rounds, looks and time budget, checked once (flags: commands/flags.py)
 - `session.py`        one measuring session (ab, bisect, calibrate): rounds in memory, looks, when to stop
 - `stats.py`          the gate's statistics, pure functions (permutation test, expanded bootstrap, Holm)
 - `strata.py`         a pool's test: each runner's test of a series × metric added up, a stratum each (pure)

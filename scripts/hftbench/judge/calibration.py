@@ -123,11 +123,3 @@ def apply(gates: Gates, path: Path | str | None, environ=os.environ) -> Gates:
         return gates
     guards = load_guards(Path(chosen))
     return replace(gates, guards=guards, calibration=str(chosen), survival=load_survival(Path(chosen)))
-
-
-def add_calibration_arg(p) -> None:
-    p.add_argument(
-        "--calibration",
-        type=Path,
-        help=f"this runner's calibration.json (default ${ENV}): judge the series × metrics it guards",
-    )

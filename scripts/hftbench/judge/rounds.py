@@ -41,46 +41,9 @@ class Rounds:
 AB_ROUNDS = Rounds(repeats=12, max_repeats=36, step=12, time_budget_s=270.0)
 
 
-def add_rounds_args(p: argparse.ArgumentParser, defaults: Rounds, time_budget_help: str) -> None:
-    """--repeats, --max-repeats, --step, --time-budget (defaults from `defaults`)."""
-    d = defaults
-    p.add_argument(
-        "--repeats",
-        type=int,
-        default=d.repeats,
-        help=f"rounds a side before the first look (default {d.repeats})",
-    )
-    p.add_argument(
-        "--max-repeats",
-        type=int,
-        default=d.max_repeats,
-        help=f"most rounds a side while undecided (default {d.max_repeats})",
-    )
-    p.add_argument(
-        "--step", type=int, default=d.step, help=f"rounds a side added per look (default {d.step})"
-    )
-    p.add_argument(
-        "--time-budget",
-        type=float,
-        default=d.time_budget_s,
-        help=f"{time_budget_help} (default {d.time_budget_s:.0f})",
-    )
-
-
-def add_looks_arg(p: argparse.ArgumentParser) -> None:
-    """calibrate: the looks a verdict is one of (ab's with its defaults)."""
-    d = AB_ROUNDS
-    p.add_argument(
-        "--looks",
-        type=int,
-        default=d.looks,
-        help=f"verdicts taken at this many looks, as ab does ({d.repeats} to {d.max_repeats} rounds "
-        f"by {d.step}: {d.looks}; the default)",
-    )
-
-
 def rounds_from_args(args: argparse.Namespace, min_repeats: int = 1) -> Rounds:
-    """The flags of add_rounds_args, checked (UsageError naming the flag)."""
+    """The rounds flags (commands/flags.py: --repeats, --max-repeats, --step, --time-budget),
+    checked (UsageError naming the flag)."""
     if not min_repeats <= args.repeats <= args.max_repeats:
         raise UsageError(
             f"need {min_repeats} <= --repeats ({args.repeats}) <= --max-repeats ({args.max_repeats})"

@@ -11,7 +11,6 @@ serve`) use it too.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -26,22 +25,10 @@ from typing import Any
 
 from ..errors import UsageError
 from . import proc_sampler, procs
-from .placement import ENV_SERVER, format_cpu_list
+from .placement import format_cpu_list
 
 # Read here and only here (procs.start_ready); server/src/main.rs prints it.
 LISTENING = re.compile(r"hft-server listening on (http://\d+\.\d+\.\d+\.\d+:\d+)")
-
-
-def add_server_arguments(parser: argparse.ArgumentParser) -> None:
-    """--server-flag and --server-cpus, the same in every subcommand that starts the server."""
-    parser.add_argument(
-        "--server-flag", action="append", default=[], help="extra hft-server flag (repeatable)"
-    )
-    parser.add_argument(
-        "--server-cpus",
-        metavar="LIST",
-        help=f"pin the server's worker threads, one per CPU (e.g. 2-5; default ${ENV_SERVER})",
-    )
 
 
 class ServerError(RuntimeError):
