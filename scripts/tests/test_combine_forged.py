@@ -25,6 +25,7 @@ from combine_world import (
     record,
     verdict,
 )
+from hftbench.judge.rounds import AB_ROUNDS
 
 pytestmark = needs_binaries
 CHECK_FAILED = 3  # combine.CHECK_FAILED: the verdict stands, the pool's check cannot pass
@@ -100,7 +101,8 @@ def test_looks_1000_is_refused(world, tmp_path, capsys):
     legs = copy_legs(world["aa"], tmp_path / "legs")
     _edit(legs, "b", looks=1000)
     code, doc, err = _aa(world, tmp_path, capsys)
-    why = "leg b: verdict.json looks: 1000, the pool's rounds (pool.yaml `rounds`: 8 to 8 by 8) give 1"
+    step = AB_ROUNDS.step  # pool.yaml gives repeats and max_repeats; the step is ab's
+    why = f"leg b: verdict.json looks: 1000, the pool's rounds (pool.yaml `rounds`: 8 to 8 by {step}) give 1"
     assert code == CHECK_FAILED and why in err
     assert {r["name"]: r["state"] for r in doc["pool"]["runners"]} == {"a": "complete", "b": "refused"}
     assert any(why in w for w in doc["pool"]["check"]["why"])
