@@ -323,9 +323,12 @@ def _cpu(res: MetricResult, b: list[Repeat], h: list[Repeat], gates: Gates, rng,
 def _tested(res: MetricResult, t: designs.Tested, gates: Gates) -> tuple[float, float, designs.Tested]:
     """The row's p and interval; the noise for the MDE, and the test itself (a pool's combine
     adds the runners' tests up: strata.py). A round-level t (t.df > 0) gives Student's
-    interval about its estimate and its standard error as the noise."""
+    interval about its estimate and its standard error as the noise; its estimate is the
+    rounds' geometric mean ratio, shown with each side's geometric mean (clustered.py)."""
     res.p_value = t.p_value
     if t.df > 0:
+        if t.shown is not None:
+            (res.base_value, res.head_value), res.ratio = t.shown, float(np.exp(t.observed))
         res.ci = clustered.t_interval(t.observed, t.se, t.df, gates.confidence)
         return t.se, t.smallest_p, t
     res.ci = stats.ratio_interval(t.replicates, gates.confidence, t.n)

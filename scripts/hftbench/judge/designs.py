@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import histograms
 from ..series import Repeat
-from . import clustered, paired, stats
+from . import clustered, stats
 
 UNPAIRED, PAIRED_ROUNDS, DUET = "unpaired", "paired-rounds", "duet"
 DESIGNS = (UNPAIRED, PAIRED_ROUNDS, DUET)
@@ -93,25 +93,31 @@ class Tested:
     # freedom; the interval is Student's, not the replicates' percentiles. df 0: not a t.
     se: float = float("nan")
     df: int = 0
+    # A round-level t: (base, head) geometric means over the rounds, the values shown beside
+    # its estimate exp(observed) (their ratio); None for the tests over runs.
+    shown: tuple[float, float] | None = None
 
 
-def round_test(log_ratios: np.ndarray, observed: float, *, n: int, rng: np.random.Generator) -> Tested:
-    """Student's t over the rounds' log ratios, centred on `observed` (the pooled estimate);
-    replicates and null are t draws, so a pool's combine can add it to other runners'."""
+def round_test(base: np.ndarray, head: np.ndarray, *, n: int, rng: np.random.Generator) -> Tested:
+    """Student's t over the rounds' log ratios of one value per round and side (a quantile,
+    CPU per order), centred on their mean (clustered.py); replicates and null are t draws,
+    so a pool's combine can add it to other runners'. `shown`: each side's geometric mean
+    over the rounds, whose ratio is the estimate."""
+    log_ratios = clustered.round_value_log_ratios(base, head)
+    observed = clustered.mean_log_ratio(log_ratios)
     se, df = clustered.standard_error(log_ratios)
     p = clustered.t_p_value(observed, se, df)
     reps = np.exp(observed + clustered.t_draws(se, df, n, rng))
     null = clustered.t_draws(se, df, n, rng)
     rounds = int(np.count_nonzero(np.isfinite(log_ratios)))
-    return Tested(p, 0.0, reps, rounds, observed, null, se, df)
+    shown = clustered.geometric_means(base, head)
+    return Tested(p, 0.0, reps, rounds, observed, null, se, df, shown)
 
 
 def quantile_test(u: Units, q: float, *, n_perm: int, n_boot: int, rng: np.random.Generator) -> Tested:
     g = u.grid
     if u.pairs:
-        return round_test(
-            clustered.round_quantile_log_ratios(g, q), paired.log_ratio(g, q), n=n_boot, rng=rng
-        )
+        return round_test(*clustered.round_quantiles(g, q), n=n_boot, rng=rng)
     perm = stats.permutation_quantile_test(g, q, n_perm=n_perm, rng=rng)
     reps = stats.bootstrap_ratio_replicates(g, q, n_boot=n_boot, rng=rng)
     n = min(len(g.base), len(g.head))
@@ -129,16 +135,15 @@ def mean_test(
 def value_test(
     design: str, base: Sequence[Repeat], head: Sequence[Repeat], of, *, n_perm: int, n_boot: int, rng
 ) -> Tested:
-    """One scalar per run (`of(repeat)`: throughput, CPU per order): the ratio of the sides'
-    means, tested over runs (unpaired) or over rounds (paired designs: clustered.py)."""
+    """One scalar per run (`of(repeat)`: throughput, CPU per order): tested over runs
+    (unpaired: the ratio of the sides' means) or over rounds (paired designs: the rounds'
+    geometric mean ratio, clustered.py)."""
     if design != UNPAIRED:
         matched = [(x, y) for x, y in pairs(base, head) if of(x) is not None and of(y) is not None]
         if matched:
             b = np.array([of(x) for x, _ in matched], dtype=float)
             h = np.array([of(y) for _, y in matched], dtype=float)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                observed = float(np.log(h.mean() / b.mean()))
-            return round_test(clustered.round_value_log_ratios(b, h), observed, n=n_boot, rng=rng)
+            return round_test(b, h, n=n_boot, rng=rng)
     b = [of(x) for x in base if of(x) is not None]
     h = [of(y) for y in head if of(y) is not None]
     perm = stats.permutation_mean_test(b, h, n_perm=n_perm, rng=rng)

@@ -1,0 +1,89 @@
+"""What an A/A pool of duet rounds says about the gate's interval (issue 35), offline.
+
+For each series of `hftbench calibrate`'s A/A rounds (<POOL>/aa/base, <POOL>/aa/head): each
+quantile's level (the median over rounds of base's round value), the spread of the rounds'
+log ratios, and over random draws of K rounds how often Student's interval at the gate's
+per-look level held 1 when centred on the ratio of the pooled rounds (the estimate before
+2026-11-28) and on the mean of the rounds' log ratios (clustered.py's since). CPU per order
+the same, with the ratio of the sides' means as the pooled estimate.
+
+    .venv/bin/python scripts/experiments/aa-pool.py POOL [POOL ...] [--k 12] [--draws 4000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+from scipy import stats as sps
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from hftbench.histograms import Grid  # noqa: E402
+from hftbench.judge import calibration_draws, clustered, designs  # noqa: E402
+from hftbench.judge.rounds import AB_ROUNDS  # noqa: E402
+from hftbench.judge.sides import side_from_runs  # noqa: E402
+
+QUANTILES = (0.5, 0.95, 0.99)
+CONFIDENCE = 1 - 0.05 / AB_ROUNDS.looks  # gates.yaml's alpha 0.05 over ab's looks
+
+
+def coverage(base: np.ndarray, head: np.ndarray, pooled, k: int, draws: int) -> tuple[float, float]:
+    """(share of draws whose interval about the pooled estimate held 1, ... about the mean)."""
+    y = np.log(head / base)
+    rng = np.random.default_rng(1)
+    half_t = sps.t.ppf(0.5 + CONFIDENCE / 2, k - 1)
+    about_pooled = about_mean = 0
+    for _ in range(draws):
+        idx = rng.choice(len(y), size=k, replace=False)
+        half = half_t * y[idx].std(ddof=1) / np.sqrt(k)
+        about_pooled += abs(pooled(idx)) <= half
+        about_mean += abs(y[idx].mean()) <= half
+    return about_pooled / draws, about_mean / draws
+
+
+def report(pool: Path, k: int, draws: int) -> None:
+    rounds = calibration_draws.load_pools(pool)["aa"]
+    print(f"== {pool}: {len(rounds)} A/A rounds, draws of {k}, interval {CONFIDENCE:.2%}")
+    base = side_from_runs("base", [b for b, _ in rounds])
+    head = side_from_runs("head", [h for _, h in rounds])
+    for key in base.series:
+        g = designs.units(designs.DUET, base.series[key], head.series[key]).grid
+        for q in QUANTILES:
+            qb, qh = clustered.round_quantiles(g, q)
+
+            def pooled(idx, q=q, g=g):
+                return _pooled_log_ratio(Grid(g.values_ns, g.base[idx], g.head[idx]), q)
+
+            cp, cm = coverage(qb, qh, pooled, k, draws)
+            sd = np.log(qh / qb).std(ddof=1)
+            print(f"{key[0]:>11} P{q * 100:g}: level {np.median(qb) / 1e3:9.1f} us, round sd {sd:6.2%}, "
+                  f"covered about the pooled ratio {cp:6.1%}, about the mean {cm:6.1%}")  # fmt: skip
+        pairs = designs.pairs(base.series[key], head.series[key])
+        cb = np.array([b.cpu_us_per_order for b, _ in pairs], dtype=float)
+        ch = np.array([h.cpu_us_per_order for _, h in pairs], dtype=float)
+        cp, cm = coverage(cb, ch, lambda idx, b=cb, h=ch: np.log(h[idx].mean() / b[idx].mean()), k, draws)
+        print(f"{key[0]:>11} CPU per order: round sd {np.log(ch / cb).std(ddof=1):6.2%}, "
+              f"covered about the pooled ratio {cp:6.1%}, about the mean {cm:6.1%}")  # fmt: skip
+
+
+def _pooled_log_ratio(g: Grid, q: float) -> float:
+    """log(q of head's pooled rounds / q of base's pooled rounds)."""
+    whole = Grid(g.values_ns, g.base.sum(axis=0, keepdims=True), g.head.sum(axis=0, keepdims=True))
+    qb, qh = clustered.round_quantiles(whole, q)
+    return float(np.log(qh[0] / qb[0]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("pools", nargs="+", type=Path)
+    ap.add_argument("--k", type=int, default=AB_ROUNDS.repeats)
+    ap.add_argument("--draws", type=int, default=4000)
+    args = ap.parse_args()
+    for pool in args.pools:
+        report(pool, args.k, args.draws)
+
+
+if __name__ == "__main__":
+    main()
