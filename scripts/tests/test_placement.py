@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from hftbench.commands.check_runner import placement_warnings
 from hftbench.errors import UsageError
+from hftbench.measure import placement as placement_module
 from hftbench.measure.fingerprint import runner_id, stable_fields
 from hftbench.measure.placement import (
     ENV_CLIENT,
+    ENV_CLIENT_NICE,
     ENV_CLIENT_RT,
     ENV_SERVER,
     UNPINNED,
     Placement,
+    client_nice,
     client_rt_priority,
     format_cpu_list,
+    may_lower_nice,
     online_cpus,
     parse_cpu_list,
     resolve,
@@ -69,7 +75,7 @@ def test_only_the_per_thread_pinning_clients_get_cpus():
 def test_the_gate_places_a_tuned_runners_client_on_its_own_cpu_busy_polling():
     tuned = Placement((2, 3, 4), (8, 9)).colocated()
     assert (tuned.server, tuned.clients, tuned.busy_poll) == ((4,), (8,), True)
-    assert tuned.client_flags("hft") == ["--cpus", "8", "--busy-poll", "--rt-priority", "1"]
+    assert tuned.client_flags("hft") == ["--cpus", "8", "--busy-poll"]
     # a duet's two servers on CPUs of their own, by slot (which build takes a slot is drawn)
     assert (tuned.server_of_slot("a"), tuned.server_of_slot("b")) == ((4,), (3,))
     assert tuned.describe()["second_server_cpus"] == "3"
@@ -81,7 +87,7 @@ def test_an_unpinned_gate_keeps_the_client_off_the_servers_cpu(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     shared = Placement().colocated()  # a 2-CPU VM: the servers on the last CPU, the client on the first
     assert (shared.server, shared.clients, shared.busy_poll) == ((1,), (0,), True)
-    assert shared.client_flags("hft") == ["--cpus", "0", "--busy-poll", "--rt-priority", "1"]
+    assert shared.client_flags("hft") == ["--cpus", "0", "--busy-poll"]  # no SCHED_FIFO unless asked
     servers_pinned = Placement((3,), ()).colocated()
     assert (servers_pinned.server, servers_pinned.clients) == ((3,), (0,))
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {5})
@@ -90,16 +96,45 @@ def test_an_unpinned_gate_keeps_the_client_off_the_servers_cpu(monkeypatch):
     assert alone.client_flags("hft") == ["--cpus", "5"]  # sharing the servers' CPU: no priority over them
 
 
-def test_the_busy_polling_clients_real_time_priority_is_the_runners_to_turn_off(monkeypatch):
-    assert client_rt_priority({}) == 1
+def test_the_busy_polling_clients_real_time_priority_is_a_runners_choice(monkeypatch):
+    assert client_rt_priority({}) == 0  # FIFO starves its CPU's normal tasks, then stops 50 ms
     assert client_rt_priority({ENV_CLIENT_RT: "0"}) == 0
     assert client_rt_priority({ENV_CLIENT_RT: " 20 "}) == 20
     for bad in ("-1", "100", "high"):
         with pytest.raises(UsageError, match=f"{ENV_CLIENT_RT}=.*pass 0"):
             client_rt_priority({ENV_CLIENT_RT: bad})
-    monkeypatch.setenv(ENV_CLIENT_RT, "0")
+    monkeypatch.setenv(ENV_CLIENT_RT, "1")
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
-    assert Placement().colocated().client_flags("hft") == ["--cpus", "0", "--busy-poll"]
+    assert Placement().colocated().client_flags("hft") == ["--cpus", "0", "--busy-poll", "--rt-priority", "1"]
+
+
+def test_the_busy_polling_client_runs_at_nice_minus_20_unless_the_runner_says_or_the_kernel_refuses(
+    monkeypatch, capsys
+):
+    monkeypatch.setattr(placement_module, "may_lower_nice", lambda: True)
+    assert client_nice({}) == -20
+    assert client_nice({ENV_CLIENT_NICE: "0"}) == 0
+    assert client_nice({ENV_CLIENT_NICE: " -5 "}) == -5
+    for bad in ("5", "-21", "high"):
+        with pytest.raises(UsageError, match=f"{ENV_CLIENT_NICE}=.*-20"):
+            client_nice({ENV_CLIENT_NICE: bad})
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.delenv(ENV_CLIENT_NICE, raising=False)
+    assert Placement().colocated().nice == -20
+    assert Placement((5,), (5,)).colocated().nice == 0  # sharing the servers' CPU: no priority over them
+    monkeypatch.setattr(placement_module, "may_lower_nice", lambda: False)
+    assert client_nice({}) == 0
+    assert "needs root or CAP_SYS_NICE" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not may_lower_nice(), reason="lowering a nice needs root or CAP_SYS_NICE")
+def test_the_confined_client_process_gets_its_cpu_and_its_nice():
+    cpu = min(os.sched_getaffinity(0))
+    where = Placement((cpu,), (cpu,), nice=-7)
+    probe = "import os; print(sorted(os.sched_getaffinity(0)), os.getpriority(os.PRIO_PROCESS, 0))"
+    out = subprocess.run([sys.executable, "-c", probe], preexec_fn=where.confine_client(), check=True,
+                         capture_output=True, text=True).stdout.split()  # fmt: skip
+    assert out == [f"[{cpu}]", "-7"]
 
 
 def test_pinned_runs_get_their_own_runner_id_and_unpinned_ones_keep_theirs():

@@ -13,6 +13,7 @@ Unset, nothing is pinned and the scheduler places everything.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -26,14 +27,20 @@ from ..errors import UsageError
 
 ENV_SERVER = "HFTBENCH_SERVER_CPUS"
 ENV_CLIENT = "HFTBENCH_CLIENT_CPUS"
-# A busy-polling client-hft on a CPU of its own runs SCHED_FIFO at this priority (its
-# `--rt-priority`), so that a neighbour on that CPU (a CI machine's other job) cannot take it
-# off its sockets for whole scheduler slices: with a busy loop on the client's CPU and no
-# priority, a duet's load P50 could not settle in 270 s (docs/measurements.md, 2026-11-28).
-# 0 turns it off. Where the kernel refuses (no root, no CAP_SYS_NICE) client-hft runs as it
-# would have and its tuning record says so (results.json `extra.tuning.rt_priority`).
+# A busy-polling client-hft on a CPU of its own runs at nice -20 (ENV_CLIENT_NICE), so that
+# a neighbour on that CPU (a CI machine's other job) gets about 1 % of it in short slices
+# instead of half of it: with a busy loop on the client's CPU and no priority, a duet's load
+# P50 could not settle in 270 s. Not SCHED_FIFO (ENV_CLIENT_RT, now 0 unless a runner asks):
+# a FIFO thread that never sleeps starves every normal task on its CPU until the kernel's
+# fair server (RT throttling before 6.12) gives them 50 ms of each second at once, and the
+# open-loop client then keeps no schedule for those 50 ms: the load series' P99 read 28-42 ms
+# against 0.7 ms, and it measured the kernel's budget, not the server (docs/measurements.md,
+# 2026-11-28). Where the kernel refuses (no root, no CAP_SYS_NICE) the client runs at its
+# nice and colocated() says so once.
+ENV_CLIENT_NICE = "HFTBENCH_CLIENT_NICE"
+CLIENT_NICE = -20
 ENV_CLIENT_RT = "HFTBENCH_CLIENT_RT_PRIORITY"
-CLIENT_RT_PRIORITY = 1  # the lowest FIFO priority: above every normal process, below the kernel's
+CLIENT_RT_PRIORITY = 0  # SCHED_FIFO only for a runner whose client CPUs run nothing else (isolcpus)
 ONLINE = Path("/sys/devices/system/cpu/online")
 
 
@@ -94,6 +101,8 @@ class Placement:
     second_server: tuple[int, ...] = ()
     # client-hft's SCHED_FIFO priority while it busy-polls on a CPU of its own (0: none)
     rt_priority: int = 0
+    # the client's nice while it busy-polls on a CPU of its own (0: as hftbench's)
+    nice: int = 0
 
     def server_of_slot(self, slot: str) -> tuple[int, ...]:
         """The CPUs of a duet's server in slot "a" or "b" (the build in each is drawn per round)."""
@@ -113,8 +122,15 @@ class Placement:
         """A preexec_fn that confines the client process to the client CPUs (None: unpinned)."""
         if not self.clients:
             return None
-        cpus = set(self.clients)
-        return lambda: os.sched_setaffinity(0, cpus)
+        cpus, nice = set(self.clients), self.nice
+
+        def confine() -> None:
+            os.sched_setaffinity(0, cpus)
+            if nice:
+                with contextlib.suppress(OSError):  # refused: colocated() has said so
+                    os.setpriority(os.PRIO_PROCESS, 0, nice)
+
+        return confine
 
     def check(self) -> None:
         """UsageError when no process may run on the client CPUs (a cgroup cpuset can forbid
@@ -161,20 +177,20 @@ class Placement:
         and its latency ratio can read "faster" (issue 35); on CPUs of their own they cannot
         take time from each other. Which build takes which is still drawn per round.
 
-        The busy-polling client runs SCHED_FIFO (client_rt_priority()): its CPU is its own
-        by design, and on a shared machine a neighbour must not take it off its sockets."""
-        rt = client_rt_priority()
+        The busy-polling client runs at nice -20 (client_nice(); SCHED_FIFO where a runner asks
+        for it: client_rt_priority()): its CPU is its own by design, and on a shared machine a
+        neighbour must not take it off its sockets."""
+        rt, nice = client_rt_priority(), client_nice()
         if self.server and self.clients and self.clients[0] not in self.server:
             second = (self.server[-2],) if len(self.server) > 1 else ()
-            return Placement(
-                (self.server[-1],), (self.clients[0],), busy_poll=True, second_server=second, rt_priority=rt
-            )
+            return Placement((self.server[-1],), (self.clients[0],), busy_poll=True, second_server=second,
+                             rt_priority=rt, nice=nice)  # fmt: skip
         allowed = sorted(self.server or os.sched_getaffinity(0))
         server = allowed[-1]
         others = [c for c in sorted(self.clients or os.sched_getaffinity(0)) if c != server]
         if not others:
             return Placement((server,), (server,))
-        return Placement((server,), (others[0],), busy_poll=True, rt_priority=rt)
+        return Placement((server,), (others[0],), busy_poll=True, rt_priority=rt, nice=nice)
 
 
 UNPINNED = Placement()
@@ -189,6 +205,40 @@ def client_rt_priority(env: Mapping[str, str] = os.environ) -> int:
     if not text.isdigit() or int(text) > 99:
         raise UsageError(f"{ENV_CLIENT_RT}={text!r}: pass 0 (no real-time priority) or 1..99")
     return int(text)
+
+
+def client_nice(env: Mapping[str, str] = os.environ) -> int:
+    """The busy-polling client's nice: $HFTBENCH_CLIENT_NICE (-20..0; 0 = none), else
+    CLIENT_NICE, or 0 with a note on stderr when this process may not lower a nice (the
+    client would be refused as well); UsageError naming the variable when it is not one."""
+    text = env.get(ENV_CLIENT_NICE, "").strip()
+    if not text:
+        nice = CLIENT_NICE
+    elif text.lstrip("-").isdigit() and -20 <= int(text) <= 0:
+        nice = int(text)
+    else:
+        raise UsageError(f"{ENV_CLIENT_NICE}={text!r}: pass a nice from -20 (the highest priority) to 0")
+    if nice and not may_lower_nice():
+        print(
+            f"placement: the client keeps hftbench's nice: lowering it to {nice} needs root or "
+            f"CAP_SYS_NICE (a neighbour on the client's CPU will take it off its sockets)",
+            file=sys.stderr,
+        )
+        return 0
+    return nice
+
+
+def may_lower_nice() -> bool:
+    """Whether this process may lower a nice below its own (root, CAP_SYS_NICE or RLIMIT_NICE)."""
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    if own <= -20:
+        return True
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, own - 1)
+    except OSError:
+        return False
+    os.setpriority(os.PRIO_PROCESS, 0, own)  # raising a nice again is always allowed
+    return True
 
 
 def resolve(
