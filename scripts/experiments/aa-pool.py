@@ -5,7 +5,9 @@ quantile's level (the median over rounds of base's round value), the spread of t
 log ratios, and over random draws of K rounds how often Student's interval at the gate's
 per-look level held 1 when centred on the ratio of the pooled rounds (the estimate before
 2026-11-28) and on the mean of the rounds' log ratios (clustered.py's since). CPU per order
-the same, with the ratio of the sides' means as the pooled estimate.
+the same, with the ratio of the sides' means as the pooled estimate. For each open-loop
+series, the client's own records (median over the rounds and sides): the reply's P99 from
+the actual send and from the intended send, and the largest latency.
 
     .venv/bin/python scripts/experiments/aa-pool.py POOL [POOL ...] [--k 12] [--draws 4000]
 """
@@ -13,6 +15,7 @@ the same, with the ratio of the sides' means as the pooled estimate.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -68,6 +71,22 @@ def report(pool: Path, k: int, draws: int) -> None:
               f"covered about the pooled ratio {cp:6.1%}, about the mean {cm:6.1%}")  # fmt: skip
 
 
+def client_records(pool: Path) -> None:
+    """The open-loop series' client records: P99 from the actual and the intended send, max."""
+    by_series: dict[str, list[dict]] = {}
+    for f in sorted(pool.glob("aa/*/run_*/*/*.json")):
+        record = json.loads(f.read_text())
+        if record.get("mode") == "open" and "uncorrected_latency_us" in record:
+            by_series.setdefault(f"{record['scenario']}/{record['client']}", []).append(record)
+    for series, records in by_series.items():
+        actual = np.median([r["uncorrected_latency_us"]["p99"] for r in records])
+        intended = np.median([r["latency_us"]["p99"] for r in records])
+        most = [r["latency_us"]["max"] for r in records]
+        print(f"{series:>15} client records ({len(records)}): P99 from the actual send {actual:,.0f} us, "
+              f"from the intended send {intended:,.0f} us; max median {np.median(most):,.0f} us "
+              f"({min(most):,.0f}-{max(most):,.0f})")  # fmt: skip
+
+
 def _pooled_log_ratio(g: Grid, q: float) -> float:
     """log(q of head's pooled rounds / q of base's pooled rounds)."""
     whole = Grid(g.values_ns, g.base.sum(axis=0, keepdims=True), g.head.sum(axis=0, keepdims=True))
@@ -83,6 +102,7 @@ def main() -> None:
     args = ap.parse_args()
     for pool in args.pools:
         report(pool, args.k, args.draws)
+        client_records(pool)
 
 
 if __name__ == "__main__":
