@@ -29,6 +29,7 @@ The top:
 - `samples.py`     which percentiles a sample count supports (pure)
 - `schema.py`      validate a client result against `bench-config/schema/result.schema.json`
 - `series.py`      a scenario × client over its repeats: pooled quantiles, Σ ok / Σ duration throughput
+- `verdict.py`     verdict.json as one type (Verdict; its rows MetricResult, DriftResult): to_json, from_json
 - `verdicts.py`    the gate's answers (REGRESSION, NO_CHANGE, ...), plain constants
 - `yamlfile.py`     bench-config's YAML read: a missing file or bad syntax names file:line and the fix
 """

@@ -26,9 +26,10 @@ from combine_world import (
 from combine_world import combine as _combine
 from hftbench import cli, pool
 from hftbench.errors import UsageError
-from hftbench.judge import family, pooled
+from hftbench.judge import pooled
 from hftbench.judge.sides import Side
 from hftbench.publish import verdict_pool
+from hftbench.verdict import MetricResult
 from hftbench.verdicts import NO_CHANGE, REGRESSION
 
 
@@ -209,12 +210,12 @@ def test_each_series_is_judged_by_the_runners_whose_calibration_guards_it(pools,
     )
 
 
-def _row(metric: str, ratio: float, verdict: str, *, gated: bool = True) -> family.MetricResult:
-    return family.MetricResult("latency-1c", "hft", metric, gated, 8, 8, 20000, threshold=1.10,
+def _row(metric: str, ratio: float, verdict: str, *, gated: bool = True) -> MetricResult:
+    return MetricResult("latency-1c", "hft", metric, gated, 8, 8, 20000, threshold=1.10,
                                 verdict=verdict, ratio=ratio, ci=(ratio - 0.02, ratio + 0.02))  # fmt: skip
 
 
-def _own_leg(name: str, state: str, rows: list[family.MetricResult]) -> pooled.Leg:
+def _own_leg(name: str, state: str, rows: list[MetricResult]) -> pooled.Leg:
     """A leg whose own verdict.json holds `rows`; measured (its sides are not read here)."""
     doc = {"results": [dataclasses.asdict(r) for r in rows]}
     return pooled.Leg(name, state, None, doc, base=Side("base"), head=Side("head"))

@@ -8,13 +8,13 @@ publish, store or commands.
 - `changepoints.py`   E-divisive means with a permutation test (pure)
 - `clustered.py`      the paired designs' inference: each round's log ratio, Student's t over rounds (pure)
 - `creep.py`          main's pushes chained back to a fixed reference: small slowdowns added up
-- `compare.py`        every series × metric tested, one verdict (Comparison)
+- `compare.py`        every series × metric tested, one verdict (Comparison -> verdict.Verdict)
 - `hidden.py`         what a design hides: the price of duet, what of each injected kind survives it
 - `gates.py`          bench-config/gates.yaml: gated metrics, thresholds, sample rules
 - `sides.py`          one side of a comparison: its runs as series (run folders or a store's entries)
 - `designs.py`        how base and head were measured (unpaired runs, paired rounds, duet) and each one's test
 - `drift.py`          a soak's drift: last tenth against first tenth (pure)
-- `family.py`         a comparison's tests as one family: each row (MetricResult), Holm, the MDE, the verdict
+- `family.py`         a comparison's tests as one family: each row (verdict.MetricResult), Holm, the MDE, the verdict
 - `legcheck.py`       a pool leg's artifact checked against what the base knows (combine trusts no leg)
 - `paired.py`         why pairs; the pooled log ratio; sign-flip test and bootstrap over blocks (pure)
 - `pooled.py`         a pool's legs as one test: each runner a stratum (strata.py), one family

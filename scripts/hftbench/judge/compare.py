@@ -10,21 +10,19 @@ Why these statistics: stats.py.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from .. import paths
 from ..series import Repeat, Series
+from ..verdict import ABSENT, Design, DriftResult, Flag, MetricResult, SideRefs, Unguarded, Verdict
 from ..verdicts import FASTER, IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION, SLOWER
 from . import clustered, designs, drift, family, stats
-from .family import MetricResult
 from .gates import Gates, MetricGate
 from .sides import SeriesKey, Side
 from .verdict_rules import RegressionCheck
-
-VERDICT_SCHEMA_VERSION = 1
 
 
 @dataclass
@@ -34,7 +32,7 @@ class Comparison:
     gates: Gates
     results: list[MetricResult]
     # A soak's drift in head (drift.py): last tenth against first; gated like a metric.
-    drift: list[drift.DriftResult] = field(default_factory=list)
+    drift: list[DriftResult] = field(default_factory=list)
     design: str = designs.UNPAIRED  # how base and head were measured: the units of the tests
 
     @property
@@ -85,55 +83,47 @@ class Comparison:
     def needs_more_repeats(self) -> bool:
         return any(r.gated and r.verdict == INCONCLUSIVE for r in self.results)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema_version": VERDICT_SCHEMA_VERSION,
-            "status": self.status,
-            "exit_code": self.exit_code,
-            "gates": paths.shown(self.gates.source),
-            "confidence": self.gates.confidence,
-            "looks": self.gates.looks,
-            "design": {"name": self.design, "units": designs.DESCRIBE[self.design]},
-            "calibration": self.gates.calibration,
-            **({"survival": self.gates.survival} if self.gates.survival else {}),
-            "guarded": sorted({f"{r.series} {r.metric}" for r in self.results if r.gated}),
-            "unguarded": [
-                {"series": r.series, "metric": r.metric, "why": r.why_not_gated}
+    def verdict(self) -> Verdict:
+        """verdict.json of this comparison (a command adds its sections: verdict.py)."""
+        return Verdict(
+            status=self.status,
+            exit_code=self.exit_code,
+            gates=paths.shown(self.gates.source),
+            confidence=self.gates.confidence,
+            looks=self.gates.looks,
+            design=Design(self.design, designs.DESCRIBE[self.design]),
+            calibration=self.gates.calibration,
+            survival=self.gates.survival or ABSENT,
+            guarded=sorted({f"{r.series} {r.metric}" for r in self.results if r.gated}),
+            unguarded=[
+                Unguarded(r.series, r.metric, r.why_not_gated)
                 for r in self.results
                 if not r.gated and self.gates.metric(r.metric).gated and r.why_not_gated
             ],
-            "suite": self.head.meta.get("suite") or self.base.meta.get("suite"),
-            "base": {"runs": len(self.base.runs), "run_ids": self.base.runs, **_plain_meta(self.base.meta)},
-            "head": {"runs": len(self.head.runs), "run_ids": self.head.runs, **_plain_meta(self.head.meta)},
-            "flags": [
-                {
-                    "scenario": r.scenario,
-                    "client": r.client,
-                    "metric": r.metric,
-                    "ratio": r.ratio,
-                    "verdict": r.verdict,
-                }
+            suite=self.head.meta.get("suite") or self.base.meta.get("suite"),
+            base=_refs(self.base),
+            head=_refs(self.head),
+            flags=[
+                Flag(r.scenario, r.client, r.metric, r.ratio, r.verdict)
                 for r in self.results
                 if r.gated and r.verdict in (REGRESSION, IMPROVEMENT, SLOWER, FASTER)
             ]
             + [
-                {
-                    "scenario": r.scenario,
-                    "client": r.client,
-                    "metric": f"{r.metric}_drift",
-                    "ratio": r.ratio,
-                    "verdict": r.verdict,
-                }
+                Flag(r.scenario, r.client, f"{r.metric}_drift", r.ratio, r.verdict)
                 for r in self.drift
                 if r.gated and r.verdict == REGRESSION
             ],
-            "results": [asdict(r) for r in self.results],
-            "drift": [asdict(r) for r in self.drift],
-        }
+            results=list(self.results),
+            drift=list(self.drift),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return self.verdict().to_json()
 
 
-def _plain_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    return {k: meta.get(k) for k in ("commit", "branch", "runner")}
+def _refs(side: Side) -> SideRefs:
+    meta = side.meta
+    return SideRefs(len(side.runs), side.runs, meta.get("commit"), meta.get("branch"), meta.get("runner"))
 
 
 def compare_sides(base: Side, head: Side, gates: Gates, design: str = designs.UNPAIRED) -> Comparison:

@@ -36,7 +36,8 @@ from hdrh.log import HistogramLogReader
 from scipy import stats as sps
 
 from .. import histograms, metrics, samples
-from ..verdicts import INCONCLUSIVE, NOT_GATED
+from ..verdict import DriftResult
+from ..verdicts import INCONCLUSIVE
 from . import stats
 from .gates import MetricGate
 from .verdict_rules import classify, detectable_effect
@@ -137,35 +138,6 @@ def interval_rows(intervals: Sequence[Interval]) -> list[IntervalRow]:
             IntervalRow(i.start_s - t0, i.length_s, n, *(pct(m.percent) for m in metrics.SOAK_PERCENTILES))
         )
     return rows
-
-
-@dataclass
-class DriftResult:
-    """P99 of the last tenth against the first, one soak series (all its repeats pooled)."""
-
-    scenario: str
-    client: str
-    metric: str  # the gates.yaml metric tested: "p99_us"
-    gated: bool  # counts for the exit status
-    first_intervals: int  # intervals in the first tenth (the test's "base runs")
-    last_intervals: int
-    min_samples: int  # fewest samples in one of those intervals
-    threshold: float | None = None
-    verdict: str = NOT_GATED  # REGRESSION (drifted) | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | NOT_GATED
-    ratio: float | None = None  # last tenth / first tenth
-    ci: tuple[float, float] | None = None
-    p_value: float | None = None
-    p_adjusted: float | None = None  # Holm over the soak series of this comparison
-    first_value: float | None = None  # pooled P99 of the first tenth, us
-    last_value: float | None = None
-    mde: float | None = None
-    reason: str | None = None
-    rss_growth_mib_per_h: float | None = None  # Theil-Sen slope of the server's RSS (reported only)
-    rss_growth_ci: tuple[float, float] | None = None
-
-    @property
-    def series(self) -> str:
-        return f"{self.scenario}/{self.client}"
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The family of a comparison's tests: each series × metric's row (MetricResult), Holm within
+"""The family of a comparison's tests: each series × metric's row (verdict.py's MetricResult), Holm within
 each family, the minimum detectable effect at the family's first Holm level, then each
 metric's verdict (verdict_rules.classify).
 
@@ -8,45 +8,15 @@ The error rate is a correctness check, not a noisy measurement, so it is tested 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..verdict import MetricResult
 from ..verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION, settle_text
 from . import stats
 from .verdict_rules import classify, detectable_effect, rounds_to_settle
 
 if TYPE_CHECKING:
     from .gates import Gates, MetricGate
-
-
-@dataclass
-class MetricResult:
-    scenario: str
-    client: str
-    metric: str  # gates.yaml name: "p99_us", "throughput_rps", "errors"
-    gated: bool  # counts for the exit status (gates.yaml gated, enough samples, a gated scenario)
-    base_runs: int
-    head_runs: int
-    min_samples: int  # fewest samples in one run, both sides
-    threshold: float | None = None  # gates.yaml's smallest effect that matters, for the text
-    verdict: str = INCONCLUSIVE  # REGRESSION | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | NOT_GATED
-    ratio: float | None = None  # head / base (errors: head rate / base rate, None when base is 0)
-    ci: tuple[float, float] | None = None  # bootstrap interval of the ratio (None: not computed)
-    p_value: float | None = None  # permutation test over runs, two-sided, uncorrected
-    p_adjusted: float | None = None  # Holm over the family (gated or reported-only)
-    base_value: float | None = None  # pooled quantile (us), pooled throughput (series.py), mean error rate
-    head_value: float | None = None
-    reason: str | None = None  # why not gated / inconclusive, in words
-    # Why not gated, kept apart: an ungated row's verdict may put its own reason in `reason`.
-    why_not_gated: str | None = None
-    # Smallest worse factor this comparison would flag with 80 % power (1.06 = +6 %);
-    # None when not tested, inf when these runs cannot reach significance at all.
-    mde: float | None = None
-    settle_runs: int | None = None  # inconclusive: runs per side that would likely decide it
-
-    @property
-    def series(self) -> str:
-        return f"{self.scenario}/{self.client}"
 
 
 def correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple]) -> None:

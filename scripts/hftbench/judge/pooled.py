@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import metrics
 from ..errors import UsageError
+from ..verdict import MetricResult
 from ..verdicts import NOT_GATED, REGRESSION
 from . import compare, family, strata
 from .gates import Gates
@@ -94,7 +95,7 @@ def record_mdes(record: Any) -> dict[str, float]:
 @dataclass
 class _Entry:  # one runner's row of one series × metric
     leg: str
-    row: family.MetricResult
+    row: MetricResult
     test: Any  # designs.Tested, or None when the row was not tested
 
 
@@ -149,7 +150,7 @@ def compare_legs(
     return compare.Comparison(merged[0], merged[1], gates, out, [], used[0].design), seen, alone
 
 
-def own_regressions(legs: list[Leg], rows: list[family.MetricResult]) -> list[dict[str, Any]]:
+def own_regressions(legs: list[Leg], rows: list[MetricResult]) -> list[dict[str, Any]]:
     """A complete leg's own regression is not averaged away. Where a complete leg's own
     verdict (its `ab`'s test of a series × metric it gates: significant at the family level
     it used alone, and a point estimate at least the threshold) is a regression, the pool's
@@ -157,7 +158,7 @@ def own_regressions(legs: list[Leg], rows: list[family.MetricResult]) -> list[di
     its reason names the runner ("runner b alone: P99 +30.0%"). One record per runner and
     row, `decided` when the pooled test alone would not have said regression."""
     by_key = {(r.scenario, r.client, r.metric): r for r in rows if r.gated}
-    found: list[tuple[family.MetricResult, dict[str, Any]]] = []
+    found: list[tuple[MetricResult, dict[str, Any]]] = []
     for leg in legs:
         if leg.state != COMPLETE or not leg.measured:
             continue
@@ -189,13 +190,13 @@ def alone_text(a: dict[str, Any]) -> str:
 
 def _pooled(
     m, entries: list[_Entry], gates: Gates, calibrated: dict[str, dict[str, float]]
-) -> tuple[family.MetricResult, tuple | None, list[float], str]:
+) -> tuple[MetricResult, tuple | None, list[float], str]:
     """One series × metric over the runners: judged by the runners that gate it (all that
     tested it, when none does); the weights each runner got (0: not used) and where they came
     from (strata.CALIBRATED: each judge's calibrated MDE; strata.EQUAL)."""
     judges = [e for e in entries if e.row.gated] or [e for e in entries if e.test is not None] or entries
     first = entries[0].row
-    row = family.MetricResult(
+    row = MetricResult(
         scenario=first.scenario, client=first.client, metric=first.metric,
         gated=any(e.row.gated for e in entries),
         base_runs=sum(e.row.base_runs for e in judges), head_runs=sum(e.row.head_runs for e in judges),
@@ -238,7 +239,7 @@ def _pooled(
     return row, spread, weights, c.basis
 
 
-def _shown(row: family.MetricResult, entries: list[_Entry], weights) -> None:
+def _shown(row: MetricResult, entries: list[_Entry], weights) -> None:
     """The pool's shown values: the runners' values, averaged as the test weighs them."""
     row.base_value = strata.weighted_geomean([e.row.base_value for e in entries], weights)
     row.head_value = strata.weighted_geomean([e.row.head_value for e in entries], weights)

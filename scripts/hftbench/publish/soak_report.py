@@ -22,6 +22,7 @@ from ..measure.cell import server_samples_path
 from ..measure.proc_sampler import Sample, read_csv
 from ..metrics import fmt_us
 from ..results import Run
+from ..verdict import DriftResult
 from ..verdicts import IMPROVEMENT, NO_CHANGE, REGRESSION
 
 PERIODS = 10  # the table's rows: tenths, the drift test's unit of comparison
@@ -51,7 +52,7 @@ class SoakAnalysis:
     hlog: Path
     intervals: list[drift.Interval]
     samples: list[Sample] = field(default_factory=list)  # the server's, from its CSV
-    result: drift.DriftResult | None = None
+    result: DriftResult | None = None
     growth: drift.Growth | None = None
 
     @property
@@ -155,7 +156,7 @@ def _opt(x: float | None, fmt: str) -> str:
     return "–" if x is None else format(x, fmt)
 
 
-def _verdict_line(r: drift.DriftResult) -> str:
+def _verdict_line(r: DriftResult) -> str:
     icon = {
         REGRESSION: "❌ drifted",
         NO_CHANGE: "✅ no drift",

@@ -1,0 +1,248 @@
+"""verdict.json as one type: `Verdict`, built by the judge (judge/compare.py
+`Comparison.verdict`), completed by the command that measured it (ab: refs and how it
+measured; combine: the pool; bisect: the culprit), written by `to_json`, read back by
+`from_json` (the texts, the issue sync, the history store; old files too). Its rows are the
+judge's own: `MetricResult` (one series × metric) and `DriftResult` (a soak's drift).
+
+The file's shape is a contract (ARCHITECTURE.md, docs/history-store.md; the dashboard's build
+reads it): `to_json` writes exactly the keys and order verdict.json always had, and a key a
+verdict may lack is `ABSENT` here, never written as null. Plain Python: the texts and the
+issue sync import it on a bare hosted runner, without numpy or scipy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from .verdicts import INCONCLUSIVE, NOT_GATED
+
+SCHEMA_VERSION = 1
+
+
+class _Absent:
+    """A key this verdict does not have (unlike None: a key written as null)."""
+
+    _one: _Absent | None = None
+
+    def __new__(cls) -> _Absent:
+        if cls._one is None:
+            cls._one = super().__new__(cls)
+        return cls._one
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+
+
+@dataclass
+class MetricResult:
+    """One series × metric of a comparison: the judge's row (judge/family.py fills it)."""
+
+    scenario: str
+    client: str
+    metric: str  # gates.yaml name: "p99_us", "throughput_rps", "errors"
+    gated: bool  # counts for the exit status (gates.yaml gated, enough samples, a gated scenario)
+    base_runs: int
+    head_runs: int
+    min_samples: int  # fewest samples in one run, both sides
+    threshold: float | None = None  # gates.yaml's smallest effect that matters, for the text
+    verdict: str = INCONCLUSIVE  # REGRESSION | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | NOT_GATED
+    ratio: float | None = None  # head / base (errors: head rate / base rate, None when base is 0)
+    ci: tuple[float, float] | None = None  # bootstrap interval of the ratio (None: not computed)
+    p_value: float | None = None  # permutation test over runs, two-sided, uncorrected
+    p_adjusted: float | None = None  # Holm over the family (gated or reported-only)
+    base_value: float | None = None  # pooled quantile (us), pooled throughput (series.py), mean error rate
+    head_value: float | None = None
+    reason: str | None = None  # why not gated / inconclusive, in words
+    # Why not gated, kept apart: an ungated row's verdict may put its own reason in `reason`.
+    why_not_gated: str | None = None
+    # Smallest worse factor this comparison would flag with 80 % power (1.06 = +6 %);
+    # None when not tested, inf when these runs cannot reach significance at all.
+    mde: float | None = None
+    settle_runs: int | None = None  # inconclusive: runs per side that would likely decide it
+
+    @property
+    def series(self) -> str:
+        return f"{self.scenario}/{self.client}"
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> MetricResult:
+        return cls(**_known(cls, d, tuples=("ci",)))
+
+
+@dataclass
+class DriftResult:
+    """P99 of the last tenth against the first, one soak series (all its repeats pooled)."""
+
+    scenario: str
+    client: str
+    metric: str  # the gates.yaml metric tested: "p99_us"
+    gated: bool  # counts for the exit status
+    first_intervals: int  # intervals in the first tenth (the test's "base runs")
+    last_intervals: int
+    min_samples: int  # fewest samples in one of those intervals
+    threshold: float | None = None
+    verdict: str = NOT_GATED  # REGRESSION (drifted) | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | NOT_GATED
+    ratio: float | None = None  # last tenth / first tenth
+    ci: tuple[float, float] | None = None
+    p_value: float | None = None
+    p_adjusted: float | None = None  # Holm over the soak series of this comparison
+    first_value: float | None = None  # pooled P99 of the first tenth, us
+    last_value: float | None = None
+    mde: float | None = None
+    reason: str | None = None
+    rss_growth_mib_per_h: float | None = None  # Theil-Sen slope of the server's RSS (reported only)
+    rss_growth_ci: tuple[float, float] | None = None
+
+    @property
+    def series(self) -> str:
+        return f"{self.scenario}/{self.client}"
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> DriftResult:
+        return cls(**_known(cls, d, tuples=("ci", "rss_growth_ci")))
+
+
+@dataclass
+class Flag:
+    """A gated row whose verdict names a change (regression, improvement, slower, faster),
+    or a soak's drift that regressed (metric "<name>_drift")."""
+
+    scenario: str
+    client: str
+    metric: str
+    ratio: float | None
+    verdict: str
+
+
+@dataclass
+class Unguarded:
+    """A metric gates.yaml gates that this comparison could not judge, and why."""
+
+    series: str
+    metric: str
+    why: str
+
+
+@dataclass
+class Design:
+    name: str  # designs.py: "unpaired", "paired", "duet"
+    units: str  # what the tests resample, in words
+
+
+@dataclass
+class SideRefs:
+    """What was measured on one side: its runs and the commit they built."""
+
+    runs: int
+    run_ids: list[str]
+    commit: str | None = None
+    branch: str | None = None
+    runner: str | None = None  # the runner's fingerprint id
+    ref: str | None = ABSENT  # the name ab showed for it (ab, combine)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any] | None) -> SideRefs:
+        d = d or {}
+        return cls(**{"runs": len(d.get("run_ids") or []), "run_ids": [], **_known(cls, d)})
+
+
+@dataclass
+class Verdict:
+    """verdict.json. Fields in the file's order; the sections after `drift` are the
+    commands' (ABSENT where a command did not add them)."""
+
+    status: str  # verdicts.py: the worst answer over the gated rows
+    exit_code: int  # the process's: 1 on a regression (combine: 3 when the pool's check fails)
+    gates: str  # gates.yaml, as shown
+    confidence: float  # the rows' interval level, after the looks
+    looks: int  # verdicts taken on growing data (ab's sequential rounds)
+    design: Design
+    calibration: str | None  # the calibration record's path, or None
+    guarded: list[str]  # "series metric" of every gated row
+    unguarded: list[Unguarded]
+    suite: str | None
+    base: SideRefs
+    head: SideRefs
+    flags: list[Flag]
+    results: list[MetricResult]
+    drift: list[DriftResult] = field(default_factory=list)
+    # What each injected kind's effect this design shows (judge/hidden.py), when calibrated.
+    survival: dict[str, dict[str, float | None]] | None = ABSENT
+    schema_version: int = SCHEMA_VERSION
+    partial: bool = ABSENT  # interrupted (ab) or a leg missing (combine)
+    ab: dict[str, Any] = ABSENT  # how ab measured: rounds, design, seconds, flags, sandbox
+    profile: dict[str, Any] = ABSENT  # differential flame graph and top functions (profile.py)
+    harness_changes: list[str] = ABSENT  # harness files the head changes (scripts/ci/pr-bench)
+    bisect: dict[str, Any] = ABSENT  # the culprit or range (judge/bisect_steps.py)
+    pool: dict[str, Any] = ABSENT  # each runner's leg (commands/combine.py pool_doc)
+    # Keys this type does not know (a workflow step's, e.g. pr-bench's `pool_leg`): kept as read.
+    other: dict[str, Any] = field(default_factory=dict)
+
+    HEAD_KEYS = ("schema_version", "status", "exit_code", "gates", "confidence", "looks", "design",
+                 "calibration", "survival", "guarded", "unguarded", "suite", "base", "head", "flags",
+                 "results", "drift")  # fmt: skip
+    SECTION_KEYS = ("partial", "ab", "profile", "harness_changes", "bisect", "pool")
+
+    def gated_results(self) -> list[MetricResult]:
+        return [r for r in self.results if r.gated]
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {}
+        for key in (*self.HEAD_KEYS, *self.SECTION_KEYS):
+            value = getattr(self, key)
+            if value is ABSENT:
+                continue
+            if key in ("results", "drift"):
+                value = [asdict(r) for r in value]
+            elif key in ("design", "base", "head"):
+                value = {k: v for k, v in asdict(value).items() if v is not ABSENT}
+            elif key in ("unguarded", "flags"):
+                value = [asdict(x) for x in value]
+            doc[key] = value
+        doc.update(self.other)
+        return doc
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Verdict:
+        """A verdict.json as written by any version (a missing list reads as empty)."""
+        known = {*cls.HEAD_KEYS, *cls.SECTION_KEYS}
+        design = d.get("design") or {}
+        return cls(
+            schema_version=d.get("schema_version", SCHEMA_VERSION),
+            status=d["status"],
+            exit_code=d.get("exit_code", 0),
+            gates=d.get("gates"),
+            confidence=d.get("confidence", 0.95),
+            looks=d.get("looks", 1),
+            design=Design(design.get("name"), design.get("units")),
+            calibration=d.get("calibration"),
+            survival=d.get("survival", ABSENT),
+            guarded=list(d.get("guarded") or []),
+            unguarded=[Unguarded(**u) for u in d.get("unguarded") or []],
+            suite=d.get("suite"),
+            base=SideRefs.from_json(d.get("base")),
+            head=SideRefs.from_json(d.get("head")),
+            flags=[Flag(**_known(Flag, f)) for f in d.get("flags") or []],
+            results=[MetricResult.from_json(r) for r in d.get("results") or []],
+            drift=[DriftResult.from_json(r) for r in d.get("drift") or []],
+            **{k: d[k] for k in cls.SECTION_KEYS if k in d},
+            other={k: v for k, v in d.items() if k not in known},
+        )
+
+
+def _known(cls: type, d: dict[str, Any], tuples: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The keys of `d` that are fields of `cls` (a later version's extra key is dropped), with
+    the intervals JSON keeps as lists back as tuples."""
+    names = {f.name for f in fields(cls)}
+    out = {k: v for k, v in d.items() if k in names}
+    for k in tuples:
+        if out.get(k) is not None:
+            out[k] = tuple(out[k])
+    return out
