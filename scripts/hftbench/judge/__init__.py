@@ -14,7 +14,7 @@ publish, store or commands.
 - `sides.py`          one side of a comparison: its runs as series (run folders or a store's entries)
 - `designs.py`        how base and head were measured (unpaired runs, paired rounds, duet) and each one's test
 - `drift.py`          a soak's drift: last tenth against first tenth (pure)
-- `family.py`         a comparison's tests as one family: each row (verdict.MetricResult), Holm, the MDE, the verdict
+- `family.py`         the family of tests: each row (verdict.MetricResult), Holm, the MDE, the verdict
 - `legcheck.py`       a pool leg's artifact checked against what the base knows (combine trusts no leg)
 - `paired.py`         why pairs; the pooled log ratio; sign-flip test and bootstrap over blocks (pure)
 - `pooled.py`         a pool's legs as one test: each runner a stratum (strata.py), one family
