@@ -5,9 +5,11 @@ measured; combine: the pool; bisect: the culprit), written by `to_json`, read ba
 judge's own: `MetricResult` (one series × metric) and `DriftResult` (a soak's drift).
 
 The file's shape is a contract (ARCHITECTURE.md, docs/history-store.md; the dashboard's build
-reads it): `to_json` writes exactly the keys and order verdict.json always had, and a key a
-verdict may lack is `ABSENT` here, never written as null. Plain Python: the texts and the
-issue sync import it on a bare hosted runner, without numpy or scipy.
+reads it): `to_json` writes the keys and values verdict.json always had (compare's and ab's in
+their old order too; combine's sections now in this type's order), and a key a verdict may
+lack is `ABSENT` here, never written as null. A reader given verdict.json as parsed reads it
+through `as_verdict` once. Plain Python: the texts and the issue sync import it on a bare
+hosted runner, without numpy or scipy.
 """
 
 from __future__ import annotations
@@ -73,7 +75,8 @@ class MetricResult:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> MetricResult:
-        return cls(**_known(cls, d, tuples=("ci",)))
+        """A row as written (a row of an old file or a test may lack the counts: 0)."""
+        return cls(**{**_COUNTS, **_known(cls, d, tuples=("ci",))})
 
 
 @dataclass
@@ -106,7 +109,8 @@ class DriftResult:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> DriftResult:
-        return cls(**_known(cls, d, tuples=("ci", "rss_growth_ci")))
+        counts = {"gated": False, "first_intervals": 0, "last_intervals": 0, "min_samples": 0}
+        return cls(**{**counts, **_known(cls, d, tuples=("ci", "rss_growth_ci"))})
 
 
 @dataclass
@@ -154,6 +158,40 @@ class SideRefs:
 
 
 @dataclass
+class Sandbox:
+    """Where the head's code ran (measure/sandbox.py Policy)."""
+
+    head: str  # "bubblewrap" or "none"
+    note: str  # the sentence the verdict says about it
+
+
+@dataclass
+class AbSection:
+    """How ab measured (verdict.json's `ab`)."""
+
+    rounds_per_side: int | None = None  # counted rounds a side
+    design: str | None = None  # designs.py: "duet", "paired-rounds"
+    order: str | None = None  # in words: how base and head took turns
+    block_s: float = ABSENT  # duet only: one block of a round's .hlog (measure/duet.py)
+    measure_s: float | None = None  # seconds measuring, builds excluded
+    build_s: dict[str, float] = field(default_factory=dict)  # seconds building, by side
+    server_flags: dict[str, str] = field(default_factory=dict)  # each side's server flags, shell-quoted
+    sandbox: Sandbox | None = None  # where the head's code ran
+    capacity_rps: int = ABSENT  # the load the open-loop scenarios were set from (measure/capacity.py)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not ABSENT}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> AbSection:
+        known = _known(cls, d)
+        box = known.get("sandbox")
+        if isinstance(box, dict):
+            known["sandbox"] = Sandbox(str(box.get("head") or "none"), str(box.get("note") or ""))
+        return cls(**known)
+
+
+@dataclass
 class Verdict:
     """verdict.json. Fields in the file's order; the sections after `drift` are the
     commands' (ABSENT where a command did not add them)."""
@@ -161,8 +199,8 @@ class Verdict:
     status: str  # verdicts.py: the worst answer over the gated rows
     exit_code: int  # the process's: 1 on a regression (combine: 3 when the pool's check fails)
     gates: str  # gates.yaml, as shown
-    confidence: float  # the rows' interval level, after the looks
-    looks: int  # verdicts taken on growing data (ab's sequential rounds)
+    confidence: float | None  # the rows' interval level, after the looks (None: an old file's)
+    looks: int | None  # verdicts taken on growing data (ab's sequential rounds; None: an old file's)
     design: Design
     calibration: str | None  # the calibration record's path, or None
     guarded: list[str]  # "series metric" of every gated row
@@ -177,18 +215,30 @@ class Verdict:
     survival: dict[str, dict[str, float | None]] | None = ABSENT
     schema_version: int = SCHEMA_VERSION
     partial: bool = ABSENT  # interrupted (ab) or a leg missing (combine)
-    ab: dict[str, Any] = ABSENT  # how ab measured: rounds, design, seconds, flags, sandbox
+    ab: AbSection = ABSENT  # how ab measured: rounds, design, seconds, flags, sandbox
     profile: dict[str, Any] = ABSENT  # differential flame graph and top functions (profile.py)
     harness_changes: list[str] = ABSENT  # harness files the head changes (scripts/ci/pr-bench)
+    pool_leg: str | None = ABSENT  # the pool leg that wrote it (scripts/ci/pr-bench, main-bench)
     bisect: dict[str, Any] = ABSENT  # the culprit or range (judge/bisect_steps.py)
     pool: dict[str, Any] = ABSENT  # each runner's leg (commands/combine.py pool_doc)
-    # Keys this type does not know (a workflow step's, e.g. pr-bench's `pool_leg`): kept as read.
+    attachments: list[dict[str, str]] = ABSENT  # files the texts list: {"title", "path"}
+    # Keys this type does not know (a later version's): kept as read, written back after the rest.
     other: dict[str, Any] = field(default_factory=dict)
 
     HEAD_KEYS = ("schema_version", "status", "exit_code", "gates", "confidence", "looks", "design",
                  "calibration", "survival", "guarded", "unguarded", "suite", "base", "head", "flags",
                  "results", "drift")  # fmt: skip
-    SECTION_KEYS = ("partial", "ab", "profile", "harness_changes", "bisect", "pool")
+    SECTION_KEYS = ("partial", "ab", "profile", "harness_changes", "pool_leg", "bisect", "pool",
+                    "attachments")  # fmt: skip
+
+    @property
+    def shown_confidence(self) -> float:
+        """The interval level the texts name (an old file without it: 95 %)."""
+        return 0.95 if self.confidence is None else self.confidence
+
+    @property
+    def shown_looks(self) -> int:
+        return 1 if self.looks is None else self.looks
 
     def gated_results(self) -> list[MetricResult]:
         return [r for r in self.results if r.gated]
@@ -201,6 +251,8 @@ class Verdict:
                 continue
             if key in ("results", "drift"):
                 value = [asdict(r) for r in value]
+            elif key == "ab":
+                value = value.to_json()
             elif key in ("design", "base", "head"):
                 value = {k: v for k, v in asdict(value).items() if v is not ABSENT}
             elif key in ("unguarded", "flags"):
@@ -216,11 +268,11 @@ class Verdict:
         design = d.get("design") or {}
         return cls(
             schema_version=d.get("schema_version", SCHEMA_VERSION),
-            status=d["status"],
+            status=d.get("status"),
             exit_code=d.get("exit_code", 0),
             gates=d.get("gates"),
-            confidence=d.get("confidence", 0.95),
-            looks=d.get("looks", 1),
+            confidence=d.get("confidence"),
+            looks=d.get("looks"),
             design=Design(design.get("name"), design.get("units")),
             calibration=d.get("calibration"),
             survival=d.get("survival", ABSENT),
@@ -232,9 +284,23 @@ class Verdict:
             flags=[Flag(**_known(Flag, f)) for f in d.get("flags") or []],
             results=[MetricResult.from_json(r) for r in d.get("results") or []],
             drift=[DriftResult.from_json(r) for r in d.get("drift") or []],
-            **{k: d[k] for k in cls.SECTION_KEYS if k in d},
+            **{k: d[k] for k in cls.SECTION_KEYS if k in d and k != "ab"},
+            **({"ab": AbSection.from_json(d["ab"])} if isinstance(d.get("ab"), dict) else {}),
             other={k: v for k, v in d.items() if k not in known},
         )
+
+
+_COUNTS = {"gated": False, "base_runs": 0, "head_runs": 0, "min_samples": 0}
+
+
+def as_verdict(v: Verdict | dict[str, Any]) -> Verdict:
+    """A reader's argument: a Verdict, or verdict.json as parsed (read through from_json)."""
+    return v if isinstance(v, Verdict) else Verdict.from_json(v)
+
+
+def as_row(r: MetricResult | DriftResult | dict[str, Any]) -> MetricResult | DriftResult:
+    """A row, or a comparison's row as parsed (read through MetricResult.from_json)."""
+    return MetricResult.from_json(r) if isinstance(r, dict) else r
 
 
 def _known(cls: type, d: dict[str, Any], tuples: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from hftbench import cli, verdicts
 from hftbench.commands import bisect as bisect_cmd
 from hftbench.judge import bisect_steps as bs
 from hftbench.publish import verdict_extras
+from hftbench.verdict import Flag
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "bin" / "hft-server"
@@ -114,7 +115,7 @@ def test_a_series_or_metric_given_picks_among_its_own_regressions(tmp_path):
     assert _filled(tmp_path, metric="p50_us").series == "latency-1c/hft"
     assert (
         bs.regressions_by_slowdown(
-            [_flag("a/b", "p99_us_drift", 2.0), _flag("a/b", "p99_us", 0.8, "improvement")]
+            [Flag(**_flag("a/b", "p99_us_drift", 2.0)), Flag(**_flag("a/b", "p99_us", 0.8, "improvement"))]
         )
         == []
     )

@@ -28,10 +28,14 @@ def test_every_section_and_an_unknown_key_read_back():
     doc["survival"] = {"delay": {"latency-1c/hft p99_us": 0.9}}
     for side in ("base", "head"):
         doc[side]["ref"] = None if side == "base" else "feature"
-    doc.update(partial=False, ab={"rounds_per_side": 12}, profile={"top": []}, harness_changes=["Makefile"],
-               bisect={"status": "culprit"}, pool={"runners": []}, pool_leg="a")  # fmt: skip
+    ab = {"rounds_per_side": 12, "design": "duet", "order": "each order to both servers", "block_s": 0.5,
+          "measure_s": 70.2, "build_s": {"base": 1.0}, "server_flags": {"base": "--workers 1"},
+          "sandbox": {"head": "bubblewrap", "note": "sandboxed"}}  # fmt: skip
+    doc.update(partial=False, ab=ab, profile={"top": []}, harness_changes=["Makefile"], pool_leg="a",
+               bisect={"status": "culprit"}, pool={"runners": []}, later_key=[1])  # fmt: skip
     v = Verdict.from_json(json.loads(_text(doc)))
-    assert v.other == {"pool_leg": "a"} and v.base.ref is None and v.head.ref == "feature"
+    assert v.other == {"later_key": [1]} and v.base.ref is None and v.head.ref == "feature"
+    assert v.ab.sandbox.head == "bubblewrap" and v.ab.capacity_rps is ABSENT and v.pool_leg == "a"
     assert json.loads(_text(v.to_json())) == doc
 
 
@@ -41,4 +45,4 @@ def test_an_old_verdict_without_the_later_keys_reads():
          "min_samples": 20000, "verdict": "no_change", "ratio": 1.0, "ci": [0.9, 1.1]}]}  # fmt: skip
     v = Verdict.from_json(old)
     assert v.base.runs == 1 and v.base.commit == "b" and v.results[0].mde is None
-    assert v.gated_results()[0].ci == (0.9, 1.1) and v.flags == [] and v.looks == 1
+    assert v.gated_results()[0].ci == (0.9, 1.1) and v.flags == [] and v.looks is None and v.shown_looks == 1

@@ -60,6 +60,7 @@ from ..measure.run import run_plan
 from ..measure.server import ServerError
 from ..measure.worktrees import build_server, remove_worktrees, resolve_commit
 from ..results import Run
+from ..verdict import ABSENT, AbSection, Sandbox, Verdict
 from . import flags
 from .base import Command
 from .flags import Builds, Selection, choose_design, new_out
@@ -124,12 +125,11 @@ class AbCommand(Command):
     def conclude(self, job: Job, looked: Looked) -> int:
         """The profile where wanted, then the verdict written, printed and its failures said."""
         c, partial = looked.comparison, looked.partial
-        extra = {}
+        v = verdict_doc(job, c, looked.rounds, looked.measured_s, partial=partial)
         wanted = job.profile if job.profile is not None else c.status == verdicts.REGRESSION
         if wanted and not partial:
-            extra["profile"] = profile.profile_sides(job, job.p50_us)
-        doc = verdict_doc(job, c, looked.rounds, looked.measured_s, partial=partial, extra=extra)
-        self.close(doc, c.failures(), verdict=job.out / "verdict.json", summary=job.out / "summary.md",
+            v.profile = profile.profile_sides(job, job.p50_us)
+        self.close(v, c.failures(), verdict=job.out / "verdict.json", summary=job.out / "summary.md",
                    quiet=self.args.quiet)  # fmt: skip
         builds = sum(job.builds.values())
         say(f"{c.status}{' (partial)' if partial else ''} after {looked.rounds} rounds per side; measuring "
@@ -374,26 +374,23 @@ def measure(job: Job) -> Looked | None:
     return Looked(comparison, session.done, session.elapsed(), partial)
 
 
-def verdict_doc(
-    job: Job, c: Comparison, rounds: int, measured: float, *, partial: bool, extra: dict | None = None
-) -> dict:
+def verdict_doc(job: Job, c: Comparison, rounds: int, measured: float, *, partial: bool) -> Verdict:
     """verdict.json: the comparison, each side's commit and ref, and how ab measured it."""
-    doc = c.to_json()
-    for side in ("base", "head"):
-        doc[side].update(commit=job.sha[side], ref=job.label[side])
-    doc["partial"] = partial
-    doc["ab"] = {
-        "rounds_per_side": rounds,
-        "design": job.design,
-        "order": "each order to both servers, in random order per pair"
-        if job.design == designs.DUET
-        else "interleaved B,H,H,B,…",
-        **({"block_s": duet.BLOCK_S} if job.design == designs.DUET else {}),
-        "measure_s": round(measured, 1),
-        "build_s": {k: round(v, 1) for k, v in job.builds.items()},
-        "server_flags": {side: shlex.join(flags) for side, flags in job.flags.items()},
-        "sandbox": job.sandboxing.to_json(),
-        **({"capacity_rps": round(job.capacity_rps)} if job.capacity_rps else {}),
-    }
-    doc.update(extra or {})
-    return doc
+    v = c.verdict()
+    for refs, side in ((v.base, "base"), (v.head, "head")):
+        refs.commit, refs.ref = job.sha[side], job.label[side]
+    v.partial = partial
+    duet_design = job.design == designs.DUET
+    order = "each order to both servers, in random order per pair" if duet_design else "interleaved B,H,H,B,…"
+    v.ab = AbSection(
+        rounds_per_side=rounds,
+        design=job.design,
+        order=order,
+        block_s=duet.BLOCK_S if duet_design else ABSENT,
+        measure_s=round(measured, 1),
+        build_s={k: round(s, 1) for k, s in job.builds.items()},
+        server_flags={side: shlex.join(flags) for side, flags in job.flags.items()},
+        sandbox=Sandbox(**job.sandboxing.to_json()),
+        capacity_rps=round(job.capacity_rps) if job.capacity_rps else ABSENT,
+    )
+    return v

@@ -25,6 +25,7 @@ from . import flags
 if TYPE_CHECKING:
     from ..config import Config
     from ..judge.rounds import Rounds
+    from ..verdict import Verdict
 
 
 class Command:
@@ -86,7 +87,7 @@ class Command:
 
     def close(
         self,
-        doc: dict,
+        v: Verdict,
         failures: list[str],
         *,
         verdict: Path | None,
@@ -98,10 +99,10 @@ class Command:
         from ..publish import verdict_text  # imported when used: most commands close no verdict
 
         if verdict:
-            write_atomic(verdict, json.dumps(doc, indent=2) + "\n")
+            write_atomic(verdict, json.dumps(v.to_json(), indent=2) + "\n")
         if summary:
-            write_atomic(summary, verdict_text.markdown(doc))
+            write_atomic(summary, verdict_text.markdown(v))
         if not quiet:
-            verdict_text.print_console(doc)
+            verdict_text.print_console(v)
         for message in failures:
             self.say(message)

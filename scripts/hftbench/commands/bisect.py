@@ -54,6 +54,7 @@ from ..measure.run import run_plan
 from ..measure.server import ServerError
 from ..measure.worktrees import build_server, git_output, remove_worktrees, resolve_commit
 from ..results import Run
+from ..verdict import Verdict
 from . import flags
 from .base import Command
 from .flags import Builds, Selection, choose_design, new_out
@@ -181,8 +182,8 @@ def fill_from_verdict(path: Path, given: bs.Target) -> bs.Target:
     """`given` filled from the ab verdict at `path` (bs.from_verdict), saying which regression
     it picked where the flags did not."""
     try:
-        doc = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+        doc = Verdict.from_json(json.loads(path.read_text()))
+    except (OSError, json.JSONDecodeError, TypeError, AttributeError) as exc:
         raise UsageError(f"--from-verdict {path}: {exc}; pass ab's verdict.json") from exc
     target, picked = bs.from_verdict(doc, given)
     if picked:
@@ -291,14 +292,7 @@ def _metric(b: Bisect, session: Session, base: str, head: str) -> dict[str, Any]
     # duets: each comparison's own session, base and head served at once (designs.py).
     c = compare_sides(session.side(base), session.side(head), b.gates, design=b.design)
     scenario, client = b.series.split("/")
-    r = next(
-        (
-            r
-            for r in c.to_json()["results"]
-            if (r["scenario"], r["client"], r["metric"]) == (scenario, client, b.metric)
-        ),
-        None,
-    )
+    r = next((r for r in c.results if (r.scenario, r.client, r.metric) == (scenario, client, b.metric)), None)
     return bs.comparison(r)
 
 
@@ -394,6 +388,6 @@ def save(b: Bisect, lo: int, hi: int, reason: str | None) -> dict[str, Any]:
 
 def merge_into_verdict(path: Path, doc: dict[str, Any]) -> None:
     """Add the result to an ab verdict as `bisect` (additive: nothing else changes)."""
-    verdict = json.loads(path.read_text())
-    verdict["bisect"] = doc
-    write_atomic(path, json.dumps(verdict, indent=2) + "\n")
+    verdict = Verdict.from_json(json.loads(path.read_text()))
+    verdict.bisect = doc
+    write_atomic(path, json.dumps(verdict.to_json(), indent=2) + "\n")

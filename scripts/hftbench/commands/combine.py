@@ -49,6 +49,7 @@ from ..judge.pooled import (
 )
 from ..judge.sides import side_from_runs
 from ..results import load_run
+from ..verdict import ABSENT, AbSection, Verdict
 from . import flags
 from .base import Command
 
@@ -74,13 +75,15 @@ def read_leg(name: str, folder: Path, runner: dict[str, Any], expect: legcheck.E
         ids = legcheck.run_ids(name, doc)
         runs = {side: [load_run(_run_folder(folder, side, rid)) for rid in ids[side]] for side in ids}
         trusted = legcheck.trust(name, folder, doc, runs, runner, expect)
+        own = Verdict.from_json(doc)  # readable as a verdict, or the leg is unreadable (below)
         sides = {side: side_from_runs(side, runs[side]) for side in runs}
     except legcheck.Refused as exc:
         return Leg(name, REFUSED, str(exc), optional=optional)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         return Leg(name, FAILED, f"unreadable leg folder {folder} ({exc})", optional=optional)
-    state = INTERRUPTED if doc.get("partial") else COMPLETE
-    why = "interrupted: judged on the rounds it completed" if doc.get("partial") else None
+    partial = bool(own.partial)
+    state = INTERRUPTED if partial else COMPLETE
+    why = "interrupted: judged on the rounds it completed" if partial else None
     return Leg(name, state, why, doc, sides["base"], sides["head"], trusted.mdes, trusted.guards,
                trusted.digest, trusted.design, optional)  # fmt: skip
 
@@ -140,11 +143,12 @@ def pool_doc(
     fails whatever the verdict (`check`)."""
     runners = []
     for leg in legs:
-        ab = leg.doc.get("ab") or {}
+        own = leg.verdict
+        ab = own.ab or AbSection()
         runners.append({
             "name": leg.name, "state": leg.state, "why": leg.why,
-            "runner": (leg.doc.get("head") or {}).get("runner"), "verdict": leg.doc.get("status"),
-            "rounds_per_side": ab.get("rounds_per_side"), "measure_s": ab.get("measure_s"),
+            "runner": own.head.runner, "verdict": own.status,
+            "rounds_per_side": ab.rounds_per_side, "measure_s": ab.measure_s,
             "calibration": leg.calibration, "rows": seen.get(leg.name, []),
             "calibrated_mde": leg.calibrated_mde or None, "optional": leg.optional,
         })  # fmt: skip
@@ -200,32 +204,32 @@ class CombineCommand(Command):
         for why in fails:  # first: a leg refused leaves nothing to judge, and UsageError says only that
             self.say(f"the pool's check fails: {why}")
         comparison, seen, alone = compare_legs(legs, load_gates(self.gates_file(args.gates)), rounds.looks)
-        doc = pool_verdict(legs, comparison, seen, alone, fails)
+        v = pool_verdict(legs, comparison, seen, alone, fails)
         args.out.mkdir(parents=True, exist_ok=True)
         failures = failure_lines(comparison, alone)
-        self.close(doc, failures, verdict=args.out / "verdict.json", summary=args.out / "summary.md")
-        return doc["exit_code"]
+        self.close(v, failures, verdict=args.out / "verdict.json", summary=args.out / "summary.md")
+        return v.exit_code
 
 
 def pool_verdict(
     legs: list[Leg], comparison: Comparison, seen: dict, alone: list[dict], fails: list[str]
-) -> dict[str, Any]:
+) -> Verdict:
     """verdict.json of the pool: the pooled comparison, the refs and the sections carried from
     the first measured leg, `pool`, and this process's exit code."""
-    doc = comparison.to_json()
-    first = next(leg for leg in legs if leg.measured).doc
-    for side in ("base", "head"):
-        doc[side].update({k: (first.get(side) or {}).get(k) for k in ("commit", "ref")})
-    doc["harness_changes"] = first.get("harness_changes") or []
+    v = comparison.verdict()
+    first = next(leg for leg in legs if leg.measured).verdict
+    for mine, theirs in ((v.base, first.base), (v.head, first.head)):
+        mine.commit, mine.ref = theirs.commit, None if theirs.ref is ABSENT else theirs.ref
+    v.harness_changes = first.harness_changes or []
     for key in CARRIED:
-        found = next((leg for leg in legs if leg.measured and leg.doc.get(key)), None)
+        found = next((leg for leg in legs if leg.measured and getattr(leg.verdict, key)), None)
         if found is not None:
-            doc[key] = dict(found.doc[key], runner=found.name)
-    doc["pool"] = pool_doc(legs, seen, alone, fails)
-    doc["partial"] = doc["pool"]["partial"]
+            setattr(v, key, dict(getattr(found.verdict, key), runner=found.name))
+    v.pool = pool_doc(legs, seen, alone, fails)
+    v.partial = v.pool["partial"]
     # this process's: 3 when the pool's check fails (pool.check says why)
-    doc["exit_code"] = comparison.exit_code or (CHECK_FAILED if fails else 0)
-    return doc
+    v.exit_code = comparison.exit_code or (CHECK_FAILED if fails else 0)
+    return v
 
 
 def failure_lines(comparison: Comparison, alone: list[dict]) -> list[str]:

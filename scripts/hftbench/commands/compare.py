@@ -60,5 +60,5 @@ class CompareCommand(Command):
             runner=args.runner,
             last=args.last,
         )
-        self.close(comparison.to_json(), comparison.failures(), verdict=args.json_out, summary=args.summary)
+        self.close(comparison.verdict(), comparison.failures(), verdict=args.json_out, summary=args.summary)
         return comparison.exit_code

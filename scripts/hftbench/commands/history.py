@@ -18,6 +18,7 @@ from .. import metrics, results
 from ..errors import UsageError
 from ..judge.changepoints import e_divisive
 from ..store import history as hs
+from ..verdict import Verdict
 from . import flags
 from .base import Command
 
@@ -202,8 +203,8 @@ class HistoryCommand(Command):
         verdict = None
         if args.verdict:
             try:
-                verdict = json.loads(args.verdict.read_text())
-            except (OSError, json.JSONDecodeError) as exc:
+                verdict = Verdict.from_json(json.loads(args.verdict.read_text()))
+            except (OSError, json.JSONDecodeError, TypeError, AttributeError) as exc:
                 raise UsageError(
                     f"{args.verdict}: cannot read verdict ({exc}); pass compare's --json file"
                 ) from exc

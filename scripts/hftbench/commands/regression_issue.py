@@ -45,7 +45,7 @@ class RegressionIssueCommand(Command):
             raise UsageError(f"--repo {args.repo!r}: pass OWNER/NAME (default $GITHUB_REPOSITORY)")
         doc = verdict_text.load(args.verdict)
         gh = regression_issue.GitHub(args.api, args.repo, token)
-        issue = gh.open_issue(doc.get("suite") or "unknown", args.bot)
+        issue = gh.open_issue(doc.suite or "unknown", args.bot)
         action = regression_issue.issue_action(doc, issue, args.run_url)
         print(
             f"regression-issue: {regression_issue.apply(gh, action, issue)}: {action.reason}", file=sys.stderr

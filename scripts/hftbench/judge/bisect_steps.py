@@ -28,6 +28,7 @@ from typing import Any
 
 from .. import mdsafe, metrics, verdicts
 from ..metrics import fmt_change
+from ..verdict import Flag, MetricResult, Verdict
 
 GOOD, BAD, UNDECIDED = "good", "bad", "undecided"
 CULPRIT, BETWEEN = "culprit", "between"
@@ -91,11 +92,11 @@ def steps_left(lo: int, hi: int) -> int:
     return n
 
 
-def comparison(r: dict[str, Any] | None) -> dict[str, Any]:
+def comparison(r: MetricResult | None) -> dict[str, Any]:
     """The part of a MetricResult a step keeps."""
     if r is None:
         return {"verdict": verdicts.INCONCLUSIVE, "ratio": None, "ci": None, "reason": "not measured"}
-    return {k: r.get(k) for k in ("verdict", "ratio", "ci", "mde", "reason")}
+    return {"verdict": r.verdict, "ratio": r.ratio, "ci": r.ci, "mde": r.mde, "reason": r.reason}
 
 
 def result(
@@ -159,14 +160,14 @@ TABLE_HEAD = (
 )
 
 
-def regressions_by_slowdown(flags: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def regressions_by_slowdown(flags: list[Flag]) -> list[Flag]:
     """The verdict's gated regressions, the one that slowed its series most first. A drift
     flag is left out: it is a trend within runs, not a metric the steps can compare."""
     slowdowns = []
     for flag in flags:
-        metric = metrics.BY_NAME.get(flag.get("metric", ""))
-        ratio = flag.get("ratio")
-        if flag.get("verdict") == verdicts.REGRESSION and metric is not None and ratio:
+        metric = metrics.BY_NAME.get(flag.metric)
+        ratio = flag.ratio
+        if flag.verdict == verdicts.REGRESSION and metric is not None and ratio:
             slowdowns.append((ratio if metric.lower_is_better else 1 / ratio, flag))
     return [flag for _, flag in sorted(slowdowns, key=lambda pair: -pair[0])]
 
@@ -183,14 +184,14 @@ class Target:
     suite: str | None = None  # the suite whose plan measures it
 
 
-def from_verdict(doc: dict[str, Any], given: Target) -> tuple[Target, str | None]:
+def from_verdict(doc: Verdict, given: Target) -> tuple[Target, str | None]:
     """`given` filled from an ab verdict: its base, its head, its suite and its worst regression
     (among those of the given series / metric); and the line saying which regression that is,
     where the flags did not name both."""
     found = [
         f
-        for f in regressions_by_slowdown(doc.get("flags", []))
-        if given.series in (None, f"{f['scenario']}/{f['client']}") and given.metric in (None, f["metric"])
+        for f in regressions_by_slowdown(doc.flags)
+        if given.series in (None, f"{f.scenario}/{f.client}") and given.metric in (None, f.metric)
     ]
     series, metric, picked = given.series, given.metric, None
     if found:
@@ -199,16 +200,16 @@ def from_verdict(doc: dict[str, Any], given: Target) -> tuple[Target, str | None
             more = ""
             if len(found) > 1:
                 more = f", the largest of {len(found)} regressions; --series/--metric pick another"
-            picked = (f"bisecting {worst['scenario']}/{worst['client']} {metrics.label(worst['metric'])} "
-                      f"({fmt_change(worst['ratio'])} in the verdict){more}")  # fmt: skip
-        series = series or f"{worst['scenario']}/{worst['client']}"
-        metric = metric or worst["metric"]
+            picked = (f"bisecting {worst.scenario}/{worst.client} {metrics.label(worst.metric)} "
+                      f"({fmt_change(worst.ratio)} in the verdict){more}")  # fmt: skip
+        series = series or f"{worst.scenario}/{worst.client}"
+        metric = metric or worst.metric
     filled = replace(
         given,
-        good=given.good or (doc.get("base") or {}).get("commit"),
-        bad=given.bad or (doc.get("head") or {}).get("commit"),
+        good=given.good or doc.base.commit,
+        bad=given.bad or doc.head.commit,
         series=series,
         metric=metric,
-        suite=doc.get("suite") or given.suite,
+        suite=doc.suite or given.suite,
     )
     return filled, picked

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import metrics
 from ..errors import UsageError
-from ..verdict import MetricResult
+from ..verdict import MetricResult, Verdict, as_verdict
 from ..verdicts import NOT_GATED, REGRESSION
 from . import compare, family, strata
 from .gates import Gates
@@ -48,10 +48,16 @@ class Leg:
         return self.base is not None and self.head is not None
 
     @property
+    def verdict(self) -> Verdict:
+        """The leg's own verdict.json, typed (read when asked: combine may empty `doc`)."""
+        return as_verdict(self.doc)
+
+    @property
     def design(self) -> str:
         if self.trusted_design:
             return self.trusted_design
-        return (self.doc.get("ab") or {}).get("design") or (self.doc.get("design") or {}).get("name")
+        v = self.verdict
+        return (v.ab.design if v.ab else None) or v.design.name
 
 
 def same_refs(legs: list[Leg]) -> None:
@@ -62,7 +68,8 @@ def same_refs(legs: list[Leg]) -> None:
     for leg in legs:
         if not leg.measured:
             continue
-        mine = tuple((leg.doc.get(side) or {}).get("commit") for side in ("base", "head"))
+        v = leg.verdict
+        mine = (v.base.commit, v.head.commit)
         if refs is None:
             refs = mine
         elif mine != refs:
@@ -162,13 +169,14 @@ def own_regressions(legs: list[Leg], rows: list[MetricResult]) -> list[dict[str,
     for leg in legs:
         if leg.state != COMPLETE or not leg.measured:
             continue
-        for own in leg.doc.get("results") or []:
-            row = by_key.get((own.get("scenario"), own.get("client"), own.get("metric")))
-            if row is None or not own.get("gated") or own.get("verdict") != REGRESSION:
+        for own in leg.verdict.results:
+            row = by_key.get((own.scenario, own.client, own.metric))
+            if row is None or not own.gated or own.verdict != REGRESSION:
                 continue
             found.append((row, {
                 "runner": leg.name, "series": row.series, "metric": row.metric,
-                "ratio": own.get("ratio"), "ci": own.get("ci"), "p_adjusted": own.get("p_adjusted"),
+                "ratio": own.ratio, "ci": list(own.ci) if own.ci is not None else None,
+                "p_adjusted": own.p_adjusted,
                 "pooled_ratio": row.ratio, "pooled_verdict": row.verdict,
                 "decided": row.verdict != REGRESSION,
             }))  # fmt: skip

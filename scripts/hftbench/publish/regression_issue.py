@@ -27,6 +27,7 @@ from typing import Any
 
 from .. import mdsafe, verdicts
 from ..errors import UsageError
+from ..verdict import Verdict, as_verdict
 from . import verdict_text
 
 LABEL = "performance"
@@ -44,17 +45,9 @@ class Action:
     comment: str | None = None  # a comment on the open issue (update, close)
 
 
-def _key(r: dict[str, Any]) -> str:
-    return f"{r['scenario']}/{r['client']}:{r['metric']}"
-
-
-def keys_with(doc: dict[str, Any], verdict: str) -> list[str]:
-    drifts = [
-        f"{r['scenario']}/{r['client']}:{r['metric']}_drift"
-        for r in doc.get("drift", [])
-        if r.get("gated") and r["verdict"] == verdict
-    ]
-    return [_key(r) for r in doc["results"] if r.get("gated") and r["verdict"] == verdict] + drifts
+def keys_with(doc: Verdict, verdict: str) -> list[str]:
+    drifts = [f"{r.series}:{r.metric}_drift" for r in doc.drift if r.gated and r.verdict == verdict]
+    return [f"{r.series}:{r.metric}" for r in doc.results if r.gated and r.verdict == verdict] + drifts
 
 
 def marker(suite: str, keys: list[str], kind: str = "regression") -> str:
@@ -72,20 +65,21 @@ def parse_marker(body: str, kind: str = "regression") -> tuple[str, list[str]] |
     return m["suite"], [k for k in m["keys"].split(",") if k]
 
 
-def _sha(doc: dict[str, Any]) -> str:
-    return mdsafe.sha((doc.get("head") or {}).get("commit"))
+def _sha(doc: Verdict) -> str:
+    return mdsafe.sha(doc.head.commit)
 
 
 def issue_action(
-    doc: dict[str, Any], open_issue: dict[str, Any] | None, run_url: str | None = None
+    doc: Verdict | dict[str, Any], open_issue: dict[str, Any] | None, run_url: str | None = None
 ) -> Action:
     """What to do with the issue tracker for this verdict (pure: tested without a network)."""
-    suite = doc.get("suite") or "unknown"
-    if doc.get("partial"):
+    doc = as_verdict(doc)
+    suite = doc.suite or "unknown"
+    if doc.partial:
         return Action("none", "a partial verdict (interrupted job) opens and closes nothing")
     regressed = keys_with(doc, verdicts.REGRESSION)
     text = verdict_text.issue(doc, run_url=run_url)
-    if doc["status"] == verdicts.REGRESSION:
+    if doc.status == verdicts.REGRESSION:
         if open_issue is None:
             # A title is plain text: the outside names in it get the title's escaping, not markdown's.
             title = (
@@ -98,7 +92,7 @@ def issue_action(
         comment = f"Push {_sha(doc)} is a regression again: {verdict_text.headline(doc)}"
         return Action("update", "regression while an issue is open", body=body, comment=comment)
     if open_issue is None:
-        return Action("none", f"{doc['status']}: no open regression issue")
+        return Action("none", f"{doc.status}: no open regression issue")
     _, listed = parse_marker(open_issue["body"]) or (suite, [])
     # Faster under the gate counts: a +12 % regression undone reads −11 %, under the 10 % gate.
     improved = set(keys_with(doc, verdicts.IMPROVEMENT)) | set(keys_with(doc, verdicts.FASTER))

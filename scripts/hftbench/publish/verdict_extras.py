@@ -10,6 +10,7 @@ from typing import Any
 from .. import mdsafe, metrics
 from ..judge import bisect_steps as bs
 from ..metrics import fmt_change
+from ..verdict import Verdict
 
 
 def bisect_headline(doc: dict[str, Any]) -> str:
@@ -80,13 +81,13 @@ def profile_markdown(doc: dict[str, Any] | None, run_url: str | None = None) -> 
     return [*out, ""]
 
 
-def survival_sentence(doc: dict[str, Any]) -> str:
+def survival_sentence(doc: Verdict) -> str:
     """What of each kind of change this runner's design showed when calibrate measured it
     (the record's `survival`): the share of its effect with each server alone; "" without one."""
     from .calibrate_text import TITLE
 
     parts = []
-    for kind, rows in (doc.get("survival") or {}).items():
+    for kind, rows in (doc.survival or {}).items():
         seen = [f"{v:.2f} on {mdsafe.text(k.split(' ', 1)[0])} {metrics.label(k.split(' ', 1)[1])}"
                 for k, v in rows.items() if v is not None]  # fmt: skip
         if seen:

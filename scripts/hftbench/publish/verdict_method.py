@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import mdsafe, metrics
+from ..verdict import Verdict, as_verdict
 
 ROUNDS = (
     "each round's own ratio is one unit, and the interval is Student's {conf}% t over rounds "
@@ -24,25 +25,25 @@ UNITS = {
 }
 
 
-def guard_lines(doc: dict[str, Any]) -> list[str]:
+def guard_lines(doc: Verdict) -> list[str]:
     """What this runner judged and, from its calibration record, what it cannot and why."""
-    if not doc.get("calibration"):
+    if not doc.calibration:
         return []
 
     def name(series: str, metric: str) -> str:
         return f"{metrics.label(metric)} of {mdsafe.text(series)}"
 
-    shown = ", ".join(name(*g.rsplit(" ", 1)) for g in doc.get("guarded") or []) or "nothing"
-    out = [f"**Guarded on this runner** (calibration `{mdsafe.code(doc['calibration'])}`): {shown}."]
-    out += [f"- not guarded: {name(u['series'], u['metric'])}: {mdsafe.text(u['why'])}"
-            for u in doc.get("unguarded") or []]  # fmt: skip
+    shown = ", ".join(name(*g.rsplit(" ", 1)) for g in doc.guarded) or "nothing"
+    out = [f"**Guarded on this runner** (calibration `{mdsafe.code(doc.calibration)}`): {shown}."]
+    out += [f"- not guarded: {name(u.series, u.metric)}: {mdsafe.text(u.why)}" for u in doc.unguarded]
     return [*out, ""]
 
 
-def method(doc: dict[str, Any]) -> str:
-    conf = round(100 * doc.get("confidence", 0.95))
-    units = UNITS[(doc.get("design") or {}).get("name", "unpaired")].format(conf=conf)
-    looks = doc.get("looks", 1)
+def method(doc: Verdict | dict[str, Any]) -> str:
+    doc = as_verdict(doc)
+    conf = round(100 * doc.shown_confidence)
+    units = UNITS[doc.design.name or "unpaired"].format(conf=conf)
+    looks = doc.shown_looks
     sequential = (
         f" Rounds were added while undecided, so each of the {looks} possible looks uses alpha / {looks} "
         f"and a {conf}% interval."
@@ -54,17 +55,17 @@ def method(doc: dict[str, Any]) -> str:
         f"{units}, Holm-corrected over the gated family.{sequential} A regression needs "
         "significance and at least the threshold; *no change* means the whole interval lies "
         "within ±threshold; *could detect* is the slowdown this comparison flags with 80% power. "
-        f"Gates: `{mdsafe.code(doc.get('gates', 'gates.yaml'))}`.{sandbox_sentence(doc)}"
+        f"Gates: `{mdsafe.code(doc.gates or 'gates.yaml')}`.{sandbox_sentence(doc)}"
     )
 
 
-def sandbox_sentence(doc: dict[str, Any]) -> str:
+def sandbox_sentence(doc: Verdict) -> str:
     """Where the head's code ran (ab's `sandbox`, measure/sandbox.py); "" for a verdict without."""
-    box = (doc.get("ab") or {}).get("sandbox")
-    if not isinstance(box, dict):
+    box = doc.ab.sandbox if doc.ab else None
+    if box is None:
         return ""
-    note = mdsafe.text(str(box.get("note") or ""))
-    if box.get("head") == "bubblewrap":
+    note = mdsafe.text(box.note)
+    if box.head == "bubblewrap":
         return f" Isolation: {note}."
     return f" ⚠️ **The head ran unsandboxed** ({note}): its build and server could write the harness."
 
@@ -72,11 +73,11 @@ def sandbox_sentence(doc: dict[str, Any]) -> str:
 HARNESS_SHOWN = 8  # harness files named in the note; the rest are counted
 
 
-def harness_lines(doc: dict[str, Any]) -> list[str]:
+def harness_lines(doc: Verdict | dict[str, Any]) -> list[str]:
     """A pull request that changes the harness (`harness_changes`, listed by scripts/ci/pr-bench):
     it was judged by the base's harness, so its own gates, suites, scripts or clients take
     effect after merge. File names are the PR's text: made inert."""
-    changed = [str(p) for p in doc.get("harness_changes") or []]
+    changed = [str(p) for p in as_verdict(doc).harness_changes or []]
     if not changed:
         return []
     names = ", ".join(f"`{mdsafe.code(p)}`" for p in changed[:HARNESS_SHOWN])

@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import mdsafe, metrics
 from ..metrics import fmt_change
+from ..verdict import Verdict, as_verdict
 
 STATE_WORDS = {
     "complete": "complete",
@@ -19,9 +20,9 @@ STATE_WORDS = {
 }
 
 
-def partial_why(doc: dict[str, Any]) -> str:
+def partial_why(doc: Verdict) -> str:
     """What made a verdict partial: the pool's missing legs, or an interrupted run."""
-    pool = doc.get("pool") or {}
+    pool = doc.pool or {}
     by_name = {r["name"]: r for r in pool.get("runners") or []}
     missing = [f"{mdsafe.text(n)} {STATE_WORDS.get(by_name.get(n, {}).get('state'), 'missing')}"
                f"{' (optional)' if by_name.get(n, {}).get('optional') else ''}"
@@ -39,9 +40,10 @@ def check_lines(pool: dict[str, Any]) -> list[str]:
     return [f"- `{mdsafe.text(n)}` is optional (pool.yaml): the check passes without it." for n in absent]
 
 
-def pool_lines(doc: dict[str, Any]) -> list[str]:
+def pool_lines(doc: Verdict | dict[str, Any]) -> list[str]:
     """The runners of a pool verdict, one line each, then each gated row per runner."""
-    pool = doc.get("pool")
+    doc = as_verdict(doc)
+    pool = doc.pool
     if not pool:
         return []
     runners = pool.get("runners") or []
@@ -99,12 +101,10 @@ def _weights_lines(runners: list[dict[str, Any]], table: list[str]) -> list[str]
     return [f"Weights are fixed before the data: {how}.", ""]
 
 
-def _seen_table(doc: dict[str, Any], runners: list[dict[str, Any]]) -> list[str]:
+def _seen_table(doc: Verdict, runners: list[dict[str, Any]]) -> list[str]:
     """Gated series × metric: each runner's own change and weight, then the pooled one."""
     shown = [r for r in runners if r.get("rows")]
-    pooled = {
-        (r["scenario"] + "/" + r["client"], r["metric"]): r for r in doc.get("results") or [] if r["gated"]
-    }
+    pooled = {(r.series, r.metric): r for r in doc.gated_results()}
     if len(shown) < 2 or not pooled:
         return []
     head = "| series | metric | " + " | ".join(f"`{mdsafe.text(r['name'])}`" for r in shown) + " | pool |"
@@ -118,7 +118,7 @@ def _seen_table(doc: dict[str, Any], runners: list[dict[str, Any]]) -> list[str]
             else:
                 used = f" (w {row['weight']:.2f})" if row.get("weight") else " (not judged here)"
                 cells.append(f"{fmt_change(row['ratio'])}{used}")
-        pool_cell = fmt_change(p["ratio"]) if p.get("ratio") is not None else "–"
+        pool_cell = fmt_change(p.ratio) if p.ratio is not None else "–"
         label = mdsafe.text(metrics.label(metric))
         lines.append(f"| {mdsafe.text(series)} | {label} | " + " | ".join(cells) + f" | **{pool_cell}** |")
     return [*lines, ""]

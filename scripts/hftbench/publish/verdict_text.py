@@ -21,11 +21,13 @@ from typing import Any
 from .. import mdsafe, metrics, verdicts
 from ..errors import UsageError
 from ..metrics import fmt_change
+from ..verdict import DriftResult, MetricResult, SideRefs, Verdict, as_row, as_verdict
 from . import verdict_extras, verdict_method, verdict_pool
 
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
 BODY_BUDGET = GITHUB_BODY_LIMIT - 1_536  # room for what the CI scripts wrap around it
 STICKY_MARKER = "<!-- hft-bench-verdict -->"
+Row = MetricResult | DriftResult  # a table's row: the cells read the fields both have
 
 ICON = {
     verdicts.REGRESSION: "🔴",
@@ -48,10 +50,10 @@ ORDER = (verdicts.REGRESSION, verdicts.INCONCLUSIVE, verdicts.SLOWER, verdicts.I
 RANK = {v: i for i, v in enumerate((*ORDER, verdicts.NO_CHANGE))}
 
 
-def ref_name(side: dict[str, Any]) -> str:
+def ref_name(side: SideRefs) -> str:
     """`main` (1a2b3c4d5e): the branch or ref and the short sha; never a local path."""
-    sha = mdsafe.sha(side.get("commit"), 40)
-    name = side.get("ref") or side.get("branch") or ""
+    sha = mdsafe.sha(side.commit, 40)
+    name = side.ref or side.branch or ""
     if name and len(name) >= 7 and sha.startswith(name):
         name = ""  # a ref given as a sha: the sha says it
     if name and sha:
@@ -71,29 +73,29 @@ def value(metric: str, v: float | None) -> str:
     return f"{v:,.1f} µs"
 
 
-def change(r: dict[str, Any]) -> str:
-    if r["metric"] == "errors":
-        if r.get("base_value") is None or r.get("head_value") is None:
+def change(r: Row) -> str:
+    if r.metric == "errors":
+        if r.base_value is None or r.head_value is None:
             return "–"
-        d = 100 * (r["head_value"] - r["base_value"])
+        d = 100 * (r.head_value - r.base_value)
         return "=" if d == 0 else f"{'▲' if d > 0 else '▼'} {d:+.3g} pt"
-    if r.get("ratio") is None:
+    if r.ratio is None:
         return "–"
-    pct = 100 * (r["ratio"] - 1)
+    pct = 100 * (r.ratio - 1)
     arrow = "▲" if pct > 0.05 else "▼" if pct < -0.05 else "="
     return f"{arrow} {pct:+.1f}%"
 
 
-def interval(r: dict[str, Any]) -> str:
-    ci = r.get("ci")
+def interval(r: Row) -> str:
+    ci = r.ci
     if not ci or any(x is None or x != x for x in ci):
         return "–"
     return f"{fmt_change(ci[0])} … {fmt_change(ci[1])}"
 
 
-def detectable(r: dict[str, Any]) -> str:
+def detectable(r: Row) -> str:
     """'≥ +6.0%': the smallest slowdown this comparison would have flagged (80 % power)."""
-    mde = r.get("mde")
+    mde = r.mde
     if mde is None:
         return "–"
     if not math.isfinite(mde):
@@ -101,16 +103,16 @@ def detectable(r: dict[str, Any]) -> str:
     return f"≥ {fmt_change(mde)}"
 
 
-def _series(r: dict[str, Any], esc=mdsafe.text) -> str:
-    return esc(f"{r['scenario']}/{r['client']}")
+def _series(r: Row, esc=mdsafe.text) -> str:
+    return esc(f"{r.scenario}/{r.client}")
 
 
-def _metric(r: dict[str, Any], esc=mdsafe.text) -> str:
-    return esc(metrics.label(r["metric"]))
+def _metric(r: Row, esc=mdsafe.text) -> str:
+    return esc(metrics.label(r.metric))
 
 
-def _verdict_cell(r: dict[str, Any]) -> str:
-    return r["verdict"].replace("_", " ")
+def _verdict_cell(r: Row) -> str:
+    return r.verdict.replace("_", " ")
 
 
 # The table's columns by name: the history store keeps each row's cells under these keys
@@ -118,11 +120,12 @@ def _verdict_cell(r: dict[str, Any]) -> str:
 COLUMNS = ("icon", "series", "metric", "base", "head", "change", "interval", "could_detect", "verdict")
 
 
-def row_cells(r: dict[str, Any], esc=mdsafe.text) -> list[str]:
+def row_cells(r: Row | dict[str, Any], esc=mdsafe.text) -> list[str]:
     """One table row's cells, in COLUMNS order (`esc`: the outside names made inert for markdown,
     or plain text with mdsafe.title)."""
-    icon = ICON[r["verdict"]] if r["gated"] else ICON[verdicts.NOT_GATED]
-    sides = [value(r["metric"], r.get("base_value")), value(r["metric"], r.get("head_value"))]
+    r = as_row(r)
+    icon = ICON[r.verdict] if r.gated else ICON[verdicts.NOT_GATED]
+    sides = [value(r.metric, r.base_value), value(r.metric, r.head_value)]
     judged = [change(r), interval(r), detectable(r), _verdict_cell(r)]
     return [icon, _series(r, esc), _metric(r, esc), *sides, *judged]
 
@@ -133,7 +136,8 @@ def table_head_cells(confidence: float) -> list[str]:
     return ["", "series", "metric", "base", "head", "change", interval_label, "could detect", "verdict"]
 
 
-def _row(r: dict[str, Any]) -> str:
+def _row(r: Row | dict[str, Any]) -> str:
+    r = as_row(r)
     return "| " + " | ".join(row_cells(r)) + " |"
 
 
@@ -142,9 +146,9 @@ def _table_head(confidence: float) -> str:
     return head + "\n" + "|---" * len(COLUMNS) + "|"
 
 
-def drift_lines(doc: dict[str, Any]) -> list[str]:
+def drift_lines(doc: Verdict) -> list[str]:
     """The soak drift table (verdict.json `drift`: head's last tenth against its first); [] without."""
-    rows = doc.get("drift") or []
+    rows = doc.drift or []
     if not rows:
         return []
     out = [
@@ -153,58 +157,59 @@ def drift_lines(doc: dict[str, Any]) -> list[str]:
         "| | series | first tenth | last tenth | change | interval | could detect | RSS growth | verdict |",
         "|---|---|---:|---:|---:|---|---|---|---|",
     ]
-    for r in sorted(rows, key=lambda r: RANK.get(r["verdict"], 4)):
-        icon = ICON[r["verdict"]] if r["gated"] else ICON[verdicts.NOT_GATED]
-        growth = r.get("rss_growth_mib_per_h")
-        g_ci = r.get("rss_growth_ci") or [None, None]
+    for r in sorted(rows, key=lambda r: RANK.get(r.verdict, 4)):
+        icon = ICON[r.verdict] if r.gated else ICON[verdicts.NOT_GATED]
+        growth = r.rss_growth_mib_per_h
+        g_ci = r.rss_growth_ci or [None, None]
         rss = "–" if growth is None else f"{growth:+,.1f} MiB/h ({g_ci[0]:+,.1f} … {g_ci[1]:+,.1f})"
-        verdict = "drifted" if r["verdict"] == verdicts.REGRESSION else _verdict_cell(r)
-        shown = r.get("reason") and r["verdict"] != verdicts.REGRESSION
-        why = f": {mdsafe.text(r['reason'])}" if shown else ""
+        verdict = "drifted" if r.verdict == verdicts.REGRESSION else _verdict_cell(r)
+        shown = r.reason and r.verdict != verdicts.REGRESSION
+        why = f": {mdsafe.text(r.reason)}" if shown else ""
         out.append(
-            f"| {icon} | {_series(r)} | {value('p99_us', r.get('first_value'))} | "
-            f"{value('p99_us', r.get('last_value'))} | {change(r)} | {interval(r)} | {detectable(r)} | "
+            f"| {icon} | {_series(r)} | {value('p99_us', r.first_value)} | "
+            f"{value('p99_us', r.last_value)} | {change(r)} | {interval(r)} | {detectable(r)} | "
             f"{rss} | "
             f"{verdict}{why} |"
         )
     return [*out, ""]
 
 
-def gated_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def gated_rows(doc: Verdict) -> list[MetricResult]:
     """Gated series × metric, most important first (regressions, inconclusive, …)."""
-    rows = [r for r in doc["results"] if r["gated"] and r["metric"] != "errors"]
-    return sorted(rows, key=lambda r: RANK[r["verdict"]])
+    rows = [r for r in doc.results if r.gated and r.metric != "errors"]
+    return sorted(rows, key=lambda r: RANK[r.verdict])
 
 
-def reported_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def reported_rows(doc: Verdict) -> list[MetricResult]:
     """Series × metric judged for information only (not gated), in verdict.json's order."""
-    return [r for r in doc["results"] if not r["gated"] and r["verdict"] != verdicts.NOT_GATED]
+    return [r for r in doc.results if not r.gated and r.verdict != verdicts.NOT_GATED]
 
 
-def _hit(r: dict[str, Any], esc) -> str:
+def _hit(r: Row, esc) -> str:
     """A row of the headline: its series, metric and change; a pool's row that one runner's
     own regression decided names that runner (pooled.own_regressions), not the pooled change."""
-    why = r.get("reason") or ""
-    if r["verdict"] == verdicts.REGRESSION and why.startswith("runner ") and " alone: " in why:
+    why = r.reason or ""
+    if r.verdict == verdicts.REGRESSION and why.startswith("runner ") and " alone: " in why:
         return f"{_series(r, esc)} {esc(why.split(';')[0])}"
     return f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}"
 
 
-def headline(doc: dict[str, Any], esc=mdsafe.text) -> str:
+def headline(doc: Verdict | dict[str, Any], esc=mdsafe.text) -> str:
     """One line: the status and why, in words a reviewer reads first (`esc`: the outside
     names made inert for markdown, or for an issue title with mdsafe.title)."""
-    status = doc["status"]
+    doc = as_verdict(doc)
+    status = doc.status
     rows = gated_rows(doc)
-    errors = [r for r in doc["results"] if r["gated"] and r["metric"] == "errors" and r["verdict"] == status]
+    errors = [r for r in doc.results if r.gated and r.metric == "errors" and r.verdict == status]
     lead = HEADLINE.get(status, status)
-    if doc.get("partial"):
+    if doc.partial:
         lead += f" (partial: {verdict_pool.partial_why(doc)})"
-    hit = [r for r in rows if r["verdict"] == status]
-    drifted = [r for r in doc.get("drift") or [] if r["gated"] and r["verdict"] == status]
+    hit = [r for r in rows if r.verdict == status]
+    drifted = [r for r in doc.drift or [] if r.gated and r.verdict == status]
     if status in (verdicts.SLOWER, verdicts.FASTER) and hit:
         parts = [f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}" for r in hit]
         more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
-        within = f"{hit[0].get('threshold', 1.1) - 1:.0%}"
+        within = f"{(hit[0].threshold or 1.1) - 1:.0%}"
         return f"{lead} of {within}: {', '.join(parts[:3])}{more} (significant, the whole interval under it)"
     if status in (verdicts.REGRESSION, verdicts.IMPROVEMENT) and (hit or errors or drifted):
         parts = [_hit(r, esc) for r in hit]
@@ -216,48 +221,44 @@ def headline(doc: dict[str, Any], esc=mdsafe.text) -> str:
         more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
         return f"{lead}: {', '.join(parts[:3])}{more}"
     if status == verdicts.NO_CHANGE and rows:
-        worst = max((r.get("mde") or 1.0) for r in rows)
-        within = f"±{rows[0].get('threshold', 1.1) - 1:.0%}"
+        worst = max((r.mde or 1.0) for r in rows)
+        within = f"±{(rows[0].threshold or 1.1) - 1:.0%}"
         sees = f"; each could have detected {fmt_change(worst)} or more" if math.isfinite(worst) else ""
         return f"{lead}: all {len(rows)} gated series × metrics within {within}{sees}"
     if status == verdicts.INCONCLUSIVE:
-        open_rows = [r for r in rows if r["verdict"] == verdicts.INCONCLUSIVE]
-        settle = [r["settle_runs"] for r in open_rows if r.get("settle_runs")]
+        open_rows = [r for r in rows if r.verdict == verdicts.INCONCLUSIVE]
+        settle = [r.settle_runs for r in open_rows if r.settle_runs]
         what = f"; {verdicts.settle_text(max(settle))}" if settle else ""
         return f"{lead}: {len(open_rows)} of {len(rows)} gated series × metrics undecided{what}"
     return lead
 
 
-def _sides(doc: dict[str, Any]) -> str:
-    base, head = doc.get("base") or {}, doc.get("head") or {}
+def _sides(doc: Verdict) -> str:
+    base, head = doc.base, doc.head
     parts = [f"Base {ref_name(base)} vs head {ref_name(head)}"]
-    if doc.get("suite"):
-        parts.append(f"suite `{mdsafe.code(doc['suite'])}`")
-    ab = doc.get("ab") or {}
-    if ab.get("rounds_per_side"):
-        how = (
-            "duet rounds (both servers at once)"
-            if ab.get("design") == "duet"
-            else "interleaved rounds a side"
-        )
-        parts.append(f"{ab['rounds_per_side']} {how}, measured in {ab.get('measure_s', 0):.0f} s")
+    if doc.suite:
+        parts.append(f"suite `{mdsafe.code(doc.suite)}`")
+    ab = doc.ab
+    if ab and ab.rounds_per_side:
+        how = "duet rounds (both servers at once)" if ab.design == "duet" else "interleaved rounds a side"
+        parts.append(f"{ab.rounds_per_side} {how}, measured in {ab.measure_s or 0:.0f} s")
     else:
-        parts.append(f"{base.get('runs', '?')} vs {head.get('runs', '?')} runs")
+        parts.append(f"{base.runs} vs {head.runs} runs")
     return " · ".join(parts) + "."
 
 
-def disagreements(doc: dict[str, Any]) -> list[str]:
+def disagreements(doc: Verdict) -> list[str]:
     """Series whose latency reads faster while the head's own server CPU per order rose: two
     views that disagree. In a duet the servers share a CPU, so work the head does outside the
     order's path (after the reply, in the background) is paid by base too, and the latency
     ratio can turn upside down; the CPU per order is each process's own."""
-    rows = {(r["scenario"], r["client"], r["metric"]): r for r in doc["results"] if r["gated"]}
+    rows = {(r.scenario, r.client, r.metric): r for r in doc.results if r.gated}
     out = []
     for (scenario, client, metric), cpu in rows.items():
-        if metric != "cpu_us_per_order" or cpu["verdict"] not in (verdicts.REGRESSION, verdicts.SLOWER):
+        if metric != "cpu_us_per_order" or cpu.verdict not in (verdicts.REGRESSION, verdicts.SLOWER):
             continue
         faster = [r for (s, c, m), r in rows.items() if (s, c) == (scenario, client) and m.endswith("_us")
-                  and m != metric and r["verdict"] in (verdicts.IMPROVEMENT, verdicts.FASTER)]  # fmt: skip
+                  and m != metric and r.verdict in (verdicts.IMPROVEMENT, verdicts.FASTER)]  # fmt: skip
         if faster:
             lat = ", ".join(f"{_metric(r)} {change(r).split(' ', 1)[-1]}" for r in faster)
             out.append(
@@ -269,26 +270,26 @@ def disagreements(doc: dict[str, Any]) -> list[str]:
     return out
 
 
-def _details(doc: dict[str, Any]) -> list[str]:
+def _details(doc: Verdict) -> list[str]:
     out = []
     for line in disagreements(doc):
         out += [line, ""]
-    conf = doc.get("confidence", 0.95)
-    undecided = [r for r in gated_rows(doc) if r["verdict"] == verdicts.INCONCLUSIVE and r.get("reason")]
+    conf = doc.shown_confidence
+    undecided = [r for r in gated_rows(doc) if r.verdict == verdicts.INCONCLUSIVE and r.reason]
     if undecided:
         out += ["**Undecided:**", ""]
-        out += [f"- {_series(r)} {_metric(r)}: {mdsafe.text(r['reason'])}" for r in undecided]
+        out += [f"- {_series(r)} {_metric(r)}: {mdsafe.text(r.reason)}" for r in undecided]
         out.append("")
-    quiet_errors = [r for r in doc["results"] if r["gated"] and r["metric"] == "errors"]
+    quiet_errors = [r for r in doc.results if r.gated and r.metric == "errors"]
     if quiet_errors:
-        same = [_series(r) for r in quiet_errors if r["verdict"] == verdicts.NO_CHANGE]
+        same = [_series(r) for r in quiet_errors if r.verdict == verdicts.NO_CHANGE]
         if same:
             out += [f"Error rate unchanged: {', '.join(same)}.", ""]
-    too_small = [r for r in doc["results"] if r["verdict"] == verdicts.NOT_GATED and r.get("reason")]
+    too_small = [r for r in doc.results if r.verdict == verdicts.NOT_GATED and r.reason]
     if too_small:
         groups: dict[tuple[str, str], list[str]] = {}
         for r in too_small:
-            groups.setdefault((_metric(r), mdsafe.text(r["reason"])), []).append(_series(r))
+            groups.setdefault((_metric(r), mdsafe.text(r.reason)), []).append(_series(r))
         items = "; ".join(f"{m} of {', '.join(s)} ({why})" for (m, why), s in groups.items())
         out += [f"**Not gated:** {items}.", ""]
     info = reported_rows(doc)
@@ -301,8 +302,9 @@ def _details(doc: dict[str, Any]) -> list[str]:
     return out
 
 
-def markdown(doc: dict[str, Any], *, run_url: str | None = None, budget: int = BODY_BUDGET) -> str:
+def markdown(doc: Verdict | dict[str, Any], *, run_url: str | None = None, budget: int = BODY_BUDGET) -> str:
     """The verdict as markdown: headline, refs, gated table, folded detail; within `budget`."""
+    doc = as_verdict(doc)
     rows = gated_rows(doc)
     head = [
         f"## {headline(doc)}",
@@ -313,21 +315,15 @@ def markdown(doc: dict[str, Any], *, run_url: str | None = None, budget: int = B
         *verdict_pool.pool_lines(doc),
     ]
     links = [f"[Run folders and logs]({run_url})", ""] if run_url else []
-    for a in doc.get("attachments") or []:
+    for a in doc.attachments or []:
         links += [f"- {mdsafe.text(a['title'])}: `{mdsafe.code(a['path'])}`"]
-    table = (
-        [_table_head(doc.get("confidence", 0.95)), *(_row(r) for r in rows), ""]
-        if rows
-        else [
-            "No gated metric could be tested (see below).",
-            "",
-        ]
-    )
+    none = ["No gated metric could be tested (see below).", ""]
+    table = [_table_head(doc.shown_confidence), *(_row(r) for r in rows), ""] if rows else none
     # The soak's drift, where the time went and which commit: right under the table, kept when
     # detail is cut.
     sections = drift_lines(doc)
-    sections += verdict_extras.profile_markdown(doc.get("profile"), run_url)
-    sections += verdict_extras.bisect_markdown(doc.get("bisect"))
+    sections += verdict_extras.profile_markdown(doc.profile, run_url)
+    sections += verdict_extras.bisect_markdown(doc.bisect)
     text = "\n".join(head + table + sections + _details(doc) + links)
     if len(text) <= budget:
         return text
@@ -343,7 +339,7 @@ def markdown(doc: dict[str, Any], *, run_url: str | None = None, budget: int = B
     return "\n".join(head + keep + note + sections + links)
 
 
-def comment(doc: dict[str, Any], *, run_url: str | None = None) -> str:
+def comment(doc: Verdict, *, run_url: str | None = None) -> str:
     """The sticky pull-request comment: the marker that finds it again, then the verdict."""
     return (
         f"{STICKY_MARKER}\n"
@@ -352,41 +348,43 @@ def comment(doc: dict[str, Any], *, run_url: str | None = None) -> str:
     )
 
 
-def issue(doc: dict[str, Any], *, run_url: str | None = None) -> str:
+def issue(doc: Verdict | dict[str, Any], *, run_url: str | None = None) -> str:
     """A regression issue's body (regression_issue.py puts its marker in front)."""
-    head = doc.get("head") or {}
+    doc = as_verdict(doc)
+    head = doc.head
     intro = (
-        f"Main at {ref_name(head)} is slower than {ref_name(doc.get('base') or {})}, measured "
+        f"Main at {ref_name(head)} is slower than {ref_name(doc.base)}, measured "
         "interleaved in one job. Later pushes update this issue; the push that recovers closes it."
     )
     return f"{intro}\n\n" + markdown(doc, run_url=run_url)
 
 
-def console_lines(doc: dict[str, Any]) -> list[str]:
-    lines = [f"compare: {doc['status'].replace('_', ' ')} (exit {doc['exit_code']})"]
-    for r in doc["results"]:
-        if r["gated"] or r["verdict"] == verdicts.NOT_GATED:
+def console_lines(doc: Verdict | dict[str, Any]) -> list[str]:
+    doc = as_verdict(doc)
+    lines = [f"compare: {doc.status.replace('_', ' ')} (exit {doc.exit_code})"]
+    for r in doc.results:
+        if r.gated or r.verdict == verdicts.NOT_GATED:
             lines.append(
-                f"  {r['verdict']:<12} {_series(r, str):<24} {_metric(r, str):<10} {change(r):>10}  "
-                f"CI {interval(r):<22} detect {detectable(r):<10} {r.get('reason') or ''}"
+                f"  {r.verdict:<12} {_series(r, str):<24} {_metric(r, str):<10} {change(r):>10}  "
+                f"CI {interval(r):<22} detect {detectable(r):<10} {r.reason or ''}"
             )
-    for r in doc.get("drift") or []:
+    for r in doc.drift or []:
         lines.append(
-            f"  {r['verdict']:<12} {_series(r, str):<24} {metrics.label(r['metric']) + ' drift':<10} "
+            f"  {r.verdict:<12} {_series(r, str):<24} {metrics.label(r.metric) + ' drift':<10} "
             f"{change(r):>10}  "
-            f"CI {interval(r):<22} detect {detectable(r):<10} {r.get('reason') or ''}"
+            f"CI {interval(r):<22} detect {detectable(r):<10} {r.reason or ''}"
         )
     return lines
 
 
-def print_console(doc: dict[str, Any]) -> None:
+def print_console(doc: Verdict) -> None:
     print("\n".join(console_lines(doc)))
 
 
 RENDERERS = {"summary": markdown, "comment": comment, "issue": issue}
 
 
-def load(path: Path) -> dict[str, Any]:
+def load(path: Path) -> Verdict:
     try:
         doc = json.loads(Path(path).read_text())
     except FileNotFoundError:
@@ -397,4 +395,4 @@ def load(path: Path) -> dict[str, Any]:
         raise UsageError(f"{path}: not JSON ({exc}); pass the verdict.json that compare or ab wrote") from exc
     if not isinstance(doc, dict) or "status" not in doc or "results" not in doc:
         raise UsageError(f"{path}: not a verdict (no status / results); pass what compare or ab wrote")
-    return doc
+    return Verdict.from_json(doc)

@@ -8,6 +8,7 @@ builds it.
 from __future__ import annotations
 
 import os
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -18,11 +19,12 @@ from ..judge import stats
 from ..measure.fingerprint import runner_id
 from ..publish import verdict_text
 from ..series import Series
+from ..verdict import Verdict, as_verdict
 
 SPREAD_METRICS = (metrics.P50, metrics.P99)  # the dashboard's noise bands
 
 
-def run_entry(run: results.Run | list[results.Run], verdict: dict[str, Any] | None = None) -> dict[str, Any]:
+def run_entry(run: results.Run | list[results.Run], verdict: Verdict | None = None) -> dict[str, Any]:
     """One commit's runs as one store entry: one result per scenario × client.
 
     Several runs (the rounds `hftbench ab` measured of one commit) are one trend point: their
@@ -123,56 +125,56 @@ def _job_url() -> str | None:
     return f"{server}/{repo}/actions/runs/{run_id}" if server and repo and run_id else None
 
 
-def store_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
+def store_verdict(verdict: Verdict | dict[str, Any]) -> dict[str, Any]:
     """verdict.json (compare, ab, main-bench) reduced to the store's verdict object."""
-    base = verdict.get("base") or {}
+    v = as_verdict(verdict)
     return {
-        "status": verdict["status"],
-        "base": base.get("commit") or (base.get("run_ids") or [None])[-1],
-        "partial": bool(verdict.get("partial")),
+        "status": v.status,
+        "base": v.base.commit or (v.base.run_ids or [None])[-1],
+        "partial": bool(v.partial),
         # The level of the rows' intervals (judge/creep.py reads each push's spread from them).
-        "confidence": verdict.get("confidence"),
-        "looks": verdict.get("looks"),
-        "flags": [
-            {k: f.get(k) for k in ("scenario", "client", "metric", "ratio", "verdict")}
-            for f in verdict.get("flags", [])
-        ],
+        "confidence": v.confidence,
+        "looks": v.looks,
+        "flags": [asdict(f) for f in v.flags],
         # Every gated series × metric: its change, interval and minimum detectable effect.
         "gated": [
-            {k: r.get(k) for k in ("scenario", "client", "metric", "ratio", "ci", "mde", "verdict")}
-            for r in verdict.get("results", [])
-            if r.get("gated")
-        ],
+            {
+                "scenario": r.scenario,
+                "client": r.client,
+                "metric": r.metric,
+                "ratio": r.ratio,
+                "ci": list(r.ci) if r.ci is not None else None,
+                "mde": r.mde,
+                "verdict": r.verdict,
+            }
+            for r in v.gated_results()
+        ],  # fmt: skip
         # Which commit (verdict.json's bisect, without its steps); absent when none was run.
-        **(
-            {"bisect": {k: v for k, v in verdict["bisect"].items() if k != "steps"}}
-            if verdict.get("bisect")
-            else {}
-        ),
-        **shown_verdict(verdict),
+        **({"bisect": {k: x for k, x in v.bisect.items() if k != "steps"}} if v.bisect else {}),
+        **shown_verdict(v),
     }
 
 
 ROW_KEYS = ("scenario", "client", "metric", "gated", "verdict")  # what finds a row and colours it
 
 
-def shown_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
+def shown_verdict(v: Verdict) -> dict[str, Any]:
     """The verdict as the dashboard shows it, rendered once by verdict_text: the headline, the
     table's column labels and one row per gated and reported series × metric (the markdown
     tables' rows, in their order), each cell's text keyed by verdict_text.COLUMNS. Outside names
     are plain one-line text (mdsafe.title, as in an issue title): the page makes them text nodes."""
-    doc = {**verdict, "results": verdict.get("results") or []}
-    rows = [*verdict_text.gated_rows(doc), *verdict_text.reported_rows(doc)]
-    head = verdict_text.table_head_cells(doc.get("confidence", 0.95))
+    rows = [*verdict_text.gated_rows(v), *verdict_text.reported_rows(v)]
+    head = verdict_text.table_head_cells(v.shown_confidence)
 
     def by_column(cells: list[str]) -> dict[str, str]:
         return dict(zip(verdict_text.COLUMNS, cells, strict=True))
 
+    esc = mdsafe.title
     return {
-        "headline": verdict_text.headline(doc, esc=mdsafe.title),
+        "headline": verdict_text.headline(v, esc=esc),
         "columns": by_column(head),
         "rows": [
-            {**{k: r.get(k) for k in ROW_KEYS}, "cells": by_column(verdict_text.row_cells(r, mdsafe.title))}
+            {**{k: getattr(r, k) for k in ROW_KEYS}, "cells": by_column(verdict_text.row_cells(r, esc))}
             for r in rows
         ],
     }

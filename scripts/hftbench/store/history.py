@@ -25,6 +25,7 @@ from typing import Any
 from .. import metrics, results
 from ..fsio import write_atomic
 from ..measure.fingerprint import runner_id, stable_fields, tuned
+from ..verdict import Verdict
 from .entry import run_entry
 
 STORE_SCHEMA_VERSION = 1
@@ -127,7 +128,7 @@ def iter_runs(store: Path, suite: str) -> list[dict[str, Any]]:
 
 
 def add_run(
-    store: Path, run: results.Run | list[results.Run], verdict: dict[str, Any] | None = None
+    store: Path, run: results.Run | list[results.Run], verdict: Verdict | None = None
 ) -> dict[str, Any]:
     """Append (or replace, by run_id) a run, or one commit's rounds as one entry; shard first,
     then the index, under the store's lock. Returns the entry."""
