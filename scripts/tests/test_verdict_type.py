@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hftbench.verdict import ABSENT, MetricResult, Verdict
+from hftbench.verdict import ABSENT, MetricResult, StoredVerdict, Verdict, read_any
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden" / "expected" / "verdict.json"
 
@@ -46,3 +46,15 @@ def test_an_old_verdict_without_the_later_keys_reads():
     v = Verdict.from_json(old)
     assert v.base.runs == 1 and v.base.commit == "b" and v.results[0].mde is None
     assert v.gated_results()[0].ci == (0.9, 1.1) and v.flags == [] and v.looks is None and v.shown_looks == 1
+
+
+def test_the_store_s_copy_reads_back_and_is_told_from_verdict_json():
+    from hftbench.store.entry import store_verdict
+
+    full = json.loads(GOLDEN.read_text())
+    stored = json.loads(_text(store_verdict(full)))
+    back = StoredVerdict.from_json(stored)
+    assert back.to_json() == stored and back.base == "b" * 40 and back.gated[0].series == "latency-1c/hft"
+    assert isinstance(read_any(stored), StoredVerdict) and isinstance(read_any(full), Verdict)
+    old = {"status": "no_change", "base": "b" * 40, "flags": []}  # an entry from before `gated`
+    assert StoredVerdict.from_json(old).to_json() == old

@@ -25,6 +25,7 @@ from ..judge import creep
 from ..judge.gates import load_gates
 from ..publish import creep_issue
 from ..store import history as hs
+from ..verdict import Verdict
 from . import flags
 from .base import Command
 
@@ -87,16 +88,14 @@ class CreepCommand(Command):
         """The newest link: the given verdict's push, else the newest stored push compared."""
         if verdict_path is not None:
             try:
-                doc = json.loads(verdict_path.read_text())
-            except (OSError, json.JSONDecodeError) as exc:
+                doc = Verdict.from_json(json.loads(verdict_path.read_text()))
+            except (OSError, json.JSONDecodeError, TypeError, AttributeError) as exc:
                 raise UsageError(
                     f"{verdict_path}: cannot read the verdict ({exc}); pass main's verdict.json"
                 ) from exc
-            head = doc.get("head") or {}
-            commit = head.get("commit")
-            if not commit:
+            if not doc.head.commit:
                 raise UsageError(f"{verdict_path}: names no head commit; pass the verdict of a push to main")
-            return creep.link_from_verdict(doc, commit=commit, date=None, message=head.get("message") or "")
+            return creep.link_from_verdict(doc, commit=doc.head.commit, date=None, message="")
         for e in reversed(entries):
             link = creep.link_from_verdict(
                 e.get("verdict") or {},

@@ -26,6 +26,7 @@ from datetime import datetime
 from statistics import NormalDist
 from typing import Any
 
+from ..verdict import StoredVerdict, Verdict, read_any
 from ..verdicts import NO_CHANGE, REGRESSION
 from . import stats
 from .gates import Gates
@@ -96,33 +97,34 @@ class Creep:
         return [r for r in self.rows if r.verdict == REGRESSION and not r.regressed_alone]
 
 
-def level(verdict: dict[str, Any]) -> float:
+def level(verdict: Verdict | StoredVerdict) -> float:
     """The two-sided level of a verdict's intervals: the gate's confidence, widened for its looks."""
-    confidence = float(verdict.get("confidence") or 0.99)
-    looks = max(1, int(verdict.get("looks") or 1))
+    confidence = float(verdict.confidence or 0.99)
+    looks = max(1, int(verdict.looks or 1))
     return 1.0 - (1.0 - confidence) / looks
 
 
-def link_from_verdict(verdict: dict[str, Any], *, commit: str, date: str | None, message: str) -> Link | None:
-    """A push's link from its verdict (verdict.json, or the store's copy of it); None when the
-    push was not compared (no verdict, a partial one, or no base commit)."""
-    base = verdict.get("base")
-    base = base.get("commit") if isinstance(base, dict) else base
-    if not base or verdict.get("partial"):
+def link_from_verdict(
+    verdict: Verdict | StoredVerdict | dict[str, Any], *, commit: str, date: str | None, message: str
+) -> Link | None:
+    """A push's link from its verdict (verdict.json, or the store's copy of it; as parsed, told
+    apart by verdict.read_any); None when the push was not compared (no verdict, a partial one,
+    or no base commit)."""
+    v = read_any(verdict) if isinstance(verdict, dict) else verdict
+    base = v.base.commit if isinstance(v, Verdict) else v.base
+    if not base or v.partial:
         return None
-    z = _STD_NORMAL.inv_cdf(0.5 + level(verdict) / 2.0)
-    rows = verdict.get("gated") if "gated" in verdict and isinstance(verdict.get("gated"), list) else None
-    if rows is None:
-        rows = [r for r in verdict.get("results", []) if r.get("gated")]
+    z = _STD_NORMAL.inv_cdf(0.5 + level(v) / 2.0)
+    rows = v.gated_results() if isinstance(v, Verdict) else (v.gated or [])
     steps: dict[str, Step] = {}
     for r in rows:
-        ratio, ci = r.get("ratio"), r.get("ci")
+        ratio, ci = r.ratio, r.ci
         if not ratio or not ci or not all(isinstance(x, int | float) and x > 0 for x in (ratio, *ci)):
             continue
         lo, hi = ci
         se = (math.log(hi) - math.log(lo)) / (2.0 * z)
         # A t interval read back with z's quantile gives a wider se: a chain errs towards quiet.
-        steps[f"{r['scenario']}/{r['client']} {r['metric']}"] = Step(float(ratio), se, str(r.get("verdict")))
+        steps[f"{r.series} {r.metric}"] = Step(float(ratio), se, str(r.verdict))
     return Link(commit, str(base), date, message, steps)
 
 

@@ -8,7 +8,6 @@ builds it.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -19,7 +18,7 @@ from ..judge import stats
 from ..measure.fingerprint import runner_id
 from ..publish import verdict_text
 from ..series import Series
-from ..verdict import Verdict, as_verdict
+from ..verdict import ABSENT, GatedRow, ShownRow, StoredVerdict, Verdict, as_verdict
 
 SPREAD_METRICS = (metrics.P50, metrics.P99)  # the dashboard's noise bands
 
@@ -128,37 +127,34 @@ def _job_url() -> str | None:
 def store_verdict(verdict: Verdict | dict[str, Any]) -> dict[str, Any]:
     """verdict.json (compare, ab, main-bench) reduced to the store's verdict object."""
     v = as_verdict(verdict)
-    return {
-        "status": v.status,
-        "base": v.base.commit or (v.base.run_ids or [None])[-1],
-        "partial": bool(v.partial),
-        # The level of the rows' intervals (judge/creep.py reads each push's spread from them).
-        "confidence": v.confidence,
-        "looks": v.looks,
-        "flags": [asdict(f) for f in v.flags],
-        # Every gated series × metric: its change, interval and minimum detectable effect.
-        "gated": [
-            {
-                "scenario": r.scenario,
-                "client": r.client,
-                "metric": r.metric,
-                "ratio": r.ratio,
-                "ci": list(r.ci) if r.ci is not None else None,
-                "mde": r.mde,
-                "verdict": r.verdict,
-            }
+    headline, columns, rows = shown_verdict(v)
+    return StoredVerdict(
+        status=v.status,
+        base=v.base.commit or (v.base.run_ids or [None])[-1],
+        partial=bool(v.partial),
+        confidence=v.confidence,
+        looks=v.looks,
+        flags=list(v.flags),
+        gated=[
+            GatedRow(
+                r.scenario,
+                r.client,
+                r.metric,
+                r.ratio,
+                list(r.ci) if r.ci is not None else None,
+                r.mde,
+                r.verdict,
+            )
             for r in v.gated_results()
         ],  # fmt: skip
-        # Which commit (verdict.json's bisect, without its steps); absent when none was run.
-        **({"bisect": {k: x for k, x in v.bisect.items() if k != "steps"}} if v.bisect else {}),
-        **shown_verdict(v),
-    }
+        bisect={k: x for k, x in v.bisect.items() if k != "steps"} if v.bisect else ABSENT,
+        headline=headline,
+        columns=columns,
+        rows=rows,
+    ).to_json()
 
 
-ROW_KEYS = ("scenario", "client", "metric", "gated", "verdict")  # what finds a row and colours it
-
-
-def shown_verdict(v: Verdict) -> dict[str, Any]:
+def shown_verdict(v: Verdict) -> tuple[str, dict[str, str], list[ShownRow]]:
     """The verdict as the dashboard shows it, rendered once by verdict_text: the headline, the
     table's column labels and one row per gated and reported series × metric (the markdown
     tables' rows, in their order), each cell's text keyed by verdict_text.COLUMNS. Outside names
@@ -170,11 +166,10 @@ def shown_verdict(v: Verdict) -> dict[str, Any]:
         return dict(zip(verdict_text.COLUMNS, cells, strict=True))
 
     esc = mdsafe.title
-    return {
-        "headline": verdict_text.headline(v, esc=esc),
-        "columns": by_column(head),
-        "rows": [
-            {**{k: getattr(r, k) for k in ROW_KEYS}, "cells": by_column(verdict_text.row_cells(r, esc))}
-            for r in rows
-        ],
-    }
+    shown = [
+        ShownRow(
+            r.scenario, r.client, r.metric, r.gated, r.verdict, by_column(verdict_text.row_cells(r, esc))
+        )
+        for r in rows
+    ]
+    return verdict_text.headline(v, esc=esc), by_column(head), shown
