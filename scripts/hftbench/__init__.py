@@ -15,6 +15,7 @@ Packages in stage order; a module imports only from its own stage or an earlier 
 
 The top:
 
+- `answers.py`     the gate's answers (REGRESSION, NO_CHANGE, ...), the words for "more runs would settle it"
 - `cli.py`         the `hftbench` entry point: the registry of subcommands (commands/), each imported for real
 - `config.py`      load and validate `bench-config/scenarios.yaml` (errors name file:line)
 - `errors.py`      the exceptions the CLI turns into an exit status and one message; SIGTERM as Ctrl-C
@@ -29,8 +30,7 @@ The top:
 - `samples.py`     which percentiles a sample count supports (pure)
 - `schema.py`      validate a client result against `bench-config/schema/result.schema.json`
 - `series.py`      a scenario × client over its repeats: pooled quantiles, Σ ok / Σ duration throughput
-- `verdict.py`     verdict.json as one type (Verdict; its rows MetricResult, DriftResult): to_json, from_json
-- `verdicts.py`    the gate's answers (REGRESSION, NO_CHANGE, ...), plain constants
+- `verdict.py`     verdict.json as one type (Verdict, its rows) and the history store's copy (StoredVerdict)
 - `yamlfile.py`     bench-config's YAML read: a missing file or bad syntax names file:line and the fix
 """
 

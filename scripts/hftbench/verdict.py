@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from .verdicts import INCONCLUSIVE, NOT_GATED
+from .answers import INCONCLUSIVE, NOT_GATED
 
 SCHEMA_VERSION = 1
 
@@ -196,7 +196,7 @@ class Verdict:
     """verdict.json. Fields in the file's order; the sections after `drift` are the
     commands' (ABSENT where a command did not add them)."""
 
-    status: str  # verdicts.py: the worst answer over the gated rows
+    status: str  # answers.py: the worst answer over the gated rows
     exit_code: int  # the process's: 1 on a regression (combine: 3 when the pool's check fails)
     gates: str  # gates.yaml, as shown
     confidence: float | None  # the rows' interval level, after the looks (None: an old file's)

@@ -24,7 +24,7 @@ from hftbench import cli
 from hftbench.errors import UsageError
 from hftbench.measure import sandbox
 from hftbench.measure.server import Server
-from hftbench.publish import verdict_method
+from hftbench.publish import method_text
 from hostile_head import MINE, ROOT, SERVER, attacks, clean_up, left_behind, sha, wait_for_none_left
 
 CLIENT = ROOT / "bin" / "client-hft"
@@ -164,7 +164,7 @@ def test_where_no_sandbox_starts_ci_is_refused_with_the_fix_and_a_local_run_says
     with pytest.raises(UsageError, match="contradict"):
         sandbox.policy(required=True)
     doc = {"ab": {"sandbox": local.to_json()}}
-    assert "The head ran unsandboxed" in verdict_method.method(doc)
+    assert "The head ran unsandboxed" in method_text.method(doc)
 
 
 def test_a_build_sees_no_token_and_the_same_environment_on_both_sides(monkeypatch, tmp_path):

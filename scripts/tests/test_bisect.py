@@ -12,10 +12,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hftbench import cli, verdicts
+from hftbench import answers, cli
 from hftbench.commands import bisect as bisect_cmd
 from hftbench.judge import bisect_steps as bs
-from hftbench.publish import verdict_extras
+from hftbench.publish import bisect_text
 from hftbench.verdict import Flag
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,14 +32,14 @@ needs_binaries = pytest.mark.skipif(
 @pytest.mark.parametrize(
     ("vs_good", "vs_bad", "side"),
     [
-        (verdicts.REGRESSION, verdicts.NO_CHANGE, bs.BAD),
-        (verdicts.REGRESSION, verdicts.REGRESSION, bs.BAD),  # part of the slowdown is in already
-        (verdicts.NO_CHANGE, verdicts.REGRESSION, bs.GOOD),
-        (verdicts.IMPROVEMENT, verdicts.REGRESSION, bs.GOOD),
-        (verdicts.NO_CHANGE, verdicts.NO_CHANGE, bs.UNDECIDED),  # below the threshold both ways
-        (verdicts.NO_CHANGE, verdicts.INCONCLUSIVE, bs.UNDECIDED),  # like good, bad not shown slower
-        (verdicts.INCONCLUSIVE, verdicts.REGRESSION, bs.GOOD),  # the slowdown shown lies after it
-        (verdicts.INCONCLUSIVE, verdicts.INCONCLUSIVE, bs.UNDECIDED),
+        (answers.REGRESSION, answers.NO_CHANGE, bs.BAD),
+        (answers.REGRESSION, answers.REGRESSION, bs.BAD),  # part of the slowdown is in already
+        (answers.NO_CHANGE, answers.REGRESSION, bs.GOOD),
+        (answers.IMPROVEMENT, answers.REGRESSION, bs.GOOD),
+        (answers.NO_CHANGE, answers.NO_CHANGE, bs.UNDECIDED),  # below the threshold both ways
+        (answers.NO_CHANGE, answers.INCONCLUSIVE, bs.UNDECIDED),  # like good, bad not shown slower
+        (answers.INCONCLUSIVE, answers.REGRESSION, bs.GOOD),  # the slowdown shown lies after it
+        (answers.INCONCLUSIVE, answers.INCONCLUSIVE, bs.UNDECIDED),
     ],
 )
 def test_a_candidate_is_placed_only_on_evidence(vs_good, vs_bad, side):
@@ -52,7 +52,7 @@ def test_midpoint_and_steps_left_halve_the_range():
 
 
 def _step(sha, decision, ratio):
-    cmp = {"verdict": verdicts.REGRESSION, "ratio": ratio, "ci": [ratio - 0.1, ratio + 0.1]}
+    cmp = {"verdict": answers.REGRESSION, "ratio": ratio, "ci": [ratio - 0.1, ratio + 0.1]}
     return {"commit": sha, "subject": f"s {sha}", "rounds": 8, "vs_good": cmp, "vs_bad": cmp,
             "decision": decision, "bad": "h"}  # fmt: skip
 
@@ -73,10 +73,10 @@ def test_the_record_names_the_culprit_only_when_the_range_closed():
         metric="p50_us",
     )
     assert cut["status"] == bs.BETWEEN and cut["culprit"] is None and (cut["good"], cut["bad"]) == ("d", "f")
-    assert "Between `d` (good) and `f` (bad): time budget" in verdict_extras.bisect_headline(cut)
+    assert "Between `d` (good) and `f` (bad): time budget" in bisect_text.bisect_headline(cut)
 
 
-def _flag(series: str, metric: str, ratio: float, verdict: str = verdicts.REGRESSION) -> dict:
+def _flag(series: str, metric: str, ratio: float, verdict: str = answers.REGRESSION) -> dict:
     scenario, client = series.split("/")
     return {"scenario": scenario, "client": client, "metric": metric, "ratio": ratio, "verdict": verdict}
 
@@ -90,7 +90,7 @@ VERDICT = {
         _flag("latency-4c/rust", "p99_us", 1.40),
         _flag("latency-1c/go", "throughput_rps", 0.60),  # 1/0.60: 1.67 times slower, the worst
         _flag("latency-1c/c", "p99_us_drift", 3.0),  # a trend within runs: no metric to bisect
-        _flag("latency-1c/cpp", "p99_us", 0.5, verdicts.IMPROVEMENT),
+        _flag("latency-1c/cpp", "p99_us", 0.5, answers.IMPROVEMENT),
     ],
 }
 

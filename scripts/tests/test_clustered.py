@@ -8,11 +8,11 @@ import json
 import numpy as np
 import pytest
 from gate_synth import latency_run, result_doc, write_run
+from hftbench.answers import FASTER, IMPROVEMENT, NO_CHANGE, REGRESSION, SLOWER
 from hftbench.judge import clustered, designs
 from hftbench.judge.compare import compare_sides
 from hftbench.judge.gates import load_gates
 from hftbench.store.baseline import load_side
-from hftbench.verdicts import FASTER, IMPROVEMENT, NO_CHANGE, REGRESSION, SLOWER
 
 
 def _aa_rounds(

@@ -25,12 +25,12 @@ from combine_world import (
 )
 from combine_world import combine as _combine
 from hftbench import cli, pool
+from hftbench.answers import NO_CHANGE, REGRESSION
 from hftbench.errors import UsageError
 from hftbench.judge import pooled
 from hftbench.judge.sides import Side
-from hftbench.publish import verdict_pool
+from hftbench.publish import pool_text
 from hftbench.verdict import MetricResult
-from hftbench.verdicts import NO_CHANGE, REGRESSION
 
 
 @pytest.fixture(scope="module")
@@ -235,7 +235,7 @@ def test_a_runner_s_own_regression_is_not_averaged_away_and_is_named():
     assert p50.verdict == NO_CHANGE and p99.verdict == REGRESSION and p99.ratio == 1.02
     assert p99.reason == "runner b alone: P99 +30.0%; pooled over the runners +2.0%"
     doc = {"results": [dataclasses.asdict(r) for r in pool_rows], "pool": {"runners": [], "alone": alone}}
-    lines = "\n".join(verdict_pool.pool_lines(doc))
+    lines = "\n".join(pool_text.pool_lines(doc))
     assert "**Regression on runner `b` alone**: latency-1c/hft P99 +30.0% (interval +28.0% … +32.0%)" in lines
     assert "pooled over the runners +2.0%" in lines
 

@@ -8,7 +8,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hftbench import verdicts
+from hftbench import answers
 from hftbench.cli import main as cli_main
 from hftbench.judge import creep
 from hftbench.judge.gates import load_gates
@@ -33,7 +33,7 @@ def stored_verdict(base: str, ratio: float, half_width: float, verdict: str) -> 
     }  # fmt: skip
 
 
-def history(ratios: list[float], half_width: float = 0.005, verdict: str = verdicts.SLOWER) -> list[dict]:
+def history(ratios: list[float], half_width: float = 0.005, verdict: str = answers.SLOWER) -> list[dict]:
     """Store entries c0 (the first push, not compared) .. cN, one a day, oldest first."""
     first = (NOW - timedelta(days=len(ratios))).isoformat()
     entries = [{"commit": "c0" * 20, "branch": "main", "date": first, "message": "first", "verdict": None}]
@@ -55,25 +55,25 @@ def test_five_small_slowdowns_that_each_passed_are_caught_together_with_their_co
     entries = history([1.03] * 5)  # each +3 %, known to ±0.5 %: "slower, under the gate" alone
     found = creep.judge(creep.chain(newest(entries), entries[:-1]), load_gates())
     (row,) = [r for r in found.rows if r.key == P50]
-    assert row.ratio == pytest.approx(1.03**5) and row.verdict == verdicts.REGRESSION
+    assert row.ratio == pytest.approx(1.03**5) and row.verdict == answers.REGRESSION
     assert row.ci[0] > 1.10 and row.measured_in == 5
     assert [m.commit[:2] for m in row.makers] == ["c5", "c4", "c3", "c2", "c1"]
-    assert found.status == verdicts.REGRESSION and found.reference == "c0" * 20
+    assert found.status == answers.REGRESSION and found.reference == "c0" * 20
     assert "not compared" in found.stopped
 
 
 def test_noise_around_one_does_not_creep():
-    entries = history([1.004, 0.996, 1.003, 0.997, 1.002, 0.998], verdict=verdicts.NO_CHANGE)
+    entries = history([1.004, 0.996, 1.003, 0.997, 1.002, 0.998], verdict=answers.NO_CHANGE)
     found = creep.judge(creep.chain(newest(entries), entries[:-1]), load_gates())
-    assert found.status == verdicts.NO_CHANGE and not found.creeping()
+    assert found.status == answers.NO_CHANGE and not found.creeping()
 
 
 def test_a_chain_as_noisy_as_its_links_is_not_called_creep():
     # +12 % in all, but each push known only to ±12 %: the chain's interval holds 1.
-    entries = history([1.04, 1.04, 1.035], half_width=0.12, verdict=verdicts.INCONCLUSIVE)
+    entries = history([1.04, 1.04, 1.035], half_width=0.12, verdict=answers.INCONCLUSIVE)
     found = creep.judge(creep.chain(newest(entries), entries[:-1]), load_gates())
     (row,) = found.rows
-    assert row.ratio > 1.10 and row.verdict != verdicts.REGRESSION
+    assert row.ratio > 1.10 and row.verdict != answers.REGRESSION
 
 
 def test_the_reference_is_the_baseline_days_back_or_the_commit_named():
@@ -95,7 +95,7 @@ def test_a_push_missing_from_the_store_ends_the_chain_and_says_so():
 
 
 def test_the_steps_spread_is_read_at_the_intervals_level():
-    v = stored_verdict("b" * 40, 1.0, 0.0, verdicts.NO_CHANGE)
+    v = stored_verdict("b" * 40, 1.0, 0.0, answers.NO_CHANGE)
     v["gated"][0]["ci"] = [math.exp(-0.01), math.exp(0.01)]
     one = creep.link_from_verdict(v, commit="h", date=None, message="")
     v["looks"] = 4  # the same width at a wider level is a smaller spread
@@ -143,13 +143,13 @@ def test_hftbench_creep_fails_on_creep_and_writes_its_report(tmp_path, capsys):
     )
     assert code == 1
     doc = json.loads((tmp_path / "out" / "creep.json").read_text())
-    assert doc["status"] == verdicts.REGRESSION and len(doc["links"]) == 5
+    assert doc["status"] == answers.REGRESSION and len(doc["links"]) == 5
     assert "The pushes that made it slower" in (tmp_path / "out" / "creep.md").read_text()
     assert "❌ Creep on main since c0c0c0c0c0" in capsys.readouterr().err
 
 
 def test_hftbench_creep_passes_without_creep(tmp_path):
-    write_store(tmp_path / "store", history([1.002, 0.998, 1.001], verdict=verdicts.NO_CHANGE))
+    write_store(tmp_path / "store", history([1.002, 0.998, 1.001], verdict=answers.NO_CHANGE))
     assert cli_main(["creep", "--store", str(tmp_path / "store"), "--out", str(tmp_path / "out")]) == 0
 
 
@@ -157,12 +157,12 @@ def test_a_push_that_was_a_regression_alone_is_the_regression_issue_s_not_the_cr
     entries = history([1.03, 1.03])
     entries.append({
         "commit": "c3" * 20, "branch": "main", "message": "push 3", "date": NOW.isoformat(),
-        "verdict": stored_verdict("c2" * 20, 1.40, 0.01, verdicts.REGRESSION),
+        "verdict": stored_verdict("c2" * 20, 1.40, 0.01, answers.REGRESSION),
     })  # fmt: skip
     found = creep.judge(creep.chain(newest(entries), entries[:-1]), load_gates())
     (row,) = found.rows
-    assert row.verdict == verdicts.REGRESSION and row.regressed_alone
-    assert found.status == verdicts.NO_CHANGE and not found.creeping()  # one issue per slowdown
+    assert row.verdict == answers.REGRESSION and row.regressed_alone
+    assert found.status == answers.NO_CHANGE and not found.creeping()  # one issue per slowdown
     from dataclasses import asdict
 
     doc = {"suite": "pr", "status": found.status, **asdict(found)}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hftbench import cli
 from hftbench.measure import profile
-from hftbench.publish import verdict_extras
+from hftbench.publish import profile_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "bin" / "hft-server"
@@ -43,7 +43,7 @@ def test_the_verdict_text_shows_the_graph_and_the_table():
     doc = {"svg": "profile/diff.svg", "top": [
         {"function": "hft_server::routes::order_checksum", "base_self_pct": 0.0, "head_self_pct": 41.5,
          "added_self_pct": 41.5}]}  # fmt: skip
-    text = "\n".join(verdict_extras.profile_markdown(doc, "https://ci/run/1"))
+    text = "\n".join(profile_text.profile_markdown(doc, "https://ci/run/1"))
     assert "`profile/diff.svg` in [the run's artifact](https://ci/run/1)" in text
     assert "| `hft_server::routes::order_checksum` | 0.0% | 41.5% | +41.5 pt |" in text
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from gate_synth import encode_ns, latency_run
 from hftbench import histograms
+from hftbench.answers import FASTER, IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, REGRESSION, SLOWER
 from hftbench.histograms import decode
 from hftbench.judge import stats
-from hftbench.judge.verdict_rules import RegressionCheck, classify, detectable_effect, rounds_to_settle
-from hftbench.verdicts import FASTER, IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, REGRESSION, SLOWER
+from hftbench.judge.rules import RegressionCheck, classify, detectable_effect, rounds_to_settle
 
 # --- fixed vectors -----------------------------------------------------------------------
 
@@ -273,7 +273,7 @@ def test_rounds_to_settle():
 
 
 def test_settle_text_stops_counting_where_no_run_could_reach():
-    from hftbench.verdicts import SETTLE_IN_REACH, settle_text
+    from hftbench.answers import SETTLE_IN_REACH, settle_text
 
     assert settle_text(40) == "about 40 runs a side would settle it"
     far = settle_text(1563)

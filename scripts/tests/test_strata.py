@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hftbench.judge import designs, paired, stats, strata
-from hftbench.judge.verdict_rules import detectable_effect
+from hftbench.judge.rules import detectable_effect
 
 ALPHA = 0.05
 

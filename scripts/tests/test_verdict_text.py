@@ -8,7 +8,7 @@ import re
 
 import pytest
 from hftbench import cli
-from hftbench.publish import regression_issue, verdict_method, verdict_text
+from hftbench.publish import method_text, regression_issue, verdict_text
 
 SHA_BASE, SHA_HEAD = "1" * 40, "2" * 40
 
@@ -191,8 +191,8 @@ def test_a_harness_change_is_said_to_apply_after_merge_in_every_pr_text():
         dict(doc, harness_changes=[".github/workflows/bench.yml"])
     )
     many = dict(NO_CHANGE, harness_changes=[f"scripts/f{i}.py" for i in range(20)])
-    note = verdict_method.harness_lines(many)[0]
-    assert note.count("`scripts/f") == verdict_method.HARNESS_SHOWN and "and 12 more" in note
+    note = method_text.harness_lines(many)[0]
+    assert note.count("`scripts/f") == method_text.HARNESS_SHOWN and "and 12 more" in note
 
 
 def test_cli_renders_each_kind(tmp_path, capsys):

@@ -29,7 +29,7 @@ from pathlib import Path
 import hostile_head
 import pytest
 from act_world import ACT, BOT, GATES, REPO, ROOT, TEAM, TOKEN, World, git, needs, pool_yaml
-from hftbench import verdicts
+from hftbench import answers
 
 sys.path.insert(0, str(Path(__file__).parent / "fakes"))
 from github_api import FakeGitHub  # noqa: E402
@@ -137,7 +137,7 @@ def test_a_pool_of_two_runners_a_a_then_a_slowed_head_then_a_leg_killed(world):
     assert set(r["jobs"]) == PR_JOBS and all(v == "success" for v in r["jobs"].values()), r["log"]
     doc = pool_verdict(world, "pr-aa")
     assert [(x["name"], x["state"]) for x in doc["pool"]["runners"]] == [("a", "complete"), ("b", "complete")]
-    assert doc["partial"] is False and doc["status"] != verdicts.REGRESSION
+    assert doc["partial"] is False and doc["status"] != answers.REGRESSION
     assert r["outputs"]["pr-combine"]["verdict"] == doc["status"]
     assert (
         "| series | metric |" in r["summaries"]["pr-combine"]

@@ -44,8 +44,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import answers, paths
 from .. import config as config_mod
-from .. import paths, verdicts
 from ..errors import UsageError, raise_interrupt
 from ..judge import calibration, designs
 from ..judge.compare import Comparison, compare_sides
@@ -126,7 +126,7 @@ class AbCommand(Command):
         """The profile where wanted, then the verdict written, printed and its failures said."""
         c, partial = looked.comparison, looked.partial
         v = verdict_doc(job, c, looked.rounds, looked.measured_s, partial=partial)
-        wanted = job.profile if job.profile is not None else c.status == verdicts.REGRESSION
+        wanted = job.profile if job.profile is not None else c.status == answers.REGRESSION
         if wanted and not partial:
             v.profile = profile.profile_sides(job, job.p50_us)
         self.close(v, c.failures(), verdict=job.out / "verdict.json", summary=job.out / "summary.md",

@@ -131,7 +131,7 @@ class BisectCommand(Command):
             signal.signal(signal.SIGTERM, previous)
             sandbox.remove_scratch(b.scratch)
             remove_worktrees(b.repo, [folder / "worktree" for folder in b.built.values()])
-        from ..publish.verdict_extras import bisect_lines
+        from ..publish.bisect_text import bisect_lines
 
         print("\n".join(bisect_lines(doc)))
         if self.args.from_verdict:

@@ -19,8 +19,8 @@ publish, store or commands.
 - `paired.py`         why pairs; the pooled log ratio; sign-flip test and bootstrap over blocks (pure)
 - `pooled.py`         a pool's legs as one test: each runner a stratum (strata.py), one family
 - `rounds.py`         ab's and bisect's rounds, looks and time budget, checked once (flags: commands/flags.py)
+- `rules.py`          from the statistics to a verdict: MDE, runs to settle, classify, RegressionCheck
 - `session.py`        one measuring session (ab, bisect, calibrate): rounds in memory, looks, when to stop
 - `stats.py`          the gate's statistics, pure functions (permutation test, expanded bootstrap, Holm)
 - `strata.py`         a pool's test: each runner's test of a series × metric added up, a stratum each (pure)
-- `verdict_rules.py`  from the statistics to a verdict: MDE, runs to settle, classify, RegressionCheck
 """

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .. import mdsafe, metrics, verdicts
+from .. import answers, mdsafe, metrics
 from ..metrics import fmt_change
 from ..verdict import Flag, MetricResult, Verdict
 
@@ -44,10 +44,10 @@ class Commit:
 
 
 def side_of(vs_good: str, vs_bad: str) -> str:
-    """The side a candidate falls on, from its two verdicts (verdicts.* names)."""
-    if vs_good == verdicts.REGRESSION:
+    """The side a candidate falls on, from its two verdicts (answers.py names)."""
+    if vs_good == answers.REGRESSION:
         return BAD
-    if vs_bad == verdicts.REGRESSION:
+    if vs_bad == answers.REGRESSION:
         return GOOD
     return UNDECIDED
 
@@ -56,15 +56,15 @@ def why_undecided(vs_good: dict[str, Any], vs_bad: dict[str, Any], ends: dict[st
     """In words, why a candidate could not be placed (for the 'between' answer)."""
     g, b = vs_good["verdict"], vs_bad["verdict"]
     parts = [f"against good {g.replace('_', ' ')}, against bad {b.replace('_', ' ')}"]
-    if ends is not None and ends["verdict"] != verdicts.REGRESSION:
+    if ends is not None and ends["verdict"] != answers.REGRESSION:
         parts.append(
             f"in the same rounds bad itself was {ends['verdict'].replace('_', ' ')} against good "
             f"({fmt_change(ends.get('ratio'))}): the slowdown is within this series' noise or below "
             "the threshold"
         )
-    elif g == verdicts.NO_CHANGE and b == verdicts.NO_CHANGE:
+    elif g == answers.NO_CHANGE and b == answers.NO_CHANGE:
         parts.append("the candidate is within the threshold of both ends: each part of the slowdown is small")
-    elif g == verdicts.INCONCLUSIVE or b == verdicts.INCONCLUSIVE:
+    elif g == answers.INCONCLUSIVE or b == answers.INCONCLUSIVE:
         parts.append("more rounds would be needed to tell")
     return "; ".join(parts)
 
@@ -95,7 +95,7 @@ def steps_left(lo: int, hi: int) -> int:
 def comparison(r: MetricResult | None) -> dict[str, Any]:
     """The part of a MetricResult a step keeps."""
     if r is None:
-        return {"verdict": verdicts.INCONCLUSIVE, "ratio": None, "ci": None, "reason": "not measured"}
+        return {"verdict": answers.INCONCLUSIVE, "ratio": None, "ci": None, "reason": "not measured"}
     return {"verdict": r.verdict, "ratio": r.ratio, "ci": r.ci, "mde": r.mde, "reason": r.reason}
 
 
@@ -167,7 +167,7 @@ def regressions_by_slowdown(flags: list[Flag]) -> list[Flag]:
     for flag in flags:
         metric = metrics.BY_NAME.get(flag.metric)
         ratio = flag.ratio
-        if flag.verdict == verdicts.REGRESSION and metric is not None and ratio:
+        if flag.verdict == answers.REGRESSION and metric is not None and ratio:
             slowdowns.append((ratio if metric.lower_is_better else 1 / ratio, flag))
     return [flag for _, flag in sorted(slowdowns, key=lambda pair: -pair[0])]
 

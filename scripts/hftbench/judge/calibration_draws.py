@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from .. import metrics
+from ..answers import FASTER, IMPROVEMENT, NO_CHANGE, REGRESSION
 from ..errors import UsageError
 from ..results import Run
-from ..verdicts import FASTER, IMPROVEMENT, NO_CHANGE, REGRESSION
 from . import calibration, designs
 from .compare import Comparison, compare_sides
 from .gates import Gates

@@ -4,7 +4,7 @@ BASE and HEAD are run folders, folders of run folders, or (BASE only) a history 
 For each scenario × client present on both sides and each metric of gates.yaml:
 ratio head/base of the pooled histograms, expanded bootstrap interval over runs,
 permutation p over runs (Holm-corrected over the gated family), the minimum detectable
-effect at this noise, verdict (verdict_rules.classify). Exit 1 when a gated metric regressed, else 0.
+effect at this noise, verdict (rules.classify). Exit 1 when a gated metric regressed, else 0.
 Why these statistics: stats.py.
 """
 
@@ -16,13 +16,13 @@ from typing import Any
 import numpy as np
 
 from .. import paths
+from ..answers import FASTER, IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION, SLOWER
 from ..series import Repeat, Series
 from ..verdict import ABSENT, Design, DriftResult, Flag, MetricResult, SideRefs, Unguarded, Verdict
-from ..verdicts import FASTER, IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION, SLOWER
 from . import clustered, designs, drift, family, stats
 from .gates import Gates, MetricGate
+from .rules import RegressionCheck
 from .sides import SeriesKey, Side
-from .verdict_rules import RegressionCheck
 
 
 @dataclass

@@ -26,11 +26,11 @@ from datetime import datetime
 from statistics import NormalDist
 from typing import Any
 
+from ..answers import NO_CHANGE, REGRESSION
 from ..verdict import StoredVerdict, Verdict, read_any
-from ..verdicts import NO_CHANGE, REGRESSION
 from . import stats
 from .gates import Gates
-from .verdict_rules import classify
+from .rules import classify
 
 _STD_NORMAL = NormalDist()
 

@@ -36,11 +36,11 @@ from hdrh.log import HistogramLogReader
 from scipy import stats as sps
 
 from .. import histograms, metrics, samples
+from ..answers import INCONCLUSIVE
 from ..verdict import DriftResult
-from ..verdicts import INCONCLUSIVE
 from . import stats
 from .gates import MetricGate
-from .verdict_rules import classify, detectable_effect
+from .rules import classify, detectable_effect
 
 if TYPE_CHECKING:
     from .gates import Gates

@@ -1,6 +1,6 @@
 """The family of a comparison's tests: each series × metric's row (verdict.py's MetricResult), Holm within
 each family, the minimum detectable effect at the family's first Holm level, then each
-metric's verdict (verdict_rules.classify).
+metric's verdict (rules.classify).
 
 The error rate is a correctness check, not a noisy measurement, so it is tested on its own
 (uncorrected): a head that fails orders in every run must not hide behind the family.
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..answers import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION, settle_text
 from ..verdict import MetricResult
-from ..verdicts import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION, settle_text
 from . import stats
-from .verdict_rules import classify, detectable_effect, rounds_to_settle
+from .rules import classify, detectable_effect, rounds_to_settle
 
 if TYPE_CHECKING:
     from .gates import Gates, MetricGate

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from .. import metrics
+from ..answers import NOT_GATED, REGRESSION
 from ..errors import UsageError
 from ..verdict import MetricResult, Verdict, as_verdict
-from ..verdicts import NOT_GATED, REGRESSION
 from . import compare, family, strata
 from .gates import Gates
 from .sides import Side

@@ -34,11 +34,11 @@ and why:
   is the *expanded* percentile interval (Hesterberg 2015, "What teachers should know about
   the bootstrap"): the percentiles are taken at the level whose normal quantile is
   sqrt(n / (n - 1)) · t(n - 1), n the smaller side.
-- Three answers (verdict_rules.classify): a regression needs significance *and* a point
+- Three answers (rules.classify): a regression needs significance *and* a point
   effect of at least the metric's threshold; "no change" is an equivalence claim: the whole
   interval lies inside (1 / threshold, threshold); everything else is inconclusive, and
-  verdict_rules.rounds_to_settle says how many runs would decide it.
-- Every verdict states its minimum detectable effect (verdict_rules.detectable_effect): the
+  rules.rounds_to_settle says how many runs would decide it.
+- Every verdict states its minimum detectable effect (rules.detectable_effect): the
   change the permutation test would flag with 80 % power at this comparison's noise and level.
 """
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..verdicts import FASTER, IMPROVEMENT, NO_CHANGE
+from ..answers import FASTER, IMPROVEMENT, NO_CHANGE
 
 TITLE = {
     "aa": "A/A (same build)",

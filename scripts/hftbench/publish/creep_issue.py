@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import mdsafe, metrics, verdicts
+from .. import answers, mdsafe, metrics
 from . import regression_issue
 from .regression_issue import Action
 from .verdict_text import HEADLINE, ICON
@@ -28,7 +28,7 @@ def parse_marker(body: str) -> tuple[str, list[str]] | None:
 
 def creeping(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """The rows past the gate that no single push regressed alone (judge/creep.py)."""
-    return [r for r in doc["rows"] if r["verdict"] == verdicts.REGRESSION and not r.get("regressed_alone")]
+    return [r for r in doc["rows"] if r["verdict"] == answers.REGRESSION and not r.get("regressed_alone")]
 
 
 def _key_text(key: str) -> str:
@@ -69,7 +69,7 @@ def markdown(doc: dict[str, Any]) -> str:
     ]
     for r in doc["rows"]:
         shown = f"{ICON.get(r['verdict'], '')} {r['verdict'].replace('_', ' ')}".strip()
-        if r.get("regressed_alone") and r["verdict"] == verdicts.REGRESSION:
+        if r.get("regressed_alone") and r["verdict"] == answers.REGRESSION:
             shown += " (one push was a regression alone: the regression issue has it)"
         lines.append(
             f"| {_key_text(r['key'])} | {metrics.fmt_change(r['ratio'])} | {_interval(r['ci'])} | "

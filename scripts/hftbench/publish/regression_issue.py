@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .. import mdsafe, verdicts
+from .. import answers, mdsafe
 from ..errors import UsageError
 from ..verdict import Verdict, as_verdict
 from . import verdict_text
@@ -77,9 +77,9 @@ def issue_action(
     suite = doc.suite or "unknown"
     if doc.partial:
         return Action("none", "a partial verdict (interrupted job) opens and closes nothing")
-    regressed = keys_with(doc, verdicts.REGRESSION)
+    regressed = keys_with(doc, answers.REGRESSION)
     text = verdict_text.issue(doc, run_url=run_url)
-    if doc.status == verdicts.REGRESSION:
+    if doc.status == answers.REGRESSION:
         if open_issue is None:
             # A title is plain text: the outside names in it get the title's escaping, not markdown's.
             title = (
@@ -95,7 +95,7 @@ def issue_action(
         return Action("none", f"{doc.status}: no open regression issue")
     _, listed = parse_marker(open_issue["body"]) or (suite, [])
     # Faster under the gate counts: a +12 % regression undone reads −11 %, under the 10 % gate.
-    improved = set(keys_with(doc, verdicts.IMPROVEMENT)) | set(keys_with(doc, verdicts.FASTER))
+    improved = set(keys_with(doc, answers.IMPROVEMENT)) | set(keys_with(doc, answers.FASTER))
     if listed and all(k in improved for k in listed):
         comment = (
             f"Recovered at {_sha(doc)}: every regressed series × metric is significantly faster again "

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import histograms, metrics, samples
+from ..answers import IMPROVEMENT, NO_CHANGE, REGRESSION
 from ..judge import drift
 from ..judge.gates import Gates
 from ..measure.cell import server_samples_path
@@ -23,7 +24,6 @@ from ..measure.proc_sampler import Sample, read_csv
 from ..metrics import fmt_us
 from ..results import Run
 from ..verdict import DriftResult
-from ..verdicts import IMPROVEMENT, NO_CHANGE, REGRESSION
 
 PERIODS = 10  # the table's rows: tenths, the drift test's unit of comparison
 

@@ -18,11 +18,11 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .. import mdsafe, metrics, verdicts
+from .. import answers, mdsafe, metrics
 from ..errors import UsageError
 from ..metrics import fmt_change
 from ..verdict import DriftResult, MetricResult, SideRefs, Verdict, as_row, as_verdict
-from . import verdict_extras, verdict_method, verdict_pool
+from . import bisect_text, method_text, pool_text, profile_text
 
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
 BODY_BUDGET = GITHUB_BODY_LIMIT - 1_536  # room for what the CI scripts wrap around it
@@ -30,24 +30,24 @@ STICKY_MARKER = "<!-- hft-bench-verdict -->"
 Row = MetricResult | DriftResult  # a table's row: the cells read the fields both have
 
 ICON = {
-    verdicts.REGRESSION: "🔴",
-    verdicts.INCONCLUSIVE: "🟡",
-    verdicts.IMPROVEMENT: "🟢",
-    verdicts.SLOWER: "🟠",
-    verdicts.FASTER: "🔵",
-    verdicts.NO_CHANGE: "⚪",
-    verdicts.NOT_GATED: "▫️",
+    answers.REGRESSION: "🔴",
+    answers.INCONCLUSIVE: "🟡",
+    answers.IMPROVEMENT: "🟢",
+    answers.SLOWER: "🟠",
+    answers.FASTER: "🔵",
+    answers.NO_CHANGE: "⚪",
+    answers.NOT_GATED: "▫️",
 }
 HEADLINE = {
-    verdicts.REGRESSION: "❌ Regression",
-    verdicts.INCONCLUSIVE: "🟡 Inconclusive",
-    verdicts.IMPROVEMENT: "✅ Improvement",
-    verdicts.SLOWER: "⚠️ Slower, under the gate",
-    verdicts.FASTER: "✅ Faster, under the gate",
-    verdicts.NO_CHANGE: "✅ No change",
+    answers.REGRESSION: "❌ Regression",
+    answers.INCONCLUSIVE: "🟡 Inconclusive",
+    answers.IMPROVEMENT: "✅ Improvement",
+    answers.SLOWER: "⚠️ Slower, under the gate",
+    answers.FASTER: "✅ Faster, under the gate",
+    answers.NO_CHANGE: "✅ No change",
 }
-ORDER = (verdicts.REGRESSION, verdicts.INCONCLUSIVE, verdicts.SLOWER, verdicts.IMPROVEMENT, verdicts.FASTER)
-RANK = {v: i for i, v in enumerate((*ORDER, verdicts.NO_CHANGE))}
+ORDER = (answers.REGRESSION, answers.INCONCLUSIVE, answers.SLOWER, answers.IMPROVEMENT, answers.FASTER)
+RANK = {v: i for i, v in enumerate((*ORDER, answers.NO_CHANGE))}
 
 
 def ref_name(side: SideRefs) -> str:
@@ -124,7 +124,7 @@ def row_cells(r: Row | dict[str, Any], esc=mdsafe.text) -> list[str]:
     """One table row's cells, in COLUMNS order (`esc`: the outside names made inert for markdown,
     or plain text with mdsafe.title)."""
     r = as_row(r)
-    icon = ICON[r.verdict] if r.gated else ICON[verdicts.NOT_GATED]
+    icon = ICON[r.verdict] if r.gated else ICON[answers.NOT_GATED]
     sides = [value(r.metric, r.base_value), value(r.metric, r.head_value)]
     judged = [change(r), interval(r), detectable(r), _verdict_cell(r)]
     return [icon, _series(r, esc), _metric(r, esc), *sides, *judged]
@@ -158,12 +158,12 @@ def drift_lines(doc: Verdict) -> list[str]:
         "|---|---|---:|---:|---:|---|---|---|---|",
     ]
     for r in sorted(rows, key=lambda r: RANK.get(r.verdict, 4)):
-        icon = ICON[r.verdict] if r.gated else ICON[verdicts.NOT_GATED]
+        icon = ICON[r.verdict] if r.gated else ICON[answers.NOT_GATED]
         growth = r.rss_growth_mib_per_h
         g_ci = r.rss_growth_ci or [None, None]
         rss = "–" if growth is None else f"{growth:+,.1f} MiB/h ({g_ci[0]:+,.1f} … {g_ci[1]:+,.1f})"
-        verdict = "drifted" if r.verdict == verdicts.REGRESSION else _verdict_cell(r)
-        shown = r.reason and r.verdict != verdicts.REGRESSION
+        verdict = "drifted" if r.verdict == answers.REGRESSION else _verdict_cell(r)
+        shown = r.reason and r.verdict != answers.REGRESSION
         why = f": {mdsafe.text(r.reason)}" if shown else ""
         out.append(
             f"| {icon} | {_series(r)} | {value('p99_us', r.first_value)} | "
@@ -182,14 +182,14 @@ def gated_rows(doc: Verdict) -> list[MetricResult]:
 
 def reported_rows(doc: Verdict) -> list[MetricResult]:
     """Series × metric judged for information only (not gated), in verdict.json's order."""
-    return [r for r in doc.results if not r.gated and r.verdict != verdicts.NOT_GATED]
+    return [r for r in doc.results if not r.gated and r.verdict != answers.NOT_GATED]
 
 
 def _hit(r: Row, esc) -> str:
     """A row of the headline: its series, metric and change; a pool's row that one runner's
     own regression decided names that runner (pooled.own_regressions), not the pooled change."""
     why = r.reason or ""
-    if r.verdict == verdicts.REGRESSION and why.startswith("runner ") and " alone: " in why:
+    if r.verdict == answers.REGRESSION and why.startswith("runner ") and " alone: " in why:
         return f"{_series(r, esc)} {esc(why.split(';')[0])}"
     return f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}"
 
@@ -203,15 +203,15 @@ def headline(doc: Verdict | dict[str, Any], esc=mdsafe.text) -> str:
     errors = [r for r in doc.results if r.gated and r.metric == "errors" and r.verdict == status]
     lead = HEADLINE.get(status, status)
     if doc.partial:
-        lead += f" (partial: {verdict_pool.partial_why(doc)})"
+        lead += f" (partial: {pool_text.partial_why(doc)})"
     hit = [r for r in rows if r.verdict == status]
     drifted = [r for r in doc.drift or [] if r.gated and r.verdict == status]
-    if status in (verdicts.SLOWER, verdicts.FASTER) and hit:
+    if status in (answers.SLOWER, answers.FASTER) and hit:
         parts = [f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}" for r in hit]
         more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
         within = f"{(hit[0].threshold or 1.1) - 1:.0%}"
         return f"{lead} of {within}: {', '.join(parts[:3])}{more} (significant, the whole interval under it)"
-    if status in (verdicts.REGRESSION, verdicts.IMPROVEMENT) and (hit or errors or drifted):
+    if status in (answers.REGRESSION, answers.IMPROVEMENT) and (hit or errors or drifted):
         parts = [_hit(r, esc) for r in hit]
         parts += [f"{_series(r, esc)} error rate {change(r)}" for r in errors]
         parts += [
@@ -220,15 +220,15 @@ def headline(doc: Verdict | dict[str, Any], esc=mdsafe.text) -> str:
         ]
         more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
         return f"{lead}: {', '.join(parts[:3])}{more}"
-    if status == verdicts.NO_CHANGE and rows:
+    if status == answers.NO_CHANGE and rows:
         worst = max((r.mde or 1.0) for r in rows)
         within = f"±{(rows[0].threshold or 1.1) - 1:.0%}"
         sees = f"; each could have detected {fmt_change(worst)} or more" if math.isfinite(worst) else ""
         return f"{lead}: all {len(rows)} gated series × metrics within {within}{sees}"
-    if status == verdicts.INCONCLUSIVE:
-        open_rows = [r for r in rows if r.verdict == verdicts.INCONCLUSIVE]
+    if status == answers.INCONCLUSIVE:
+        open_rows = [r for r in rows if r.verdict == answers.INCONCLUSIVE]
         settle = [r.settle_runs for r in open_rows if r.settle_runs]
-        what = f"; {verdicts.settle_text(max(settle))}" if settle else ""
+        what = f"; {answers.settle_text(max(settle))}" if settle else ""
         return f"{lead}: {len(open_rows)} of {len(rows)} gated series × metrics undecided{what}"
     return lead
 
@@ -255,10 +255,10 @@ def disagreements(doc: Verdict) -> list[str]:
     rows = {(r.scenario, r.client, r.metric): r for r in doc.results if r.gated}
     out = []
     for (scenario, client, metric), cpu in rows.items():
-        if metric != "cpu_us_per_order" or cpu.verdict not in (verdicts.REGRESSION, verdicts.SLOWER):
+        if metric != "cpu_us_per_order" or cpu.verdict not in (answers.REGRESSION, answers.SLOWER):
             continue
         faster = [r for (s, c, m), r in rows.items() if (s, c) == (scenario, client) and m.endswith("_us")
-                  and m != metric and r.verdict in (verdicts.IMPROVEMENT, verdicts.FASTER)]  # fmt: skip
+                  and m != metric and r.verdict in (answers.IMPROVEMENT, answers.FASTER)]  # fmt: skip
         if faster:
             lat = ", ".join(f"{_metric(r)} {change(r).split(' ', 1)[-1]}" for r in faster)
             out.append(
@@ -275,17 +275,17 @@ def _details(doc: Verdict) -> list[str]:
     for line in disagreements(doc):
         out += [line, ""]
     conf = doc.shown_confidence
-    undecided = [r for r in gated_rows(doc) if r.verdict == verdicts.INCONCLUSIVE and r.reason]
+    undecided = [r for r in gated_rows(doc) if r.verdict == answers.INCONCLUSIVE and r.reason]
     if undecided:
         out += ["**Undecided:**", ""]
         out += [f"- {_series(r)} {_metric(r)}: {mdsafe.text(r.reason)}" for r in undecided]
         out.append("")
     quiet_errors = [r for r in doc.results if r.gated and r.metric == "errors"]
     if quiet_errors:
-        same = [_series(r) for r in quiet_errors if r.verdict == verdicts.NO_CHANGE]
+        same = [_series(r) for r in quiet_errors if r.verdict == answers.NO_CHANGE]
         if same:
             out += [f"Error rate unchanged: {', '.join(same)}.", ""]
-    too_small = [r for r in doc.results if r.verdict == verdicts.NOT_GATED and r.reason]
+    too_small = [r for r in doc.results if r.verdict == answers.NOT_GATED and r.reason]
     if too_small:
         groups: dict[tuple[str, str], list[str]] = {}
         for r in too_small:
@@ -296,8 +296,8 @@ def _details(doc: Verdict) -> list[str]:
     if info:
         out += ["<details><summary>Reported only (not gated)</summary>", "", _table_head(conf)]
         out += [_row(r) for r in info] + ["", "</details>", ""]
-    out += verdict_method.guard_lines(doc)
-    method = verdict_method.method(doc) + verdict_extras.survival_sentence(doc)
+    out += method_text.guard_lines(doc)
+    method = method_text.method(doc) + method_text.survival_sentence(doc)
     out += ["<details><summary>How this was decided</summary>", "", method, "", "</details>", ""]
     return out
 
@@ -311,8 +311,8 @@ def markdown(doc: Verdict | dict[str, Any], *, run_url: str | None = None, budge
         "",
         _sides(doc),
         "",
-        *verdict_method.harness_lines(doc),
-        *verdict_pool.pool_lines(doc),
+        *method_text.harness_lines(doc),
+        *pool_text.pool_lines(doc),
     ]
     links = [f"[Run folders and logs]({run_url})", ""] if run_url else []
     for a in doc.attachments or []:
@@ -322,8 +322,8 @@ def markdown(doc: Verdict | dict[str, Any], *, run_url: str | None = None, budge
     # The soak's drift, where the time went and which commit: right under the table, kept when
     # detail is cut.
     sections = drift_lines(doc)
-    sections += verdict_extras.profile_markdown(doc.profile, run_url)
-    sections += verdict_extras.bisect_markdown(doc.bisect)
+    sections += profile_text.profile_markdown(doc.profile, run_url)
+    sections += bisect_text.bisect_markdown(doc.bisect)
     text = "\n".join(head + table + sections + _details(doc) + links)
     if len(text) <= budget:
         return text
@@ -363,7 +363,7 @@ def console_lines(doc: Verdict | dict[str, Any]) -> list[str]:
     doc = as_verdict(doc)
     lines = [f"compare: {doc.status.replace('_', ' ')} (exit {doc.exit_code})"]
     for r in doc.results:
-        if r.gated or r.verdict == verdicts.NOT_GATED:
+        if r.gated or r.verdict == answers.NOT_GATED:
             lines.append(
                 f"  {r.verdict:<12} {_series(r, str):<24} {_metric(r, str):<10} {change(r):>10}  "
                 f"CI {interval(r):<22} detect {detectable(r):<10} {r.reason or ''}"

@@ -18,7 +18,7 @@ SETTLE_IN_REACH = 200
 
 
 def settle_text(runs: int) -> str:
-    """What verdict_rules.rounds_to_settle's estimate tells a reader (in verdict_text's
+    """What rules.rounds_to_settle's estimate tells a reader (in verdict_text's
     headline, which the history store keeps for the dashboard)."""
     if runs <= SETTLE_IN_REACH:
         return f"about {runs} runs a side would settle it"

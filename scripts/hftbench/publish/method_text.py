@@ -1,5 +1,7 @@
 """The verdict text's account of its method: how base and head were measured and tested
-(by the comparison's design, designs.py), and what this runner guards (calibration.py)."""
+(by the comparison's design, designs.py), what this runner guards (calibration.py), what its
+design could not see (the calibration record's `survival`), where the head's code ran and
+whether the pull request changes the harness."""
 
 from __future__ import annotations
 
@@ -89,3 +91,24 @@ def harness_lines(doc: Verdict | dict[str, Any]) -> list[str]:
     if any(p.startswith(".github/") for p in changed):  # GitHub runs the PR's own workflow file
         note += " A workflow file under `.github/` is read from the PR itself: code owners review it."
     return [note, ""]
+
+
+def survival_sentence(doc: Verdict) -> str:
+    """What of each kind of change this runner's design showed when calibrate measured it
+    (the record's `survival`): the share of its effect with each server alone; "" without one."""
+    from .calibrate_text import TITLE
+
+    parts = []
+    for kind, rows in (doc.survival or {}).items():
+        seen = [f"{v:.2f} on {mdsafe.text(k.split(' ', 1)[0])} {metrics.label(k.split(' ', 1)[1])}"
+                for k, v in rows.items() if v is not None]  # fmt: skip
+        if seen:
+            parts.append(f"{TITLE.get(kind, mdsafe.text(kind))}: {', '.join(seen)}")
+    if not parts:
+        return ""
+    return (
+        " Of each kind of change calibrate injected, this runner's design showed this share of its "
+        "effect with each server alone (1 all of it, 0 none, below 0 the opposite way): "
+        + "; ".join(parts)
+        + "."
+    )
