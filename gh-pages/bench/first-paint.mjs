@@ -11,7 +11,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { build } from '../build/build.mjs';
+import { build } from '../build-src/build.mjs';
 import { synthStore } from '../tools/synth-store.mjs';
 import { launch } from '../test/helpers/browser.mjs';
 import { serve } from '../test/helpers/serve.mjs';

@@ -4,11 +4,11 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deriveLatest, deriveOpen, percentileCurve, runCurves, slimShard } from '../build/derive.mjs';
+import { deriveLatest, deriveOpen, percentileCurve, runCurves, slimShard } from '../build-src/derive.mjs';
 import { synthStore } from '../tools/synth-store.mjs';
 
 const golden = JSON.parse(readFileSync(new URL('./fixtures/hdr-golden.json', import.meta.url)));
-const BUILD = new URL('../build/build.mjs', import.meta.url).pathname;
+const BUILD = new URL('../build-src/build.mjs', import.meta.url).pathname;
 
 test('percentile curve: rising, from the minimum to the maximum, in µs', () => {
   const curve = percentileCurve(golden.data);

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { build } from '../build/build.mjs';
+import { build } from '../build-src/build.mjs';
 import { synthStore } from './synth-store.mjs';
 import { launch } from '../test/helpers/browser.mjs';
 import { serve } from '../test/helpers/serve.mjs';

@@ -3,7 +3,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from '../../build/build.mjs';
+import { build } from '../../build-src/build.mjs';
 import { launch } from './browser.mjs';
 import { serve } from './serve.mjs';
 

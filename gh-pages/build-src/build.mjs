@@ -2,7 +2,7 @@
 // Assemble the publishable site: the static page, uPlot from node_modules, the history
 // store as data/, derived/trend/ (shards without histograms), derived/latest-<suite>.json and
 // derived/curves/<suite>/<run_id>.json (the compare view's distributions). Usage:
-//   node build/build.mjs --store <history store dir> --out <folder to publish>
+//   node build-src/build.mjs --store <history store dir> --out <folder to publish>
 // --out may be the gh-pages worktree whose data/ already is the store.
 import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -81,7 +81,7 @@ export function build({ store, out }) {
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({ options: { store: { type: 'string' }, out: { type: 'string' } } });
-  if (!values.store || !values.out) fail('usage: node build/build.mjs --store <history store dir> --out <site dir>');
+  if (!values.store || !values.out) fail('usage: node build-src/build.mjs --store <history store dir> --out <site dir>');
   const { warnings, suites } = build({ store: resolve(values.store), out: resolve(values.out) });
   for (const w of warnings) process.stderr.write(`build: warning: ${w}\n`);
   process.stdout.write(`build: site for ${suites} suite(s) in ${values.out}\n`);
