@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { deriveLatest, deriveOpen, runCurves, slimShard } from './derive.mjs';
 import { writeJsonAtomic } from '../lib/fsio.mjs';
+import { check } from '../lib/schema.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
@@ -17,6 +18,8 @@ const SCHEMA_VERSION = 1;
 const UPLOT = join(ROOT, 'node_modules', 'uplot');
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/; // as hftbench's store/history.py SAFE_NAME
 const MONTH = /^[0-9]{4}-(0[1-9]|1[0-2])$/;
+// A run's stored verdict, as hftbench's verdict.py StoredVerdict writes it (docs/history-store.md).
+const VERDICT_SCHEMA = join(ROOT, 'lib', 'stored-verdict.schema.json');
 
 function fail(message) {
   process.stderr.write(`build: ${message}\n`);
@@ -56,6 +59,7 @@ export function build({ store, out }) {
   }
   const warnings = [];
   const curveCache = new Map();
+  const verdictSchema = readJson(VERDICT_SCHEMA);
   for (const [suite, entry] of Object.entries(index.suites ?? {})) {
     const allRuns = [];
     for (const month of entry.shards ?? []) {
@@ -66,6 +70,8 @@ export function build({ store, out }) {
       writeJsonAtomic(join(out, 'derived', 'trend', suite, `${month}.json`), slimShard(shard));
       allRuns.push(...(shard.runs ?? []));
       for (const run of shard.runs ?? []) {
+        const bad = run.verdict == null ? [] : check(verdictSchema, run.verdict, 'verdict');
+        if (bad.length) warnings.push(`suite ${suite}, run ${run.run_id}: its verdict does not fit lib/stored-verdict.schema.json (${bad.slice(0, 3).join('; ')}); the page shows what it can of it`);
         const curves = runCurves(run, curveCache, (w) => warnings.push(`suite ${suite}, ${w}`));
         if (curves) writeJsonAtomic(join(out, 'derived', 'curves', suite, `${run.run_id}.json`), curves);
       }

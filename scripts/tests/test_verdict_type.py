@@ -3,12 +3,18 @@ byte, and a verdict with every command's section and a workflow step's own key."
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
-from hftbench.verdict import ABSENT, MetricResult, StoredVerdict, Verdict, read_any
+import jsonschema
+import pytest
+from hftbench.verdict import ABSENT, Flag, GatedRow, MetricResult, ShownRow, StoredVerdict, Verdict, read_any
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden" / "expected" / "verdict.json"
+HEAD_RUN = "run_20261126T010000Z_head01_0a0b0c"  # the golden head's first run (test_golden.py)
 
 
 def _text(doc: dict) -> str:
@@ -58,3 +64,64 @@ def test_the_store_s_copy_reads_back_and_is_told_from_verdict_json():
     assert isinstance(read_any(stored), StoredVerdict) and isinstance(read_any(full), Verdict)
     old = {"status": "no_change", "base": "b" * 40, "flags": []}  # an entry from before `gated`
     assert StoredVerdict.from_json(old).to_json() == old
+
+
+# --- the dashboard's build reads the store's copy by gh-pages/lib/stored-verdict.schema.json ----
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = ROOT / "gh-pages" / "lib" / "stored-verdict.schema.json"
+JSON_TYPE = {"None": "null", "str": "string", "bool": "boolean", "int": "integer", "float": "number"}
+
+
+def _json_types(annotation: str) -> list[str]:
+    """'float | None' -> ['null', 'number']; list[...] is an array, dict[...] an object."""
+    parts = [a.strip() for a in annotation.split(" | ")]
+    return sorted("array" if a.startswith("list[") else "object" if a.startswith("dict[") else JSON_TYPE[a]
+                  for a in parts)  # fmt: skip
+
+
+def test_the_dashboard_s_schema_is_the_stored_verdict_field_for_field():
+    schema = json.loads(SCHEMA.read_text())
+    types = {"#": (StoredVerdict, schema), "flag": (Flag, None), "gated_row": (GatedRow, None),
+             "shown_row": (ShownRow, None)}  # fmt: skip
+    for name, (cls, node) in types.items():
+        node = node or schema["$defs"][name]
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        assert set(node["properties"]) == set(fields), name
+        no_default = {n for n, f in fields.items() if f.default is f.default_factory is dataclasses.MISSING}
+        assert set(node["required"]) == no_default, name
+        for n, f in fields.items():
+            want = node["properties"][n]["type"]
+            assert sorted([want] if isinstance(want, str) else want) == _json_types(f.type), (name, n)
+
+
+def test_the_store_s_copy_of_a_verdict_fits_the_schema():
+    from hftbench.store.entry import store_verdict
+
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.validate(json.loads(_text(store_verdict(json.loads(GOLDEN.read_text())))), schema)
+
+
+@pytest.mark.skipif(
+    shutil.which("node") is None or not (ROOT / "gh-pages" / "node_modules" / "uplot").is_dir(),
+    reason="needs node and gh-pages/node_modules (make deps)",
+)
+def test_a_verdict_python_stored_is_read_by_the_dashboard_s_build(tmp_path):
+    """`hftbench history add --verdict` stores the golden regression; the build reads it without a
+    word against the schema, and main's open regressions list it."""
+    from hftbench import cli
+
+    run = tmp_path / HEAD_RUN
+    shutil.copytree(GOLDEN.parents[1] / "head" / HEAD_RUN, run)
+    store = tmp_path / "store"
+    assert cli.main(["history", "add", str(run), "--store", str(store), "--verdict", str(GOLDEN)]) == 0
+    build = ROOT / "gh-pages" / "build-src" / "build.mjs"
+    r = subprocess.run(["node", str(build), "--store", str(store), "--out", str(tmp_path / "site")],
+                       capture_output=True, text=True)  # fmt: skip
+    assert r.returncode == 0 and "does not fit" not in r.stderr, r.stderr
+    (shard,) = (store / "shards").glob("*/*.json")
+    stored = StoredVerdict.from_json(json.loads(shard.read_text())["runs"][0]["verdict"])
+    assert stored.status == "regression" and stored.gated and stored.rows
+    suite = shard.parent.name
+    opened = json.loads((tmp_path / "site" / "derived" / f"open-{suite}.json").read_text())["open"]
+    assert [(o["scenario"], o["client"], o["metric"]) for o in opened] == [("latency-1c", "hft", "p99_us")]
