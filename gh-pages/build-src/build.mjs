@@ -18,7 +18,7 @@ const SCHEMA_VERSION = 1;
 const UPLOT = join(ROOT, 'node_modules', 'uplot');
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/; // as hftbench's store/history.py SAFE_NAME
 const MONTH = /^[0-9]{4}-(0[1-9]|1[0-2])$/;
-// A run's stored verdict, as hftbench's verdict.py StoredVerdict writes it (docs/history-store.md).
+// A run's stored verdict, as hftbench's stored_verdict.py StoredVerdict writes it (docs/history-store.md).
 const VERDICT_SCHEMA = join(ROOT, 'lib', 'stored-verdict.schema.json');
 
 function fail(message) {

@@ -76,7 +76,7 @@ class MetricResult:
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> MetricResult:
         """A row as written (a row of an old file or a test may lack the counts: 0)."""
-        return cls(**{**_COUNTS, **_known(cls, d, tuples=("ci",))})
+        return cls(**{**_COUNTS, **known_fields(cls, d, tuples=("ci",))})
 
 
 @dataclass
@@ -110,7 +110,7 @@ class DriftResult:
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> DriftResult:
         counts = {"gated": False, "first_intervals": 0, "last_intervals": 0, "min_samples": 0}
-        return cls(**{**counts, **_known(cls, d, tuples=("ci", "rss_growth_ci"))})
+        return cls(**{**counts, **known_fields(cls, d, tuples=("ci", "rss_growth_ci"))})
 
 
 @dataclass
@@ -154,7 +154,7 @@ class SideRefs:
     @classmethod
     def from_json(cls, d: dict[str, Any] | None) -> SideRefs:
         d = d or {}
-        return cls(**{"runs": len(d.get("run_ids") or []), "run_ids": [], **_known(cls, d)})
+        return cls(**{"runs": len(d.get("run_ids") or []), "run_ids": [], **known_fields(cls, d)})
 
 
 @dataclass
@@ -184,7 +184,7 @@ class AbSection:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> AbSection:
-        known = _known(cls, d)
+        known = known_fields(cls, d)
         box = known.get("sandbox")
         if isinstance(box, dict):
             known["sandbox"] = Sandbox(str(box.get("head") or "none"), str(box.get("note") or ""))
@@ -281,91 +281,13 @@ class Verdict:
             suite=d.get("suite"),
             base=SideRefs.from_json(d.get("base")),
             head=SideRefs.from_json(d.get("head")),
-            flags=[Flag(**_known(Flag, f)) for f in d.get("flags") or []],
+            flags=[Flag(**known_fields(Flag, f)) for f in d.get("flags") or []],
             results=[MetricResult.from_json(r) for r in d.get("results") or []],
             drift=[DriftResult.from_json(r) for r in d.get("drift") or []],
             **{k: d[k] for k in cls.SECTION_KEYS if k in d and k != "ab"},
             **({"ab": AbSection.from_json(d["ab"])} if isinstance(d.get("ab"), dict) else {}),
             other={k: v for k, v in d.items() if k not in known},
         )
-
-
-@dataclass
-class GatedRow:
-    """A gated row as the history store keeps it: its change, interval and MDE."""
-
-    scenario: str
-    client: str
-    metric: str
-    ratio: float | None = None
-    ci: list[float] | None = None
-    mde: float | None = None
-    verdict: str | None = None
-
-    @property
-    def series(self) -> str:
-        return f"{self.scenario}/{self.client}"
-
-
-@dataclass
-class ShownRow:
-    """A row of the verdict's tables as the dashboard shows it: its cells' text, keyed by
-    publish/verdict_text.py COLUMNS; the other fields find the row and colour it."""
-
-    scenario: str
-    client: str
-    metric: str
-    gated: bool
-    verdict: str
-    cells: dict[str, str]
-
-
-@dataclass
-class StoredVerdict:
-    """The history store's copy of a verdict (docs/history-store.md; store/entry.py builds it):
-    what the dashboard and the creep watch read. A key added in a later version is ABSENT in an
-    older entry."""
-
-    status: str
-    base: str | None  # the base commit, else its last run id
-    partial: bool = ABSENT
-    confidence: float | None = ABSENT  # the rows' interval level (judge/creep.py reads spreads)
-    looks: int | None = ABSENT
-    flags: list[Flag] = field(default_factory=list)
-    gated: list[GatedRow] = ABSENT  # every gated series × metric
-    bisect: dict[str, Any] = ABSENT  # verdict.json's bisect without its steps
-    headline: str = ABSENT  # rendered once by verdict_text.headline
-    columns: dict[str, str] = ABSENT  # column key -> label
-    rows: list[ShownRow] = ABSENT
-
-    def to_json(self) -> dict[str, Any]:
-        doc = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is not ABSENT:
-                doc[f.name] = [asdict(x) for x in value] if f.name in ("flags", "gated", "rows") else value
-        return doc
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> StoredVerdict:
-        lists = {"flags": Flag, "gated": GatedRow, "rows": ShownRow}
-        known = _known(cls, d)
-        for key, row in lists.items():
-            if isinstance(known.get(key), list):
-                known[key] = [row(**_known(row, x)) for x in known[key] if isinstance(x, dict)]
-            elif key in known:
-                del known[key]
-        return cls(**{"status": None, "base": None, **known})
-
-
-def read_any(d: dict[str, Any]) -> Verdict | StoredVerdict:
-    """verdict.json or the store's copy of one, told apart by their `base` (an object in
-    verdict.json, a commit in the store) and verdict.json's `results`."""
-    return (
-        Verdict.from_json(d)
-        if isinstance(d.get("base"), dict) or "results" in d
-        else StoredVerdict.from_json(d)
-    )
 
 
 _COUNTS = {"gated": False, "base_runs": 0, "head_runs": 0, "min_samples": 0}
@@ -381,7 +303,7 @@ def as_row(r: MetricResult | DriftResult | dict[str, Any]) -> MetricResult | Dri
     return MetricResult.from_json(r) if isinstance(r, dict) else r
 
 
-def _known(cls: type, d: dict[str, Any], tuples: tuple[str, ...] = ()) -> dict[str, Any]:
+def known_fields(cls: type, d: dict[str, Any], tuples: tuple[str, ...] = ()) -> dict[str, Any]:
     """The keys of `d` that are fields of `cls` (a later version's extra key is dropped), with
     the intervals JSON keeps as lists back as tuples."""
     names = {f.name for f in fields(cls)}

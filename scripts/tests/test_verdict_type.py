@@ -11,7 +11,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from hftbench.verdict import ABSENT, Flag, GatedRow, MetricResult, ShownRow, StoredVerdict, Verdict, read_any
+from hftbench.stored_verdict import GatedRow, ShownRow, StoredVerdict, read_any
+from hftbench.verdict import ABSENT, Flag, MetricResult, Verdict
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden" / "expected" / "verdict.json"
 HEAD_RUN = "run_20261126T010000Z_head01_0a0b0c"  # the golden head's first run (test_golden.py)

@@ -27,7 +27,8 @@ from statistics import NormalDist
 from typing import Any
 
 from ..answers import NO_CHANGE, REGRESSION
-from ..verdict import StoredVerdict, Verdict, read_any
+from ..stored_verdict import StoredVerdict, read_any
+from ..verdict import Verdict
 from . import stats
 from .gates import Gates
 from .rules import classify

@@ -18,7 +18,8 @@ from ..judge import stats
 from ..measure.fingerprint import runner_id
 from ..publish import verdict_text
 from ..series import Series
-from ..verdict import ABSENT, GatedRow, ShownRow, StoredVerdict, Verdict, as_verdict
+from ..stored_verdict import GatedRow, ShownRow, StoredVerdict
+from ..verdict import ABSENT, Verdict, as_verdict
 
 SPREAD_METRICS = (metrics.P50, metrics.P99)  # the dashboard's noise bands
 
