@@ -192,6 +192,76 @@ class AbSection:
 
 
 @dataclass
+class SeenRow:
+    """What one runner of a pool saw of a row (judge/pooled.py): its own ratio and its weight."""
+
+    series: str
+    metric: str
+    ratio: float | None
+    gated: bool
+    weight: float  # 0: not used for the pooled row
+    weight_from: str  # strata.CALIBRATED or strata.EQUAL
+
+
+@dataclass
+class PoolRunner:
+    """One runner's leg of a pool (commands/combine.py pool_doc)."""
+
+    name: str
+    state: str  # judge/pooled.py: COMPLETE, INTERRUPTED, FAILED, MISSING, OTHER_REFS, REFUSED
+    why: str | None
+    runner: str | None  # its fingerprint id, as its leg's verdict says
+    verdict: str | None  # its leg's own status
+    rounds_per_side: int | None
+    measure_s: float | None
+    calibration: str | None  # the calibration record's sha256 (pool.yaml), or None
+    rows: list[SeenRow]
+    calibrated_mde: dict[str, float] | None
+    optional: bool  # pool.yaml: the check may pass without it
+
+
+@dataclass
+class Alone:
+    """A complete runner's own regression of a gated row (judge/pooled.py own_regressions)."""
+
+    runner: str
+    series: str
+    metric: str
+    ratio: float | None  # its own test's
+    ci: list[float] | None
+    p_adjusted: float | None
+    pooled_ratio: float | None
+    pooled_verdict: str
+    decided: bool  # the pooled test alone would not have said regression
+
+
+@dataclass
+class PoolCheck:
+    passes: bool
+    why: list[str]  # why the pool's check fails whatever the verdict
+
+
+@dataclass
+class PoolSection:
+    """verdict.json's `pool` (combine): who took part, what each saw, who is missing."""
+
+    runners: list[PoolRunner]
+    missing: list[str]
+    partial: bool
+    alone: list[Alone]
+    check: PoolCheck
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> PoolSection:
+        runners = [PoolRunner(**{**known_fields(PoolRunner, r), "rows": [SeenRow(**known_fields(SeenRow, x))
+                   for x in r.get("rows") or []]}) for r in d.get("runners") or []]  # fmt: skip
+        check = d.get("check") or {}
+        return cls(runners, list(d.get("missing") or []), bool(d.get("partial")),
+                   [Alone(**known_fields(Alone, a)) for a in d.get("alone") or []],
+                   PoolCheck(bool(check.get("passes", True)), list(check.get("why") or [])))  # fmt: skip
+
+
+@dataclass
 class Verdict:
     """verdict.json. Fields in the file's order; the sections after `drift` are the
     commands' (ABSENT where a command did not add them)."""
@@ -220,7 +290,7 @@ class Verdict:
     harness_changes: list[str] = ABSENT  # harness files the head changes (scripts/ci/pr-bench)
     pool_leg: str | None = ABSENT  # the pool leg that wrote it (scripts/ci/pr-bench, main-bench)
     bisect: dict[str, Any] = ABSENT  # the culprit or range (judge/bisect_steps.py)
-    pool: dict[str, Any] = ABSENT  # each runner's leg (commands/combine.py pool_doc)
+    pool: PoolSection = ABSENT  # each runner's leg (commands/combine.py pool_doc)
     attachments: list[dict[str, str]] = ABSENT  # files the texts list: {"title", "path"}
     # Keys this type does not know (a later version's): kept as read, written back after the rest.
     other: dict[str, Any] = field(default_factory=dict)
@@ -253,6 +323,8 @@ class Verdict:
                 value = [asdict(r) for r in value]
             elif key == "ab":
                 value = value.to_json()
+            elif key == "pool":
+                value = asdict(value)
             elif key in ("design", "base", "head"):
                 value = {k: v for k, v in asdict(value).items() if v is not ABSENT}
             elif key in ("unguarded", "flags"):
@@ -284,7 +356,8 @@ class Verdict:
             flags=[Flag(**known_fields(Flag, f)) for f in d.get("flags") or []],
             results=[MetricResult.from_json(r) for r in d.get("results") or []],
             drift=[DriftResult.from_json(r) for r in d.get("drift") or []],
-            **{k: d[k] for k in cls.SECTION_KEYS if k in d and k != "ab"},
+            **{k: d[k] for k in cls.SECTION_KEYS if k in d and k not in ("ab", "pool")},
+            **({"pool": PoolSection.from_json(d["pool"])} if isinstance(d.get("pool"), dict) else {}),
             **({"ab": AbSection.from_json(d["ab"])} if isinstance(d.get("ab"), dict) else {}),
             other={k: v for k, v in d.items() if k not in known},
         )

@@ -230,11 +230,14 @@ def test_a_runner_s_own_regression_is_not_averaged_away_and_is_named():
         _own_leg("b", pooled.COMPLETE, [_row("p50_us", 1.02, NO_CHANGE), _row("p99_us", 1.30, REGRESSION)]),
     ]
     alone = pooled.own_regressions(legs, pool_rows)
-    assert [(a["runner"], a["metric"], a["decided"]) for a in alone] == [("b", "p99_us", True)]
+    assert [(a.runner, a.metric, a.decided) for a in alone] == [("b", "p99_us", True)]
     p50, p99 = pool_rows
     assert p50.verdict == NO_CHANGE and p99.verdict == REGRESSION and p99.ratio == 1.02
     assert p99.reason == "runner b alone: P99 +30.0%; pooled over the runners +2.0%"
-    doc = {"results": [dataclasses.asdict(r) for r in pool_rows], "pool": {"runners": [], "alone": alone}}
+    doc = {
+        "results": [dataclasses.asdict(r) for r in pool_rows],
+        "pool": {"runners": [], "alone": [dataclasses.asdict(a) for a in alone]},
+    }
     lines = "\n".join(pool_text.pool_lines(doc))
     assert "**Regression on runner `b` alone**: latency-1c/hft P99 +30.0% (interval +28.0% … +32.0%)" in lines
     assert "pooled over the runners +2.0%" in lines
@@ -253,7 +256,7 @@ def test_only_a_complete_leg_s_own_gated_regression_decides():
     # A pooled regression stays one; the runner is listed, not credited with deciding it.
     rows = [_row("p99_us", 1.25, REGRESSION)]
     alone = pooled.own_regressions([_own_leg("d", pooled.COMPLETE, [_row("p99_us", 1.3, REGRESSION)])], rows)
-    assert [a["decided"] for a in alone] == [False] and rows[0].reason is None
+    assert [a.decided for a in alone] == [False] and rows[0].reason is None
 
 
 def test_a_calibration_record_gives_the_figures_and_a_bad_one_none():

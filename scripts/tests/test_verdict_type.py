@@ -30,6 +30,18 @@ def test_the_golden_verdict_reads_back_byte_for_byte():
     assert v.partial is ABSENT and not v.partial and v.base.ref is ABSENT
 
 
+POOL = {
+    "runners": [{"name": "a", "state": "complete", "why": None, "runner": "r1", "verdict": "regression",
+                 "rounds_per_side": 12, "measure_s": 70.0, "calibration": None, "calibrated_mde": None,
+                 "rows": [{"series": "s/c", "metric": "p99_us", "ratio": 1.2, "gated": True, "weight": 1.0,
+                           "weight_from": "equal"}], "optional": False}],
+    "missing": ["b"], "partial": True,
+    "alone": [{"runner": "a", "series": "s/c", "metric": "p99_us", "ratio": 1.3, "ci": [1.2, 1.4],
+               "p_adjusted": 0.001, "pooled_ratio": 1.02, "pooled_verdict": "no_change", "decided": True}],
+    "check": {"passes": False, "why": ["leg b missing"]},
+}  # fmt: skip
+
+
 def test_every_section_and_an_unknown_key_read_back():
     doc = json.loads(GOLDEN.read_text())
     doc["survival"] = {"delay": {"latency-1c/hft p99_us": 0.9}}
@@ -39,7 +51,7 @@ def test_every_section_and_an_unknown_key_read_back():
           "measure_s": 70.2, "build_s": {"base": 1.0}, "server_flags": {"base": "--workers 1"},
           "sandbox": {"head": "bubblewrap", "note": "sandboxed"}}  # fmt: skip
     doc.update(partial=False, ab=ab, profile={"top": []}, harness_changes=["Makefile"], pool_leg="a",
-               bisect={"status": "culprit"}, pool={"runners": []}, later_key=[1])  # fmt: skip
+               bisect={"status": "culprit"}, pool=POOL, later_key=[1])  # fmt: skip
     v = Verdict.from_json(json.loads(_text(doc)))
     assert v.other == {"later_key": [1]} and v.base.ref is None and v.head.ref == "feature"
     assert v.ab.sandbox.head == "bubblewrap" and v.ab.capacity_rps is ABSENT and v.pool_leg == "a"

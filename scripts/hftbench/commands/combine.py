@@ -49,7 +49,7 @@ from ..judge.pooled import (
 )
 from ..judge.sides import side_from_runs
 from ..results import load_run
-from ..verdict import ABSENT, AbSection, Verdict
+from ..verdict import ABSENT, AbSection, Alone, PoolCheck, PoolRunner, PoolSection, SeenRow, Verdict
 from . import flags
 from .base import Command
 
@@ -134,10 +134,10 @@ def _run_folder(folder: Path, side: str, run_id: str) -> Path:
 
 def pool_doc(
     legs: list[Leg],
-    seen: dict[str, list[dict]],
-    alone: list[dict] | None = None,
+    seen: dict[str, list[SeenRow]],
+    alone: list[Alone] | None = None,
     fails: list[str] | None = None,
-) -> dict[str, Any]:
+) -> PoolSection:
     """verdict.json's `pool`: who took part, what each saw (each row's weight and where it came
     from), who is missing, each complete leg's own regression (`alone`), and why the check
     fails whatever the verdict (`check`)."""
@@ -145,22 +145,13 @@ def pool_doc(
     for leg in legs:
         own = leg.verdict
         ab = own.ab or AbSection()
-        runners.append({
-            "name": leg.name, "state": leg.state, "why": leg.why,
-            "runner": own.head.runner, "verdict": own.status,
-            "rounds_per_side": ab.rounds_per_side, "measure_s": ab.measure_s,
-            "calibration": leg.calibration, "rows": seen.get(leg.name, []),
-            "calibrated_mde": leg.calibrated_mde or None, "optional": leg.optional,
-        })  # fmt: skip
+        runners.append(PoolRunner(
+            name=leg.name, state=leg.state, why=leg.why, runner=own.head.runner, verdict=own.status,
+            rounds_per_side=ab.rounds_per_side, measure_s=ab.measure_s, calibration=leg.calibration,
+            rows=seen.get(leg.name, []), calibrated_mde=leg.calibrated_mde or None, optional=leg.optional,
+        ))  # fmt: skip
     missing = [leg.name for leg in legs if leg.state != COMPLETE]
-    check = {"passes": not fails, "why": list(fails or [])}
-    return {
-        "runners": runners,
-        "missing": missing,
-        "partial": bool(missing),
-        "alone": alone or [],
-        "check": check,
-    }
+    return PoolSection(runners, missing, bool(missing), alone or [], PoolCheck(not fails, list(fails or [])))
 
 
 class CombineCommand(Command):
@@ -212,7 +203,11 @@ class CombineCommand(Command):
 
 
 def pool_verdict(
-    legs: list[Leg], comparison: Comparison, seen: dict, alone: list[dict], fails: list[str]
+    legs: list[Leg],
+    comparison: Comparison,
+    seen: dict[str, list[SeenRow]],
+    alone: list[Alone],
+    fails: list[str],
 ) -> Verdict:
     """verdict.json of the pool: the pooled comparison, the refs and the sections carried from
     the first measured leg, `pool`, and this process's exit code."""
@@ -226,16 +221,16 @@ def pool_verdict(
         if found is not None:
             setattr(v, key, dict(getattr(found.verdict, key), runner=found.name))
     v.pool = pool_doc(legs, seen, alone, fails)
-    v.partial = v.pool["partial"]
+    v.partial = v.pool.partial
     # this process's: 3 when the pool's check fails (pool.check says why)
     v.exit_code = comparison.exit_code or (CHECK_FAILED if fails else 0)
     return v
 
 
-def failure_lines(comparison: Comparison, alone: list[dict]) -> list[str]:
+def failure_lines(comparison: Comparison, alone: list[Alone]) -> list[str]:
     """Why each failing check fails: a runner's own test where it alone decided, else the
     pooled figures."""
-    decided = {(a["series"], a["metric"]): a for a in alone if a["decided"]}
+    decided = {(a.series, a.metric): a for a in alone if a.decided}
     lines = []
     for check in comparison.checks():
         if (check.series, check.metric) in decided:  # the pooled figures are not why it fails

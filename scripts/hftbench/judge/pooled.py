@@ -15,7 +15,7 @@ import numpy as np
 from .. import metrics
 from ..answers import NOT_GATED, REGRESSION
 from ..errors import UsageError
-from ..verdict import MetricResult, Verdict, as_verdict
+from ..verdict import Alone, MetricResult, SeenRow, Verdict, as_verdict
 from . import compare, family, strata
 from .gates import Gates
 from .sides import Side
@@ -108,7 +108,7 @@ class _Entry:  # one runner's row of one series × metric
 
 def compare_legs(
     legs: list[Leg], gates: Gates, looks: int
-) -> tuple[compare.Comparison, dict[str, list[dict]], list[dict[str, Any]]]:
+) -> tuple[compare.Comparison, dict[str, list[SeenRow]], list[Alone]]:
     """The pooled comparison, each runner's own rows (name -> rows) for the texts, and the
     complete legs' own regressions (own_regressions). `looks`: the pool's (pool.yaml `rounds`),
     never a leg's own figure."""
@@ -146,9 +146,8 @@ def compare_legs(
                 if spread is not None:
                     noise[id(row)] = spread
                 for e, w in zip(metric_entries, weights, strict=True):
-                    seen[e.leg].append({"series": e.row.series, "metric": e.row.metric, "ratio": e.row.ratio,
-                                        "gated": e.row.gated, "weight": round(w, 4),
-                                        "weight_from": basis})  # fmt: skip
+                    seen[e.leg].append(SeenRow(e.row.series, e.row.metric, e.row.ratio, e.row.gated,
+                                               round(w, 4), basis))  # fmt: skip
     family.correct(out, gates, noise)
     alone = own_regressions(legs, out)
     order = {m.name: i for i, m in enumerate(gates.metrics)}
@@ -157,7 +156,7 @@ def compare_legs(
     return compare.Comparison(merged[0], merged[1], gates, out, [], used[0].design), seen, alone
 
 
-def own_regressions(legs: list[Leg], rows: list[MetricResult]) -> list[dict[str, Any]]:
+def own_regressions(legs: list[Leg], rows: list[MetricResult]) -> list[Alone]:
     """A complete leg's own regression is not averaged away. Where a complete leg's own
     verdict (its `ab`'s test of a series × metric it gates: significant at the family level
     it used alone, and a point estimate at least the threshold) is a regression, the pool's
@@ -165,7 +164,7 @@ def own_regressions(legs: list[Leg], rows: list[MetricResult]) -> list[dict[str,
     its reason names the runner ("runner b alone: P99 +30.0%"). One record per runner and
     row, `decided` when the pooled test alone would not have said regression."""
     by_key = {(r.scenario, r.client, r.metric): r for r in rows if r.gated}
-    found: list[tuple[MetricResult, dict[str, Any]]] = []
+    found: list[tuple[MetricResult, Alone]] = []
     for leg in legs:
         if leg.state != COMPLETE or not leg.measured:
             continue
@@ -173,13 +172,9 @@ def own_regressions(legs: list[Leg], rows: list[MetricResult]) -> list[dict[str,
             row = by_key.get((own.scenario, own.client, own.metric))
             if row is None or not own.gated or own.verdict != REGRESSION:
                 continue
-            found.append((row, {
-                "runner": leg.name, "series": row.series, "metric": row.metric,
-                "ratio": own.ratio, "ci": list(own.ci) if own.ci is not None else None,
-                "p_adjusted": own.p_adjusted,
-                "pooled_ratio": row.ratio, "pooled_verdict": row.verdict,
-                "decided": row.verdict != REGRESSION,
-            }))  # fmt: skip
+            ci = list(own.ci) if own.ci is not None else None
+            found.append((row, Alone(leg.name, row.series, row.metric, own.ratio, ci, own.p_adjusted,
+                                     row.ratio, row.verdict, decided=row.verdict != REGRESSION)))  # fmt: skip
     for row, _ in found:
         named = [a for r, a in found if r is row]
         if row.verdict == REGRESSION:
@@ -190,10 +185,10 @@ def own_regressions(legs: list[Leg], rows: list[MetricResult]) -> list[dict[str,
     return [a for _, a in found]
 
 
-def alone_text(a: dict[str, Any]) -> str:
+def alone_text(a: Alone) -> str:
     """ "runner b alone: P99 +30.0%": a runner's own regression, in the pool's words."""
-    change = metrics.fmt_change(a["ratio"]) if a.get("ratio") is not None else "regressed"
-    return f"runner {a['runner']} alone: {metrics.label(a['metric'])} {change}"
+    change = metrics.fmt_change(a.ratio) if a.ratio is not None else "regressed"
+    return f"runner {a.runner} alone: {metrics.label(a.metric)} {change}"
 
 
 def _pooled(

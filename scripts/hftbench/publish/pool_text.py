@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import mdsafe, metrics
 from ..metrics import fmt_change
-from ..verdict import Verdict, as_verdict
+from ..verdict import PoolRunner, PoolSection, Verdict, as_verdict
 
 STATE_WORDS = {
     "complete": "complete",
@@ -22,21 +22,21 @@ STATE_WORDS = {
 
 def partial_why(doc: Verdict) -> str:
     """What made a verdict partial: the pool's missing legs, or an interrupted run."""
-    pool = doc.pool or {}
-    by_name = {r["name"]: r for r in pool.get("runners") or []}
-    missing = [f"{mdsafe.text(n)} {STATE_WORDS.get(by_name.get(n, {}).get('state'), 'missing')}"
-               f"{' (optional)' if by_name.get(n, {}).get('optional') else ''}"
-               for n in pool.get("missing") or []]  # fmt: skip
+    if not doc.pool:
+        return "interrupted"
+    by_name = {r.name: r for r in doc.pool.runners}
+    missing = [f"{mdsafe.text(n)} {STATE_WORDS.get(by_name[n].state if n in by_name else None, 'missing')}"
+               f"{' (optional)' if n in by_name and by_name[n].optional else ''}"
+               for n in doc.pool.missing]  # fmt: skip
     return ", ".join(missing) if missing else "interrupted"
 
 
-def check_lines(pool: dict[str, Any]) -> list[str]:
+def check_lines(pool: PoolSection) -> list[str]:
     """Why the pool's check fails whatever the verdict says (a leg refused or required and
     absent), or which optional runners it passed without."""
-    why = (pool.get("check") or {}).get("why") or []
-    if why:
-        return [f"- **This check fails**: {mdsafe.text(w)}" for w in why]
-    absent = [r["name"] for r in pool.get("runners") or [] if r.get("optional") and r["state"] != "complete"]
+    if pool.check.why:
+        return [f"- **This check fails**: {mdsafe.text(w)}" for w in pool.check.why]
+    absent = [r.name for r in pool.runners if r.optional and r.state != "complete"]
     return [f"- `{mdsafe.text(n)}` is optional (pool.yaml): the check passes without it." for n in absent]
 
 
@@ -46,49 +46,48 @@ def pool_lines(doc: Verdict | dict[str, Any]) -> list[str]:
     pool = doc.pool
     if not pool:
         return []
-    runners = pool.get("runners") or []
-    out = [f"**Runners ({len(runners)}), each a stratum of the test:**", ""]
-    for r in runners:
-        name = mdsafe.text(r["name"])
-        if r["state"] in ("complete", "interrupted"):
-            rounds = r.get("rounds_per_side")
-            own = (r.get("verdict") or "?").replace("_", " ")
-            calibrated = "its calibration" if r.get("calibration") else "gates.yaml's series"
+    out = [f"**Runners ({len(pool.runners)}), each a stratum of the test:**", ""]
+    for r in pool.runners:
+        name = mdsafe.text(r.name)
+        if r.state in ("complete", "interrupted"):
+            own = (r.verdict or "?").replace("_", " ")
+            calibrated = "its calibration" if r.calibration else "gates.yaml's series"
             out.append(
-                f"- `{name}`: {r['state']}, {rounds} rounds a side, on its own: {own}; guards by {calibrated}"
+                f"- `{name}`: {r.state}, {r.rounds_per_side} rounds a side, on its own: {own}; "
+                f"guards by {calibrated}"
             )
         else:
-            state = STATE_WORDS.get(r["state"], r["state"])
-            out.append(f"- `{name}`: **{state}**: {mdsafe.text(r.get('why') or '')}")
-    if pool.get("partial"):
+            state = STATE_WORDS.get(r.state, r.state)
+            out.append(f"- `{name}`: **{state}**: {mdsafe.text(r.why or '')}")
+    if pool.partial:
         out.append(f"- This verdict is **partial**: {partial_why(doc)}; the other runners decided it.")
     out += check_lines(pool)
     out += _alone_lines(pool)
     out.append("")
-    table = _seen_table(doc, runners)
-    return out + table + _weights_lines(runners, table)
+    table = _seen_table(doc, pool.runners)
+    return out + table + _weights_lines(pool.runners, table)
 
 
-def _alone_lines(pool: dict[str, Any]) -> list[str]:
+def _alone_lines(pool: PoolSection) -> list[str]:
     """A runner whose own test found a regression the pooled estimate did not: named, first."""
     out = []
-    for a in pool.get("alone") or []:
-        if not a.get("decided"):
+    for a in pool.alone:
+        if not a.decided:
             continue
-        series, metric = mdsafe.text(a["series"]), mdsafe.text(metrics.label(a["metric"]))
-        ci = a.get("ci") or [None, None]
+        series, metric = mdsafe.text(a.series), mdsafe.text(metrics.label(a.metric))
+        ci = a.ci or [None, None]
         within = f" (interval {fmt_change(ci[0])} … {fmt_change(ci[1])})" if None not in ci else ""
         out.append(
-            f"- **Regression on runner `{mdsafe.text(a['runner'])}` alone**: {series} {metric} "
-            f"{fmt_change(a.get('ratio'))}{within} in its own test; pooled over the runners "
-            f"{fmt_change(a.get('pooled_ratio'))}. A runner's own regression is never averaged away."
+            f"- **Regression on runner `{mdsafe.text(a.runner)}` alone**: {series} {metric} "
+            f"{fmt_change(a.ratio)}{within} in its own test; pooled over the runners "
+            f"{fmt_change(a.pooled_ratio)}. A runner's own regression is never averaged away."
         )
     return out
 
 
-def _weights_lines(runners: list[dict[str, Any]], table: list[str]) -> list[str]:
+def _weights_lines(runners: list[PoolRunner], table: list[str]) -> list[str]:
     """Where the table's weights came from: fixed before the data, calibrated or equal."""
-    bases = {row.get("weight_from") for r in runners for row in r.get("rows") or [] if row.get("gated")}
+    bases = {row.weight_from for r in runners for row in r.rows if row.gated}
     bases &= {"calibration", "equal"}
     if not table or not bases:
         return []
@@ -101,23 +100,23 @@ def _weights_lines(runners: list[dict[str, Any]], table: list[str]) -> list[str]
     return [f"Weights are fixed before the data: {how}.", ""]
 
 
-def _seen_table(doc: Verdict, runners: list[dict[str, Any]]) -> list[str]:
+def _seen_table(doc: Verdict, runners: list[PoolRunner]) -> list[str]:
     """Gated series × metric: each runner's own change and weight, then the pooled one."""
-    shown = [r for r in runners if r.get("rows")]
+    shown = [r for r in runners if r.rows]
     pooled = {(r.series, r.metric): r for r in doc.gated_results()}
     if len(shown) < 2 or not pooled:
         return []
-    head = "| series | metric | " + " | ".join(f"`{mdsafe.text(r['name'])}`" for r in shown) + " | pool |"
+    head = "| series | metric | " + " | ".join(f"`{mdsafe.text(r.name)}`" for r in shown) + " | pool |"
     lines = [head, "|" + "---|" * (len(shown) + 3)]
     for (series, metric), p in pooled.items():
         cells = []
         for r in shown:
-            row = next((x for x in r["rows"] if x["series"] == series and x["metric"] == metric), None)
-            if row is None or row.get("ratio") is None:
+            row = next((x for x in r.rows if x.series == series and x.metric == metric), None)
+            if row is None or row.ratio is None:
                 cells.append("–")
             else:
-                used = f" (w {row['weight']:.2f})" if row.get("weight") else " (not judged here)"
-                cells.append(f"{fmt_change(row['ratio'])}{used}")
+                used = f" (w {row.weight:.2f})" if row.weight else " (not judged here)"
+                cells.append(f"{fmt_change(row.ratio)}{used}")
         pool_cell = fmt_change(p.ratio) if p.ratio is not None else "–"
         label = mdsafe.text(metrics.label(metric))
         lines.append(f"| {mdsafe.text(series)} | {label} | " + " | ".join(cells) + f" | **{pool_cell}** |")
