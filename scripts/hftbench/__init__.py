@@ -11,10 +11,12 @@ Packages in stage order; a module imports only from its own stage or an earlier 
 - `publish/`  reports, plots and every verdict text;
 - `store/`    the gh-pages history store;
 - `commands/` one module per subcommand on a Command base;
+- `bisect_record.py` bisect's record (bisect.json, verdict.json's `bisect`): the culprit or the range
 - `cli.py`    the entry point, above them all.
 
 The top:
 
+- `absent.py`      ABSENT: a key a typed JSON record does not have (unlike None, a key written as null)
 - `answers.py`     the gate's answers (REGRESSION, NO_CHANGE, ...), the words for "more runs would settle it"
 - `cli.py`         the `hftbench` entry point: the registry of subcommands (commands/), each imported for real
 - `config.py`      load and validate `bench-config/scenarios.yaml` (errors name file:line)
@@ -25,6 +27,7 @@ The top:
 - `metrics.py`     the metric vocabulary, declared once: name, key, quantile, label, unit, direction
 - `paths.py`       where the repository, `bin/` and `bench-config/` are
 - `pool.py`        `bench-config/pool.yaml`: the pool's runners and the suites each takes
+- `profile_record.py` verdict.json's `profile`: ab's differential flame graph and top functions
 - `results.py`     typed view of a results folder (results.json + per-client JSON); read by the gate
 - `roster.py`      `bench-config/clients.yaml`: the load clients, one line each (errors name file:line)
 - `samples.py`     which percentiles a sample count supports (pure)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from .verdict import ABSENT, Flag, Verdict, known_fields
+from .absent import ABSENT
+from .verdict import Flag, Verdict, known_fields
 
 
 @dataclass

@@ -17,29 +17,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from .absent import ABSENT
 from .answers import INCONCLUSIVE, NOT_GATED
+from .bisect_record import BisectRecord
+from .profile_record import ProfileRecord
 
 SCHEMA_VERSION = 1
-
-
-class _Absent:
-    """A key this verdict does not have (unlike None: a key written as null)."""
-
-    _one: _Absent | None = None
-
-    def __new__(cls) -> _Absent:
-        if cls._one is None:
-            cls._one = super().__new__(cls)
-        return cls._one
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-
-ABSENT: Any = _Absent()
 
 
 @dataclass
@@ -286,10 +269,10 @@ class Verdict:
     schema_version: int = SCHEMA_VERSION
     partial: bool = ABSENT  # interrupted (ab) or a leg missing (combine)
     ab: AbSection = ABSENT  # how ab measured: rounds, design, seconds, flags, sandbox
-    profile: dict[str, Any] = ABSENT  # differential flame graph and top functions (profile.py)
+    profile: ProfileRecord = ABSENT  # differential flame graph and top functions (profile.py)
     harness_changes: list[str] = ABSENT  # harness files the head changes (scripts/ci/pr-bench)
     pool_leg: str | None = ABSENT  # the pool leg that wrote it (scripts/ci/pr-bench, main-bench)
-    bisect: dict[str, Any] = ABSENT  # the culprit or range (judge/bisect_steps.py)
+    bisect: BisectRecord = ABSENT  # the culprit or range (judge/bisect_steps.py)
     pool: PoolSection = ABSENT  # each runner's leg (commands/combine.py pool_doc)
     attachments: list[dict[str, str]] = ABSENT  # files the texts list: {"title", "path"}
     # Keys this type does not know (a later version's): kept as read, written back after the rest.
@@ -321,7 +304,7 @@ class Verdict:
                 continue
             if key in ("results", "drift"):
                 value = [asdict(r) for r in value]
-            elif key == "ab":
+            elif key in ("ab", "profile", "bisect"):
                 value = value.to_json()
             elif key == "pool":
                 value = asdict(value)
@@ -337,6 +320,7 @@ class Verdict:
     def from_json(cls, d: dict[str, Any]) -> Verdict:
         """A verdict.json as written by any version (a missing list reads as empty)."""
         known = {*cls.HEAD_KEYS, *cls.SECTION_KEYS}
+        typed = {"ab": AbSection, "profile": ProfileRecord, "bisect": BisectRecord, "pool": PoolSection}
         design = d.get("design") or {}
         return cls(
             schema_version=d.get("schema_version", SCHEMA_VERSION),
@@ -356,9 +340,8 @@ class Verdict:
             flags=[Flag(**known_fields(Flag, f)) for f in d.get("flags") or []],
             results=[MetricResult.from_json(r) for r in d.get("results") or []],
             drift=[DriftResult.from_json(r) for r in d.get("drift") or []],
-            **{k: d[k] for k in cls.SECTION_KEYS if k in d and k not in ("ab", "pool")},
-            **({"pool": PoolSection.from_json(d["pool"])} if isinstance(d.get("pool"), dict) else {}),
-            **({"ab": AbSection.from_json(d["ab"])} if isinstance(d.get("ab"), dict) else {}),
+            **{k: d[k] for k in cls.SECTION_KEYS if k in d and k not in typed},
+            **{k: t.from_json(d[k]) for k, t in typed.items() if isinstance(d.get(k), dict)},
             other={k: v for k, v in d.items() if k not in known},
         )
 

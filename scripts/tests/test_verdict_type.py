@@ -11,8 +11,9 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from hftbench.absent import ABSENT
 from hftbench.stored_verdict import GatedRow, ShownRow, StoredVerdict, read_any
-from hftbench.verdict import ABSENT, Flag, MetricResult, Verdict
+from hftbench.verdict import Flag, MetricResult, Verdict
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden" / "expected" / "verdict.json"
 HEAD_RUN = "run_20261126T010000Z_head01_0a0b0c"  # the golden head's first run (test_golden.py)
@@ -30,6 +31,9 @@ def test_the_golden_verdict_reads_back_byte_for_byte():
     assert v.partial is ABSENT and not v.partial and v.base.ref is ABSENT
 
 
+BISECT = {"status": "culprit", "good": "a", "bad": "b", "culprit": {"sha": "b", "subject": "s"}, "steps": [],
+          "reason": "b is the first commit slower than a", "series": "s/c", "metric": "p99_us",
+          "effect": {"ratio": 1.3, "ci": [1.2, 1.4], "from": "bad vs good"}, "runner": "a"}  # fmt: skip
 POOL = {
     "runners": [{"name": "a", "state": "complete", "why": None, "runner": "r1", "verdict": "regression",
                  "rounds_per_side": 12, "measure_s": 70.0, "calibration": None, "calibrated_mde": None,
@@ -50,8 +54,8 @@ def test_every_section_and_an_unknown_key_read_back():
     ab = {"rounds_per_side": 12, "design": "duet", "order": "each order to both servers", "block_s": 0.5,
           "measure_s": 70.2, "build_s": {"base": 1.0}, "server_flags": {"base": "--workers 1"},
           "sandbox": {"head": "bubblewrap", "note": "sandboxed"}}  # fmt: skip
-    doc.update(partial=False, ab=ab, profile={"top": []}, harness_changes=["Makefile"], pool_leg="a",
-               bisect={"status": "culprit"}, pool=POOL, later_key=[1])  # fmt: skip
+    doc.update(partial=False, ab=ab, profile={"skipped": "no perf"}, harness_changes=["M"], pool_leg="a",
+               bisect=BISECT, pool=POOL, later_key=[1])  # fmt: skip
     v = Verdict.from_json(json.loads(_text(doc)))
     assert v.other == {"later_key": [1]} and v.base.ref is None and v.head.ref == "feature"
     assert v.ab.sandbox.head == "bubblewrap" and v.ab.capacity_rps is ABSENT and v.pool_leg == "a"

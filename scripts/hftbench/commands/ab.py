@@ -46,6 +46,7 @@ import numpy as np
 
 from .. import answers, paths
 from .. import config as config_mod
+from ..absent import ABSENT
 from ..errors import UsageError, raise_interrupt
 from ..judge import calibration, designs
 from ..judge.compare import Comparison, compare_sides
@@ -59,8 +60,9 @@ from ..measure.plan import Plan
 from ..measure.run import run_plan
 from ..measure.server import ServerError
 from ..measure.worktrees import build_server, remove_worktrees, resolve_commit
+from ..profile_record import ProfileRecord
 from ..results import Run
-from ..verdict import ABSENT, AbSection, Sandbox, Verdict
+from ..verdict import AbSection, Sandbox, Verdict
 from . import flags
 from .base import Command
 from .flags import Builds, Selection, choose_design, new_out
@@ -128,7 +130,7 @@ class AbCommand(Command):
         v = verdict_doc(job, c, looked.rounds, looked.measured_s, partial=partial)
         wanted = job.profile if job.profile is not None else c.status == answers.REGRESSION
         if wanted and not partial:
-            v.profile = profile.profile_sides(job, job.p50_us)
+            v.profile = ProfileRecord.from_json(profile.profile_sides(job, job.p50_us))
         self.close(v, c.failures(), verdict=job.out / "verdict.json", summary=job.out / "summary.md",
                    quiet=self.args.quiet)  # fmt: skip
         builds = sum(job.builds.values())

@@ -37,6 +37,7 @@ import numpy as np
 
 from .. import config as config_mod
 from .. import metrics, paths
+from ..bisect_record import BisectRecord
 from ..errors import UsageError, raise_interrupt
 from ..fsio import write_atomic
 from ..judge import bisect_steps as bs
@@ -122,10 +123,10 @@ class BisectCommand(Command):
         previous = signal.signal(signal.SIGTERM, raise_interrupt)
         code = 130
         try:
-            doc = run_bisect(b, self.args.quiet)
-            code = 0 if doc["status"] == bs.CULPRIT else 1
+            doc = BisectRecord.from_json(run_bisect(b, self.args.quiet))
+            code = 0 if doc.status == bs.CULPRIT else 1
         except KeyboardInterrupt:
-            doc = json.loads((b.out / "bisect.json").read_text())
+            doc = BisectRecord.from_json(json.loads((b.out / "bisect.json").read_text()))
             say(f"interrupted: the {len(b.steps)} steps done are in {b.out / 'bisect.json'}")
         finally:
             signal.signal(signal.SIGTERM, previous)
@@ -136,7 +137,7 @@ class BisectCommand(Command):
         print("\n".join(bisect_lines(doc)))
         if self.args.from_verdict:
             merge_into_verdict(self.args.from_verdict, doc)
-        say(f"{doc['status']} after {len(b.steps)} steps in {b.elapsed():.0f} s; {b.out / 'bisect.json'}")
+        say(f"{doc.status} after {len(b.steps)} steps in {b.elapsed():.0f} s; {b.out / 'bisect.json'}")
         return code
 
 
@@ -386,7 +387,7 @@ def save(b: Bisect, lo: int, hi: int, reason: str | None) -> dict[str, Any]:
     return doc
 
 
-def merge_into_verdict(path: Path, doc: dict[str, Any]) -> None:
+def merge_into_verdict(path: Path, doc: BisectRecord) -> None:
     """Add the result to an ab verdict as `bisect` (additive: nothing else changes)."""
     verdict = Verdict.from_json(json.loads(path.read_text()))
     verdict.bisect = doc

@@ -28,10 +28,12 @@ it always.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .. import paths, pool
+from ..absent import ABSENT
 from ..judge import legcheck
 from ..judge.compare import Comparison
 from ..judge.gates import load_gates
@@ -49,7 +51,7 @@ from ..judge.pooled import (
 )
 from ..judge.sides import side_from_runs
 from ..results import load_run
-from ..verdict import ABSENT, AbSection, Alone, PoolCheck, PoolRunner, PoolSection, SeenRow, Verdict
+from ..verdict import AbSection, Alone, PoolCheck, PoolRunner, PoolSection, SeenRow, Verdict
 from . import flags
 from .base import Command
 
@@ -219,7 +221,7 @@ def pool_verdict(
     for key in CARRIED:
         found = next((leg for leg in legs if leg.measured and getattr(leg.verdict, key)), None)
         if found is not None:
-            setattr(v, key, dict(getattr(found.verdict, key), runner=found.name))
+            setattr(v, key, replace(getattr(found.verdict, key), runner=found.name))
     v.pool = pool_doc(legs, seen, alone, fails)
     v.partial = v.pool.partial
     # this process's: 3 when the pool's check fails (pool.check says why)

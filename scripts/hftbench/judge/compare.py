@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from .. import paths
+from ..absent import ABSENT
 from ..answers import FASTER, IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION, SLOWER
 from ..series import Repeat, Series
-from ..verdict import ABSENT, Design, DriftResult, Flag, MetricResult, SideRefs, Unguarded, Verdict
+from ..verdict import Design, DriftResult, Flag, MetricResult, SideRefs, Unguarded, Verdict
 from . import clustered, designs, drift, family, stats
 from .gates import Gates, MetricGate
 from .rules import RegressionCheck

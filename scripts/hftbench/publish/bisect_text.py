@@ -6,32 +6,33 @@ from __future__ import annotations
 from typing import Any
 
 from .. import mdsafe, metrics
+from ..bisect_record import BisectRecord
 from ..judge import bisect_steps as bs
 from ..metrics import fmt_change
 
 
-def bisect_headline(doc: dict[str, Any]) -> str:
+def bisect_headline(doc: BisectRecord | dict[str, Any]) -> str:
     """'First bad commit: 1a2b3c4d5e "subject" (P99 +23.0%, 95% interval +18.1% … +27.9%)'
     or 'Between 1a2b… and 3c4d…: reason'."""
-    metric = mdsafe.text(metrics.label(doc.get("metric", "")))
-    if doc["status"] == bs.CULPRIT and doc.get("culprit"):
-        c = doc["culprit"]
-        eff = doc.get("effect") or {}
-        ci = eff.get("ci")
+    doc = _record(doc)
+    metric = mdsafe.text(metrics.label(doc.metric or ""))
+    if doc.status == bs.CULPRIT and doc.culprit:
+        c, eff = doc.culprit, doc.effect
         size = ""
-        if eff.get("ratio") is not None:
+        if eff is not None and eff.ratio is not None:
+            ci = eff.ci
             band = f", interval {fmt_change(ci[0])} … {fmt_change(ci[1])}" if ci and None not in ci else ""
-            size = f" ({mdsafe.text(doc.get('series', ''))} {metric} {fmt_change(eff['ratio'])}{band})"
-        return f"First bad commit: `{mdsafe.sha(c['sha'])}` “{mdsafe.text(c['subject'])}”{size}"
-    good, bad = mdsafe.sha(doc["good"]), mdsafe.sha(doc["bad"])
-    return f"Between `{good}` (good) and `{bad}` (bad): {mdsafe.text(doc.get('reason', ''))}"
+            size = f" ({mdsafe.text(doc.series or '')} {metric} {fmt_change(eff.ratio)}{band})"
+        return f"First bad commit: `{mdsafe.sha(c.sha)}` “{mdsafe.text(c.subject)}”{size}"
+    good, bad = mdsafe.sha(doc.good), mdsafe.sha(doc.bad)
+    return f"Between `{good}` (good) and `{bad}` (bad): {mdsafe.text(doc.reason or '')}"
 
 
-def bisect_markdown(doc: dict[str, Any] | None) -> list[str]:
+def bisect_markdown(doc: BisectRecord | None) -> list[str]:
     if not doc:
         return []
     out = ["### Bisect", "", bisect_headline(doc) + ".", ""]
-    steps = doc.get("steps") or []
+    steps = doc.steps or []
     if steps:
         out += [
             f"{len(steps)} steps, each measuring the candidate interleaved with both ends "
@@ -44,10 +45,13 @@ def bisect_markdown(doc: dict[str, Any] | None) -> list[str]:
     return out
 
 
-def bisect_lines(doc: dict[str, Any]) -> list[str]:
+def bisect_lines(doc: BisectRecord) -> list[str]:
     """The console's closing lines of `hftbench bisect`."""
     lines = [bisect_headline(doc).replace("`", "")]
-    if doc["status"] == bs.CULPRIT:
-        steps = len(doc.get("steps") or [])
-        lines.append(f"  last good {doc['good'][:10]}, first bad {doc['bad'][:10]}; {steps} steps")
+    if doc.status == bs.CULPRIT:
+        lines.append(f"  last good {doc.good[:10]}, first bad {doc.bad[:10]}; {len(doc.steps or [])} steps")
     return lines
+
+
+def _record(doc: BisectRecord | dict[str, Any]) -> BisectRecord:
+    return BisectRecord.from_json(doc) if isinstance(doc, dict) else doc

@@ -14,12 +14,13 @@ import numpy as np
 from hdrh.histogram import HdrHistogram
 
 from .. import histograms, mdsafe, metrics, results
+from ..absent import ABSENT
 from ..judge import stats
 from ..measure.fingerprint import runner_id
 from ..publish import verdict_text
 from ..series import Series
 from ..stored_verdict import GatedRow, ShownRow, StoredVerdict
-from ..verdict import ABSENT, Verdict, as_verdict
+from ..verdict import Verdict, as_verdict
 
 SPREAD_METRICS = (metrics.P50, metrics.P99)  # the dashboard's noise bands
 
@@ -148,7 +149,7 @@ def store_verdict(verdict: Verdict | dict[str, Any]) -> dict[str, Any]:
             )
             for r in v.gated_results()
         ],  # fmt: skip
-        bisect={k: x for k, x in v.bisect.items() if k != "steps"} if v.bisect else ABSENT,
+        bisect=v.bisect.stored() if v.bisect else ABSENT,
         headline=headline,
         columns=columns,
         rows=rows,
