@@ -118,6 +118,8 @@ def test_stored_rows_name_outside_text_plainly_on_one_line():
            "verdict": "inconclusive", "ratio": 1.05, "ci": [0.98, 1.12], "mde": float("inf"),
            "settle_runs": 40}  # fmt: skip
     stored = store_verdict({"status": "inconclusive", "results": [row]})
+    # the dashboard's JSON.parse reads no Infinity: a never-reachable MDE is stored as null
+    assert json.loads(json.dumps(stored, allow_nan=False))["gated"][0]["mde"] is None
     (cells,) = [r["cells"] for r in stored["rows"]]
     assert cells["series"] == "a|b_c d/rust" and cells["could_detect"] == "none (too few runs)"
     assert verdict_text._row(row).startswith("| 🟡 | a\\|b\\_c d/rust | P99 |")

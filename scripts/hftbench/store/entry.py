@@ -7,6 +7,7 @@ builds it.
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -142,9 +143,9 @@ def store_verdict(verdict: Verdict | dict[str, Any]) -> dict[str, Any]:
                 r.scenario,
                 r.client,
                 r.metric,
-                r.ratio,
-                list(r.ci) if r.ci is not None else None,
-                r.mde,
+                _finite(r.ratio),
+                [_finite(x) for x in r.ci] if r.ci is not None else None,
+                _finite(r.mde),
                 r.verdict,
             )
             for r in v.gated_results()
@@ -154,6 +155,12 @@ def store_verdict(verdict: Verdict | dict[str, Any]) -> dict[str, Any]:
         columns=columns,
         rows=rows,
     ).to_json()
+
+
+def _finite(x: float | None) -> float | None:
+    """A number the dashboard's JSON.parse can read: inf and nan (an MDE that no number of
+    runs would reach, an interval not computed) are stored as null."""
+    return x if x is None or math.isfinite(x) else None
 
 
 def shown_verdict(v: Verdict) -> tuple[str, dict[str, str], list[ShownRow]]:
