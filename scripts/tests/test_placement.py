@@ -128,13 +128,15 @@ def test_the_busy_polling_client_runs_at_nice_minus_20_unless_the_runner_says_or
 
 
 @pytest.mark.skipif(not may_lower_nice(), reason="lowering a nice needs root or CAP_SYS_NICE")
-def test_the_confined_client_process_gets_its_cpu_and_its_nice():
+def test_the_confined_client_process_gets_its_cpu_and_its_nice_and_its_sessions_group_too():
     cpu = min(os.sched_getaffinity(0))
     where = Placement((cpu,), (cpu,), nice=-7)
-    probe = "import os; print(sorted(os.sched_getaffinity(0)), os.getpriority(os.PRIO_PROCESS, 0))"
+    probe = ("import os, pathlib; g = pathlib.Path('/proc/self/autogroup'); "
+             "print(sorted(os.sched_getaffinity(0)), os.getpriority(os.PRIO_PROCESS, 0), "
+             "g.read_text().split()[-1] if g.exists() else '-7')")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", probe], preexec_fn=where.confine_client(), check=True,
-                         capture_output=True, text=True).stdout.split()  # fmt: skip
-    assert out == [f"[{cpu}]", "-7"]
+                         capture_output=True, text=True, start_new_session=True).stdout.split()  # fmt: skip
+    assert out == [f"[{cpu}]", "-7", "-7"]
 
 
 def test_pinned_runs_get_their_own_runner_id_and_unpinned_ones_keep_theirs():
