@@ -1,7 +1,7 @@
 """bisect's record (bisect.json; verdict.json's `bisect`, judge/bisect_steps.py `result`) as one
 type: the culprit or the range between a good and a bad commit, why it is not narrower, the
-culprit's effect and every step. Plain Python, like verdict.py, which holds it. The steps stay
-bisect's own records (commands/bisect.py measure_step: bisect_steps.table_row reads them)."""
+culprit's effect and every step (BisectStep: commands/bisect.py measure_step builds one,
+bisect_steps.table_row shows it). Plain Python, like verdict.py, which holds it."""
 
 from __future__ import annotations
 
@@ -29,13 +29,81 @@ class BisectEffect:
         return {"ratio": self.ratio, "ci": self.ci, "from": self.source}
 
 
+def _known(cls, d: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the keys of `d` that are fields of cls, the others)."""
+    names = {f.name for f in fields(cls)} - {"other"}
+    return {k: v for k, v in d.items() if k in names}, {k: v for k, v in d.items() if k not in names}
+
+
+def _written(obj) -> dict[str, Any]:
+    """obj's fields in order, ABSENT ones left out, then the keys it kept unknown."""
+    out = {f.name: getattr(obj, f.name) for f in fields(obj) if f.name != "other"}
+    return {**{k: v for k, v in out.items() if v is not ABSENT}, **obj.other}
+
+
+@dataclass
+class StepComparison:
+    """One of a step's comparisons on the bisected series × metric (vs good, vs bad, the ends)."""
+
+    verdict: str  # answers.py
+    ratio: float | None
+    ci: list[float] | None
+    mde: float | None = ABSENT  # absent where nothing was measured
+    reason: str | None = None
+    other: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return _written(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> StepComparison:
+        known, other = _known(cls, d)
+        return cls(**{"verdict": None, "ratio": None, "ci": None, **known}, other=other)
+
+
+@dataclass
+class BisectStep:
+    """A candidate measured interleaved with both ends until placed (or out of looks / time)."""
+
+    commit: str
+    subject: str
+    good: str  # the range's ends it was measured against
+    bad: str
+    range: list[str]  # the known-good and known-bad commit before the step
+    rounds: int = 0
+    vs_good: StepComparison | None = None
+    vs_bad: StepComparison | None = None
+    ends: StepComparison | None = None  # bad against good in the same rounds
+    decision: str = ""  # judge/bisect_steps.py GOOD | BAD | UNDECIDED
+    seconds: float = 0.0
+    stopped: str = ABSENT  # "time budget" when it ended undecided for time
+    reason: str = ABSENT  # why undecided
+    other: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out = _written(self)
+        for name in ("vs_good", "vs_bad", "ends"):
+            if isinstance(out.get(name), StepComparison):
+                out[name] = out[name].to_json()
+        return out
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> BisectStep:
+        known, other = _known(cls, d)
+        for name in ("vs_good", "vs_bad", "ends"):
+            if isinstance(known.get(name), dict):
+                known[name] = StepComparison.from_json(known[name])
+        base = {"commit": None, "subject": "", "good": None, "bad": None, "range": []}
+        return cls(**{**base, **known}, other=other)
+
+
 @dataclass
 class BisectRecord:
     status: str  # judge/bisect_steps.py CULPRIT | BETWEEN
     good: str  # the last commit without the slowdown
     bad: str  # the first commit with it (the culprit, when found)
     culprit: BisectCulprit | None  # when found
-    steps: list[dict[str, Any]] = ABSENT  # every step (the store keeps the record without them)
+    steps: list[BisectStep] = ABSENT  # every step (the store keeps the record without them)
     reason: str | None = None  # why the range is not narrower, or what the culprit is
     series: str | None = None
     metric: str | None = None
@@ -50,7 +118,8 @@ class BisectRecord:
             if f.name != "other" and value is not ABSENT:
                 out[f.name] = (
                     value.to_json() if isinstance(value, BisectEffect)
-                    else asdict(value) if isinstance(value, BisectCulprit) else value
+                    else asdict(value) if isinstance(value, BisectCulprit)
+                    else [step.to_json() for step in value] if f.name == "steps" else value
                 )  # fmt: skip
         return {**out, **self.other}
 
@@ -67,5 +136,7 @@ class BisectRecord:
         eff = known.get("effect")
         if isinstance(eff, dict):
             known["effect"] = BisectEffect(eff.get("ratio"), eff.get("ci"), eff.get("from"))
+        if isinstance(known.get("steps"), list):
+            known["steps"] = [BisectStep.from_json(step) for step in known["steps"]]
         base = {"status": None, "good": None, "bad": None, "culprit": None}
         return cls(**{**base, **known}, other={k: v for k, v in d.items() if k not in names})

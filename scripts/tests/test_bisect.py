@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from hftbench import answers, cli
+from hftbench.bisect_record import BisectRecord, BisectStep, StepComparison
 from hftbench.commands import bisect as bisect_cmd
 from hftbench.judge import bisect_steps as bs
 from hftbench.publish import bisect_text
@@ -52,17 +53,18 @@ def test_midpoint_and_steps_left_halve_the_range():
 
 
 def _step(sha, decision, ratio):
-    cmp = {"verdict": answers.REGRESSION, "ratio": ratio, "ci": [ratio - 0.1, ratio + 0.1]}
-    return {"commit": sha, "subject": f"s {sha}", "rounds": 8, "vs_good": cmp, "vs_bad": cmp,
-            "decision": decision, "bad": "h"}  # fmt: skip
+    cmp = StepComparison(answers.REGRESSION, ratio, [ratio - 0.1, ratio + 0.1])
+    return BisectStep(sha, f"s {sha}", good="a", bad="h", range=["a", "h"], rounds=8, vs_good=cmp, vs_bad=cmp,
+                      decision=decision)  # fmt: skip
 
 
 def test_the_record_names_the_culprit_only_when_the_range_closed():
     commits = [bs.Commit(s, f"subject {s}") for s in "abcdefgh"]
     steps = [_step("d", bs.GOOD, 1.0), _step("f", bs.BAD, 1.5), _step("e", bs.BAD, 1.4)]
-    done = bs.result(commits, 3, 4, steps, reason=None, series="latency-1c/hft", metric="p50_us")
+    done = bs.result(commits, 3, 4, steps, reason=None, series="latency-1c/hft", metric="p50_us").to_json()
     assert done["status"] == bs.CULPRIT and done["culprit"] == {"sha": "e", "subject": "subject e"}
     assert (done["good"], done["bad"]) == ("d", "e") and done["effect"]["ratio"] == 1.4
+    assert BisectRecord.from_json(json.loads(json.dumps(done))).to_json() == done  # read back whole
     cut = bs.result(
         commits,
         3,
@@ -72,7 +74,7 @@ def test_the_record_names_the_culprit_only_when_the_range_closed():
         series="x/y",
         metric="p50_us",
     )
-    assert cut["status"] == bs.BETWEEN and cut["culprit"] is None and (cut["good"], cut["bad"]) == ("d", "f")
+    assert cut.status == bs.BETWEEN and cut.culprit is None and (cut.good, cut.bad) == ("d", "f")
     assert "Between `d` (good) and `f` (bad): time budget" in bisect_text.bisect_headline(cut)
 
 

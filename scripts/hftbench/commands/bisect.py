@@ -31,13 +31,12 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from .. import config as config_mod
 from .. import metrics, paths
-from ..bisect_record import BisectRecord
+from ..bisect_record import BisectRecord, BisectStep, StepComparison
 from ..errors import UsageError, raise_interrupt
 from ..fsio import write_atomic
 from ..judge import bisect_steps as bs
@@ -123,7 +122,7 @@ class BisectCommand(Command):
         previous = signal.signal(signal.SIGTERM, raise_interrupt)
         code = 130
         try:
-            doc = BisectRecord.from_json(run_bisect(b, self.args.quiet))
+            doc = run_bisect(b, self.args.quiet)
             code = 0 if doc.status == bs.CULPRIT else 1
         except KeyboardInterrupt:
             doc = BisectRecord.from_json(json.loads((b.out / "bisect.json").read_text()))
@@ -173,7 +172,7 @@ class Bisect:
     started: float = field(default_factory=time.perf_counter)
     built: dict[str, Path] = field(default_factory=dict)  # sha -> folder whose bin/ holds its server
     scratch: Path | None = None  # every commit is code under test: built and served in the sandbox
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[BisectStep] = field(default_factory=list)
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
@@ -288,7 +287,7 @@ def duet_round(b: Bisect, step_dir: Path, ends: tuple[bs.Commit, ...], n: int, s
             sessions[name].keep(side, run)
 
 
-def _metric(b: Bisect, session: Session, base: str, head: str) -> dict[str, Any]:
+def _metric(b: Bisect, session: Session, base: str, head: str) -> StepComparison:
     # Paired rounds: each round runs good, cand and bad back to back, the round is a pair;
     # duets: each comparison's own session, base and head served at once (designs.py).
     c = compare_sides(session.side(base), session.side(head), b.gates, design=b.design)
@@ -297,25 +296,20 @@ def _metric(b: Bisect, session: Session, base: str, head: str) -> dict[str, Any]
     return bs.comparison(r)
 
 
-def measure_step(b: Bisect, index: int, lo: int, hi: int) -> dict[str, Any]:
+def measure_step(b: Bisect, index: int, lo: int, hi: int) -> BisectStep:
     """Rounds of good, candidate, bad until the candidate is placed (or out of looks / time)."""
     step_dir = b.out / f"step_{len(b.steps) + 1:02d}"
     commit = b.commits[index]
     ends = (b.commits[0], commit, b.commits[-1])
     for c in ends:
         built(b, c)
-    record: dict[str, Any] = {
-        "commit": commit.sha,
-        "subject": commit.subject,
-        "good": ends[0].sha,
-        "bad": ends[2].sha,
-        "range": [b.commits[lo].sha, b.commits[hi].sha],
-    }
+    span = [b.commits[lo].sha, b.commits[hi].sha]
+    record = BisectStep(commit.sha, commit.subject, good=ends[0].sha, bad=ends[2].sha, range=span)
     session = Session(b.rounds)
     sessions = {name: Session(b.rounds) for name in DUETS}
     rng = np.random.default_rng()
     spent_before = b.elapsed()
-    found: dict[str, Any] = {}
+    found: dict[str, StepComparison] = {}
 
     def one_round(n: int) -> None:
         if b.design == designs.DUET:
@@ -323,7 +317,7 @@ def measure_step(b: Bisect, index: int, lo: int, hi: int) -> dict[str, Any]:
         for i in ORDERS[n % len(ORDERS)]:
             session.keep(SIDES[i], run_round(b, step_dir, SIDES[i], ends[i], n + 1))
 
-    def compared(name: str) -> dict[str, Any]:
+    def compared(name: str) -> StepComparison:
         if b.design == designs.DUET:
             sessions[name].done = session.done
             return _metric(b, sessions[name], "base", "head")
@@ -331,24 +325,23 @@ def measure_step(b: Bisect, index: int, lo: int, hi: int) -> dict[str, Any]:
 
     def settled() -> bool:
         found.update(vs_good=compared("vs_good"), vs_bad=compared("vs_bad"), ends=compared("ends"))
-        found["decision"] = bs.side_of(found["vs_good"]["verdict"], found["vs_bad"]["verdict"])
-        return found["decision"] != bs.UNDECIDED
+        record.decision = bs.side_of(found["vs_good"].verdict, found["vs_bad"].verdict)
+        return record.decision != bs.UNDECIDED
 
     def more(upto: int) -> None:
         say(f"{commit.sha[:10]} undecided after {session.done} rounds a side; measuring up to {upto}")
 
     stopped = session.measure(one_round, settled, spent_before_s=spent_before, on_more=more)
-    decision, vs_good, vs_bad, ends_cmp = found["decision"], found["vs_good"], found["vs_bad"], found["ends"]
-    record.update(rounds=session.done, vs_good=vs_good, vs_bad=vs_bad, ends=ends_cmp, decision=decision,
-                  seconds=round(session.elapsed(), 1))  # fmt: skip
+    record.vs_good, record.vs_bad, record.ends = found["vs_good"], found["vs_bad"], found["ends"]
+    record.rounds, record.seconds = session.done, round(session.elapsed(), 1)
     if stopped == TIME_OUT:
-        record["stopped"] = "time budget"
-    if decision == bs.UNDECIDED:
-        record["reason"] = bs.why_undecided(vs_good, vs_bad, ends_cmp)
+        record.stopped = "time budget"
+    if record.decision == bs.UNDECIDED:
+        record.reason = bs.why_undecided(record.vs_good, record.vs_bad, record.ends)
     return record
 
 
-def run_bisect(b: Bisect, quiet: bool) -> dict[str, Any]:
+def run_bisect(b: Bisect, quiet: bool) -> BisectRecord:
     lo, hi = 0, len(b.commits) - 1
     reason: str | None = None
     bar = step_bar(bs.steps_left(lo, hi), quiet, "bisect")
@@ -356,20 +349,20 @@ def run_bisect(b: Bisect, quiet: bool) -> dict[str, Any]:
     save(b, lo, hi, "bisecting: no step finished yet")
     try:
         while (mid := bs.midpoint(lo, hi)) is not None:
-            if b.steps and b.elapsed() + b.steps[-1]["seconds"] > b.rounds.time_budget_s:
+            if b.steps and b.elapsed() + b.steps[-1].seconds > b.rounds.time_budget_s:
                 reason = f"time budget of {b.rounds.time_budget_s:.0f} s spent after {len(b.steps)} steps"
                 break
             step = measure_step(b, mid, lo, hi)
             b.steps.append(step)
             note(bar, bs.table_row(len(b.steps), step))
             if bar is not None:
-                bar.total = len(b.steps) + bs.steps_left(*bs.narrow(step["decision"], mid, lo, hi))
+                bar.total = len(b.steps) + bs.steps_left(*bs.narrow(step.decision, mid, lo, hi))
                 bar.update(1)
-            if step["decision"] == bs.UNDECIDED:
-                stop = " (time budget)" if step.get("stopped") else ""
-                reason = f"step {len(b.steps)}{stop}: {b.commits[mid].sha[:10]} {step['reason']}"
+            if step.decision == bs.UNDECIDED:
+                stop = " (time budget)" if step.stopped else ""
+                reason = f"step {len(b.steps)}{stop}: {b.commits[mid].sha[:10]} {step.reason}"
                 break
-            lo, hi = bs.narrow(step["decision"], mid, lo, hi)
+            lo, hi = bs.narrow(step.decision, mid, lo, hi)
             save(b, lo, hi, "bisecting")
     except KeyboardInterrupt:
         reason = f"interrupted after {len(b.steps)} steps"
@@ -381,9 +374,9 @@ def run_bisect(b: Bisect, quiet: bool) -> dict[str, Any]:
     return save(b, lo, hi, reason)
 
 
-def save(b: Bisect, lo: int, hi: int, reason: str | None) -> dict[str, Any]:
+def save(b: Bisect, lo: int, hi: int, reason: str | None) -> BisectRecord:
     doc = bs.result(b.commits, lo, hi, b.steps, reason=reason, series=b.series, metric=b.metric)
-    write_atomic(b.out / "bisect.json", json.dumps(doc, indent=2) + "\n")
+    write_atomic(b.out / "bisect.json", json.dumps(doc.to_json(), indent=2) + "\n")
     return doc
 
 

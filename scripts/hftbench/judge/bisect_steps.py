@@ -24,9 +24,9 @@ The record (bisect.json, verdict.json's `bisect`):
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 from .. import answers, mdsafe, metrics
+from ..bisect_record import BisectCulprit, BisectEffect, BisectRecord, BisectStep, StepComparison
 from ..metrics import fmt_change
 from ..verdict import Flag, MetricResult, Verdict
 
@@ -39,8 +39,8 @@ class Commit:
     sha: str
     subject: str
 
-    def to_json(self) -> dict[str, str]:
-        return {"sha": self.sha, "subject": self.subject}
+    def culprit(self) -> BisectCulprit:
+        return BisectCulprit(self.sha, self.subject)
 
 
 def side_of(vs_good: str, vs_bad: str) -> str:
@@ -52,14 +52,14 @@ def side_of(vs_good: str, vs_bad: str) -> str:
     return UNDECIDED
 
 
-def why_undecided(vs_good: dict[str, Any], vs_bad: dict[str, Any], ends: dict[str, Any] | None) -> str:
+def why_undecided(vs_good: StepComparison, vs_bad: StepComparison, ends: StepComparison | None) -> str:
     """In words, why a candidate could not be placed (for the 'between' answer)."""
-    g, b = vs_good["verdict"], vs_bad["verdict"]
+    g, b = vs_good.verdict, vs_bad.verdict
     parts = [f"against good {g.replace('_', ' ')}, against bad {b.replace('_', ' ')}"]
-    if ends is not None and ends["verdict"] != answers.REGRESSION:
+    if ends is not None and ends.verdict != answers.REGRESSION:
         parts.append(
-            f"in the same rounds bad itself was {ends['verdict'].replace('_', ' ')} against good "
-            f"({fmt_change(ends.get('ratio'))}): the slowdown is within this series' noise or below "
+            f"in the same rounds bad itself was {ends.verdict.replace('_', ' ')} against good "
+            f"({fmt_change(ends.ratio)}): the slowdown is within this series' noise or below "
             "the threshold"
         )
     elif g == answers.NO_CHANGE and b == answers.NO_CHANGE:
@@ -92,65 +92,65 @@ def steps_left(lo: int, hi: int) -> int:
     return n
 
 
-def comparison(r: MetricResult | None) -> dict[str, Any]:
+def comparison(r: MetricResult | None) -> StepComparison:
     """The part of a MetricResult a step keeps."""
     if r is None:
-        return {"verdict": answers.INCONCLUSIVE, "ratio": None, "ci": None, "reason": "not measured"}
-    return {"verdict": r.verdict, "ratio": r.ratio, "ci": r.ci, "mde": r.mde, "reason": r.reason}
+        return StepComparison(answers.INCONCLUSIVE, None, None, reason="not measured")
+    return StepComparison(r.verdict, r.ratio, r.ci, r.mde, r.reason)
 
 
 def result(
     commits: list[Commit],
     lo: int,
     hi: int,
-    steps: list[dict[str, Any]],
+    steps: list[BisectStep],
     *,
     reason: str | None,
     series: str,
     metric: str,
-) -> dict[str, Any]:
+) -> BisectRecord:
     """The record: a culprit when lo and hi are adjacent and nothing stopped the search,
     else the narrowest range measured and why it is not narrower."""
     found = reason is None and hi - lo == 1
     culprit = commits[hi] if found else None
-    return {
-        "status": CULPRIT if found else BETWEEN,
-        "good": commits[lo].sha,
-        "bad": commits[hi].sha,
-        "culprit": culprit.to_json() if culprit else None,
-        "steps": steps,
-        "reason": reason or f"{commits[hi].sha[:10]} is the first commit slower than {commits[0].sha[:10]}",
-        "series": series,
-        "metric": metric,
-        "effect": effect(steps, culprit.sha) if culprit else None,
-    }
+    return BisectRecord(
+        status=CULPRIT if found else BETWEEN,
+        good=commits[lo].sha,
+        bad=commits[hi].sha,
+        culprit=culprit.culprit() if culprit else None,
+        steps=list(steps),
+        reason=reason or f"{commits[hi].sha[:10]} is the first commit slower than {commits[0].sha[:10]}",
+        series=series,
+        metric=metric,
+        effect=effect(steps, culprit.sha) if culprit else None,
+    )
 
 
-def effect(steps: list[dict[str, Any]], sha: str) -> dict[str, Any] | None:
+def effect(steps: list[BisectStep], sha: str) -> BisectEffect | None:
     """The culprit's slowdown against good with its interval: from the step that measured it
     as a candidate, else (the bad end itself) from the last step's good-vs-bad comparison."""
     for s in reversed(steps):
-        if s["commit"] == sha and s["vs_good"].get("ratio") is not None:
-            return {"ratio": s["vs_good"]["ratio"], "ci": s["vs_good"]["ci"], "from": "candidate vs good"}
+        if s.commit == sha and s.vs_good is not None and s.vs_good.ratio is not None:
+            return BisectEffect(s.vs_good.ratio, s.vs_good.ci, "candidate vs good")
     for s in reversed(steps):
-        ends = s.get("ends") or {}
-        if ends.get("ratio") is not None and s.get("bad") == sha:
-            return {"ratio": ends["ratio"], "ci": ends["ci"], "from": "bad vs good"}
+        if s.ends is not None and s.ends.ratio is not None and s.bad == sha:
+            return BisectEffect(s.ends.ratio, s.ends.ci, "bad vs good")
     return None
 
 
-def table_row(i: int, s: dict[str, Any]) -> str:
+def table_row(i: int, s: BisectStep) -> str:
     """One markdown row of the step table (console and verdict texts)."""
 
-    def cell(c: dict[str, Any]) -> str:
-        ci = c.get("ci")
-        band = f" ({fmt_change(ci[0])} … {fmt_change(ci[1])})" if ci and None not in ci else ""
-        return f"{fmt_change(c.get('ratio'))}{band} {c['verdict'].replace('_', ' ')}"
+    def cell(c: StepComparison | None) -> str:
+        if c is None:
+            return "–"
+        band = f" ({fmt_change(c.ci[0])} … {fmt_change(c.ci[1])})" if c.ci and None not in c.ci else ""
+        return f"{fmt_change(c.ratio)}{band} {c.verdict.replace('_', ' ')}"
 
-    subject = mdsafe.text(s.get("subject", "")[:60])
+    subject = mdsafe.text((s.subject or "")[:60])
     return (
-        f"| {i} | `{mdsafe.sha(s['commit'])}` {subject} | {s['rounds']} | {cell(s['vs_good'])} | "
-        f"{cell(s['vs_bad'])} | {s['decision']} |"
+        f"| {i} | `{mdsafe.sha(s.commit)}` {subject} | {s.rounds} | {cell(s.vs_good)} | "
+        f"{cell(s.vs_bad)} | {s.decision} |"
     )
 
 
