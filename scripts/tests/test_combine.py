@@ -17,7 +17,6 @@ from combine_world import (
     ROUNDS,
     TWO,
     make_leg,
-    make_repo,
     needs_binaries,
     pool_file,
     record,
@@ -34,23 +33,15 @@ from hftbench.verdict import MetricResult
 
 
 @pytest.fixture(scope="module")
-def pools(tmp_path_factory):
-    """{"aa", "slow", "one": legs folder}, each with legs a and b, and the pool file. "one":
-    a A/A, b with 30 µs more per order on its head only (the same refs: one pool)."""
-    tmp = tmp_path_factory.mktemp("pool")
-    repo = make_repo(tmp / "repo")
-    (tmp / "pool.yaml").write_text(TWO)
-    found = {"pool": tmp / "pool.yaml"}
-    for case, head in (("aa", "HEAD~1"), ("slow", "HEAD")):
-        found[case] = tmp / case
-        make_leg(repo, found[case], "a", head, env={})
-        make_leg(
-            repo, found[case], "b", head, env=B_PLACEMENT, flags=("--server-flags", "--inject-delay-us 10")
-        )
-    found["one"] = tmp / "one"  # its a is the A/A pool's a (the same refs, measured once)
+def pools(pool_legs, tmp_path_factory):
+    """{"aa", "slow", "one": legs folder}, each with legs a and b, and the pool file: "aa" and
+    "slow" are the session's (conftest.py, shared with test_combine_forged.py). "one": a A/A,
+    b with 30 µs more per order on its head only (the same refs: one pool)."""
+    found = dict(pool_legs)
+    found["one"] = tmp_path_factory.mktemp("pool-one") / "one"  # its a is the A/A pool's a
     shutil.copytree(found["aa"] / "pr-bench-a", found["one"] / "pr-bench-a", symlinks=True)
     make_leg(
-        repo,
+        found["repo"],
         found["one"],
         "b",
         "HEAD~1",

@@ -9,22 +9,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from combine_world import (
-    B_PLACEMENT,
-    TWO,
-    combine,
-    copy_legs,
-    make_leg,
-    make_repo,
-    needs_binaries,
-    pool_file,
-    record,
-    verdict,
-)
+from combine_world import combine, copy_legs, needs_binaries, pool_file, record, verdict
 from hftbench.judge.rounds import AB_ROUNDS
 
 pytestmark = needs_binaries
@@ -32,20 +20,11 @@ CHECK_FAILED = 3  # combine.CHECK_FAILED: the verdict stands, the pool's check c
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
+def world(pool_legs):
     """Legs a and b of an A/A ("aa": head = base) and of a head 30 µs slower ("slow"), the pool
-    file, and the commits: the event's SHAs."""
-    tmp = tmp_path_factory.mktemp("forged")
-    repo = make_repo(tmp / "repo")
-    (tmp / "pool.yaml").write_text(TWO)
-    sha = {ref: subprocess.run(["git", "-C", str(repo), "rev-parse", ref], check=True, capture_output=True,
-                               text=True).stdout.strip() for ref in ("HEAD~1", "HEAD")}  # fmt: skip
-    found = {"pool": tmp / "pool.yaml", "base": sha["HEAD~1"], "head": sha["HEAD"]}
-    for case, head in (("aa", "HEAD~1"), ("slow", "HEAD")):
-        found[case] = tmp / case
-        make_leg(repo, found[case], "a", head, env={})
-        make_leg(repo, found[case], "b", head, env=B_PLACEMENT)
-    return found
+    file, and the commits: the event's SHAs. The session's legs (conftest.py), which
+    test_combine.py judges too: each forgery below is a copy of them, edited."""
+    return pool_legs
 
 
 def _edit(legs: Path, name: str, **fields) -> None:
