@@ -1,7 +1,9 @@
 """The test tiers (README, "Tests"): every test of pytest.ini's paths is one of three kinds,
 marked here at collection so no test module has to say it.
 
-- `act`: the workflows run by nektos/act (test_workflows_act.py): minutes, and they measure.
+- `act`: the workflows run by nektos/act (test_workflows_act.py) on the module's shared world:
+  minutes, and they measure. An act run that starts no server and times nothing (a fork's
+  pull request, ci.yml's lint job) takes a world of its own and runs in the parallel pass.
 - `measuring`: starts the real bin/hft-server and bin/client-* (or `hftbench run | ab |
   bisect | calibrate` on them) and times something, or asserts on timeouts and deadlines.
   These run one at a time (`make test`'s serial pass): two of them side by side would
@@ -35,7 +37,8 @@ MEASURING_MODULES = {
     "hft/tests/test_compare_performance.py",
 }
 # The act tests are those of these modules that take the act world (a module fixture that
-# every act run of the module shares); a module's checks on the workflow files are the rest.
+# every act run of the module shares); a module's checks on the workflow files, and its act
+# runs that measure nothing on a world of their own (`bare_world`), are the rest.
 ACT_MODULES = {"scripts/tests/test_workflows_act.py"}
 # Neither measuring nor act, but half a minute of waiting the inner loop need not pay: the runner
 # loop's backoffs (real sleeps) and its dedicated user.
