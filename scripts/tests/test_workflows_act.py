@@ -309,8 +309,13 @@ def test_regression_issue_opened_and_closed_then_two_queued_pushes_both_publishe
     c = world.commit("order path: back to normal", files={"bench-config/pool.yaml": pool_yaml(12)})
     r = world.act("push-c", "push", {"after": c}, c, "refs/heads/main", rounds=12)
     assert r["jobs"]["main-bench"] == "success" and r["jobs"]["report-regression"] == "success", r["log"]
-    assert r["outputs"]["main-combine"]["regression"] == "false"
-    assert all(i["state"] == "closed" for i in world.api.state()["issues"]), "the recovery closes the issue"
+    out = r["outputs"]["main-combine"]
+    assert (out["regression"], out["baseline"], out["verdict"]) == ("false", slow, "improvement"), out
+    state = world.api.state()
+    (issue,) = state["issues"]  # still exactly one: closed, not a second one opened
+    assert issue["state"] == "closed", "the recovery closes the issue"
+    notes = [x["body"] for x in state["comments"] if x["issue_number"] == issue["number"]]
+    assert len(notes) == 1 and notes[0].startswith(f"Recovered at {c[:10]}"), notes
 
     # 4 rounds each (the gate's min_repeats): what they check is that both are published, and
     # an A/A of fewer rounds raises fewer false alarms, not more.
