@@ -129,8 +129,7 @@ class BisectRecord:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> BisectRecord:
-        names = {f.name for f in fields(cls)} - {"other"}
-        known = {k: v for k, v in d.items() if k in names}
+        known, other = _known(cls, d)
         if isinstance(known.get("culprit"), dict):
             known["culprit"] = BisectCulprit(known["culprit"].get("sha"), known["culprit"].get("subject"))
         eff = known.get("effect")
@@ -139,4 +138,4 @@ class BisectRecord:
         if isinstance(known.get("steps"), list):
             known["steps"] = [BisectStep.from_json(step) for step in known["steps"]]
         base = {"status": None, "good": None, "bad": None, "culprit": None}
-        return cls(**{**base, **known}, other={k: v for k, v in d.items() if k not in names})
+        return cls(**{**base, **known}, other=other)
