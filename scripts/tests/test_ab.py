@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hftbench import cli
 from hftbench.errors import UsageError
-from hftbench.judge.rounds import order
+from hftbench.measure.rig import order
 from hftbench.measure.worktrees import resolve_commit
 from hftbench_fakes import children
 

@@ -42,26 +42,21 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
-from .. import answers, paths
+from .. import answers
 from .. import config as config_mod
 from ..absent import ABSENT
 from ..errors import UsageError, raise_interrupt
 from ..judge import calibration, designs
 from ..judge.compare import Comparison, compare_sides
 from ..judge.gates import Gates, load_gates
-from ..judge.rounds import AB_ROUNDS, Rounds, order, rounds_from_args
+from ..judge.rounds import AB_ROUNDS, Rounds, rounds_from_args
 from ..judge.session import TIME_OUT, Session
-from ..measure import capacity, duet, profile, sandbox
-from ..measure import placement as placement_mod
+from ..measure import duet, profile, sandbox
 from ..measure.cell import link_clients
-from ..measure.plan import Plan
-from ..measure.run import run_plan
-from ..measure.server import ServerError
+from ..measure.rig import Rig, RoundError
+from ..measure.served import Served
 from ..measure.worktrees import build_server, remove_worktrees, resolve_commit
 from ..profile_record import ProfileRecord
-from ..results import Run
 from ..verdict import AbSection, Sandbox, Verdict
 from . import flags
 from .base import Command
@@ -130,7 +125,10 @@ class AbCommand(Command):
         v = verdict_doc(job, c, looked.rounds, looked.measured_s, partial=partial)
         wanted = job.profile if job.profile is not None else c.status == answers.REGRESSION
         if wanted and not partial:
-            v.profile = ProfileRecord.from_json(profile.profile_sides(job, job.p50_us))
+            title = f"{job.sha['head'][:10]} against {job.sha['base'][:10]}: where the time went"
+            served = {side: job.served(side) for side in ("base", "head")}
+            taken = profile.profile_sides(job.rig, served, job.out, title, job.p50_us, job.root)
+            v.profile = ProfileRecord.from_json(taken)
         self.close(v, c.failures(), verdict=job.out / "verdict.json", summary=job.out / "summary.md",
                    quiet=self.args.quiet)  # fmt: skip
         builds = sum(job.builds.values())
@@ -178,7 +176,7 @@ class Job:
     out: Path  # ab's folder: base/, head/, verdict.json, summary.md
     cfg: config_mod.Config
     gates: Gates
-    plan: Plan
+    rig: Rig  # the plan, the design and the placement every round of both sides shares
     clients_bin: Path
     sha: dict[str, str]  # side -> commit
     label: dict[str, str | None]  # side -> branch or ref name shown in texts (None: the sha says it)
@@ -188,7 +186,6 @@ class Job:
     sandboxing: sandbox.Policy  # whether the head builds and serves in the sandbox (sandbox.py)
     scratch: Path | None = None  # the sandboxed build's own target dir and home, removed after
     design: str = designs.PAIRED_ROUNDS  # how the sides are measured side by side (designs.py)
-    capacity_rps: float | None = None  # the load scenarios' capacity on this runner (capacity.py)
     profile: bool | None = None  # True: always, False: never, None: on a regression
     builds: dict[str, float] = field(default_factory=dict)  # side -> build wall time (s)
     p50_us: dict[str, list[float]] = field(default_factory=dict)  # side -> each counted round's P50
@@ -206,29 +203,15 @@ class Job:
         tree = self.worktree(side)
         return tree if tree.exists() else self.root
 
-    def placement(self):
-        """Where a duet's servers and client run: as run_plan places a plan's (placement.py)."""
-        where = placement_mod.resolve(None, None)
-        return where.colocated() if self.plan.colocate else where
-
-    def run_side(self, side: str, bins: Path, run_dir: Path) -> Run:
-        """One run of the plan against a fresh server of `side` (its flags, its ref's label)
-        from the binaries in `bins`, into `run_dir`: a counted round, or profile's extra one."""
-        return run_plan(
-            self.plan,
-            bins,
-            run_dir,
-            targets=self.cfg.targets,
-            server_flags=self.flags[side],
-            quiet=True,
-            root=self.side_root(side),
-            branch=self.label[side],
-        )
+    def served(self, side: str) -> Served:
+        """`side` as the rig serves it: its bin/, its flags, its tree and its ref's label."""
+        return Served(self.side_bin(side), tuple(self.flags[side]), self.side_root(side), self.label[side])
 
 
 def make_job(o: AbOptions, cfg: config_mod.Config, root: Path) -> Job:
     out = new_out(o.out, root, "ab")
     plan = o.selection.plan(cfg, o.builds.clients_bin)
+    design = choose_design(plan, o.design)
     flags = {"base": list(o.builds.server_flags), "head": [*o.builds.server_flags, *o.head_server_flags]}
     return Job(
         repo=o.builds.repo,
@@ -236,7 +219,7 @@ def make_job(o: AbOptions, cfg: config_mod.Config, root: Path) -> Job:
         out=out,
         cfg=cfg,
         gates=calibration.apply(load_gates(o.gates), o.calibration).for_looks(o.rounds.looks),
-        plan=plan,
+        rig=Rig.of(plan, design == designs.DUET, cfg.targets),
         clients_bin=o.builds.clients_bin,
         sha={side: resolve_commit(o.builds.repo, ref) for side, ref in o.refs.items()},
         # the label given, else the ref unless a sha (the sha says it)
@@ -245,7 +228,7 @@ def make_job(o: AbOptions, cfg: config_mod.Config, root: Path) -> Job:
         build_cmd=o.builds.build_cmd,
         rounds=o.rounds,
         sandboxing=sandbox.policy(required=o.builds.require_sandbox),
-        design=choose_design(plan, o.design),
+        design=design,
         profile=o.profile,
     )
 
@@ -272,51 +255,32 @@ def build(job: Job) -> None:
                                             scratch=job.scratch)  # fmt: skip
             if side == "base" and job.sandboxing.enabled:  # both sides serve alike (an A/A copies it)
                 sandbox.serve_inside(job.out / "base")
-        link_clients(job.clients_bin, job.side_bin(side), job.plan.clients)
+        link_clients(job.clients_bin, job.side_bin(side), job.rig.plan.clients)
+    plan = job.rig.plan
     say(f"built in {sum(job.builds.values()):.0f} s; measuring "
-        f"{', '.join(s.name for s in job.plan.scenarios)} × {', '.join(job.plan.clients)}")  # fmt: skip
-
-
-def run_round(job: Job, side: str, pair: int) -> None:
-    """One run of the plan against a fresh server of `side`, into <out>/<side>/run_…"""
-    # Unique run ids (the history store keys runs by id): time, side, round.
-    run_dir = paths.fresh_dir(job.out / side, f"run_{paths.utc_stamp()}_{side}{pair + 1:02d}")
-    try:
-        run = job.run_side(side, job.side_bin(side), run_dir)
-    except ServerError as exc:
-        raise UsageError(f"{side} server: {exc}") from exc
-    job.session.keep(side, run)
-    say(f"round {pair + 1} {side}: {len(run.cells) - len(run.failed)}/{len(run.cells)} cells ok")
-    p50 = profile.round_p50(run)
-    if p50 is not None:
-        job.p50_us.setdefault(side, []).append(p50)
+        f"{', '.join(s.name for s in plan.scenarios)} × {', '.join(plan.clients)}")  # fmt: skip
 
 
 def resolve_load(job: Job) -> None:
     """The load scenarios' rate: a share of the base server's capacity, measured once before
-    the rounds, so every round of both sides runs at the same rate (capacity.py)."""
-    if not capacity.needs_rate(job.plan.scenarios):
-        return
-    log = job.out / "base" / "capacity-probe.log"
-    job.capacity_rps = capacity.measure(job.plan.scenarios, job.side_bin("base"), job.flags["base"],
-                                        job.placement(), log)  # fmt: skip
-    job.plan.scenarios = capacity.resolve(job.plan.scenarios, job.capacity_rps)
-    rates = ", ".join(f"{sc.name} {sc.rate:,.0f}/s" for sc in job.plan.scenarios if sc.capacity_fraction)
-    say(f"capacity {job.capacity_rps:,.0f} orders/s on this runner; load at {rates}")
+    the rounds, so every round of both sides runs at the same rate (rig.py, capacity.py)."""
+    rps = job.rig.load(job.served("base"), job.out / "base" / "capacity-probe.log")
+    if rps is not None:
+        loads = [sc for sc in job.rig.plan.scenarios if sc.capacity_fraction]
+        rates = ", ".join(f"{sc.name} {sc.rate:,.0f}/s" for sc in loads)
+        say(f"capacity {rps:,.0f} orders/s on this runner; load at {rates}")
 
 
-def run_duet_round(job: Job, pair: int, rng) -> None:
-    """One duet round of every scenario: both servers at once, one client (duet.py)."""
-    sides = {
-        side: duet.DuetSide(side, job.side_bin(side), job.flags[side], job.side_root(side), job.label[side])
-        for side in duet.SIDES
-    }
+def compare_job(job: Job) -> Comparison:
+    """A look: the rounds measured so far, from memory."""
+    return compare_sides(job.session.side("base"), job.session.side("head"), job.gates, design=job.design)
+
+
+def measure_round(job: Job, pair: int) -> None:
+    """One round of both sides, by the rig's design (a duet, or paired rounds), kept in the session."""
     try:
-        runs = duet.run_round(
-            sides, job.out, pair, job.plan.scenarios,
-            suite=job.plan.suite, targets=job.cfg.targets, placement=job.placement(), rng=rng,
-        )  # fmt: skip
-    except duet.DuetError as exc:
+        runs = job.rig.round({side: job.served(side) for side in ("base", "head")}, job.out, pair)
+    except RoundError as exc:
         raise UsageError(str(exc)) from exc
     for side, run in runs.items():
         job.session.keep(side, run)
@@ -328,26 +292,12 @@ def run_duet_round(job: Job, pair: int, rng) -> None:
             job.p50_us.setdefault(side, []).append(p50)
 
 
-def compare_job(job: Job) -> Comparison:
-    """A look: the rounds measured so far, from memory."""
-    return compare_sides(job.session.side("base"), job.session.side("head"), job.gates, design=job.design)
-
-
-def measure_round(job: Job, pair: int, rng) -> None:
-    """One round: a duet, or both sides in this pair's order (paired rounds)."""
-    if job.design == designs.DUET:
-        return run_duet_round(job, pair, rng)
-    for side in order(pair):
-        run_round(job, side, pair)
-
-
 def measure(job: Job) -> Looked | None:
     """Interleaved rounds until conclusive (or out of rounds / time); None when interrupted
     before two complete rounds a side (no verdict)."""
     session = job.session = Session(job.rounds)  # its clock starts here: builds are not measuring
     comparison: Comparison | None = None
     partial = False
-    rng = np.random.default_rng()  # which build takes which duet slot: fresh each ab
 
     def settled() -> bool:
         nonlocal comparison
@@ -358,7 +308,7 @@ def measure(job: Job) -> Looked | None:
         say(f"inconclusive after {session.done} rounds a side; measuring up to {upto}")
 
     try:
-        stopped = session.measure(lambda pair: measure_round(job, pair, rng), settled, on_more=more)
+        stopped = session.measure(lambda pair: measure_round(job, pair), settled, on_more=more)
         if stopped == TIME_OUT:
             budget = f"time budget {job.rounds.time_budget_s:.0f} s spent"
             say(f"inconclusive after {session.done} rounds a side; {budget}")
@@ -393,6 +343,6 @@ def verdict_doc(job: Job, c: Comparison, rounds: int, measured: float, *, partia
         build_s={k: round(s, 1) for k, s in job.builds.items()},
         server_flags={side: shlex.join(flags) for side, flags in job.flags.items()},
         sandbox=Sandbox(**job.sandboxing.to_json()),
-        capacity_rps=round(job.capacity_rps) if job.capacity_rps else ABSENT,
+        capacity_rps=round(job.rig.capacity_rps) if job.rig.capacity_rps else ABSENT,
     )
     return v

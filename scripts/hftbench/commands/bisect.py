@@ -32,8 +32,6 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import numpy as np
-
 from .. import config as config_mod
 from .. import metrics, paths
 from ..bisect_record import BisectRecord, BisectStep, StepComparison
@@ -45,13 +43,11 @@ from ..judge.compare import compare_sides
 from ..judge.gates import Gates, load_gates
 from ..judge.rounds import AB_ROUNDS, Rounds, rounds_from_args
 from ..judge.session import TIME_OUT, Session
-from ..measure import duet, sandbox
-from ..measure import placement as placement_mod
+from ..measure import sandbox
 from ..measure.cell import link_clients
-from ..measure.plan import Plan
 from ..measure.progress import note, step_bar
-from ..measure.run import run_plan
-from ..measure.server import ServerError
+from ..measure.rig import Rig, RoundError
+from ..measure.served import Served
 from ..measure.worktrees import build_server, git_output, remove_worktrees, resolve_commit
 from ..results import Run
 from ..verdict import Verdict
@@ -159,7 +155,7 @@ class Bisect:
     root: Path
     out: Path
     cfg: config_mod.Config
-    plan: Plan
+    rig: Rig  # ab's: the plan, the design and the placement of every round of every step
     gates: Gates  # one metric, one series, alpha / looks
     metric: str
     series: str
@@ -214,13 +210,14 @@ def make_bisect(o: BisectOptions, cfg: config_mod.Config, root: Path) -> Bisect:
             f"{t.bad} is not a descendant of {t.good} on its first-parent line; pass an older --good"
         )
     commits = [bs.Commit(s, git_output(repo, "log", "-1", "--format=%s", s)) for s in [good, *shas]]
+    design = choose_design(plan, "auto")
     out = new_out(o.out, root, "bisect")
     return Bisect(
         repo=repo,
         root=root,
         out=out,
         cfg=cfg,
-        plan=plan,
+        rig=Rig.of(plan, design == designs.DUET, cfg.targets),
         gates=gates,
         metric=metric,
         series=series,
@@ -229,7 +226,7 @@ def make_bisect(o: BisectOptions, cfg: config_mod.Config, root: Path) -> Bisect:
         build_cmd=o.builds.build_cmd,
         server_flags=list(o.builds.server_flags),
         rounds=o.rounds,
-        design=choose_design(plan, "auto"),
+        design=design,
     )
 
 
@@ -243,45 +240,43 @@ def built(b: Bisect, commit: bs.Commit) -> Path:
         folder = b.out / "builds" / commit.sha[:12]
         say(f"building {commit.sha[:10]} {commit.subject[:50]}{'' if b.scratch else ' UNSANDBOXED'} …")
         build_server(b.repo, commit.sha, folder, b.build_cmd, b.root / "target" / "ab", scratch=b.scratch)
-        link_clients(b.clients_bin, folder / "bin", b.plan.clients)
+        link_clients(b.clients_bin, folder / "bin", b.rig.plan.clients)
         b.built[commit.sha] = folder
     return b.built[commit.sha]
 
 
+def served(b: Bisect, commit: bs.Commit, label: str) -> Served:
+    """`commit` as the rig serves it: its server (built once), the bisect's flags, its tree."""
+    folder = built(b, commit)
+    tree = folder / "worktree"
+    return Served(folder / "bin", tuple(b.server_flags), tree if tree.exists() else b.root, label)
+
+
+def load(b: Bisect) -> None:
+    """The load series' rate, a share of the good commit's capacity (ab's base), probed once
+    so that every round of every step runs at one rate, as ab's do (rig.py)."""
+    rps = b.rig.load(served(b, b.commits[0], "good"), b.out / "capacity-probe.log")
+    if rps is not None:
+        say(f"capacity {rps:,.0f} orders/s on this runner (the good commit's server)")
+
+
 def run_round(b: Bisect, step_dir: Path, side: str, commit: bs.Commit, n: int) -> Run:
+    """One side of a paired round: the plan against a fresh server of `commit`."""
     run_dir = paths.fresh_dir(step_dir / side, f"run_{paths.utc_stamp()}_{side}{n:02d}")
-    tree = built(b, commit) / "worktree"
     try:
-        return run_plan(
-            b.plan,
-            built(b, commit) / "bin",
-            run_dir,
-            targets=b.cfg.targets,
-            server_flags=b.server_flags,
-            quiet=True,
-            root=tree if tree.exists() else b.root,
-        )
-    except ServerError as exc:
-        raise UsageError(f"{commit.sha[:10]} server: {exc}") from exc
+        return b.rig.run(served(b, commit, side), run_dir, name=side)
+    except RoundError as exc:
+        raise UsageError(f"{commit.sha[:10]}: {exc}") from exc
 
 
-def duet_round(b: Bisect, step_dir: Path, ends: tuple[bs.Commit, ...], n: int, sessions, rng) -> None:
+def duet_round(b: Bisect, step_dir: Path, ends: tuple[bs.Commit, ...], n: int, sessions) -> None:
     """One round of a duet step: each of DUETS as ab runs a duet (both servers at once)."""
-    where = placement_mod.resolve(None, None)
-    where = where.colocated() if b.plan.colocate else where
     commit = dict(zip(SIDES, ends, strict=True))
-    for name, pair in DUETS.items():
-        sides = {}
-        for side, who in zip(duet.SIDES, pair, strict=True):
-            folder = built(b, commit[who])
-            tree = folder / "worktree"
-            sides[side] = duet.DuetSide(
-                side, folder / "bin", b.server_flags, tree if tree.exists() else b.root, who
-            )
+    for name, (base, head) in DUETS.items():
+        sides = {"base": served(b, commit[base], base), "head": served(b, commit[head], head)}
         try:
-            runs = duet.run_round(sides, step_dir / name, n, b.plan.scenarios, suite=b.plan.suite,
-                                  targets=b.cfg.targets, placement=where, rng=rng)  # fmt: skip
-        except duet.DuetError as exc:
+            runs = b.rig.round(sides, step_dir / name, n)
+        except RoundError as exc:
             raise UsageError(f"{name} duet: {exc}") from exc
         for side, run in runs.items():
             sessions[name].keep(side, run)
@@ -307,13 +302,12 @@ def measure_step(b: Bisect, index: int, lo: int, hi: int) -> BisectStep:
     record = BisectStep(commit.sha, commit.subject, good=ends[0].sha, bad=ends[2].sha, range=span)
     session = Session(b.rounds)
     sessions = {name: Session(b.rounds) for name in DUETS}
-    rng = np.random.default_rng()
     spent_before = b.elapsed()
     found: dict[str, StepComparison] = {}
 
     def one_round(n: int) -> None:
         if b.design == designs.DUET:
-            return duet_round(b, step_dir, ends, n, sessions, rng)
+            return duet_round(b, step_dir, ends, n, sessions)
         for i in ORDERS[n % len(ORDERS)]:
             session.keep(SIDES[i], run_round(b, step_dir, SIDES[i], ends[i], n + 1))
 
@@ -348,6 +342,7 @@ def run_bisect(b: Bisect, quiet: bool) -> BisectRecord:
     note(bar, bs.TABLE_HEAD)
     save(b, lo, hi, "bisecting: no step finished yet")
     try:
+        load(b)
         while (mid := bs.midpoint(lo, hi)) is not None:
             if b.steps and b.elapsed() + b.steps[-1].seconds > b.rounds.time_budget_s:
                 reason = f"time budget of {b.rounds.time_budget_s:.0f} s spent after {len(b.steps)} steps"

@@ -40,8 +40,6 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
-
 from .. import config as config_mod
 from .. import paths
 from ..errors import UsageError
@@ -50,11 +48,10 @@ from ..judge import calibration, designs
 from ..judge.calibration_draws import KINDS, analyse, design_of, flag_value, load_pools, load_solo, solo_dir
 from ..judge.gates import load_gates
 from ..judge.hidden import Pool, price_of_duet
-from ..judge.rounds import AB_ROUNDS, order
+from ..judge.rounds import AB_ROUNDS
 from ..judge.session import Session
-from ..measure import capacity, duet
-from ..measure import placement as placement_mod
-from ..measure.run import run_plan
+from ..measure.rig import Rig, RoundError
+from ..measure.served import Served
 from ..publish.calibrate_text import render
 from ..results import Run
 from .base import Command
@@ -90,45 +87,34 @@ def measure(
     out: Path, m: Measuring, cfg: config_mod.Config, root: Path
 ) -> tuple[dict[str, Pool], dict[str, list[Run]]]:
     """Measure the rounds of every kind (one session each, kept in memory) and the solo runs
-    of each kind's server, interleaved with them."""
+    of each kind's server, interleaved with them, all by ab's rig (rig.py): base is this
+    checkout's build, head the same build with the kind's knob."""
     bins = paths.bin_dir(root)
     plan = m.selection.plan(cfg, bins)
-    design = choose_design(plan, m.design)
-    flags, counts = m.flags, m.counts
-    where = placement_mod.resolve(None, None)
-    where = where.colocated() if plan.colocate else where
-    rng = np.random.default_rng()
+    rig = Rig.of(plan, choose_design(plan, m.design) == designs.DUET, cfg.targets)
+    counts = m.counts
+    side = {kind: Served(bins, tuple(flags), root) for kind, flags in m.flags.items()}
     sessions = {kind: Session(AB_ROUNDS) for kind in KINDS}
     solo: dict[str, list[Run]] = {kind: [] for kind in KINDS}
-    if capacity.needs_rate(plan.scenarios):
-        rate = capacity.measure(plan.scenarios, bins, flags["aa"], where, out / "capacity-probe.log")
-        plan.scenarios = capacity.resolve(plan.scenarios, rate)
-        print(f"calibrate: capacity {rate:,.0f} orders/s on this runner", file=sys.stderr, flush=True)
-    for i in range(max(counts.values())):
-        for kind in KINDS:
-            if i >= counts[kind]:
-                continue
-            if design == designs.DUET:
-                sides = {side: duet.DuetSide(side, bins, flags["aa" if side == "base" else kind], root, None)
-                         for side in duet.SIDES}  # fmt: skip
-                runs = duet.run_round(sides, out / kind, i, plan.scenarios, suite=plan.suite,
-                                      targets=cfg.targets, placement=where, rng=rng)  # fmt: skip
-                for side, run in runs.items():
-                    sessions[kind].keep(side, run)
-            else:
-                for side in order(i):
-                    run_dir = paths.fresh_dir(out / kind / side, f"run_{paths.utc_stamp()}_{side}{i + 1:02d}")
-                    run = run_plan(plan, bins, run_dir, targets=cfg.targets, quiet=True, root=root,
-                                   server_flags=flags["aa" if side == "base" else kind])  # fmt: skip
-                    sessions[kind].keep(side, run)
-            sessions[kind].done += 1
-            print(f"calibrate: {kind} round {i + 1}", file=sys.stderr, flush=True)
-        for kind in KINDS if i < counts["solo"] else ():
-            if kind != "aa" and not counts[kind]:
-                continue
-            run_dir = paths.fresh_dir(out / solo_dir(kind), f"run_{paths.utc_stamp()}_solo{i + 1:02d}")
-            solo[kind].append(run_plan(plan, bins, run_dir, targets=cfg.targets, server_flags=flags[kind],
-                                       quiet=True, root=root))  # fmt: skip
+    try:
+        rate = rig.load(side["aa"], out / "capacity-probe.log")
+        if rate is not None:
+            print(f"calibrate: capacity {rate:,.0f} orders/s on this runner", file=sys.stderr, flush=True)
+        for i in range(max(counts.values())):
+            for kind in KINDS:
+                if i >= counts[kind]:
+                    continue
+                for name, run in rig.round({"base": side["aa"], "head": side[kind]}, out / kind, i).items():
+                    sessions[kind].keep(name, run)
+                sessions[kind].done += 1
+                print(f"calibrate: {kind} round {i + 1}", file=sys.stderr, flush=True)
+            for kind in KINDS if i < counts["solo"] else ():
+                if kind != "aa" and not counts[kind]:
+                    continue
+                run_dir = paths.fresh_dir(out / solo_dir(kind), f"run_{paths.utc_stamp()}_solo{i + 1:02d}")
+                solo[kind].append(rig.run(side[kind], run_dir, name=kind))
+    except RoundError as exc:
+        raise UsageError(f"calibrate: {exc}; the rounds so far are in {out}") from exc
     return {kind: session.pairs() for kind, session in sessions.items()}, solo
 
 

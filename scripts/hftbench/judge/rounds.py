@@ -14,11 +14,6 @@ from dataclasses import dataclass
 from ..errors import UsageError
 
 
-def order(pair: int) -> tuple[str, str]:
-    """Which side runs first in round pair `pair` of paired rounds: B,H then H,B then B,H …"""
-    return ("base", "head") if pair % 2 == 0 else ("head", "base")
-
-
 @dataclass(frozen=True)
 class Rounds:
     repeats: int  # rounds a side before the first look

@@ -24,7 +24,6 @@ import dataclasses
 import json
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +46,7 @@ from .cell import (
 )
 from .placement import Placement
 from .procs import log_tail
+from .served import Served
 from .server import Server, ServerError
 
 BLOCK_S = 0.1  # a block: short against the host's regimes (seconds); client-hft's shortest interval
@@ -73,23 +73,12 @@ def qualifies(scenario: Scenario, client: str) -> str | None:
     return None
 
 
-@dataclass
-class DuetSide:
-    """One build in a duet round."""
-
-    side: str  # "base" | "head"
-    bins: Path  # its bin/ (hft-server; the clients are linked there too)
-    flags: list[str]  # its hft-server flags
-    root: Path  # its worktree: the git info of its run folder
-    branch: str | None  # the branch it stands for (ab's labels)
-
-
 class DuetError(RuntimeError):
     """A round could not run (a server did not start, the client could not run)."""
 
 
 def run_round(
-    sides: dict[str, DuetSide],
+    sides: dict[str, Served],
     out: Path,
     pair: int,
     scenarios: list[Scenario],
@@ -146,7 +135,7 @@ def run_round(
 
 
 def _new_run(
-    path: Path, side: DuetSide, suite: str, targets: dict, scenarios: list[Scenario], host: dict, tools: dict
+    path: Path, side: Served, suite: str, targets: dict, scenarios: list[Scenario], host: dict, tools: dict
 ) -> Run:
     return Run(
         path=path,
@@ -156,7 +145,7 @@ def _new_run(
         finished_at=None,
         complete=False,
         fingerprint=dict(host),
-        git={**fingerprint.git_info(side.root), **({"branch": side.branch} if side.branch else {})},
+        git={**fingerprint.git_info(side.root), **({"branch": side.label} if side.label else {})},
         tools=tools,
         server={},
         targets=dict(targets),
@@ -170,7 +159,7 @@ def _new_run(
 
 
 def _client(
-    sides: dict[str, DuetSide],
+    sides: dict[str, Served],
     servers: dict[str, Server],
     dirs: dict[str, Path],
     sc: Scenario,

@@ -26,13 +26,14 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from statistics import median
 from typing import Any
 
 from .. import paths
-from .server import ServerError
+from .rig import Rig, RoundError
+from .served import Served
 
 FREQUENCY_HZ = 4999  # odd, so sampling does not lock step with a periodic timer in the server
 STACK_BYTES = 16384  # user stack copied per sample for DWARF unwinding
@@ -203,40 +204,48 @@ def say(msg: str) -> None:
     print(f"hftbench ab: {msg}", file=sys.stderr, flush=True)
 
 
-def profile_sides(job, counted_p50_us: dict[str, list[float]]) -> dict[str, Any]:
-    """One profiled round per side, after the counted ones; the `profile` object, or
-    {"skipped": why} when this machine cannot profile or a tool failed (the verdict stands)."""
+def profile_sides(
+    rig: Rig,
+    sides: dict[str, Served],
+    out: Path,
+    title: str,
+    counted_p50_us: dict[str, list[float]],
+    root: Path | None = None,
+) -> dict[str, Any]:
+    """One profiled round of each of `sides` ("base", "head") by the rig that measured them,
+    after the counted ones, into <out>/profile/; the `profile` object (paths relative to
+    `out`), or {"skipped": why} when this machine cannot profile or a tool failed (the
+    verdict stands). `root`: where make deps put the tools."""
     from .cell import link_clients
 
-    why = unavailable(job.root)
+    why = unavailable(root)
     if why:
         say(f"no profile: {why}")
         return {"skipped": why}
-    folder = job.out / "profile"
-    sides: dict[str, Profiled] = {}
+    folder = out / "profile"
+    profiled: dict[str, Profiled] = {}
     try:
-        for side in ("base", "head"):
-            bins = folder / side / "bin"
-            data = folder / side / "perf.data"
-            wrap_server((job.side_bin(side) / "hft-server").resolve(), bins / "hft-server", data, job.root)
-            link_clients(job.clients_bin, bins, job.plan.clients)
-            say(f"profiled round {side} (not counted) …")
-            run_dir = folder / side / "run"
-            run = job.run_side(side, bins, run_dir)
+        for name in ("base", "head"):
+            bins = folder / name / "bin"
+            data = folder / name / "perf.data"
+            wrap_server((sides[name].bins / "hft-server").resolve(), bins / "hft-server", data, root)
+            link_clients(sides[name].bins, bins, rig.plan.clients)
+            say(f"profiled round {name} (not counted) …")
+            run_dir = folder / name / "run"
+            run = rig.run(replace(sides[name], bins=bins), run_dir, name=name)
             if not data.is_file():
                 raise ProfileError(f"perf wrote no {data}; see {run_dir / 'server.log'}")
-            folded = folder / f"{side}.folded"
-            fold(data, folded, job.root)
+            folded = folder / f"{name}.folded"
+            fold(data, folded, root)
             data.unlink()  # tens of MB of raw stacks: the folded file keeps what the graph needs
             cpu_ns = sum(self_samples(folded.read_text()).values())
-            sides[side] = Profiled(side, folded, cpu_ns / 1e6, round_p50(run))
+            profiled[name] = Profiled(name, folded, cpu_ns / 1e6, round_p50(run))
         svg = folder / "diff.svg"
-        title = f"{job.sha['head'][:10]} against {job.sha['base'][:10]}: where the time went"
-        diff_svg(sides["base"].folded, sides["head"].folded, svg, title, job.root)
-    except (ProfileError, ServerError, OSError) as exc:  # the verdict stands without a profile
+        diff_svg(profiled["base"].folded, profiled["head"].folded, svg, title, root)
+    except (ProfileError, RoundError, OSError) as exc:  # the verdict stands without a profile
         say(f"no profile: {exc}")
         return {"skipped": str(exc)}
-    return summary(job.out, sides, svg, counted_p50_us)
+    return summary(out, profiled, svg, counted_p50_us)
 
 
 def round_p50(run) -> float | None:

@@ -1,0 +1,106 @@
+"""The measuring rig that ab, bisect and calibrate share: sides in, rounds out.
+
+A Rig holds what every round of one comparison shares: the plan (suite, scenarios, clients),
+the design that measures the sides side by side in time (judge/designs.py: a duet, or
+paired rounds; flags.choose_design picks it), where the servers and the client run
+(placement.py), the targets the run folders record, the generator that draws a duet's
+slots, and the load series' rate. Its sides are Served (a build and its flags), so a ref
+(ab), a commit (bisect) and an injected knob (calibrate) are measured the same way, and a
+culprit that ab flagged is placed by bisect with the same round.
+
+- `load(side, log)`: the load scenarios' rate, a share of `side`'s capacity on this runner,
+  probed once before the rounds so that every round of every side runs at the same rate
+  (capacity.py). A plan without a load scenario probes nothing.
+- `round(sides, out, pair)`: one round of {"base": …, "head": …} into out/base and out/head:
+  a duet (both servers at once, one client-hft; duet.py) or paired rounds (a fresh server
+  per side, in `order(pair)`). The caller keeps the runs (session.Session).
+- `run(side, run_dir)`: the plan against one fresh server of `side` alone: bisect's rounds
+  of three, calibrate's solo runs, the profiled round (profile.py).
+
+A server that does not start is a RoundError naming the side; a failed cell is a cell.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .. import paths
+from ..results import Run
+from . import capacity
+from . import placement as placement_mod
+from .duet import DuetError, run_round
+from .plan import Plan
+from .run import run_plan
+from .served import Served
+from .server import ServerError
+
+
+def order(pair: int) -> tuple[str, str]:
+    """Which side runs first in round pair `pair` of paired rounds: B,H then H,B then B,H …"""
+    return ("base", "head") if pair % 2 == 0 else ("head", "base")
+
+
+class RoundError(RuntimeError):
+    """A round could not run: a server did not start (the message names the side)."""
+
+
+@dataclass
+class Rig:
+    plan: Plan
+    duet: bool  # True: duet rounds; False: paired rounds (the design flags.choose_design chose)
+    targets: dict  # the config's targets, recorded in every run folder
+    placement: placement_mod.Placement  # a duet's servers and client; run_plan places paired rounds alike
+    rng: np.random.Generator = field(default_factory=np.random.default_rng)  # a duet's slot draws
+    capacity_rps: float | None = None  # the load scenarios' capacity on this runner (load())
+
+    @classmethod
+    def of(cls, plan: Plan, duet: bool, targets: dict, rng: np.random.Generator | None = None) -> Rig:
+        """The rig of `plan` on this runner: the placement run_plan gives the plan's runs."""
+        where = placement_mod.resolve(None, None)
+        return cls(plan, duet, targets, where.colocated() if plan.colocate else where,
+                   rng if rng is not None else np.random.default_rng())  # fmt: skip
+
+    def load(self, side: Served, log: Path) -> float | None:
+        """Probe `side`'s capacity and set the load scenarios' rates from it; None (and no
+        probe) when the plan has no load scenario."""
+        if not capacity.needs_rate(self.plan.scenarios):
+            return None
+        rps = capacity.measure(self.plan.scenarios, side.bins, list(side.flags), self.placement, log)
+        self.plan = dataclasses.replace(self.plan, scenarios=capacity.resolve(self.plan.scenarios, rps))
+        self.capacity_rps = rps
+        return rps
+
+    def round(self, sides: dict[str, Served], out: Path, pair: int) -> dict[str, Run]:
+        """Round `pair` (0-based) of sides "base" and "head"; their runs by side."""
+        if self.duet:
+            try:
+                return run_round(sides, out, pair, self.plan.scenarios, suite=self.plan.suite,
+                                 targets=self.targets, placement=self.placement, rng=self.rng)  # fmt: skip
+            except DuetError as exc:
+                raise RoundError(str(exc)) from exc
+        runs = {}
+        for name in order(pair):
+            # Unique run ids (the history store keys runs by id): time, side, round.
+            run_dir = paths.fresh_dir(out / name, f"run_{paths.utc_stamp()}_{name}{pair + 1:02d}")
+            runs[name] = self.run(sides[name], run_dir, name=name)
+        return runs
+
+    def run(self, side: Served, run_dir: Path, *, name: str = "") -> Run:
+        """The plan against one fresh server of `side`, into `run_dir`."""
+        try:
+            return run_plan(
+                self.plan,
+                side.bins,
+                run_dir,
+                targets=self.targets,
+                server_flags=list(side.flags),
+                quiet=True,
+                root=side.root,
+                branch=side.label,
+            )
+        except ServerError as exc:
+            raise RoundError(f"{name or side.label or side.bins} server: {exc}") from exc

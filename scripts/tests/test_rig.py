@@ -1,0 +1,116 @@
+"""rig.py: the one measuring rig of ab, bisect and calibrate, driven with fake rounds.
+
+The real rounds (servers, client-hft) are the measuring tests of test_ab.py, test_bisect.py
+and test_calibrate.py; these check what the rig decides itself: which design runs, in which
+order, with which side's build and flags, at which load rate, and what a server that does
+not start becomes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hftbench.config import Scenario
+from hftbench.measure import capacity
+from hftbench.measure import rig as rig_mod
+from hftbench.measure.placement import Placement
+from hftbench.measure.plan import Plan
+from hftbench.measure.rig import Rig, RoundError, order
+from hftbench.measure.served import Served
+from hftbench.measure.server import ServerError
+
+LATENCY = Scenario(name="latency-1c", orders=100, connections=1, warmup=10)
+LOAD = Scenario(name="load", orders=100, connections=8, warmup=10, capacity_fraction=0.25)
+BASE = Served(Path("/b/bin"), ("--x",), Path("/b"), "main")
+HEAD = Served(Path("/h/bin"), ("--x", "--inject-delay-us", "4"), Path("/h"), "pr")
+
+
+def rig(scenarios, duet: bool) -> Rig:
+    plan = Plan(suite="pr", scenarios=list(scenarios), clients=["hft"], colocate=True)
+    return Rig(plan, duet, {"p50_us": 500}, Placement((1,), (0,)), np.random.default_rng(1))
+
+
+@pytest.fixture
+def ran(monkeypatch):
+    """Every run_plan call the rig makes: (bins, flags, root, branch, rates, run_dir)."""
+    calls = []
+
+    def fake_run_plan(plan, bins, run_dir, *, targets, server_flags, quiet, root, branch):
+        calls.append((bins, tuple(server_flags), root, branch, [sc.rate for sc in plan.scenarios], run_dir))
+        return f"run of {bins}"
+
+    monkeypatch.setattr(rig_mod, "run_plan", fake_run_plan)
+    return calls
+
+
+def test_paired_rounds_alternate_which_side_runs_first_and_serve_each_sides_own_build(ran, tmp_path):
+    r = rig([LATENCY], duet=False)
+    for pair in range(3):
+        runs = r.round({"base": BASE, "head": HEAD}, tmp_path, pair)
+        assert runs == {"base": "run of /b/bin", "head": "run of /h/bin"}
+    assert [bins.parts[1] for bins, *_ in ran] == ["b", "h", "h", "b", "b", "h"]
+    assert [side for pair in range(3) for side in order(pair)] == [
+        "base",
+        "head",
+        "head",
+        "base",
+        "base",
+        "head",
+    ]
+    first = ran[0]
+    assert first[1:4] == (("--x",), Path("/b"), "main")
+    assert ran[1][1] == ("--x", "--inject-delay-us", "4")
+    # Each run in its own folder under out/<side>, named by side and round (the store keys by id).
+    assert [d.parent.name for *_, d in ran] == ["base", "head", "head", "base", "base", "head"]
+    assert "_base01_" in ran[0][5].name and "_head02_" in ran[2][5].name
+
+
+def test_duet_rounds_go_to_the_duet_with_the_rigs_placement_and_draws(monkeypatch, tmp_path, ran):
+    seen = []
+
+    def fake_duet(sides, out, pair, scenarios, *, suite, targets, placement, rng):
+        seen.append((sides, out, pair, [sc.name for sc in scenarios], suite, placement, rng))
+        return {"base": "b", "head": "h"}
+
+    monkeypatch.setattr(rig_mod, "run_round", fake_duet)
+    r = rig([LATENCY], duet=True)
+    assert r.round({"base": BASE, "head": HEAD}, tmp_path / "aa", 4) == {"base": "b", "head": "h"}
+    sides, out, pair, names, suite, placement, rng = seen[0]
+    assert sides == {"base": BASE, "head": HEAD} and out == tmp_path / "aa" and pair == 4
+    assert (names, suite, placement, rng) == (["latency-1c"], "pr", r.placement, r.rng)
+    assert ran == []  # a duet never runs a side alone
+
+
+def test_the_load_rate_is_probed_once_on_the_side_given_and_every_later_round_runs_at_it(
+    monkeypatch, ran, tmp_path
+):
+    probes = []
+
+    def fake_capacity(scenarios, bins, flags, placement, log):
+        probes.append((bins, tuple(flags), log))
+        return 40_000.0
+
+    monkeypatch.setattr(capacity, "measure", fake_capacity)
+    r = rig([LATENCY, LOAD], duet=False)
+    assert r.load(BASE, tmp_path / "probe.log") == 40_000.0
+    assert probes == [(Path("/b/bin"), ("--x",), tmp_path / "probe.log")]
+    r.round({"base": BASE, "head": HEAD}, tmp_path, 0)
+    r.run(HEAD, tmp_path / "solo")
+    assert [rates for *_, rates, _ in ran] == [[None, 10_000.0]] * 3  # a quarter of the capacity, both sides
+    assert r.capacity_rps == 40_000.0
+
+
+def test_a_plan_without_a_load_scenario_probes_nothing(monkeypatch, tmp_path):
+    monkeypatch.setattr(capacity, "measure", lambda *a: pytest.fail("probed a plan with no load"))
+    r = rig([LATENCY], duet=True)
+    assert r.load(BASE, tmp_path / "probe.log") is None and r.capacity_rps is None
+
+
+def test_a_server_that_does_not_start_is_a_round_error_naming_the_side(monkeypatch, tmp_path):
+    def refuse(plan, bins, run_dir, **kw):
+        raise ServerError("port 8080 in use")
+
+    monkeypatch.setattr(rig_mod, "run_plan", refuse)
+    with pytest.raises(RoundError, match="head server: port 8080 in use"):
+        rig([LATENCY], duet=False).round({"base": BASE, "head": HEAD}, tmp_path, 1)  # head runs first
