@@ -39,8 +39,8 @@ void hft_duet_options(hft_duet_flags *d, hb_extra_option out[HFT_DUET_N_OPTIONS]
     const hb_extra_option o[HFT_DUET_N_OPTIONS] = {
         {"--duet-url", true,
          "--duet-url URL     a duet: a second server; one connection to each, the same orders in pairs, the first "
-         "of each pair drawn at random; with --rate, --connections to each and each order of the schedule to a side "
-         "drawn at random (needs --duet-output)",
+         "of each pair drawn at random; with --rate, --connections to each and the schedule's orders in pairs, one to "
+         "each side, which first drawn at random (needs --duet-output)",
          opt_duet_url, d},
         {"--duet-output", true, "--duet-output PATH the --duet-url side's result JSON (its .hlog beside it)",
          opt_duet_output, d},
@@ -114,7 +114,7 @@ static void duet_json(bool open_loop, const char *role, const char *peer_url, ui
     if (open_loop)
         snprintf(out, cap,
                  "{\"role\": \"%s\", \"peer_url\": %s, \"orders\": %" PRIu64
-                 ", \"order\": \"each order to a side drawn at random\", \"seed\": %" PRIu64 ", \"mode\": \"open\"}",
+                 ", \"order\": \"orders in pairs, one to each side, which first drawn at random\", \"seed\": %" PRIu64 ", \"mode\": \"open\"}",
                  role, peer, n, seed);
     else
         snprintf(out, cap,

@@ -14,8 +14,9 @@
  * The open-loop duet (--rate R, --connections C, hft_run_sides): the normal client's
  * schedule (order i intended at t0 + i / R, slot i % C, warm-up first, late never skipped,
  * one worker per --cpus CPU owning its slots), each slot holding one keep-alive connection
- * to each side; order i goes to side hft_order_side(--seed, i), drawn per order, on its
- * slot's connection to that side. Both servers carry about R/2 orders/s at the same time.
+ * to each side; orders 2k and 2k+1 go one to each side, which first drawn per pair
+ * (hft_order_side(--seed, i)), each on its slot's connection to that side. Both servers carry
+ * R/2 orders/s at the same time, and every stretch of the schedule half each.
  *
  * Each side records into its own hb_stats and gets a complete result: side a at --output,
  * side b at --duet-output (each with its .hlog), extra.duet = {"role", "peer_url", "pairs",

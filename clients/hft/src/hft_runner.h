@@ -31,15 +31,20 @@ enum { HFT_SIDE_A, HFT_SIDE_B, HFT_SIDES };
 #define HFT_DUET_SEED_MIX UINT64_C(0x6475657420667273)
 
 /**
- * An open-loop duet's side of order i (HFT_SIDE_A or HFT_SIDE_B): the top bit of output
- * number i of a splitmix64 seeded with seed ^ HFT_DUET_SEED_MIX (hft_pair_rng's stream),
- * computed from (seed, i) alone, so whichever worker sends order i draws the same side.
+ * An open-loop duet's side of order i (HFT_SIDE_A or HFT_SIDE_B): orders 2k and 2k+1 are a
+ * pair, one to each side; which side takes the pair's first order is the top bit of output
+ * number k of a splitmix64 seeded with seed ^ HFT_DUET_SEED_MIX (hft_pair_rng's stream),
+ * computed from (seed, k) alone, so whichever worker sends order i draws the same side.
+ * In pairs, not per order: a host stall delays the orders due in it, and drawn per order
+ * their split between the sides is binomial, which moved the load series' P99 ratio by
+ * tens of percent per round; in pairs each side gets half of every stretch of the schedule
+ * to within one order.
  */
 static inline int hft_order_side(uint64_t seed, uint64_t i) {
-    uint64_t z = (seed ^ HFT_DUET_SEED_MIX) + (i + 1) * UINT64_C(0x9E3779B97F4A7C15);
+    uint64_t z = (seed ^ HFT_DUET_SEED_MIX) + (i / 2 + 1) * UINT64_C(0x9E3779B97F4A7C15);
     z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return (int)((z ^ (z >> 31)) >> 63);
+    return (int)((z ^ (z >> 31)) >> 63) ^ (int)(i & 1);
 }
 
 /** How workers wait for their sockets. */
@@ -96,8 +101,9 @@ int hft_run(const hb_config *cfg, const hft_options *opt, hft_outcome *out, char
  * hft_run over sides servers: 1 is hft_run; 2 is the open-loop duet (cfg[HFT_SIDE_B] is
  * --duet-url's config, every flag but the URL and output shared; open loop only, else -1).
  * Each of the C connection slots of the schedule holds one connection to each side; order i
- * goes to side hft_order_side(seed, i) on slot i % C's connection of that side, which sends
- * its own orders at their intended times, late never skipped. Each side records into
+ * goes to side hft_order_side(seed, i) (orders in pairs, one to each side) on slot i % C's
+ * connection of that side, which sends its own orders at their intended times, late never
+ * skipped. Each side records into
  * out[side] (both with the run's started_at and duration_s); with --interval-s, side a's
  * collector (opt->interval_hlog) also closes side b's intervals (hlog_b) at the same tick.
  */

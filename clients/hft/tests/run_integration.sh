@@ -102,7 +102,7 @@ open_duet() {
     expect_ok "${name}_$side" "$n"
     lateness "${name}_$side"
     jq -e --arg role $side --arg peer "$peer" --argjson n "$n" '.extra.duet == {"role": $role, "peer_url": $peer,
-      "orders": $n, "order": "each order to a side drawn at random", "seed": 7, "mode": "open"} and
+      "orders": $n, "order": "orders in pairs, one to each side, which first drawn at random", "seed": 7, "mode": "open"} and
       .connections == 4 and .mode == "open"' "$TMP/${name}_$side.json" >/dev/null ||
       fail "$name: side $side's extra.duet: $(jq -c .extra.duet "$TMP/${name}_$side.json")"
   done

@@ -300,23 +300,28 @@ static void test_pair_order(void) {
     CHECK(differ > 0); /* another seed, another order */
 }
 
-/* The open-loop duet's side per order: a function of (seed, i), hft_pair_rng's stream; each
- * side 45-55 % of 10,000 orders; another seed, other draws. */
+/* The open-loop duet's side per order: orders 2k and 2k+1 one to each side, the first's side
+ * output k of hft_pair_rng's stream, a function of (seed, i); each side exactly half of any
+ * even stretch; the first order's side 45-55 % each of 10,000 pairs; another seed, other draws. */
 static void test_order_side(void) {
     const uint64_t seeds[] = {0, 1, 7, 42, UINT64_MAX};
     for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++) {
         hft_pair_rng r;
         hft_pair_rng_init(&r, seeds[s]);
-        int b = 0, same = 1, stream = 1;
-        for (uint64_t i = 0; i < 10000; i++) {
-            int side = hft_order_side(seeds[s], i);
-            same &= side == hft_order_side(seeds[s], i);
-            stream &= side == (int)(hft_pair_rng_next(&r) >> 63);
-            CHECK(side == HFT_SIDE_A || side == HFT_SIDE_B);
-            b += side == HFT_SIDE_B;
+        int b_first = 0, same = 1, stream = 1, paired = 1;
+        for (uint64_t k = 0; k < 10000; k++) {
+            int first = hft_order_side(seeds[s], 2 * k), second = hft_order_side(seeds[s], 2 * k + 1);
+            same &= first == hft_order_side(seeds[s], 2 * k) && second == hft_order_side(seeds[s], 2 * k + 1);
+            stream &= first == (int)(hft_pair_rng_next(&r) >> 63);
+            paired &= first != second;
+            CHECK(first == HFT_SIDE_A || first == HFT_SIDE_B);
+            b_first += first == HFT_SIDE_B;
         }
-        CHECK(same && stream);
-        CHECK(b >= 4500 && b <= 5500);
+        CHECK(same && stream && paired);
+        CHECK(b_first >= 4500 && b_first <= 5500);
+        int b = 0;
+        for (uint64_t i = 1000; i < 1000 + 64; i++) b += hft_order_side(seeds[s], i) == HFT_SIDE_B;
+        CHECK(b == 32); /* any stretch of whole pairs: half each */
     }
     int differ = 0;
     for (uint64_t i = 0; i < 64; i++) differ += hft_order_side(1, i) != hft_order_side(2, i);
