@@ -7,7 +7,9 @@ per-look level held 1 when centred on the ratio of the pooled rounds (the estima
 2026-11-28) and on the mean of the rounds' log ratios (clustered.py's since). CPU per order
 the same, with the ratio of the sides' means as the pooled estimate. For each open-loop
 series, the client's own records (median over the rounds and sides): the reply's P99 from
-the actual send and from the intended send, and the largest latency.
+the actual send and from the intended send, and the largest latency; and the round sd of the
+head / base log ratio of the P95 and P99 from each send. CPU per order by the slot head's
+server took (a: --url, b: --duet-url): the mean log ratio of the rounds in each.
 
     .venv/bin/python scripts/experiments/aa-pool.py POOL [POOL ...] [--k 12] [--draws 4000]
 """
@@ -72,19 +74,59 @@ def report(pool: Path, k: int, draws: int) -> None:
 
 
 def client_records(pool: Path) -> None:
-    """The open-loop series' client records: P99 from the actual and the intended send, max."""
-    by_series: dict[str, list[dict]] = {}
+    """The open-loop series' client records: P99 from the actual and the intended send, max;
+    the round spread of each send's P95 and P99 ratio."""
+    by_series: dict[str, dict[tuple[str, str], dict]] = {}
     for f in sorted(pool.glob("aa/*/run_*/*/*.json")):
         record = json.loads(f.read_text())
         if record.get("mode") == "open" and "uncorrected_latency_us" in record:
-            by_series.setdefault(f"{record['scenario']}/{record['client']}", []).append(record)
+            side, rnd = _side_round(f.parents[1].name)
+            by_series.setdefault(f"{record['scenario']}/{record['client']}", {})[(side, rnd)] = record
     for series, records in by_series.items():
-        actual = np.median([r["uncorrected_latency_us"]["p99"] for r in records])
-        intended = np.median([r["latency_us"]["p99"] for r in records])
-        most = [r["latency_us"]["max"] for r in records]
+        actual = np.median([r["uncorrected_latency_us"]["p99"] for r in records.values()])
+        intended = np.median([r["latency_us"]["p99"] for r in records.values()])
+        most = [r["latency_us"]["max"] for r in records.values()]
         print(f"{series:>15} client records ({len(records)}): P99 from the actual send {actual:,.0f} us, "
               f"from the intended send {intended:,.0f} us; max median {np.median(most):,.0f} us "
               f"({min(most):,.0f}-{max(most):,.0f})")  # fmt: skip
+        rounds = sorted({rnd for _, rnd in records} & {rnd for side, rnd in records if side == "head"})
+        pairs = [(records[("base", r)], records[("head", r)]) for r in rounds if ("base", r) in records]
+        for field, send in (("uncorrected_latency_us", "actual"), ("latency_us", "intended")):
+            for q in ("p95", "p99"):
+                y = np.log([h[field][q] / b[field][q] for b, h in pairs])
+                print(f"{series:>15} {q.upper()} from the {send} send: round sd {y.std(ddof=1):6.2%} "
+                      f"({len(pairs)} rounds)")  # fmt: skip
+
+
+def slot_cpu(pool: Path) -> None:
+    """CPU per order's mean log ratio over the rounds where head's server took slot a, and b."""
+    heads = {}
+    for f in pool.glob("aa/head/run_*/results.json"):
+        heads[_side_round(f.parent.name)[1]] = json.loads(f.read_text())
+    bases = {
+        _side_round(f.parent.name)[1]: json.loads(f.read_text())
+        for f in pool.glob("aa/base/run_*/results.json")
+    }
+    by: dict[tuple[str, str], list[float]] = {}
+    for rnd, head in heads.items():
+        base, slot = bases.get(rnd), head.get("server", {}).get("duet_slot")
+        if base is None or slot is None:
+            continue
+        for cb, ch in zip(base["cells"], head["cells"], strict=False):
+            if cb.get("server_orders") and ch.get("server_orders"):
+                ratio = (ch["server_cpu_s"] / ch["server_orders"]) / (
+                    cb["server_cpu_s"] / cb["server_orders"]
+                )
+                by.setdefault((cb["scenario"], slot), []).append(float(np.log(ratio)))
+    for (scenario, slot), y in sorted(by.items()):
+        print(f"{scenario:>15} CPU per order, head in slot {slot}: mean log ratio {np.mean(y):+.2%}, "
+              f"sd {np.std(y, ddof=1):.2%} ({len(y)} rounds)")  # fmt: skip
+
+
+def _side_round(run_id: str) -> tuple[str, str]:
+    """("base" or "head", the round's number) of a duet round's run id run_<stamp>_<side>NN_<hex>."""
+    tag = run_id.split("_")[2]
+    return tag[:4], tag[4:]
 
 
 def _pooled_log_ratio(g: Grid, q: float) -> float:
@@ -103,6 +145,7 @@ def main() -> None:
     for pool in args.pools:
         report(pool, args.k, args.draws)
         client_records(pool)
+        slot_cpu(pool)
 
 
 if __name__ == "__main__":
