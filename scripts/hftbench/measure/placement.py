@@ -14,6 +14,7 @@ Unset, nothing is pinned and the scheduler places everything.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import subprocess
 import sys
@@ -227,13 +228,19 @@ def client_nice(env: Mapping[str, str] = os.environ) -> int:
     else:
         raise UsageError(f"{ENV_CLIENT_NICE}={text!r}: pass a nice from -20 (the highest priority) to 0")
     if nice and not may_lower_nice():
-        print(
-            f"placement: the client keeps hftbench's nice: lowering it to {nice} needs root or "
-            f"CAP_SYS_NICE (a neighbour on the client's CPU will take it off its sockets)",
-            file=sys.stderr,
-        )
+        _say_nice_refused(nice)
         return 0
     return nice
+
+
+@functools.cache
+def _say_nice_refused(nice: int) -> None:
+    """Once per process: every round asks for the placement again."""
+    print(
+        f"placement: the client keeps hftbench's nice: lowering it to {nice} needs root or "
+        f"CAP_SYS_NICE (a neighbour on the client's CPU will take it off its sockets)",
+        file=sys.stderr,
+    )
 
 
 def may_lower_nice() -> bool:
