@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from hftbench import cli
 from hftbench.errors import UsageError
-from hftbench.measure.rig import order
 from hftbench.measure.worktrees import resolve_commit
 from hftbench_fakes import children
 
@@ -27,17 +26,6 @@ needs_binaries = pytest.mark.skipif(
     not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)),
     reason="needs bin/hft-server and bin/client-hft (make build)",
 )
-
-
-def test_rounds_are_interleaved_b_h_h_b():
-    assert [side for pair in range(3) for side in order(pair)] == [
-        "base",
-        "head",
-        "head",
-        "base",
-        "base",
-        "head",
-    ]
 
 
 @pytest.fixture
