@@ -187,12 +187,11 @@ void hft_worker_run(hft_worker *w) {
         for (int s = 0; s < w->n; s++) {
             hft_conn *first = &w->conns[s];
             if (p->sides > 1) {
-                /* A duet's slot holds a connection to each side: the one whose next order is due
-                 * first sends first, so after a stall the due orders go out in the schedule's
-                 * order. Side a first every time woke a's server first after every stall: side
-                 * b's load P99 read 40 % above a's, round after round (docs/measurements.md). */
+                /* A duet's slot holds a connection to each side, fed earlier-due first
+                 * (hft_slot_first). Side a first every time woke a's server first after every
+                 * stall: side b's load P99 read 40 % above a's, round after round. */
                 hft_conn *second = &w->conns[w->n + s];
-                if (second->next_i < first->next_i) {
+                if (hft_slot_first(first, second) == HFT_SIDE_B) {
                     hft_conn *t = first;
                     first = second;
                     second = t;

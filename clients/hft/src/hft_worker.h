@@ -96,6 +96,15 @@ void hft_worker_reset_tickets(hft_worker *w);
 hft_ticket_state hft_worker_take_ticket(hft_worker *w, hft_conn *c, uint64_t now, uint64_t *k, uint64_t *due);
 
 /**
+ * Which of an open-loop duet slot's two connections (its side a's and side b's) is fed first:
+ * the one whose next order is due first, so after a stall the due orders go out in the
+ * schedule's order and neither side's server is woken first every time.
+ */
+static inline int hft_slot_first(const hft_conn *a, const hft_conn *b) {
+    return b->next_i < a->next_i ? HFT_SIDE_B : HFT_SIDE_A;
+}
+
+/**
  * One phase: send the phase's orders as their tickets come due (closed loop: the shared
  * counter until the phase's end or --duration; open loop: on schedule until the last
  * order or --duration), then drain.

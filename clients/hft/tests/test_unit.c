@@ -328,6 +328,33 @@ static void test_order_side(void) {
     CHECK(differ > 0);
 }
 
+/* An open-loop duet's slot fed by hft_slot_first, one order at a time, sends its orders in the
+ * schedule's order (c, c+C, c+2C, ...) whichever side each is drawn to, and both sides lead. */
+static void test_slot_first(void) {
+    tickets_setup_sides(true, 2);
+    t_phase.total = 400;
+    t_phase.t0 = 0;
+    t_phase.ticks_per_order = 10.0;
+    for (int t = 0; t < 2; t++) hft_worker_reset_tickets(&t_w[t]);
+    int led[HFT_SIDES] = {0, 0};
+    for (int t = 0; t < 2; t++) {
+        for (int s = 0; s < t_w[t].n; s++) {
+            hft_conn *pair[HFT_SIDES] = {&t_w[t].conns[s], &t_w[t].conns[t_w[t].n + s]};
+            uint64_t expect = (uint64_t)t + (uint64_t)s * 2u, k = 0, due = 0; /* slot t + 2s of T_CONNS */
+            for (;;) {
+                int first = hft_slot_first(pair[HFT_SIDE_A], pair[HFT_SIDE_B]);
+                if (hft_worker_take_ticket(&t_w[t], pair[first], UINT64_MAX - 1, &k, &due) != HFT_TICKET_DUE) break;
+                CHECK(k == expect); /* the slot's next order in the schedule, on its side's connection */
+                CHECK(hft_order_side(t_cfg.seed, k) == first);
+                led[first]++;
+                expect += T_CONNS;
+            }
+            CHECK(expect >= 400); /* every one of the slot's orders, none skipped */
+        }
+    }
+    CHECK(led[HFT_SIDE_A] > 50 && led[HFT_SIDE_B] > 50);
+}
+
 /* Parse argv with the duet's options, then resolve: 0, or -1 with err naming the flag. */
 static int duet_args(int argc, char *const argv[], hb_config *cfg, hft_duet_flags *d, char *err, size_t errlen) {
     hb_extra_option o[HFT_DUET_N_OPTIONS];
@@ -386,6 +413,7 @@ int main(void) {
     test_tickets_closed_loop();
     test_pair_order();
     test_order_side();
+    test_slot_first();
     test_duet_flags();
     if (failures) {
         fprintf(stderr, "test_unit: %d check(s) failed\n", failures);
