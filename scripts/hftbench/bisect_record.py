@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from .absent import ABSENT
+from .absent import ABSENT, split_known
 
 
 @dataclass
@@ -27,12 +27,6 @@ class BisectEffect:
 
     def to_json(self) -> dict[str, Any]:
         return {"ratio": self.ratio, "ci": self.ci, "from": self.source}
-
-
-def _known(cls, d: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the keys of `d` that are fields of cls, the others)."""
-    names = {f.name for f in fields(cls)} - {"other"}
-    return {k: v for k, v in d.items() if k in names}, {k: v for k, v in d.items() if k not in names}
 
 
 def _written(obj) -> dict[str, Any]:
@@ -57,7 +51,7 @@ class StepComparison:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> StepComparison:
-        known, other = _known(cls, d)
+        known, other = split_known(cls, d)
         return cls(**{"verdict": None, "ratio": None, "ci": None, **known}, other=other)
 
 
@@ -89,7 +83,7 @@ class BisectStep:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> BisectStep:
-        known, other = _known(cls, d)
+        known, other = split_known(cls, d)
         for name in ("vs_good", "vs_bad", "ends"):
             if isinstance(known.get(name), dict):
                 known[name] = StepComparison.from_json(known[name])
@@ -129,7 +123,7 @@ class BisectRecord:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> BisectRecord:
-        known, other = _known(cls, d)
+        known, other = split_known(cls, d)
         if isinstance(known.get("culprit"), dict):
             known["culprit"] = BisectCulprit(known["culprit"].get("sha"), known["culprit"].get("subject"))
         eff = known.get("effect")

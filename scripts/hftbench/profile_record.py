@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from .absent import ABSENT
+from .absent import ABSENT, known_fields
 
 
 @dataclass
@@ -47,7 +47,6 @@ class ProfileRecord:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> ProfileRecord:
-        names = {f.name for f in fields(cls)}
-        known = {k: v for k, v in d.items() if k in names}
+        known = known_fields(cls, d)
         known["top"] = [TopFunction(**t) for t in known.get("top") or []]
         return cls(**known)

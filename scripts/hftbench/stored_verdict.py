@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from .absent import ABSENT
-from .verdict import Flag, Verdict, known_fields
+from .absent import ABSENT, known_fields
+from .verdict import Flag, Verdict
 
 
 @dataclass

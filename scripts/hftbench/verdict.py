@@ -14,10 +14,10 @@ hosted runner, without numpy or scipy.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .absent import ABSENT
+from .absent import ABSENT, known_fields
 from .answers import INCONCLUSIVE, NOT_GATED
 from .bisect_record import BisectRecord
 from .profile_record import ProfileRecord
@@ -357,14 +357,3 @@ def as_verdict(v: Verdict | dict[str, Any]) -> Verdict:
 def as_row(r: MetricResult | DriftResult | dict[str, Any]) -> MetricResult | DriftResult:
     """A row, or a comparison's row as parsed (read through MetricResult.from_json)."""
     return MetricResult.from_json(r) if isinstance(r, dict) else r
-
-
-def known_fields(cls: type, d: dict[str, Any], tuples: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The keys of `d` that are fields of `cls` (a later version's extra key is dropped), with
-    the intervals JSON keeps as lists back as tuples."""
-    names = {f.name for f in fields(cls)}
-    out = {k: v for k, v in d.items() if k in names}
-    for k in tuples:
-        if out.get(k) is not None:
-            out[k] = tuple(out[k])
-    return out
