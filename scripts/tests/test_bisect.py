@@ -1,8 +1,11 @@
-"""`hftbench bisect` on an 8-commit temporary repository whose "server" wraps the real
+"""`hftbench bisect` on a 4-commit temporary repository whose "server" wraps the real
 bin/hft-server (as in test_ab.py: a commit's build installs its server.sh, so a step costs
-no cargo build). Commit 5 slows every order; the bisect must name it. A second repository
-slows commit 5 by less than the gate's threshold: the answer must be a range with its reason.
-Plus the decisions and the record as pure functions."""
+no cargo build). Commit 3 slows every order; the bisect must name it, in two steps that
+place one candidate on each side (commit 2 good, commit 3 bad). A second repository slows
+commit 3 by less than the gate's threshold: the answer must be a range with its reason.
+Plus the decisions and the record as pure functions (test_midpoint_and_steps_left_halve_the_range
+and test_the_record_names_the_culprit_only_when_the_range_closed: the halving of longer
+ranges, 8 commits in 3 steps)."""
 
 from __future__ import annotations
 
@@ -123,15 +126,18 @@ def test_a_series_or_metric_given_picks_among_its_own_regressions(tmp_path):
     )
 
 
+COMMITS = 4  # good (commit 1), two candidates, bad (commit 4): a step to each side of commit 3
+
+
 def _repo(path: Path, delays: dict[int, int]) -> Path:
-    """8 commits of server.sh; commit i runs the real server with --inject-delay-us delays[i]."""
+    """COMMITS commits of server.sh; commit i runs the real server with --inject-delay-us delays[i]."""
     path.mkdir()
 
     def git(*args):
         subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True)
 
     git("init", "-q")
-    for i in range(1, 9):
+    for i in range(1, COMMITS + 1):
         delay = delays.get(i, 0)
         extra = f"--inject-delay-us {delay} " if delay else ""
         (path / "server.sh").write_text(f'#!/bin/sh\n# commit {i}\nexec {SERVER} {extra}"$@"\n')
@@ -142,9 +148,9 @@ def _repo(path: Path, delays: dict[int, int]) -> Path:
 
 def _bisect(repo: Path, out: Path, max_repeats: int) -> int:
     return cli.main([
-        "bisect", "--repo", str(repo), "--good", "HEAD~7", "--bad", "HEAD", "--series", "latency-1c/hft",
-        "--metric", "p50_us", "--orders", "1000", "--repeats", "8", "--max-repeats", str(max_repeats),
-        "--step", "8", "--out", str(out), "--build-cmd", BUILD, "--quiet",
+        "bisect", "--repo", str(repo), "--good", f"HEAD~{COMMITS - 1}", "--bad", "HEAD",
+        "--series", "latency-1c/hft", "--metric", "p50_us", "--orders", "1000", "--repeats", "8",
+        "--max-repeats", str(max_repeats), "--step", "8", "--out", str(out), "--build-cmd", BUILD, "--quiet",
     ])  # fmt: skip
 
 
@@ -156,17 +162,22 @@ def _sha(repo: Path, ref: str) -> str:
 
 @needs_binaries
 def test_the_commit_that_slows_the_server_is_found(tmp_path, capsys):
-    repo = _repo(tmp_path / "repo", {i: 60 for i in range(5, 9)})  # commit 5 on: +60 µs an order
+    repo = _repo(tmp_path / "repo", {i: 60 for i in range(3, COMMITS + 1)})  # commit 3 on: +60 µs an order
     # a look at 8, 16 and 24 rounds a side: a step caught in a noisy moment of this shared host
     # is measured more rather than decided
     assert _bisect(repo, tmp_path / "out", max_repeats=24) == 0
     doc = json.loads((tmp_path / "out" / "bisect.json").read_text())
     assert doc["status"] == "culprit", doc["reason"]
-    assert doc["culprit"] == {"sha": _sha(repo, "HEAD~3"), "subject": "commit 5"}
-    assert doc["good"] == _sha(repo, "HEAD~4") and len(doc["steps"]) == 3
+    assert doc["culprit"] == {"sha": _sha(repo, "HEAD~1"), "subject": "commit 3"}
+    assert doc["good"] == _sha(repo, "HEAD~2") and len(doc["steps"]) == 2
+    # the first step placed commit 2 on the good side, the second commit 3 on the bad one
+    assert [(s["commit"], s["decision"]) for s in doc["steps"]] == [
+        (_sha(repo, "HEAD~2"), "good"),
+        (_sha(repo, "HEAD~1"), "bad"),
+    ]
     assert doc["effect"]["ratio"] > 1.5 and doc["effect"]["ci"][0] > 1.1
     printed = capsys.readouterr()
-    assert "First bad commit: " in printed.out and "| 3 | `" in printed.err  # the step table as it went
+    assert "First bad commit: " in printed.out and "| 2 | `" in printed.err  # the step table as it went
     listed = subprocess.run(
         ["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True
     ).stdout
@@ -176,14 +187,14 @@ def test_the_commit_that_slows_the_server_is_found(tmp_path, capsys):
 @needs_binaries
 def test_a_slowdown_within_the_noise_is_answered_with_a_range_not_a_commit(tmp_path):
     # 1 µs more an order on a ~20 µs median: well inside the gate's ±10 %
-    repo = _repo(tmp_path / "repo", {i: 1 for i in range(5, 9)})
+    repo = _repo(tmp_path / "repo", {i: 1 for i in range(3, COMMITS + 1)})
     assert _bisect(repo, tmp_path / "out", max_repeats=8) == 1
     doc = json.loads((tmp_path / "out" / "bisect.json").read_text())
     assert doc["status"] == "between" and doc["culprit"] is None
-    # Never a wrong commit: the range it gives still holds commit 5. A step may have called a
+    # Never a wrong commit: the range it gives still holds commit 3. A step may have called a
     # side (the gate flags a 5 % effect now and then: its power there is not zero), so the
     # range is any that holds the culprit, and the step that stopped says why.
-    commits = [_sha(repo, f"HEAD~{8 - k}") for k in range(1, 9)]  # commit k at index k - 1
-    assert commits.index(doc["good"]) < 4 <= commits.index(doc["bad"])
+    commits = [_sha(repo, f"HEAD~{COMMITS - k}") for k in range(1, COMMITS + 1)]  # commit k at index k - 1
+    assert commits.index(doc["good"]) < 2 <= commits.index(doc["bad"])
     assert doc["steps"][-1]["decision"] == "undecided"
     assert doc["reason"].startswith(f"step {len(doc['steps'])}: ")
