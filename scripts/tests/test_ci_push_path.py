@@ -29,6 +29,10 @@ ROOT = Path(__file__).resolve().parents[2]
 CI = ROOT / "scripts" / "ci"
 TOKEN = "push-path-token"
 GATES = (Path(__file__).parent / "fixtures" / "ci-gates.yaml").read_text()
+# The A/B of push 2 and each bisect step: the fixture gates' min_repeats (4). The slowdown
+# (30 µs on a ~20 µs order) is a ratio of about 2.5, many times what 4 rounds resolve at alpha
+# 0.01; a bisect step needs only that regression shown (vs good, or vs bad: bisect_steps.side_of).
+AB_ROUNDS = 4
 
 needs = pytest.mark.skipif(
     not all(os.access(ROOT / "bin" / b, os.X_OK) for b in ("hft-server", "client-hft"))
@@ -108,11 +112,12 @@ def job(repo: Path, tmp: Path, n: int, sha: str, api_url: str, rounds: int = 3) 
         "GITHUB_TOKEN": TOKEN,
         "RUN_ARGS": "--scenarios latency-1c --clients hft --orders 3000 --warmup 300",
         "AB_ARGS": (
-            f"--scenarios latency-1c --clients hft --orders 3000 --repeats 8 --max-repeats 8 "
+            f"--scenarios latency-1c --clients hft --orders 3000 --repeats {AB_ROUNDS} "
+            f"--max-repeats {AB_ROUNDS} "
             f"--gates {tmp / 'gates.yaml'} --build-cmd {tmp / 'build-server'} --no-profile"
         ),
         "BISECT_ARGS": (
-            f"--orders 3000 --repeats 8 --max-repeats 8 --gates {tmp / 'gates.yaml'} "
+            f"--orders 3000 --repeats {AB_ROUNDS} --max-repeats {AB_ROUNDS} --gates {tmp / 'gates.yaml'} "
             f"--build-cmd {tmp / 'build-server'}"
         ),
     }
@@ -178,7 +183,7 @@ def test_push_path_flags_a_slowdown_bisects_it_and_opens_one_issue(clone, tmp_pa
     runs = store_runs(origin)
     assert [r["commit"] for r in runs] == [sha1, sha2]
     assert {r["branch"] for r in runs} == {"main"}  # ab's detached worktrees record the branch they stand for
-    assert [r["rounds"] for r in runs] == [3, 8]  # each push's own rounds are its history point
+    assert [r["rounds"] for r in runs] == [3, AB_ROUNDS]  # each push's own rounds are its history point
     assert [(r["verdict"] or {}).get("status") for r in runs] == [None, "regression"]
     stored = runs[1]["verdict"]["bisect"]  # the dashboard's copy: the answer without the steps
     assert stored["culprit"]["sha"] == culprit and "steps" not in stored
