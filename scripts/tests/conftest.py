@@ -11,10 +11,11 @@ from combine_world import B_PLACEMENT, TWO, make_leg, make_repo
 
 @pytest.fixture(scope="session")
 def pool_legs(tmp_path_factory):
-    """Real legs a and b of a pool (combine_world), measured once for test_combine.py and
-    test_combine_forged.py: {"aa", "slow": legs folder} (an A/A, and a head 30 µs slower per
-    order), "pool" (TWO), "repo" and the commits "base" (HEAD~1) and "head" (HEAD). Leg b is a
-    slower machine: its server on CPU 0 and every order 10 µs slower on both sides."""
+    """Real legs a and b of a pool (combine_world), measured once for test_combine.py,
+    test_combine_forged.py and test_ab.py (leg a's plain `hftbench ab` runs): {"aa", "slow":
+    legs folder} (an A/A, and a head 30 µs slower per order), "pool" (TWO), "repo" and the
+    commits "base" (HEAD~1) and "head" (HEAD). Leg b is a slower machine: its server on CPU 0
+    and every order 10 µs slower on both sides."""
     tmp = tmp_path_factory.mktemp("pool")
     repo = make_repo(tmp / "repo")
     (tmp / "pool.yaml").write_text(TWO)

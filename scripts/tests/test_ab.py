@@ -1,5 +1,9 @@
 """`hftbench ab` on two commits of a temporary repository whose "server" wraps the real
-bin/hft-server; the second commit adds --inject-delay-us (a known slowdown)."""
+bin/hft-server; the second commit adds --inject-delay-us (a known slowdown).
+
+A slowed commit failing the gate and a commit against itself passing are read from the A/B
+runs the session measures once (conftest.py's pool_legs, leg a of combine's pools: plain
+`hftbench ab`, 8 rounds a side, no placement), not measured here a second time."""
 
 from __future__ import annotations
 
@@ -61,25 +65,33 @@ def _ab(repo, out, base, head, *extra, orders="2000", rounds="8"):
     ])  # fmt: skip
 
 
+def _leg_ab(pool_legs, case: str) -> Path:
+    """The `hftbench ab --base HEAD~1 --head HEAD~1 | HEAD` of leg a of the session's pool
+    `case` ("aa" | "slow"; combine_world.make_leg): its --out folder."""
+    return pool_legs[case] / "pr-bench-a" / "ab"
+
+
 @needs_binaries
-def test_slowed_commit_fails_the_gate(repo, tmp_path):
-    assert _ab(repo, tmp_path / "out", "HEAD~2", "HEAD~1") == 1
-    verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
-    assert verdict["status"] == "regression" and verdict["ab"]["rounds_per_side"] == 8
+def test_slowed_commit_fails_the_gate(pool_legs):
+    # HEAD: 30 µs of busy-wait on every order (combine_world.make_repo)
+    out = _leg_ab(pool_legs, "slow")
+    verdict = json.loads((out / "verdict.json").read_text())
+    assert verdict["status"] == "regression" and verdict["exit_code"] == 1
+    assert verdict["ab"]["rounds_per_side"] == 8
     assert any(f["metric"] == "p50_us" and f["verdict"] == "regression" for f in verdict["flags"])
-    assert (tmp_path / "out" / "summary.md").read_text().startswith("## ❌ Regression")
-    assert len(list((tmp_path / "out" / "base").glob("run_*"))) == 8
+    assert (out / "summary.md").read_text().startswith("## ❌ Regression")
+    assert len(list((out / "base").glob("run_*"))) == 8
     listed = subprocess.run(
-        ["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True
+        ["git", "-C", str(pool_legs["repo"]), "worktree", "list"], capture_output=True, text=True
     ).stdout
-    assert str(tmp_path / "out") not in listed  # worktrees removed
+    assert str(out) not in listed  # worktrees removed
 
 
 @needs_binaries
-def test_same_commit_passes(repo, tmp_path):
-    assert _ab(repo, tmp_path / "out", "HEAD~2", "HEAD~2") == 0
-    verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
-    assert verdict["status"] != "regression" and verdict["ab"]["build_s"]["head"] == 0.0
+def test_same_commit_passes(pool_legs):
+    verdict = json.loads((_leg_ab(pool_legs, "aa") / "verdict.json").read_text())
+    assert verdict["status"] != "regression" and verdict["exit_code"] == 0
+    assert verdict["ab"]["build_s"]["head"] == 0.0  # built once, for both sides
 
 
 @needs_binaries
