@@ -92,7 +92,14 @@ def git(repo: Path, *args: str) -> str:
     return out.stdout.strip()
 
 
-def pool_yaml(rounds: int = 6, text: str | None = None) -> str:
+# The rounds of an act run's A/B (ab's --repeats and --max-repeats) and of the pool file it
+# commits: the fixture gates' min_repeats (fixtures/ci-gates.yaml). The A/B runs under act judge
+# an A/A or a head 30 µs slower on a ~20 µs order (a ratio of about 2.5); the recovery push,
+# which must show a significant speed-up, takes 12 (test_workflows_act.py).
+ACT_ROUNDS = 4
+
+
+def pool_yaml(rounds: int = ACT_ROUNDS, text: str | None = None) -> str:
     """A pool file (the product's by default) whose `rounds` are the act runs' (act's `rounds`,
     AB_ARGS): combine holds every leg's rounds and looks to the pool's."""
     text = text if text is not None else (ROOT / "bench-config" / "pool.yaml").read_text()
@@ -161,7 +168,7 @@ class World:
         (self.dev / "server.sh").write_text(f'#!/bin/sh\nexec {ROOT / "bin" / "hft-server"} {extra}"$@"\n')
 
     def act(self, name: str, event: str, payload: dict, sha: str, ref: str, *, workflow="bench.yml",
-            extra=(), background=False, cut_leg: str | None = None, rounds: int = 6):  # fmt: skip
+            extra=(), background=False, cut_leg: str | None = None, rounds: int = ACT_ROUNDS):  # fmt: skip
         """act EVENT on a fresh clone checked out at sha (act copies it for actions/checkout);
         `cut_leg`: SIGTERM that pool leg's `hftbench ab` once it has measured 3 rounds;
         `rounds`: the A/B's rounds (ab's --repeats and --max-repeats)."""
