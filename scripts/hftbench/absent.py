@@ -43,5 +43,6 @@ def known_fields(cls: type, d: dict[str, Any], tuples: tuple[str, ...] = ()) -> 
 def split_known(cls: type, d: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the keys of `d` that are fields of `cls` but its `other`, the rest): a record that keeps
     the keys it does not know in `other` and writes them back."""
-    names = {f.name for f in fields(cls)} - {"other"}
-    return {k: v for k, v in d.items() if k in names}, {k: v for k, v in d.items() if k not in names}
+    known = known_fields(cls, d)
+    known.pop("other", None)
+    return known, {k: v for k, v in d.items() if k not in known}
