@@ -8,8 +8,10 @@ per-look level held 1 when centred on the ratio of the pooled rounds (the estima
 the same, with the ratio of the sides' means as the pooled estimate. For each open-loop
 series, the client's own records (median over the rounds and sides): the reply's P99 from
 the actual send and from the intended send, and the largest latency; and the round sd of the
-head / base log ratio of the P95 and P99 from each send. CPU per order by the slot head's
-server took (a: --url, b: --duet-url): the mean log ratio of the rounds in each.
+head / base log ratio of the P95 and P99 from each send. Each quantile by the slot base's
+server took (a: --url, the older process; b: --duet-url): the rounds' mean log ratio in each
+and the spread within a slot (clustered.slot_adjusted). CPU per order by the slot head's
+server took: the mean log ratio of the rounds in each.
 
     .venv/bin/python scripts/experiments/aa-pool.py POOL [POOL ...] [--k 12] [--draws 4000]
 """
@@ -54,7 +56,8 @@ def report(pool: Path, k: int, draws: int) -> None:
     base = side_from_runs("base", [b for b, _ in rounds])
     head = side_from_runs("head", [h for _, h in rounds])
     for key in base.series:
-        g = designs.units(designs.DUET, base.series[key], head.series[key]).grid
+        u = designs.units(designs.DUET, base.series[key], head.series[key])
+        g = u.grid
         for q in QUANTILES:
             qb, qh = clustered.round_quantiles(g, q)
 
@@ -65,12 +68,24 @@ def report(pool: Path, k: int, draws: int) -> None:
             sd = np.log(qh / qb).std(ddof=1)
             print(f"{key[0]:>11} P{q * 100:g}: level {np.median(qb) / 1e3:9.1f} us, round sd {sd:6.2%}, "
                   f"covered about the pooled ratio {cp:6.1%}, about the mean {cm:6.1%}")  # fmt: skip
+            by_slot(f"{key[0]:>11} P{q * 100:g}", np.log(qh / qb), np.array(u.slots))
         pairs = designs.pairs(base.series[key], head.series[key])
         cb = np.array([b.cpu_us_per_order for b, _ in pairs], dtype=float)
         ch = np.array([h.cpu_us_per_order for _, h in pairs], dtype=float)
         cp, cm = coverage(cb, ch, lambda idx, b=cb, h=ch: np.log(h[idx].mean() / b[idx].mean()), k, draws)
         print(f"{key[0]:>11} CPU per order: round sd {np.log(ch / cb).std(ddof=1):6.2%}, "
               f"covered about the pooled ratio {cp:6.1%}, about the mean {cm:6.1%}")  # fmt: skip
+
+
+def by_slot(name: str, y: np.ndarray, slots: np.ndarray) -> None:
+    """The rounds' mean log ratio with base's server in slot a and in slot b, and the spread
+    within a slot: what clustered.slot_adjusted takes out of the round test."""
+    a, b = y[slots == "a"], y[slots == "b"]
+    if len(a) < 2 or len(b) < 2:
+        return
+    resid = np.concatenate([a - a.mean(), b - b.mean()])
+    print(f"{name} by base's slot: a {a.mean():+.2%} ({len(a)}), b {b.mean():+.2%} ({len(b)}); "
+          f"sd within a slot {np.sqrt(resid @ resid / (len(y) - 2)):6.2%}")  # fmt: skip
 
 
 def client_records(pool: Path) -> None:

@@ -51,6 +51,9 @@ class Repeat:
     # The server's own CPU microseconds per order it handled (warm-up included); None when
     # the run did not record it (results.Cell.server_cpu_s; runs from before it).
     cpu_us_per_order: float | None = None
+    # A duet round's slot of this side's server ("a": --url, the older process; "b"); None
+    # outside a duet (clustered.py takes the slot out of the round test).
+    slot: str | None = None
 
     @property
     def throughput_rps(self) -> float:

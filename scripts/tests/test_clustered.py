@@ -148,3 +148,78 @@ def test_in_a_duet_a_schedule_that_slipped_for_both_sides_keeps_the_load_series_
     assert not rounds["p50_us"].gated and rounds["p50_us"].why_not_gated.startswith(
         "the load generator fell behind"
     )
+
+
+def _slot_rounds(rng, k: int, *, slot_effect: float, sd: float, shift: float = 0.0):
+    """k duet rounds' log ratios with balanced slots: head in slot a of one round of each pair,
+    in slot b of the other; slot b reads `slot_effect` (log) above slot a whichever build
+    is there (the older process, the first connections)."""
+    head_in_a = np.array([(i % 2 == 0) == bool(rng.random() < 0.5) for i in range(k)])
+    head_in_a[1::2] = ~head_in_a[::2]
+    # base's slot labels the round; head in a: head is favoured, the ratio reads low
+    y = shift + np.where(head_in_a, -slot_effect / 2, slot_effect / 2) + rng.normal(0.0, sd, size=k)
+    return y, tuple("b" if a else "a" for a in head_in_a)
+
+
+def test_the_slot_leaves_the_estimate_and_its_spread_and_the_interval_keeps_its_level():
+    # An A/A pool on this VM: one slot's load P99 20 % above the other's, 5.6 % within a slot.
+    rng = np.random.default_rng(36)
+    draws, k, confidence = 2000, 12, 0.99
+    hits, se_plain, se_slot = 0, [], []
+    for _ in range(draws):
+        y, slots = _slot_rounds(rng, k, slot_effect=0.20, sd=0.056)
+        est, se, df = clustered.round_estimate(y, slots)
+        assert df == k - 2 and est == pytest.approx(y.mean())  # balanced: the plain mean
+        lo, hi = clustered.t_interval(est, se, df, confidence)
+        hits += lo <= 1.0 <= hi
+        se_slot.append(se)
+        se_plain.append(clustered.standard_error(y)[0])
+    assert 0.98 <= hits / draws <= 0.997  # as often as it says: neither short nor padded
+    assert np.median(se_slot) / np.median(se_plain) < 0.85  # the slot's share of the spread is gone
+    # A +10 % regression under that slot effect is found at the gate's per-look level.
+    y, slots = _slot_rounds(rng, k, slot_effect=0.20, sd=0.056, shift=np.log(1.10))
+    est, se, df = clustered.round_estimate(y, slots)
+    assert clustered.t_p_value(est, se, df) < 0.05 / 3
+
+
+def test_rounds_without_both_slots_keep_the_plain_mean():
+    y = np.array([0.01, -0.02, 0.03, 0.0])
+    plain = (clustered.mean_log_ratio(y), *clustered.standard_error(y))
+    assert clustered.round_estimate(y) == plain  # paired rounds: no slots
+    assert clustered.round_estimate(y, ("a",) * 4) == plain  # every round in one slot
+    assert clustered.round_estimate(y, ("a", "b", None, "a")) == plain  # a round without one
+    assert clustered.round_estimate(y[:2], ("a", "b")) == (clustered.mean_log_ratio(y[:2]),
+                                                            *clustered.standard_error(y[:2]))  # fmt: skip
+
+
+def test_unbalanced_slots_weigh_each_slot_half_and_the_shown_means_give_the_estimate():
+    base = np.array([100.0, 100.0, 100.0, 100.0])
+    head = np.array([90.0, 92.0, 88.0, 120.0])  # three rounds in slot a, one in b
+    slots = ("a", "a", "a", "b")
+    est, se, df = clustered.round_estimate(np.log(head / base), slots)
+    assert est == pytest.approx((np.log(head[:3] / 100).mean() + np.log(1.2)) / 2) and df == 2
+    b, h = clustered.geometric_means(base, head, slots)
+    assert h / b == pytest.approx(np.exp(est))
+
+
+def test_a_duet_s_slots_reach_the_round_test_from_the_run_folders(tmp_path):
+    # Eight A/A duet rounds whose slot b reads 20 % slower: the slot is taken out, so the
+    # interval is as narrow as the within-slot spread, and the verdict stays "no change".
+    rng = np.random.default_rng(11)
+    for i in range(1, 9):
+        head_in_a = i % 2 == 1
+        for side in ("base", "head"):
+            in_b = (side == "head") != head_in_a
+            median = 40.0 * (1.2 if in_b else 1.0)
+            doc = result_doc("latency-1c", "hft", latency_run(rng, 3_000, median_us=median, run_noise=0.002))
+            run = write_run(tmp_path / side, f"run_20261127T0300{i:02d}Z_{side}{i:02d}_abcdef",
+                            {("latency-1c", "hft"): [doc]})  # fmt: skip
+            results = json.loads((run / "results.json").read_text())
+            results["server"] = {"duet_slot": "b" if in_b else "a"}
+            (run / "results.json").write_text(json.dumps(results))
+    gates = load_gates().for_looks(4)
+    c = compare_sides(load_side(tmp_path / "base"), load_side(tmp_path / "head"), gates, designs.DUET)
+    p50 = next(r for r in c.results if r.metric == "p50_us")
+    assert p50.verdict == NO_CHANGE and p50.ratio == pytest.approx(1.0, abs=0.01)
+    lo, hi = p50.ci
+    assert hi / lo < 1.05  # the plain t over these rounds: about ×1.5 wide

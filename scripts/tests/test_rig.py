@@ -66,20 +66,28 @@ def test_paired_rounds_alternate_which_side_runs_first_and_serve_each_sides_own_
     assert "_base01_" in ran[0][5].name and "_head02_" in ran[2][5].name
 
 
-def test_duet_rounds_go_to_the_duet_with_the_rigs_placement_and_draws(monkeypatch, tmp_path, ran):
+def test_duet_rounds_go_to_the_duet_with_the_rigs_placement_and_balanced_slots(monkeypatch, tmp_path, ran):
     seen = []
 
-    def fake_duet(sides, out, pair, scenarios, *, suite, targets, placement, rng):
-        seen.append((sides, out, pair, [sc.name for sc in scenarios], suite, placement, rng))
+    def fake_duet(sides, out, pair, scenarios, *, suite, targets, placement, head_slot):
+        seen.append((sides, out, pair, [sc.name for sc in scenarios], suite, placement, head_slot))
         return {"base": "b", "head": "h"}
 
     monkeypatch.setattr(rig_mod, "run_round", fake_duet)
     r = rig([LATENCY], duet=True)
     assert r.round({"base": BASE, "head": HEAD}, tmp_path / "aa", 4) == {"base": "b", "head": "h"}
-    sides, out, pair, names, suite, placement, rng = seen[0]
+    sides, out, pair, names, suite, placement, _ = seen[0]
     assert sides == {"base": BASE, "head": HEAD} and out == tmp_path / "aa" and pair == 4
-    assert (names, suite, placement, rng) == (["latency-1c"], "pr", r.placement, r.rng)
+    assert (names, suite, placement) == (["latency-1c"], "pr", r.placement)
     assert ran == []  # a duet never runs a side alone
+    # Head's slot: drawn for each pair of rounds, the other one in the pair's second round.
+    for pair in range(40):
+        r.round({"base": BASE, "head": HEAD}, tmp_path / "aa", pair)
+    slots = [s[-1] for s in seen[1:]]
+    assert all({slots[i], slots[i + 1]} == {"a", "b"} for i in range(0, 40, 2))
+    assert slots[4] == seen[0][-1]  # round 4 asked twice: the same slot
+    firsts = slots[::2]
+    assert 0 < firsts.count("a") < 20  # drawn, not fixed: P(all 20 alike) = 2^-19
 
 
 def test_the_load_rate_is_probed_once_on_the_side_given_and_every_later_round_runs_at_it(

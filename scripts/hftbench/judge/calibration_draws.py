@@ -107,6 +107,21 @@ def _finish(t: dict[str, Any]) -> dict[str, Any]:
     return t
 
 
+def draw(pool: Pool, k: int, rng: np.random.Generator) -> Pool:
+    """k rounds of the pool at random, as ab measures them: a duet's rounds half with base in
+    slot a and half in slot b (rig.head_slot balances every pair of rounds), where the pool
+    holds enough of each; else any k."""
+    in_a = [r for r in pool if r[0].server.get("duet_slot") == "a"]
+    in_b = [r for r in pool if r[0].server.get("duet_slot") == "b"]
+    if len(in_a) >= k // 2 and len(in_b) >= k - k // 2:
+        return [*_some(in_a, k // 2, rng), *_some(in_b, k - k // 2, rng)]
+    return _some(pool, k, rng)
+
+
+def _some(rounds: Pool, n: int, rng: np.random.Generator) -> Pool:
+    return [rounds[i] for i in rng.choice(len(rounds), size=n, replace=False)]
+
+
 def analyse(
     pools: dict[str, Pool],
     solo: dict[str, list[Run]],
@@ -130,10 +145,7 @@ def analyse(
 
     for _ in range(comparisons):
         for kind in tallies:
-            pool = pools[kind]
-            _count(
-                tallies[kind], compare([pool[i] for i in rng.choice(len(pool), size=k, replace=False)], kind)
-            )
+            _count(tallies[kind], compare(draw(pools[kind], k, rng), kind))
     effects = {}
     for kind, pool in pools.items():
         if kind != "aa" and pool:

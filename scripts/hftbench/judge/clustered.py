@@ -23,6 +23,17 @@ about the pooled ratio against 96.8-99.6 % about the mean (docs/measurements.md,
 With few rounds t's quantiles are wide (k = 8: 4.0 at 99.75 % two-sided); that width is
 the evidence's, and more rounds (ab's later looks) narrow it.
 
+The duet's slot is a second factor of each round. Slot a's server is the older process and
+its connections come first in the client's tables; in two A/A pools on this VM one slot's
+load P99 read 5 % and 20 % above the other's, whichever build held it (slot b in one pool,
+slot a in the other; `scripts/experiments/aa-pool.py`, docs/measurements.md, 2026-11-28).
+Which build takes slot a is drawn per pair of rounds and swapped within the pair (rig.py), so
+the slots are balanced, and the estimate is the mean of the two slots' mean log ratios with
+the spread taken within each slot (`slot_adjusted`): the slot effect cancels out of the
+estimate, as it did before, and now also out of its standard error (k - 2 degrees of
+freedom). It is the two-period crossover's answer to a period effect. Rounds without a
+slot (paired rounds), or a draw with every round in one slot, keep the plain mean.
+
 What a round test cannot see is variance drawn once per *job* (the runner's whole day, a
 build shared by both sides): that is what A/A calibration (`hftbench calibrate`) measures,
 and it reports the coverage of these intervals, not only the false alarms.
@@ -34,6 +45,7 @@ stratified combine (strata.py) adds rounds' tests up as it adds any runner's tes
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats as sps
@@ -58,15 +70,20 @@ def round_value_log_ratios(base: np.ndarray, head: np.ndarray) -> np.ndarray:
         return np.log(h / b)
 
 
-def geometric_means(base: np.ndarray, head: np.ndarray) -> tuple[float, float] | None:
-    """Each side's geometric mean over the rounds whose log ratio is finite: the shown values
-    whose ratio is the estimate, exp(mean of y). None when no round has a finite ratio."""
+def geometric_means(
+    base: np.ndarray, head: np.ndarray, slots: Sequence[str | None] = ()
+) -> tuple[float, float] | None:
+    """Each side's geometric mean over the rounds whose log ratio is finite, weighted as the
+    estimate weighs them (round_weights): the shown values whose ratio is the estimate. None
+    when no round has a finite ratio."""
     b, h = np.asarray(base, dtype=float), np.asarray(head, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        keep = np.isfinite(np.log(h / b)) & (b > 0) & (h > 0)
+        y = np.log(h / b)
+        keep = np.isfinite(y) & (b > 0) & (h > 0)
     if not keep.any():
         return None
-    return float(np.exp(np.log(b[keep]).mean())), float(np.exp(np.log(h[keep]).mean()))
+    w = round_weights(np.where(keep, y, np.nan), slots)[keep]
+    return float(np.exp(w @ np.log(b[keep]))), float(np.exp(w @ np.log(h[keep])))
 
 
 def mean_log_ratio(log_ratios: np.ndarray) -> float:
@@ -83,6 +100,58 @@ def standard_error(log_ratios: np.ndarray) -> tuple[float, int]:
     if len(y) < 2:
         return float("inf"), 0
     return float(np.std(y, ddof=1) / math.sqrt(len(y))), len(y) - 1
+
+
+def round_estimate(log_ratios: np.ndarray, slots: Sequence[str | None] = ()) -> tuple[float, float, int]:
+    """(estimate, its standard error, degrees of freedom) of the rounds' log ratios: slot-adjusted
+    when the rounds carry slots and both slots hold one of three or more finite rounds, else
+    the plain mean (mean_log_ratio, standard_error)."""
+    y = np.asarray(log_ratios, dtype=float)
+    by_slot = _by_slot(y, slots)
+    if by_slot is None:
+        se, df = standard_error(y)
+        return mean_log_ratio(y), se, df
+    return slot_adjusted(*by_slot)
+
+
+def slot_adjusted(in_a: np.ndarray, in_b: np.ndarray) -> tuple[float, float, int]:
+    """(mean of the two slots' means, its standard error from the pooled within-slot variance,
+    k - 2): the slot's own effect on the ratio leaves both the estimate and the spread."""
+    k = len(in_a) + len(in_b)
+    resid = np.concatenate([in_a - in_a.mean(), in_b - in_b.mean()])
+    pooled_var = float(resid @ resid) / (k - 2)
+    se = math.sqrt(pooled_var / 4.0 * (1.0 / len(in_a) + 1.0 / len(in_b)))
+    return float((in_a.mean() + in_b.mean()) / 2.0), se, k - 2
+
+
+def round_weights(log_ratios: np.ndarray, slots: Sequence[str | None] = ()) -> np.ndarray:
+    """Each round's weight in the estimate (0 for a round without a finite ratio): 1 / k for
+    the plain mean, 1 / (2 k_slot) slot-adjusted. The shown geometric means use them, so that
+    their ratio is the estimate."""
+    y = np.asarray(log_ratios, dtype=float)
+    finite = np.isfinite(y)
+    w = np.zeros(len(y))
+    if _by_slot(y, slots) is None:
+        w[finite] = 1.0 / max(int(finite.sum()), 1)
+        return w
+    labels = np.asarray(slots, dtype=object)
+    for slot in ("a", "b"):
+        mask = finite & (labels == slot)
+        w[mask] = 0.5 / mask.sum()
+    return w
+
+
+def _by_slot(y: np.ndarray, slots: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The finite log ratios of slot a's rounds and of slot b's, or None when the slot model
+    cannot be fitted: no slots, a round without one, a slot without a round, under 3 rounds."""
+    if len(slots) != len(y) or any(s not in ("a", "b") for s in slots):
+        return None
+    labels = np.asarray(slots, dtype=object)
+    finite = np.isfinite(y)
+    in_a, in_b = y[finite & (labels == "a")], y[finite & (labels == "b")]
+    if len(in_a) == 0 or len(in_b) == 0 or len(in_a) + len(in_b) < 3:
+        return None
+    return in_a, in_b
 
 
 def t_p_value(observed: float, se: float, df: int) -> float:

@@ -9,6 +9,7 @@
 Both paired designs are judged at the level of the round (clustered.py): each round's own
 log ratio, Student's t over rounds, because the server processes, their slots and their
 placement are drawn once per round and a test over blocks leaves that variance out. A
+duet's slots are balanced over its rounds and taken out of the test (clustered.py). A
 duet's 0.1 s blocks stay in its `.hlog` (and paired.py's block tests stay pure and tested),
 but the gate no longer treats them as independent units.
 
@@ -62,6 +63,7 @@ class Units:
     # 0 when unpaired; else the rounds: one grid row per round and side (the round's whole
     # histogram), the level the test and the interval are taken at (clustered.py)
     pairs: int
+    slots: tuple[str | None, ...] = ()  # a duet's: base's slot in each round (clustered.py)
 
 
 def units(design: str, base: Sequence[Repeat], head: Sequence[Repeat]) -> Units | None:
@@ -74,7 +76,7 @@ def units(design: str, base: Sequence[Repeat], head: Sequence[Repeat]) -> Units 
     if not matched:
         return None
     rounds = histograms.grid([b.histogram for b, _ in matched], [h.histogram for _, h in matched])
-    return Units(design, rounds, len(matched))
+    return Units(design, rounds, len(matched), tuple(b.slot for b, _ in matched))
 
 
 @dataclass(frozen=True)
@@ -98,26 +100,28 @@ class Tested:
     shown: tuple[float, float] | None = None
 
 
-def round_test(base: np.ndarray, head: np.ndarray, *, n: int, rng: np.random.Generator) -> Tested:
+def round_test(
+    base: np.ndarray, head: np.ndarray, *, slots: Sequence[str | None] = (), n: int, rng: np.random.Generator
+) -> Tested:
     """Student's t over the rounds' log ratios of one value per round and side (a quantile,
-    CPU per order), centred on their mean (clustered.py); replicates and null are t draws,
-    so a pool's combine can add it to other runners'. `shown`: each side's geometric mean
-    over the rounds, whose ratio is the estimate."""
+    CPU per order), centred on their mean, the duet's slot taken out where the rounds carry
+    it (clustered.py); replicates and null are t draws, so a pool's combine can add it to
+    other runners'. `shown`: each side's geometric mean over the rounds, whose ratio is the
+    estimate."""
     log_ratios = clustered.round_value_log_ratios(base, head)
-    observed = clustered.mean_log_ratio(log_ratios)
-    se, df = clustered.standard_error(log_ratios)
+    observed, se, df = clustered.round_estimate(log_ratios, slots)
     p = clustered.t_p_value(observed, se, df)
     reps = np.exp(observed + clustered.t_draws(se, df, n, rng))
     null = clustered.t_draws(se, df, n, rng)
     rounds = int(np.count_nonzero(np.isfinite(log_ratios)))
-    shown = clustered.geometric_means(base, head)
+    shown = clustered.geometric_means(base, head, slots)
     return Tested(p, 0.0, reps, rounds, observed, null, se, df, shown)
 
 
 def quantile_test(u: Units, q: float, *, n_perm: int, n_boot: int, rng: np.random.Generator) -> Tested:
     g = u.grid
     if u.pairs:
-        return round_test(*clustered.round_quantiles(g, q), n=n_boot, rng=rng)
+        return round_test(*clustered.round_quantiles(g, q), slots=u.slots, n=n_boot, rng=rng)
     perm = stats.permutation_quantile_test(g, q, n_perm=n_perm, rng=rng)
     reps = stats.bootstrap_ratio_replicates(g, q, n_boot=n_boot, rng=rng)
     n = min(len(g.base), len(g.head))
@@ -143,7 +147,7 @@ def value_test(
         if matched:
             b = np.array([of(x) for x, _ in matched], dtype=float)
             h = np.array([of(y) for _, y in matched], dtype=float)
-            return round_test(b, h, n=n_boot, rng=rng)
+            return round_test(b, h, slots=tuple(x.slot for x, _ in matched), n=n_boot, rng=rng)
     b = [of(x) for x in base if of(x) is not None]
     h = [of(y) for y in head if of(y) is not None]
     perm = stats.permutation_mean_test(b, h, n_perm=n_perm, rng=rng)

@@ -11,8 +11,9 @@ A round writes two ordinary run folders, `<out>/base/run_<stamp>_baseNN_<hex>` a
 `<out>/head/run_<stamp>_headNN_<hex>` (results.json, the cell's JSON and .hlog, the server's
 log), so every reader of run folders (report, history, compare) reads a duet's sides as it
 reads any run. Which build serves side "a" (`--url`) and which side "b" (`--duet-url`) is
-drawn per round, and slot a's server starts first, so neither the URL order, the first
-connection nor the older process favours one build.
+drawn per pair of rounds and swapped within the pair (rig.py), and slot a's server starts
+first, so neither the URL order, the first connection nor the older process favours one
+build, and the gate takes what the slots do out of its test (clustered.py).
 
 Only what a duet can measure runs as one: client-hft, closed loop, one connection, on
 loopback (`qualifies`). Everything else runs as paired rounds (ab.py).
@@ -25,8 +26,6 @@ import json
 import subprocess
 import time
 from pathlib import Path
-
-import numpy as np
 
 from .. import paths, roster
 from ..config import Scenario
@@ -86,14 +85,15 @@ def run_round(
     suite: str,
     targets: dict,
     placement: Placement,
-    rng: np.random.Generator,
+    head_slot: str,
 ) -> dict[str, Run]:
     """Both servers, one client-hft per scenario, two run folders; returns them by side. A
     failed cell is a cell with its reason in both folders (never an exception); a server that
-    does not start is a DuetError."""
+    does not start is a DuetError. `head_slot` ("a" or "b"): which slot head's server takes
+    (rig.py balances them over the rounds)."""
     stamp = paths.utc_stamp()
     dirs = {s: paths.fresh_dir(out / s, f"run_{stamp}_{s}{pair + 1:02d}") for s in SIDES}
-    slot_a = "base" if rng.random() < 0.5 else "head"
+    slot_a = "head" if head_slot == "a" else "base"
     slot_b = "head" if slot_a == "base" else "base"
     slot = {slot_a: "a", slot_b: "b"}
     servers = {

@@ -12,8 +12,9 @@ culprit that ab flagged is placed by bisect with the same round.
   probed once before the rounds so that every round of every side runs at the same rate
   (capacity.py). A plan without a load scenario probes nothing.
 - `round(sides, out, pair)`: one round of {"base": …, "head": …} into out/base and out/head:
-  a duet (both servers at once, one client-hft; duet.py) or paired rounds (a fresh server
-  per side, in `order(pair)`). The caller keeps the runs (session.Session).
+  a duet (both servers at once, one client-hft; duet.py; head's slot balanced over each pair
+  of rounds: `head_slot`) or paired rounds (a fresh server per side, in `order(pair)`).
+  The caller keeps the runs (session.Session).
 - `run(side, run_dir)`: the plan against one fresh server of `side` alone: bisect's rounds
   of three, calibrate's solo runs, the profiled round (profile.py).
 
@@ -56,6 +57,7 @@ class Rig:
     placement: placement_mod.Placement  # a duet's servers and client; run_plan places paired rounds alike
     rng: np.random.Generator = field(default_factory=np.random.default_rng)  # a duet's slot draws
     capacity_rps: float | None = None  # the load scenarios' capacity on this runner (load())
+    first_slots: list[str] = field(default_factory=list)  # head's slot in each pair of rounds' first
 
     @classmethod
     def of(cls, plan: Plan, duet: bool, targets: dict, rng: np.random.Generator | None = None) -> Rig:
@@ -79,7 +81,8 @@ class Rig:
         if self.duet:
             try:
                 return run_round(sides, out, pair, self.plan.scenarios, suite=self.plan.suite,
-                                 targets=self.targets, placement=self.placement, rng=self.rng)  # fmt: skip
+                                 targets=self.targets, placement=self.placement,
+                                 head_slot=self.head_slot(pair))  # fmt: skip
             except DuetError as exc:
                 raise RoundError(str(exc)) from exc
         runs = {}
@@ -88,6 +91,15 @@ class Rig:
             run_dir = paths.fresh_dir(out / name, f"run_{paths.utc_stamp()}_{name}{pair + 1:02d}")
             runs[name] = self.run(sides[name], run_dir, name=name)
         return runs
+
+    def head_slot(self, pair: int) -> str:
+        """The duet slot head's server takes in round `pair`: drawn for rounds 0, 2, 4, … and
+        the other one in the round after, so every even number of rounds is balanced and the
+        round test can take the slot's own effect out (clustered.py)."""
+        while len(self.first_slots) <= pair // 2:
+            self.first_slots.append("a" if self.rng.random() < 0.5 else "b")
+        first = self.first_slots[pair // 2]
+        return first if pair % 2 == 0 else ("b" if first == "a" else "a")
 
     def run(self, side: Served, run_dir: Path, *, name: str = "") -> Run:
         """The plan against one fresh server of `side`, into `run_dir`."""
