@@ -4,8 +4,9 @@ sends every order to both, in an order drawn at random per pair (`--duet-url`).
 Why: the host's speed changes every few seconds for every process at once (paired.py). In a
 duet both builds see the same seconds, so each round's head / base ratio is free of them; the
 gate tests those ratios over rounds (clustered.py), because the server processes and their
-slots are drawn per round. The client's `.hlog` of each side is still cut into blocks
-(`--interval-s BLOCK_S`) that start and end at the same instant, for whoever reads them.
+slots are drawn per round (per pair of rounds, balanced: rig.head_slot). The client's
+`.hlog` of each side is still cut into blocks (`--interval-s BLOCK_S`) that start and end at
+the same instant, for whoever reads them.
 
 A round writes two ordinary run folders, `<out>/base/run_<stamp>_baseNN_<hex>` and
 `<out>/head/run_<stamp>_headNN_<hex>` (results.json, the cell's JSON and .hlog, the server's

@@ -109,7 +109,7 @@ class Placement:
     nice: int = 0
 
     def server_of_slot(self, slot: str) -> tuple[int, ...]:
-        """The CPUs of a duet's server in slot "a" or "b" (the build in each is drawn per round)."""
+        """The CPUs of a duet's server in slot "a" or "b" (the build in each: rig.head_slot)."""
         return self.second_server if slot == "b" and self.second_server else self.server
 
     def client_flags(self, client: str) -> list[str]:
@@ -184,7 +184,7 @@ class Placement:
         Pinned with two or more server CPUs (a tuned runner), a duet's two servers each get
         one: sharing a CPU, a head that works after its replies slows base as much as itself
         and its latency ratio can read "faster" (issue 35); on CPUs of their own they cannot
-        take time from each other. Which build takes which is still drawn per round.
+        take time from each other. Which build takes which is drawn per pair of rounds (rig.head_slot).
 
         The busy-polling client runs at nice -20 (client_nice(); SCHED_FIFO where a runner asks
         for it: client_rt_priority()): its CPU is its own by design, and on a shared machine a
