@@ -27,6 +27,7 @@ import numpy as np
 from scipy import stats as sps
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from hftbench.design_names import DUET  # noqa: E402
 from hftbench.histograms import Grid  # noqa: E402
 from hftbench.judge import calibration_draws, clustered, designs  # noqa: E402
 from hftbench.judge.rounds import AB_ROUNDS  # noqa: E402
@@ -56,7 +57,7 @@ def report(pool: Path, k: int, draws: int) -> None:
     base = side_from_runs("base", [b for b, _ in rounds])
     head = side_from_runs("head", [h for _, h in rounds])
     for key in base.series:
-        u = designs.units(designs.DUET, base.series[key], head.series[key])
+        u = designs.units(DUET, base.series[key], head.series[key])
         g = u.grid
         for q in QUANTILES:
             qb, qh = clustered.round_quantiles(g, q)

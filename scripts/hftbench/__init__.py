@@ -20,6 +20,7 @@ The top:
 - `answers.py`     the gate's answers (REGRESSION, NO_CHANGE, ...), the words for "more runs would settle it"
 - `cli.py`         the `hftbench` entry point: the registry of subcommands (commands/), each imported for real
 - `config.py`      load and validate `bench-config/scenarios.yaml` (errors name file:line)
+- `design_names.py` the designs' names (duet, paired-rounds, unpaired), declared once
 - `errors.py`      the exceptions the CLI turns into an exit status and one message; SIGTERM as Ctrl-C
 - `fsio.py`        atomic file writes (every file hftbench writes whole goes through it)
 - `histograms.py`  the clients' HDR histograms as the gate reads them: one layout, a shared grid, quantiles

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from gate_synth import latency_run, result_doc, write_run
 from hftbench.answers import FASTER, IMPROVEMENT, NO_CHANGE, REGRESSION, SLOWER
-from hftbench.judge import clustered, designs
+from hftbench.design_names import DUET, PAIRED_ROUNDS
+from hftbench.judge import clustered
 from hftbench.judge.compare import compare_sides
 from hftbench.judge.gates import load_gates
 from hftbench.store.baseline import load_side
@@ -85,7 +86,7 @@ def test_a_head_that_works_after_the_reply_fails_the_gate_even_when_its_latency_
     rng = np.random.default_rng(2)
     _rounds(tmp_path, rng, head_median=36.4, head_cpu=20.0)
     gates = load_gates().for_looks(4)
-    c = compare_sides(load_side(tmp_path / "base"), load_side(tmp_path / "head"), gates, designs.DUET)
+    c = compare_sides(load_side(tmp_path / "base"), load_side(tmp_path / "head"), gates, DUET)
     rows = {r.metric: r for r in c.results}
     assert rows["p50_us"].verdict in (IMPROVEMENT, FASTER)
     cpu = rows["cpu_us_per_order"]
@@ -98,14 +99,12 @@ def test_the_same_work_per_order_is_no_change_and_a_small_certain_slowdown_is_na
     rng = np.random.default_rng(3)
     _rounds(tmp_path / "aa", rng, head_median=40.0, head_cpu=10.0)
     gates = load_gates().for_looks(4)
-    aa = compare_sides(load_side(tmp_path / "aa/base"), load_side(tmp_path / "aa/head"), gates, designs.DUET)
+    aa = compare_sides(load_side(tmp_path / "aa/base"), load_side(tmp_path / "aa/head"), gates, DUET)
     assert {r.metric: r.verdict for r in aa.results if r.gated}["cpu_us_per_order"] == NO_CHANGE
     assert aa.status == NO_CHANGE and aa.exit_code == 0
     # +5 % on every order, known to well under a percent: passes the gate, never as "no change"
     _rounds(tmp_path / "five", rng, head_median=42.0, head_cpu=10.0)
-    five = compare_sides(
-        load_side(tmp_path / "five/base"), load_side(tmp_path / "five/head"), gates, designs.DUET
-    )
+    five = compare_sides(load_side(tmp_path / "five/base"), load_side(tmp_path / "five/head"), gates, DUET)
     p50 = next(r for r in five.results if r.metric == "p50_us")
     assert p50.verdict == SLOWER and five.status == SLOWER and five.exit_code == 0
 
@@ -120,7 +119,7 @@ def test_runs_without_the_server_s_cpu_show_no_cpu_row(tmp_path):
                 f"run_20261127T0300{i:02d}Z_{side}{i:02d}_abcdef",
                 {("latency-1c", "hft"): [doc]},
             )
-    c = compare_sides(load_side(tmp_path / "base"), load_side(tmp_path / "head"), load_gates(), designs.DUET)
+    c = compare_sides(load_side(tmp_path / "base"), load_side(tmp_path / "head"), load_gates(), DUET)
     assert "cpu_us_per_order" not in {r.metric for r in c.results}
     p50 = next(r for r in c.results if r.metric == "p50_us")
     assert p50.ci is not None and p50.mde is not None  # Student's interval over 8 rounds
@@ -141,10 +140,10 @@ def test_in_a_duet_a_schedule_that_slipped_for_both_sides_keeps_the_load_series_
             )
     gates = load_gates()
     base, head = load_side(tmp_path / "base"), load_side(tmp_path / "head")
-    duet = {r.metric: r for r in compare_sides(base, head, gates, designs.DUET).results}
+    duet = {r.metric: r for r in compare_sides(base, head, gates, DUET).results}
     assert duet["p50_us"].gated and duet["p50_us"].verdict == NO_CHANGE
     assert not duet["p99_us"].gated  # gates.yaml gates the load series on its P50 only
-    rounds = {r.metric: r for r in compare_sides(base, head, gates, designs.PAIRED_ROUNDS).results}
+    rounds = {r.metric: r for r in compare_sides(base, head, gates, PAIRED_ROUNDS).results}
     assert not rounds["p50_us"].gated and rounds["p50_us"].why_not_gated.startswith(
         "the load generator fell behind"
     )
@@ -218,7 +217,7 @@ def test_a_duet_s_slots_reach_the_round_test_from_the_run_folders(tmp_path):
             results["server"] = {"duet_slot": "b" if in_b else "a"}
             (run / "results.json").write_text(json.dumps(results))
     gates = load_gates().for_looks(4)
-    c = compare_sides(load_side(tmp_path / "base"), load_side(tmp_path / "head"), gates, designs.DUET)
+    c = compare_sides(load_side(tmp_path / "base"), load_side(tmp_path / "head"), gates, DUET)
     p50 = next(r for r in c.results if r.metric == "p50_us")
     assert p50.verdict == NO_CHANGE and p50.ratio == pytest.approx(1.0, abs=0.01)
     lo, hi = p50.ci

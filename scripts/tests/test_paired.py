@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from gate_synth import encode_ns
 from hftbench import histograms
+from hftbench.design_names import PAIRED_ROUNDS
 from hftbench.judge import designs, paired, stats
 from hftbench.series import Repeat
 
@@ -146,7 +147,7 @@ def test_rounds_pair_by_their_number_and_an_unmatched_round_is_left_out():
         ("01", "01"),
         ("03", "03"),
     ]
-    u = designs.units(designs.PAIRED_ROUNDS, base, head)
+    u = designs.units(PAIRED_ROUNDS, base, head)
     assert u is not None and u.pairs == 2
-    assert designs.units(designs.PAIRED_ROUNDS, base, [_repeat("run_x_head09", h)]) is None
+    assert designs.units(PAIRED_ROUNDS, base, [_repeat("run_x_head09", h)]) is None
     assert designs.round_key("run_20261126T030000Z") is None

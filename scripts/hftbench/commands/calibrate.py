@@ -42,9 +42,10 @@ from pathlib import Path
 
 from .. import config as config_mod
 from .. import paths
+from ..design_names import DUET
 from ..errors import UsageError
 from ..fsio import write_atomic
-from ..judge import calibration, designs
+from ..judge import calibration
 from ..judge.calibration_draws import KINDS, analyse, design_of, flag_value, load_pools, load_solo, solo_dir
 from ..judge.gates import load_gates
 from ..judge.hidden import Pool, price_of_duet
@@ -91,7 +92,7 @@ def measure(
     checkout's build, head the same build with the kind's knob."""
     bins = paths.bin_dir(root)
     plan = m.selection.plan(cfg, bins)
-    rig = Rig.of(plan, choose_design(plan, m.design) == designs.DUET, cfg.targets)
+    rig = Rig.of(plan, choose_design(plan, m.design) == DUET, cfg.targets)
     counts = m.counts
     side = {kind: Served(bins, tuple(flags), root) for kind, flags in m.flags.items()}
     sessions = {kind: Session(AB_ROUNDS) for kind in KINDS}
@@ -224,7 +225,7 @@ class CalibrateCommand(Command):
             "gates": paths.shown(gates.source),
             "max_false_alarms": calibration.MAX_FALSE_ALARMS,
             **analyse(pools, solo, gates, args.comparisons, args.k, gates.seed, design),
-            "price_of_duet": price_of_duet(pools, solo["aa"]) if design == designs.DUET else {},
+            "price_of_duet": price_of_duet(pools, solo["aa"]) if design == DUET else {},
         }
         write_atomic(out / "calibration.json", json.dumps(doc, indent=2) + "\n")
         write_atomic(out / "calibration.md", render(doc))

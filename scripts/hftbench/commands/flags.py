@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import paths
+from ..design_names import DUET, PAIRED_ROUNDS
 from ..errors import UsageError
 from ..measure.worktrees import DEFAULT_BUILD
 
@@ -28,12 +29,8 @@ if TYPE_CHECKING:
 
 
 def _design_flag(command: type[Command]) -> dict[str, Any]:
-    # Built when a command takes --design: designs imports numpy, which the hosted runner's
-    # commands (verdict-text, regression-issue, pool) must never load.
-    from ..judge import designs
-
     return {
-        "choices": ("auto", designs.DUET, designs.PAIRED_ROUNDS),
+        "choices": ("auto", DUET, PAIRED_ROUNDS),
         "default": "auto",
         "help": "how rounds are measured: duet (both servers at once, orders interleaved), "
         "paired-rounds (B H H B rounds), or auto (default): duet when every cell allows it "
@@ -75,15 +72,14 @@ def _server_cpus_flag(command: type[Command]) -> dict[str, Any]:
 def choose_design(plan: Plan, wanted: str) -> str:
     """--design: duet where every cell allows it (auto), else paired rounds; a duet asked for a plan
     that cannot run as one is a UsageError naming the cell."""
-    from ..judge import designs
     from ..measure import duet
 
     why = [f"{sc.name}/{client}: {reason}" for sc, client, _ in plan.cells()
            if (reason := duet.qualifies(sc, client))]  # fmt: skip
-    if wanted == designs.DUET and why:
+    if wanted == DUET and why:
         raise UsageError(f"--design duet: {why[0]}; pass --design paired-rounds, or a suite of such cells")
     if wanted == "auto":
-        return designs.PAIRED_ROUNDS if why else designs.DUET
+        return PAIRED_ROUNDS if why else DUET
     return wanted
 
 

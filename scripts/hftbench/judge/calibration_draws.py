@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import metrics
 from ..answers import FASTER, IMPROVEMENT, NO_CHANGE, REGRESSION
+from ..design_names import DUET, PAIRED_ROUNDS
 from ..errors import UsageError
 from ..results import Run
 from . import calibration, designs
@@ -51,7 +52,7 @@ def load_pools(source: Path) -> dict[str, Pool]:
 def design_of(pools: dict[str, Pool]) -> str:
     """A duet's runs name their server's slot (duet.py); anything else ran as paired rounds."""
     runs = [b for b, _ in pools.get("aa", [])]
-    return designs.DUET if runs and "duet_slot" in runs[0].server else designs.PAIRED_ROUNDS
+    return DUET if runs and "duet_slot" in runs[0].server else PAIRED_ROUNDS
 
 
 def _tally(gates: Gates) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import numpy as np
 from .. import paths
 from ..absent import ABSENT
 from ..answers import FASTER, IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION, SLOWER
+from ..design_names import DUET, UNPAIRED
 from ..series import Repeat, Series
 from ..verdict import Design, DriftResult, Flag, MetricResult, SideRefs, Unguarded, Verdict
 from . import clustered, designs, drift, family, stats
@@ -34,7 +35,7 @@ class Comparison:
     results: list[MetricResult]
     # A soak's drift in head (drift.py): last tenth against first; gated like a metric.
     drift: list[DriftResult] = field(default_factory=list)
-    design: str = designs.UNPAIRED  # how base and head were measured: the units of the tests
+    design: str = UNPAIRED  # how base and head were measured: the units of the tests
 
     @property
     def status(self) -> str:
@@ -127,7 +128,7 @@ def _refs(side: Side) -> SideRefs:
     return SideRefs(len(side.runs), side.runs, meta.get("commit"), meta.get("branch"), meta.get("runner"))
 
 
-def compare_sides(base: Side, head: Side, gates: Gates, design: str = designs.UNPAIRED) -> Comparison:
+def compare_sides(base: Side, head: Side, gates: Gates, design: str = UNPAIRED) -> Comparison:
     """Test every series present on both sides with the test `design` calls for (designs.py);
     series on one side only are reported, not gated."""
     out: list[MetricResult] = []
@@ -148,7 +149,7 @@ def compare_sides(base: Side, head: Side, gates: Gates, design: str = designs.UN
     order = {m.name: i for i, m in enumerate(gates.metrics)}
     out.sort(key=lambda r: (order[r.metric], r.scenario, r.client))
     # A duet's .hlog is cut into blocks, not a soak's intervals: it has no drift to test.
-    drifts = drift.soak_drift(head, gates) if design != designs.DUET else []
+    drifts = drift.soak_drift(head, gates) if design != DUET else []
     return Comparison(base, head, gates, out, drifts, design)
 
 
@@ -190,7 +191,7 @@ def series_rows(
     with_hist = all(r.histogram and r.ok > 0 for r in (*b, *h))
     sides = Series(*key, tuple(b)), Series(*key, tuple(h))  # the shown numbers (series.py)
     u = designs.units(design, b, h) if with_hist else None
-    behind = _fell_behind(b, h) if design != designs.DUET else None
+    behind = _fell_behind(b, h) if design != DUET else None
     cpu_known = any(r.cpu_us_per_order is not None for r in (*b, *h))
     results = []
     for m in gates.metrics:

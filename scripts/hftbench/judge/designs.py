@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import histograms
+from ..design_names import DUET, PAIRED_ROUNDS, UNPAIRED
 from ..series import Repeat
 from . import clustered, stats
 
-UNPAIRED, PAIRED_ROUNDS, DUET = "unpaired", "paired-rounds", "duet"
 DESIGNS = (UNPAIRED, PAIRED_ROUNDS, DUET)
 DESCRIBE = {
     UNPAIRED: "runs of each side, exchangeable as wholes: permutation and bootstrap over runs",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 
+from ..design_names import UNPAIRED
 from ..results import Run
 from ..series import Series
-from . import designs
 from .compare import compare_sides
 from .gates import Gates
 from .sides import side_from_runs
@@ -33,7 +33,7 @@ def survival(
     for kind, runs in solo.items():
         if kind == "aa" or not runs or kind not in effects:
             continue
-        alone = compare_sides(alone_base, side_from_runs(kind, runs), gates, design=designs.UNPAIRED)
+        alone = compare_sides(alone_base, side_from_runs(kind, runs), gates, design=UNPAIRED)
         rows = {}
         for r in alone.results:
             key = f"{r.series} {r.metric}"

@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
+from ..design_names import DUET, PAIRED_ROUNDS
 from ..errors import UsageError
 from ..histograms import decode
 from ..measure import duet
 from ..results import Run
-from . import designs
 from .pooled import record_mdes
 from .rounds import AB_ROUNDS, Rounds
 
@@ -218,7 +218,7 @@ def _design(doc, runs, cfg: Config, refuse) -> str:
     a duet where every cell qualifies, else paired rounds."""
     cells = {(c.scenario, c.client) for side in runs.values() for run in side for c in run.cells}
     why = [w for sc, client in sorted(cells) if (w := duet.qualifies(cfg.scenario(sc), client))]
-    want = designs.PAIRED_ROUNDS if why else designs.DUET
+    want = PAIRED_ROUNDS if why else DUET
     said = (doc.get("ab") or {}).get("design") or (doc.get("design") or {}).get("name")
     if said != want:
         raise refuse("verdict.json design", f"{said!r}, the base's scenarios.yaml gives its cells {want!r}")
