@@ -2,8 +2,8 @@
 
 The real rounds (servers, client-hft) are the measuring tests of test_ab.py, test_bisect.py
 and test_calibrate.py; these check what the rig decides itself: which design runs, in which
-order, with which side's build and flags, at which load rate, and what a server that does
-not start becomes."""
+order, with which side's build and flags, at which load rate, where, and what a server that
+does not start becomes."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hftbench.config import Scenario
+from hftbench.design_names import DUET, PAIRED_ROUNDS
 from hftbench.measure import capacity
 from hftbench.measure import rig as rig_mod
-from hftbench.measure.placement import Placement
+from hftbench.measure import run as run_mod
+from hftbench.measure.placement import ENV_CLIENT_NICE, Placement
 from hftbench.measure.plan import Plan
 from hftbench.measure.rig import Rig, RoundError, order
 from hftbench.measure.served import Served
@@ -26,9 +28,17 @@ BASE = Served(Path("/b/bin"), ("--x",), Path("/b"), "main")
 HEAD = Served(Path("/h/bin"), ("--x", "--inject-delay-us", "4"), Path("/h"), "pr")
 
 
-def rig(scenarios, duet: bool) -> Rig:
+def rig(scenarios, duet: bool, runner: Placement | None = None) -> Rig:
+    runner = runner or Placement((1,), (0,))
     plan = Plan(suite="pr", scenarios=list(scenarios), clients=["hft"], colocate=True)
-    return Rig(plan, duet, {"p50_us": 500}, Placement((1,), (0,)), np.random.default_rng(1))
+    design = DUET if duet else PAIRED_ROUNDS
+    return Rig(plan, design, {"p50_us": 500}, runner, np.random.default_rng(1))
+
+
+@pytest.fixture(autouse=True)
+def _nice(monkeypatch):
+    """colocated() asks for the client's nice: none here, and no note about it."""
+    monkeypatch.setenv(ENV_CLIENT_NICE, "0")
 
 
 @pytest.fixture
@@ -36,7 +46,8 @@ def ran(monkeypatch):
     """Every run_plan call the rig makes: (bins, flags, root, branch, rates, run_dir)."""
     calls = []
 
-    def fake_run_plan(plan, bins, run_dir, *, targets, server_flags, quiet, root, branch):
+    def fake_run_plan(plan, bins, run_dir, *, targets, server_flags, timeout_s, quiet, root, placement,
+                      branch):  # fmt: skip
         calls.append((bins, tuple(server_flags), root, branch, [sc.rate for sc in plan.scenarios], run_dir))
         return f"run of {bins}"
 
@@ -122,3 +133,35 @@ def test_a_server_that_does_not_start_is_a_round_error_naming_the_side(monkeypat
     monkeypatch.setattr(rig_mod, "run_plan", refuse)
     with pytest.raises(RoundError, match="head server: port 8080 in use"):
         rig([LATENCY], duet=False).round({"base": BASE, "head": HEAD}, tmp_path, 1)  # head runs first
+
+
+def test_the_rig_holds_its_design_once_and_says_whether_it_is_a_duet():
+    assert rig([LATENCY], duet=True).design == DUET and rig([LATENCY], duet=True).duet
+    assert rig([LATENCY], duet=False).design == PAIRED_ROUNDS and not rig([LATENCY], duet=False).duet
+
+
+class Placed(Exception):
+    """run_plan reached its placement check: the placement its run would have."""
+
+
+def test_a_tuned_runners_second_server_cpu_survives_the_rigs_run_path(monkeypatch, tmp_path):
+    # colocated() once: the last server CPU, the other one a duet's second server. Applied twice
+    # (the rig's, then run_plan's), the second server CPU is gone.
+    def stop(self):
+        raise Placed(self)
+
+    monkeypatch.setattr(Placement, "check", stop)
+    r = rig([LATENCY], duet=False, runner=Placement((2, 3), (4,)))
+    assert r.placement.server == (3,) and r.placement.second_server == (2,) and r.placement.busy_poll
+    with pytest.raises(Placed) as where:  # the real run_plan, stopped before it starts anything
+        r.run(BASE, tmp_path / "run")
+    assert where.value.args[0] == r.placement and where.value.args[0].second_server == (2,)
+    assert run_mod.placed(r.plan, r.runner) == r.placement
+
+
+def test_the_capacity_probe_runs_where_the_rounds_run(monkeypatch, tmp_path):
+    seen = []
+    monkeypatch.setattr(capacity, "measure", lambda sc, bins, fl, where, log: seen.append(where) or 1e4)
+    r = rig([LATENCY, LOAD], duet=False, runner=Placement((2, 3), (4,)))
+    r.load(BASE, tmp_path / "probe.log")
+    assert seen == [r.placement] and seen[0].second_server == (2,)

@@ -46,7 +46,7 @@ from .. import answers
 from .. import config as config_mod
 from ..absent import ABSENT
 from ..errors import UsageError, raise_interrupt
-from ..judge import calibration, designs
+from ..judge import calibration
 from ..judge.compare import Comparison, compare_sides
 from ..judge.gates import Gates, load_gates
 from ..judge.rounds import AB_ROUNDS, Rounds, rounds_from_args
@@ -176,7 +176,7 @@ class Job:
     out: Path  # ab's folder: base/, head/, verdict.json, summary.md
     cfg: config_mod.Config
     gates: Gates
-    rig: Rig  # the plan, the design and the placement every round of both sides shares
+    rig: Rig  # the plan, the design (rig.design: duet or paired rounds) and the placement every round shares
     clients_bin: Path
     sha: dict[str, str]  # side -> commit
     label: dict[str, str | None]  # side -> branch or ref name shown in texts (None: the sha says it)
@@ -185,7 +185,6 @@ class Job:
     rounds: Rounds  # rounds a side, looks, time budget
     sandboxing: sandbox.Policy  # whether the head builds and serves in the sandbox (sandbox.py)
     scratch: Path | None = None  # the sandboxed build's own target dir and home, removed after
-    design: str = designs.PAIRED_ROUNDS  # how the sides are measured side by side (designs.py)
     profile: bool | None = None  # True: always, False: never, None: on a regression
     builds: dict[str, float] = field(default_factory=dict)  # side -> build wall time (s)
     p50_us: dict[str, list[float]] = field(default_factory=dict)  # side -> each counted round's P50
@@ -211,7 +210,6 @@ class Job:
 def make_job(o: AbOptions, cfg: config_mod.Config, root: Path) -> Job:
     out = new_out(o.out, root, "ab")
     plan = o.selection.plan(cfg, o.builds.clients_bin)
-    design = choose_design(plan, o.design)
     flags = {"base": list(o.builds.server_flags), "head": [*o.builds.server_flags, *o.head_server_flags]}
     return Job(
         repo=o.builds.repo,
@@ -219,7 +217,7 @@ def make_job(o: AbOptions, cfg: config_mod.Config, root: Path) -> Job:
         out=out,
         cfg=cfg,
         gates=calibration.apply(load_gates(o.gates), o.calibration).for_looks(o.rounds.looks),
-        rig=Rig.of(plan, design == designs.DUET, cfg.targets),
+        rig=Rig.of(plan, choose_design(plan, o.design), cfg.targets),
         clients_bin=o.builds.clients_bin,
         sha={side: resolve_commit(o.builds.repo, ref) for side, ref in o.refs.items()},
         # the label given, else the ref unless a sha (the sha says it)
@@ -228,7 +226,6 @@ def make_job(o: AbOptions, cfg: config_mod.Config, root: Path) -> Job:
         build_cmd=o.builds.build_cmd,
         rounds=o.rounds,
         sandboxing=sandbox.policy(required=o.builds.require_sandbox),
-        design=design,
         profile=o.profile,
     )
 
@@ -273,7 +270,7 @@ def resolve_load(job: Job) -> None:
 
 def compare_job(job: Job) -> Comparison:
     """A look: the rounds measured so far, from memory."""
-    return compare_sides(job.session.side("base"), job.session.side("head"), job.gates, design=job.design)
+    return compare_sides(job.session.side("base"), job.session.side("head"), job.gates, design=job.rig.design)
 
 
 def measure_round(job: Job, pair: int) -> None:
@@ -332,11 +329,11 @@ def verdict_doc(job: Job, c: Comparison, rounds: int, measured: float, *, partia
     for refs, side in ((v.base, "base"), (v.head, "head")):
         refs.commit, refs.ref = job.sha[side], job.label[side]
     v.partial = partial
-    duet_design = job.design == designs.DUET
+    duet_design = job.rig.duet
     order = "each order to both servers, in random order per pair" if duet_design else "interleaved B,H,H,B,…"
     v.ab = AbSection(
         rounds_per_side=rounds,
-        design=job.design,
+        design=job.rig.design,
         order=order,
         block_s=duet.BLOCK_S if duet_design else ABSENT,
         measure_s=round(measured, 1),

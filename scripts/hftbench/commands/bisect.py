@@ -38,7 +38,7 @@ from ..bisect_record import BisectRecord, BisectStep, StepComparison
 from ..errors import UsageError, raise_interrupt
 from ..fsio import write_atomic
 from ..judge import bisect_steps as bs
-from ..judge import calibration, designs
+from ..judge import calibration
 from ..judge.compare import compare_sides
 from ..judge.gates import Gates, load_gates
 from ..judge.rounds import AB_ROUNDS, Rounds, rounds_from_args
@@ -155,7 +155,7 @@ class Bisect:
     root: Path
     out: Path
     cfg: config_mod.Config
-    rig: Rig  # ab's: the plan, the design and the placement of every round of every step
+    rig: Rig  # ab's: the plan, the design (rig.design) and the placement of every round of every step
     gates: Gates  # one metric, one series, alpha / looks
     metric: str
     series: str
@@ -164,7 +164,6 @@ class Bisect:
     build_cmd: str
     server_flags: list[str]
     rounds: Rounds  # a step's rounds and looks; its time budget is the whole bisect's
-    design: str = designs.PAIRED_ROUNDS  # ab's: duet where the plan allows it (ab.choose_design)
     started: float = field(default_factory=time.perf_counter)
     built: dict[str, Path] = field(default_factory=dict)  # sha -> folder whose bin/ holds its server
     scratch: Path | None = None  # every commit is code under test: built and served in the sandbox
@@ -210,14 +209,13 @@ def make_bisect(o: BisectOptions, cfg: config_mod.Config, root: Path) -> Bisect:
             f"{t.bad} is not a descendant of {t.good} on its first-parent line; pass an older --good"
         )
     commits = [bs.Commit(s, git_output(repo, "log", "-1", "--format=%s", s)) for s in [good, *shas]]
-    design = choose_design(plan, "auto")
     out = new_out(o.out, root, "bisect")
     return Bisect(
         repo=repo,
         root=root,
         out=out,
         cfg=cfg,
-        rig=Rig.of(plan, design == designs.DUET, cfg.targets),
+        rig=Rig.of(plan, choose_design(plan, "auto"), cfg.targets),
         gates=gates,
         metric=metric,
         series=series,
@@ -226,7 +224,6 @@ def make_bisect(o: BisectOptions, cfg: config_mod.Config, root: Path) -> Bisect:
         build_cmd=o.builds.build_cmd,
         server_flags=list(o.builds.server_flags),
         rounds=o.rounds,
-        design=design,
     )
 
 
@@ -285,7 +282,7 @@ def duet_round(b: Bisect, step_dir: Path, ends: tuple[bs.Commit, ...], n: int, s
 def _metric(b: Bisect, session: Session, base: str, head: str) -> StepComparison:
     # Paired rounds: each round runs good, cand and bad back to back, the round is a pair;
     # duets: each comparison's own session, base and head served at once (designs.py).
-    c = compare_sides(session.side(base), session.side(head), b.gates, design=b.design)
+    c = compare_sides(session.side(base), session.side(head), b.gates, design=b.rig.design)
     scenario, client = b.series.split("/")
     r = next((r for r in c.results if (r.scenario, r.client, r.metric) == (scenario, client, b.metric)), None)
     return bs.comparison(r)
@@ -306,13 +303,13 @@ def measure_step(b: Bisect, index: int, lo: int, hi: int) -> BisectStep:
     found: dict[str, StepComparison] = {}
 
     def one_round(n: int) -> None:
-        if b.design == designs.DUET:
+        if b.rig.duet:
             return duet_round(b, step_dir, ends, n, sessions)
         for i in ORDERS[n % len(ORDERS)]:
             session.keep(SIDES[i], run_round(b, step_dir, SIDES[i], ends[i], n + 1))
 
     def compared(name: str) -> StepComparison:
-        if b.design == designs.DUET:
+        if b.rig.duet:
             sessions[name].done = session.done
             return _metric(b, sessions[name], "base", "head")
         return _metric(b, session, *DUETS[name])

@@ -92,7 +92,7 @@ def measure(
     checkout's build, head the same build with the kind's knob."""
     bins = paths.bin_dir(root)
     plan = m.selection.plan(cfg, bins)
-    rig = Rig.of(plan, choose_design(plan, m.design) == DUET, cfg.targets)
+    rig = Rig.of(plan, choose_design(plan, m.design), cfg.targets)
     counts = m.counts
     side = {kind: Served(bins, tuple(flags), root) for kind, flags in m.flags.items()}
     sessions = {kind: Session(AB_ROUNDS) for kind in KINDS}

@@ -1,12 +1,13 @@
 """The measuring rig that ab, bisect and calibrate share: sides in, rounds out.
 
 A Rig holds what every round of one comparison shares: the plan (suite, scenarios, clients),
-the design that measures the sides side by side in time (judge/designs.py: a duet, or
+the design that measures the sides side by side in time (design_names.py: a duet, or
 paired rounds; flags.choose_design picks it), where the servers and the client run
-(placement.py), the targets the run folders record, the generator that draws a duet's
-slots, and the load series' rate. Its sides are Served (a build and its flags), so a ref
-(ab), a commit (bisect) and an injected knob (calibrate) are measured the same way, and a
-culprit that ab flagged is placed by bisect with the same round.
+(placement.py: the runner's placement, resolved once, and the rounds' placement, colocated
+once when the plan colocates), the targets the run folders record, the generator that draws
+a duet's slots, and the load series' rate. Its sides are Served (a build and its flags), so
+a ref (ab), a commit (bisect) and an injected knob (calibrate) are measured the same way,
+and a culprit that ab flagged is placed by bisect with the same round.
 
 - `load(side, log)`: the load scenarios' rate, a share of `side`'s capacity on this runner,
   probed once before the rounds so that every round of every side runs at the same rate
@@ -30,12 +31,13 @@ from pathlib import Path
 import numpy as np
 
 from .. import paths
+from ..design_names import DUET
 from ..results import Run
 from . import capacity
 from . import placement as placement_mod
 from .duet import DuetError, run_round
 from .plan import Plan
-from .run import run_plan
+from .run import placed, run_plan
 from .served import Served
 from .server import ServerError
 
@@ -52,19 +54,41 @@ class RoundError(RuntimeError):
 @dataclass
 class Rig:
     plan: Plan
-    duet: bool  # True: duet rounds; False: paired rounds (the design flags.choose_design chose)
+    design: str  # design_names: DUET (duet rounds) or PAIRED_ROUNDS (flags.choose_design chose it)
     targets: dict  # the config's targets, recorded in every run folder
-    placement: placement_mod.Placement  # a duet's servers and client; run_plan places paired rounds alike
+    runner: placement_mod.Placement  # this runner's CPUs, resolved once; run_plan places each run from it
     rng: np.random.Generator = field(default_factory=np.random.default_rng)  # a duet's slot draws
     capacity_rps: float | None = None  # the load scenarios' capacity on this runner (load())
     first_slots: list[str] = field(default_factory=list)  # head's slot in each pair of rounds' first
+    timeout_s: float | None = None  # each cell's timeout (run's --timeout); None: from its size
+    # Where the rounds run: `runner` as run_plan places it for the plan (colocated() once when
+    # the plan colocates): a duet's servers and client, and the capacity probe.
+    placement: placement_mod.Placement = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.placement = placed(self.plan, self.runner)
 
     @classmethod
-    def of(cls, plan: Plan, duet: bool, targets: dict, rng: np.random.Generator | None = None) -> Rig:
-        """The rig of `plan` on this runner: the placement run_plan gives the plan's runs."""
-        where = placement_mod.resolve(None, None)
-        return cls(plan, duet, targets, where.colocated() if plan.colocate else where,
-                   rng if rng is not None else np.random.default_rng())  # fmt: skip
+    def of(
+        cls,
+        plan: Plan,
+        design: str,
+        targets: dict,
+        rng: np.random.Generator | None = None,
+        *,
+        runner: placement_mod.Placement | None = None,
+        timeout_s: float | None = None,
+    ) -> Rig:
+        """The rig of `plan` on this runner: `runner` (run's --server-cpus / --client-cpus),
+        else the runner's HFTBENCH_SERVER_CPUS / HFTBENCH_CLIENT_CPUS (placement.resolve)."""
+        where = runner if runner is not None else placement_mod.resolve(None, None)
+        rng = rng if rng is not None else np.random.default_rng()
+        return cls(plan, design, targets, where, rng, timeout_s=timeout_s)
+
+    @property
+    def duet(self) -> bool:
+        """Whether the rounds are duets (both servers at once), not paired rounds."""
+        return self.design == DUET
 
     def load(self, side: Served, log: Path) -> float | None:
         """Probe `side`'s capacity and set the load scenarios' rates from it; None (and no
@@ -110,8 +134,10 @@ class Rig:
                 run_dir,
                 targets=self.targets,
                 server_flags=list(side.flags),
+                timeout_s=self.timeout_s,
                 quiet=True,
                 root=side.root,
+                placement=self.runner,  # run_plan places it for the plan, as self.placement is
                 branch=side.label,
             )
         except ServerError as exc:

@@ -45,6 +45,13 @@ def _scenario_record(sc: config_mod.Scenario, links: dict[str, config_mod.LinkPr
     return record
 
 
+def placed(plan: Plan, runner: placement_mod.Placement) -> placement_mod.Placement:
+    """Where `plan`'s server and clients run on a runner placed as `runner` (its CPUs as
+    resolved): colocated() when the plan colocates (the gate's suites), applied to the runner's
+    placement exactly once: applied again, it would drop a tuned runner's second server CPU."""
+    return runner.colocated() if plan.colocate else runner
+
+
 def run_plan(
     plan: Plan,
     bins_dir: Path,
@@ -67,14 +74,11 @@ def run_plan(
     started again for the next cell (the cell it died in fails, naming its exit); if it does
     not start, every later cell that needs it fails with that reason. An OSError writing
     results.json (a full disk) ends the run; the file on disk keeps the cells before it.
-    `placement` None: the runner's HFTBENCH_SERVER_CPUS / HFTBENCH_CLIENT_CPUS, if set
-    (placement.py). `branch` names the branch the run stands for when `root` is a detached
-    worktree (ab's sides)."""
+    `placement`: the runner's, as resolved (placement.py; None: its HFTBENCH_SERVER_CPUS /
+    HFTBENCH_CLIENT_CPUS, if set), which run_plan places for the plan (`placed`). `branch`
+    names the branch the run stands for when `root` is a detached worktree (ab's sides)."""
     started = time.perf_counter()
-    if placement is None:
-        placement = placement_mod.resolve(None, None)
-    if plan.colocate:
-        placement = placement.colocated()
+    placement = placed(plan, placement_mod.resolve(None, None) if placement is None else placement)
     placement.check()
     if capacity.needs_rate(plan.scenarios):  # the load series: a share of this runner's capacity
         rate = capacity.measure(plan.scenarios, Path(bins_dir), list(server_flags or []), placement,
