@@ -33,7 +33,7 @@ def make_bins(root: Path, clients: dict[str, str], server_args: str = "") -> Pat
     return bins
 
 
-def write_config(path: Path, orders: int = 20, extra_suites: str = "") -> Path:
+def write_config(path: Path, orders: int = 20, extra_suites: str = "", extra_scenarios: str = "") -> Path:
     """A small scenarios.yaml: scenarios tiny (20 orders) and tiny-open; suites t and all."""
     path.write_text(
         f"""schema_version: 1
@@ -41,7 +41,7 @@ targets: {{p50_us: 500000, p99_us: 2000000, throughput_rps: 1}}
 scenarios:
   tiny: {{description: twenty orders, orders: {orders}, connections: 1, warmup: 5}}
   tiny-open: {{orders: {orders}, connections: 1, warmup: 5, rate: 2000}}
-suites:
+{extra_scenarios}suites:
   t: {{scenarios: [tiny], clients: [rust, go]}}
   all: {{scenarios: [tiny, tiny-open], clients: [python, c, cpp, rust, go, hft]}}
 {extra_suites}"""

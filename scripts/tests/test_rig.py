@@ -1,9 +1,10 @@
-"""rig.py: the one measuring rig of ab, bisect and calibrate, driven with fake rounds.
+"""rig.py: the one measuring rig of ab, bisect, calibrate and `run --rounds`, driven with fake
+rounds.
 
 The real rounds (servers, client-hft) are the measuring tests of test_ab.py, test_bisect.py
-and test_calibrate.py; these check what the rig decides itself: which design runs, in which
-order, with which side's build and flags, at which load rate, where, and what a server that
-does not start becomes."""
+and test_calibrate.py (and test_run_cli.py's --rounds on the fake bin/); these check what the
+rig decides itself: which design runs, in which order, with which side's build and flags, at
+which load rate, where, and what a server that does not start becomes."""
 
 from __future__ import annotations
 
@@ -165,3 +166,40 @@ def test_the_capacity_probe_runs_where_the_rounds_run(monkeypatch, tmp_path):
     r = rig([LATENCY, LOAD], duet=False, runner=Placement((2, 3), (4,)))
     r.load(BASE, tmp_path / "probe.log")
     assert seen == [r.placement] and seen[0].second_server == (2,)
+
+
+def test_rounds_alone_probe_the_load_rate_once_and_run_each_round_in_a_folder(monkeypatch, ran, tmp_path):
+    probes = []
+    monkeypatch.setattr(capacity, "measure", lambda sc, bins, fl, where, log: probes.append(log) or 40_000.0)
+    started = []
+    r = rig([LATENCY, LOAD], duet=False)
+    runs = list(r.rounds(BASE, tmp_path, 3, starting=lambda i, d: started.append((i, d))))
+    assert runs == ["run of /b/bin"] * 3
+    assert probes == [tmp_path / "capacity-probe.log"]  # once, before the rounds, in the parent folder
+    assert [rates for *_, rates, _ in ran] == [[None, 10_000.0]] * 3  # every round at the one rate
+    folders = [d for *_, d in ran]
+    assert [i for i, _ in started] == [1, 2, 3] and [d for _, d in started] == folders
+    assert [d.parent for d in folders] == [tmp_path] * 3 and all(d.is_dir() for d in folders)
+    assert [d.name.split("_")[2] for d in folders] == ["r01", "r02", "r03"]
+    assert all(d.name.startswith("run_") for d in folders) and folders == sorted(folders)
+    assert {b for b, *_ in ran} == {Path("/b/bin")} and {f for _, f, *_ in ran} == {("--x",)}
+
+
+def test_a_round_whose_server_does_not_start_names_the_round_and_the_side(monkeypatch, tmp_path):
+    calls = []
+
+    def second_fails(plan, bins, run_dir, **kw):
+        calls.append(run_dir)
+        if len(calls) == 2:
+            raise ServerError("port 8080 in use")
+        (run_dir / "results.json").write_text("{}")
+        return f"run of {bins}"
+
+    monkeypatch.setattr(rig_mod, "run_plan", second_fails)
+    kept = []
+    said = r"round 2 of 4 \(run_\w+_r02_[0-9a-f]{6}\): main server: port 8080 in use"
+    with pytest.raises(RoundError, match=said):
+        for run in rig([LATENCY], duet=False).rounds(BASE, tmp_path, 4):
+            kept.append(run)
+    assert len(calls) == 2 and kept == ["run of /b/bin"]  # no round after it
+    assert (calls[0] / "results.json").is_file()  # the round before it stays written

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hftbench import cli
@@ -64,6 +65,8 @@ def test_repeats_interleave_clients_and_report_is_written(fake):
         (["--suite", "t", "--clients", "cpp"], "client-cpp missing: run `make build-cpp`"),
         (["--suite", "t", "--orders", "0"], "--orders must be >= 1"),
         (["--suite", "t", "--orders", "5", "--duration", "1"], "--orders and --duration exclude each other"),
+        (["--suite", "t", "--rounds", "0"], "--rounds must be >= 1"),
+        (["--suite", "t", "--rounds", "2", "--repeat", "2"], "--rounds and --repeat exclude each other"),
     ],
 )
 def test_bad_names_and_values_exit_2_with_the_valid_choices(fake, capsys, args, message):
@@ -102,3 +105,47 @@ def test_a_server_that_dies_is_restarted_and_only_its_cell_fails(tmp_path):
         ("rust", 2, "failed"),
     ]
     assert (out / "server.log").read_text().count("hft-server listening on") == 2
+
+
+# A load scenario (a share of the capacity client-hft probes) beside a closed-loop one.
+LOAD = "  tiny-load: {orders: 20, connections: 1, warmup: 5, capacity_fraction: 0.25}\n"
+
+
+def test_rounds_run_the_plan_in_a_run_folder_each_at_one_probed_rate(tmp_path, capsys):
+    make_bins(tmp_path, {"hft": "ok"})
+    write_config(tmp_path / "s.yaml", extra_scenarios=LOAD,
+                 extra_suites="  l: {scenarios: [tiny, tiny-load], clients: [hft]}\n")  # fmt: skip
+    out = tmp_path / "runs" / "rounds"
+    assert run(tmp_path, "--suite", "l", "--rounds", "2", "--out", str(out), "--no-floor", "--no-report") == 0
+    folders = sorted(p for p in out.iterdir() if p.is_dir())
+    named = r"^run_\d{8}T\d{6}Z_(r\d\d)_[0-9a-f]{6}$"  # run_<UTC>_r01_<hex>: a unique run id each
+    assert [re.sub(named, r"\1", p.name) for p in folders] == ["r01", "r02"]
+    assert sorted(p.name for p in out.iterdir() if p.is_file()) == ["capacity-probe.log"]  # one probe
+    runs = [load_run(p) for p in folders]
+    for r in runs:
+        assert r.complete and [(c.scenario, c.ok) for c in r.cells] == [("tiny", True), ("tiny-load", True)]
+    rates = {r.scenarios["tiny-load"]["rate"] for r in runs}
+    assert len(rates) == 1 and rates.pop() > 0  # every round at the rate probed before them
+    assert all(r.server["url"] != runs[0].server["url"] or r is runs[0] for r in runs)  # a fresh server each
+    assert all((p / "server.log").is_file() and not (p / "capacity-probe.log").exists() for p in folders)
+    err = capsys.readouterr().err
+    assert "round 1 of 2" in err and "round 2 of 2" in err and "probed once" in err
+
+
+def test_rounds_whose_server_does_not_start_name_the_round_and_keep_the_rounds_before(tmp_path, capsys):
+    make_bins(tmp_path, {"rust": "ok", "go": "ok"})
+    write_config(tmp_path / "s.yaml")
+    server = tmp_path / "bin" / "hft-server"
+    real = server.read_text()
+    # The first start serves; every later one exits before its ready line.
+    once = f"[ -e {tmp_path}/started ] && exit 3; touch {tmp_path}/started; exec "
+    server.write_text(real.replace("exec ", once, 1))
+    out = tmp_path / "rounds"
+    assert run(tmp_path, "--suite", "t", "--rounds", "3", "--out", str(out), "--no-report") == 1
+    err = capsys.readouterr().err
+    assert re.search(r"round 2 of 3 \(run_\w+_r02_[0-9a-f]{6}\): \S+/bin server: ", err), err
+    assert f"the rounds before it are in {out}" in err
+    first, second = (load_run(p) for p in sorted(out.iterdir()))
+    assert "_r01_" in first.run_id and first.complete and len(first.cells) == 2  # kept, whole
+    assert "_r02_" in second.run_id and not second.complete and second.cells == []  # says it did not run
+    assert not any("_r03_" in p.name for p in out.iterdir())  # no round after it

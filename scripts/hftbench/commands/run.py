@@ -4,6 +4,13 @@ Each cell's result is on disk as soon as the client exits and results.json is re
 after every cell, so an interrupted or crashed run keeps everything measured so far.
 With --repeat N every cell runs N times; the client order rotates between repeats so no
 client always runs first (or right after the same neighbour).
+
+With --rounds N the plan runs N times, each round against a fresh server into a run folder
+of its own (--out is their parent: run_<UTC>_r01_<hex> …), the load scenarios' rate probed
+once before the rounds so every round runs at the same rate: the measuring rig of ab, bisect
+and calibrate with one build alone (measure/rig.py, Rig.rounds). The push-to-main job
+(scripts/ci/main-bench) records a commit it cannot compare this way; its rounds are one
+history point with their spread.
 """
 
 from __future__ import annotations
@@ -14,11 +21,14 @@ import time
 from pathlib import Path
 
 from .. import paths
+from ..design_names import PAIRED_ROUNDS
 from ..errors import UsageError, raise_interrupt
 from ..fsio import write_error
 from ..measure import placement as placement_mod
 from ..measure.plan import Plan, make_plan
+from ..measure.rig import Rig, RoundError
 from ..measure.run import new_run_dir, run_plan
+from ..measure.served import Served
 from ..measure.server import ServerError
 from ..results import Run, load_run
 from . import flags
@@ -54,10 +64,19 @@ class RunCommand(Command):
             dest="interval_s",
             help="override the soak scenarios' .hlog interval (s)",
         )
+        p.add_argument("--repeat", type=int, help="run each cell N times, client order rotated (default 1)")
         p.add_argument(
-            "--repeat", type=int, default=1, help="run each cell N times, client order rotated (default 1)"
+            "--rounds",
+            type=int,
+            help="run the plan N times, each against a fresh server, the load rate probed once first: "
+            "N run folders inside --out",
         )
-        p.add_argument("--out", type=Path, help="run folder to create (default results/run_<UTC>)")
+        p.add_argument(
+            "--out",
+            type=Path,
+            help="run folder to create (default results/run_<UTC>); with --rounds, the folder to "
+            "create the rounds' run folders in (default results/)",
+        )
         flags.add(p, cls, ("bin",))
         p.add_argument("--config", type=Path, help="scenarios file (default bench-config/scenarios.yaml)")
         flags.add(p, cls, ("server_flag", "server_cpus"))
@@ -78,10 +97,15 @@ class RunCommand(Command):
     def plan(self, bins: Path) -> Plan:
         """The suite (or --scenarios, --clients) with the flags' overrides, checked."""
         args = self.args
-        for flag in ("orders", "connections", "warmup", "repeat"):
+        for flag in ("orders", "connections", "warmup", "repeat", "rounds"):
             value = getattr(args, flag)
             if value is not None and value < (0 if flag == "warmup" else 1):
                 raise UsageError(f"--{flag} must be >= {0 if flag == 'warmup' else 1} (got {value})")
+        if args.rounds is not None and args.repeat is not None:
+            raise UsageError(
+                "--rounds and --repeat exclude each other: pass --rounds N for N runs of the plan, "
+                "each against a fresh server, or --repeat N for N runs of each cell against one"
+            )
         if args.orders is not None and args.duration is not None:
             raise UsageError("--orders and --duration exclude each other; pass one")
         overrides = {
@@ -98,7 +122,7 @@ class RunCommand(Command):
             args.suite,
             scenarios=split(args.scenarios),
             clients=split(args.clients),
-            repeats=args.repeat,
+            repeats=args.repeat or 1,
             overrides=overrides,
             floor=not args.no_floor,
         )
@@ -122,6 +146,8 @@ class RunCommand(Command):
             raise UsageError(f"{bins / 'hft-server'} not found: run `make build-rust` (or `make build`)")
         placement = placement_mod.resolve(args.server_cpus, args.client_cpus)
         plan = self.plan(bins)
+        if args.rounds is not None:
+            return self.rounds(plan, bins, placement, started)
         run_dir = self.run_dir()
         print(f"hftbench run: {run_dir}", file=sys.stderr)
         # SIGTERM (a cancelled CI job) unwinds like Ctrl-C: results kept, namespaces removed.
@@ -144,20 +170,62 @@ class RunCommand(Command):
         except OSError as exc:
             return _write_failed(exc, run_dir)
         except KeyboardInterrupt:
-            # run_plan wrote results.json (complete: false) on the way out: report what was measured.
-            partial = load_run(run_dir)
-            if not args.no_report:
-                from ..publish import report
-
-                report.write_all(partial)
-            print(
-                f"hftbench run: interrupted after {len(partial.cells)} cells; kept in {run_dir}",
-                file=sys.stderr,
-            )
-            return 130
+            return self.interrupted(run_dir, f"kept in {run_dir}")
         finally:
             signal.signal(signal.SIGTERM, previous)
         return self.finish(run, run_dir, started)
+
+    def rounds(self, plan: Plan, bins: Path, placement: placement_mod.Placement, started: float) -> int:
+        """--rounds N: the plan alone in N rounds by the rig (Rig.rounds), each round's run
+        folder inside --out, each finished (report, failed cells) as it ends; exit 1 when a
+        cell failed or a server did not start, the rounds before it kept."""
+        args = self.args
+        out = (args.out or paths.results_dir(self.root)).resolve()
+        out.mkdir(parents=True, exist_ok=True)
+        rig = Rig.of(plan, PAIRED_ROUNDS, self.config.targets, runner=placement, timeout_s=args.timeout)
+        side = Served(bins, tuple(args.server_flag), self.root)
+        current: list[Path] = []  # the round running now: where an error says it stopped
+
+        def starting(i: int, run_dir: Path) -> None:
+            current[:] = [run_dir]
+            print(f"hftbench run: round {i} of {args.rounds}: {run_dir}", file=sys.stderr)
+
+        codes = [0]
+        previous = signal.signal(signal.SIGTERM, raise_interrupt)
+        try:
+            for run in rig.rounds(side, out, args.rounds, starting=starting):
+                codes.append(self.finish(run, run.path, started))
+        except RoundError as exc:
+            print(f"hftbench run: {exc}; the rounds before it are in {out}", file=sys.stderr)
+            return 1
+        except OSError as exc:
+            if not current:
+                raise
+            return _write_failed(exc, current[0])
+        except KeyboardInterrupt:
+            if not current:
+                raise
+            return self.interrupted(current[0], f"the rounds so far are in {out}")
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        if rig.capacity_rps:
+            print(f"hftbench run: every round at a share of {rig.capacity_rps:.0f} orders/s, probed once "
+                  f"({out / 'capacity-probe.log'})", file=sys.stderr)  # fmt: skip
+        return max(codes)
+
+    def interrupted(self, run_dir: Path, kept: str) -> int:
+        """Ctrl-C or SIGTERM: run_plan wrote results.json (complete: false) on the way out;
+        report what was measured."""
+        if not (run_dir / "results.json").is_file():  # stopped before its first write
+            print(f"hftbench run: interrupted before a cell; {kept}", file=sys.stderr)
+            return 130
+        partial = load_run(run_dir)
+        if not self.args.no_report:
+            from ..publish import report
+
+            report.write_all(partial)
+        print(f"hftbench run: interrupted after {len(partial.cells)} cells; {kept}", file=sys.stderr)
+        return 130
 
     def finish(self, run: Run, run_dir: Path, started: float) -> int:
         """The timings said, the report written (unless --no-report), each failed cell named."""

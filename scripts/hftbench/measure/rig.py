@@ -1,4 +1,5 @@
-"""The measuring rig that ab, bisect and calibrate share: sides in, rounds out.
+"""The measuring rig that ab, bisect, calibrate and `hftbench run --rounds` share: sides in,
+rounds out.
 
 A Rig holds what every round of one comparison shares: the plan (suite, scenarios, clients),
 the design that measures the sides side by side in time (design_names.py: a duet, or
@@ -6,8 +7,9 @@ paired rounds; flags.choose_design picks it), where the servers and the client r
 (placement.py: the runner's placement, resolved once, and the rounds' placement, colocated
 once when the plan colocates), the targets the run folders record, the generator that draws
 a duet's slots, and the load series' rate. Its sides are Served (a build and its flags), so
-a ref (ab), a commit (bisect) and an injected knob (calibrate) are measured the same way,
-and a culprit that ab flagged is placed by bisect with the same round.
+a ref (ab), a commit (bisect), an injected knob (calibrate) and this checkout's build (run
+--rounds) are measured the same way, and a culprit that ab flagged is placed by bisect with
+the same round.
 
 - `load(side, log)`: the load scenarios' rate, a share of `side`'s capacity on this runner,
   probed once before the rounds so that every round of every side runs at the same rate
@@ -18,13 +20,18 @@ and a culprit that ab flagged is placed by bisect with the same round.
   The caller keeps the runs (session.Session).
 - `run(side, run_dir)`: the plan against one fresh server of `side` alone: bisect's rounds
   of three, calibrate's solo runs, the profiled round (profile.py).
+- `rounds(side, out, n)`: `hftbench run --rounds N` (the push-to-main job's rounds when it
+  has no baseline): the load rate probed once, then N runs of `side` alone, each against a
+  fresh server, into out/run_<UTC>_r01_<hex> … (one history point with its spread).
 
-A server that does not start is a RoundError naming the side; a failed cell is a cell.
+A server that does not start is a RoundError naming the side (and the round, in `rounds`);
+a failed cell is a cell.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -142,3 +149,28 @@ class Rig:
             )
         except ServerError as exc:
             raise RoundError(f"{name or side.label or side.bins} server: {exc}") from exc
+
+    def rounds(
+        self,
+        side: Served,
+        out: Path,
+        n: int,
+        *,
+        name: str = "",
+        starting: Callable[[int, Path], None] | None = None,
+    ) -> Iterator[Run]:
+        """`side` alone in `n` rounds, each run as it ends: the load rate probed once first
+        (load(), its log out/capacity-probe.log), then round i against a fresh server into
+        out/run_<UTC>_r<ii>_<hex> (`starting(i, run_dir)` told before it runs). A server that
+        does not start is a RoundError naming the round and the side; the rounds before it
+        stay written."""
+        self.load(side, out / "capacity-probe.log")
+        for i in range(1, n + 1):
+            run_dir = paths.fresh_dir(out, f"run_{paths.utc_stamp()}_r{i:02d}")
+            if starting:
+                starting(i, run_dir)
+            try:
+                run = self.run(side, run_dir, name=name)
+            except RoundError as exc:
+                raise RoundError(f"round {i} of {n} ({run_dir.name}): {exc}") from exc
+            yield run
