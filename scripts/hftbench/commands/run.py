@@ -68,6 +68,7 @@ class RunCommand(Command):
         p.add_argument(
             "--rounds",
             type=int,
+            metavar="N",
             help="run the plan N times, each against a fresh server, the load rate probed once first: "
             "N run folders inside --out",
         )
