@@ -27,14 +27,15 @@ import pytest
 ROOT = Path(__file__).resolve().parent
 
 # Modules all of whose tests start the real binaries and measure or time them, without a
-# "needs bin/" skipif to say so.
+# "needs bin/" skipif to say so. The conformance modules that start them and time nothing
+# (test_conformance_result.py, _lateness.py: a result's shape and counts) and
+# hft/tests/test_compare_performance.py (flag errors, a small run's tables) are not listed:
+# they run in the parallel pass.
 MEASURING_MODULES = {
     "clients/tests/test_conformance_failures.py",
+    "clients/tests/test_conformance_intervals.py",
     "clients/tests/test_conformance_latency.py",
-    "clients/tests/test_conformance_lateness.py",
     "clients/tests/test_conformance_lifecycle.py",
-    "clients/tests/test_conformance_result.py",
-    "hft/tests/test_compare_performance.py",
 }
 # The act tests are those of these modules that take the act world (a module fixture that
 # every act run of the module shares); a module's checks on the workflow files, and its act
