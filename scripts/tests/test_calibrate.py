@@ -144,10 +144,11 @@ CLIENT = SERVER.with_name("client-hft")
 )
 def test_calibrate_measures_duet_rounds_and_records_what_it_guards(tmp_path):
     # 8 A/A duet rounds and 8 against a server 300 µs slower per order: far above any noise;
-    # latency-1c only (the load series adds a capacity probe and seconds of open loop a round)
+    # latency-1c only (the load series adds a capacity probe and seconds of open loop a round);
+    # 4,000 orders a round: the delay is 10x the order, its verdict needs no more
     out = tmp_path / "cal"
     args = ["calibrate", "--out", str(out), "--scenarios", "latency-1c", "--clients", "hft", "--runs", "8",
-            "--slow-runs", "8", "--stall-runs", "0", "--solo-runs", "1", "--orders", "8000",
+            "--slow-runs", "8", "--stall-runs", "0", "--solo-runs", "1", "--orders", "4000",
             "--inject-delay-us", "300", "--k", "8", "--comparisons", "3", "--bootstrap", "200",
             "--permutations", "500"]  # fmt: skip
     assert cli.main(args) == 0
@@ -160,7 +161,7 @@ def test_calibrate_measures_duet_rounds_and_records_what_it_guards(tmp_path):
     # On the order's own path, a duet sees the whole delay that each server alone shows.
     assert 0.7 < doc["survival"]["slow"]["latency-1c/hft p50_us"]["seen"] < 1.3
     guards = {(g["series"], g["metric"]): g for g in doc["guards"]}
-    # 8,000 orders a round: P99 lacks samples (min_samples 10,000) and cannot be guarded
+    # 4,000 orders a round: P99 lacks samples (min_samples 10,000) and cannot be guarded
     assert not guards.get(("latency-1c/hft", "p99_us"), {"guarded": False})["guarded"]
     assert guards[("latency-1c/hft", "p50_us")]["mde"] is not None
 
