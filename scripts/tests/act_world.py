@@ -95,7 +95,7 @@ def git(repo: Path, *args: str) -> str:
 # The rounds of an act run's A/B (ab's --repeats and --max-repeats) and of the pool file it
 # commits: the fixture gates' min_repeats (fixtures/ci-gates.yaml). The A/B runs under act judge
 # an A/A or a head 30 µs slower on a ~20 µs order (a ratio of about 2.5); the recovery push,
-# which must show a significant speed-up, takes 12 (test_workflows_act.py).
+# which must show a significant speed-up, takes 6 (test_workflows_act.py).
 ACT_ROUNDS = 4
 
 
