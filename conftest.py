@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent
 
 # Modules all of whose tests start the real binaries and measure or time them, without a
 # "needs bin/" skipif to say so. The conformance modules that start them and time nothing
-# (test_conformance_result.py, _lateness.py: a result's shape and counts) and
+# (test_conformance_result.py, _lateness.py, _statuses.py: a result's shape and counts) and
 # hft/tests/test_compare_performance.py (flag errors, a small run's tables) are not listed:
 # they run in the parallel pass.
 MEASURING_MODULES = {
