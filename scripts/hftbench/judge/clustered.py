@@ -24,9 +24,9 @@ With few rounds t's quantiles are wide (k = 8: 4.0 at 99.75 % two-sided); that w
 the evidence's, and more rounds (ab's later looks) narrow it.
 
 The duet's slot is a second factor of each round. Slot a's server is the older process and
-its connections come first in the client's tables; in two A/A pools on this VM one slot's
-load P99 read 5 % and 20 % above the other's, whichever build held it (slot b in one pool,
-slot a in the other; `scripts/experiments/aa-pool.py`, docs/measurements.md, 2026-11-28).
+its connections come first in the client's tables; in three A/A pools on this VM one slot's
+load P99 read 5, 20 and 24 % above the other's, whichever build held it (slot b in one pool,
+slot a in the others; `scripts/experiments/aa-pool.py`, docs/measurements.md, 2026-11-28).
 Which build takes slot a is drawn per pair of rounds and swapped within the pair (rig.py), so
 the slots are balanced, and the estimate is the mean of the two slots' mean log ratios with
 the spread taken within each slot (`slot_adjusted`): the slot effect cancels out of the
@@ -104,8 +104,8 @@ def standard_error(log_ratios: np.ndarray) -> tuple[float, int]:
 
 def round_estimate(log_ratios: np.ndarray, slots: Sequence[str | None] = ()) -> tuple[float, float, int]:
     """(estimate, its standard error, degrees of freedom) of the rounds' log ratios: slot-adjusted
-    when the rounds carry slots and both slots hold one of three or more finite rounds, else
-    the plain mean (mean_log_ratio, standard_error)."""
+    when every round carries a slot, each slot holds a finite round and there are three or
+    more, else the plain mean (mean_log_ratio, standard_error)."""
     y = np.asarray(log_ratios, dtype=float)
     by_slot = _by_slot(y, slots)
     if by_slot is None:
