@@ -94,7 +94,10 @@ def client_records(pool: Path) -> None:
     the round spread of each send's P95 and P99 ratio."""
     by_series: dict[str, dict[tuple[str, str], dict]] = {}
     for f in sorted(pool.glob("aa/*/run_*/*/*.json")):
-        record = json.loads(f.read_text())
+        try:
+            record = json.loads(f.read_text())
+        except json.JSONDecodeError:  # the round a stopped calibrate was writing
+            continue
         if record.get("mode") == "open" and "uncorrected_latency_us" in record:
             side, rnd = _side_round(f.parents[1].name)
             by_series.setdefault(f"{record['scenario']}/{record['client']}", {})[(side, rnd)] = record

@@ -16,6 +16,7 @@ from hftbench.measure.placement import (
     ENV_CLIENT,
     ENV_CLIENT_NICE,
     ENV_CLIENT_RT,
+    ENV_DUET_SPLIT,
     ENV_SERVER,
     UNPINNED,
     Placement,
@@ -72,15 +73,24 @@ def test_only_the_per_thread_pinning_clients_get_cpus():
     assert UNPINNED.describe() == {}
 
 
-def test_the_gate_places_a_tuned_runners_client_on_its_own_cpu_busy_polling():
+def test_the_gate_places_a_tuned_runners_client_on_its_own_cpu_busy_polling(monkeypatch):
+    monkeypatch.delenv(ENV_DUET_SPLIT, raising=False)
     tuned = Placement((2, 3, 4), (8, 9)).colocated()
     assert (tuned.server, tuned.clients, tuned.busy_poll) == ((4,), (8,), True)
     assert tuned.client_flags("hft") == ["--cpus", "8", "--busy-poll"]
-    # a duet's two servers on CPUs of their own, by slot (which build takes a slot is drawn)
-    assert (tuned.server_of_slot("a"), tuned.server_of_slot("b")) == ((4,), (3,))
-    assert tuned.describe()["second_server_cpus"] == "3"
-    one = Placement((4,), (8,)).colocated()  # one server CPU: both servers share it
+    # by default a duet's two servers share the last server CPU: their noise cancels
+    assert tuned.server_of_slot("a") == tuned.server_of_slot("b") == (4,)
+    assert "second_server_cpus" not in tuned.describe()
+    # asked for, each takes one, by slot (which build takes a slot is drawn)
+    monkeypatch.setenv(ENV_DUET_SPLIT, "1")
+    split = Placement((2, 3, 4), (8, 9)).colocated()
+    assert (split.server_of_slot("a"), split.server_of_slot("b")) == ((4,), (3,))
+    assert split.describe()["second_server_cpus"] == "3"
+    one = Placement((4,), (8,)).colocated()  # one server CPU: both servers share it even so
     assert one.server_of_slot("a") == one.server_of_slot("b") == (4,)
+    monkeypatch.setenv(ENV_DUET_SPLIT, "yes")
+    with pytest.raises(UsageError, match=rf"^{ENV_DUET_SPLIT}='yes': pass 1"):
+        Placement((2, 3, 4), (8, 9)).colocated()
 
 
 def test_an_unpinned_gate_keeps_the_client_off_the_servers_cpu(monkeypatch):

@@ -17,7 +17,7 @@ from hftbench.design_names import DUET, PAIRED_ROUNDS
 from hftbench.measure import capacity
 from hftbench.measure import rig as rig_mod
 from hftbench.measure import run as run_mod
-from hftbench.measure.placement import ENV_CLIENT_NICE, Placement
+from hftbench.measure.placement import ENV_CLIENT_NICE, ENV_DUET_SPLIT, Placement
 from hftbench.measure.plan import Plan
 from hftbench.measure.rig import Rig, RoundError, order
 from hftbench.measure.served import Served
@@ -146,6 +146,8 @@ class Placed(Exception):
 
 
 def test_a_tuned_runners_second_server_cpu_survives_the_rigs_run_path(monkeypatch, tmp_path):
+    monkeypatch.setenv(ENV_DUET_SPLIT, "1")
+
     # colocated() once: the last server CPU, the other one a duet's second server. Applied twice
     # (the rig's, then run_plan's), the second server CPU is gone.
     def stop(self):
@@ -161,6 +163,7 @@ def test_a_tuned_runners_second_server_cpu_survives_the_rigs_run_path(monkeypatc
 
 
 def test_the_capacity_probe_runs_where_the_rounds_run(monkeypatch, tmp_path):
+    monkeypatch.setenv(ENV_DUET_SPLIT, "1")
     seen = []
     monkeypatch.setattr(capacity, "measure", lambda sc, bins, fl, where, log: seen.append(where) or 1e4)
     r = rig([LATENCY, LOAD], duet=False, runner=Placement((2, 3), (4,)))

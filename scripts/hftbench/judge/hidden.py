@@ -49,7 +49,8 @@ def survival(
 
 def price_of_duet(pools: dict[str, Pool], solo: list[Run]) -> dict[str, dict[str, float]]:
     """Per series: absolute P50 of the build alone against the same build in a duet (the
-    A/A rounds' base side). The two servers of a duet share one CPU's caches and queues."""
+    A/A rounds' base side): what the other server (on the same CPU by default, placement.py)
+    and a client that serves both cost each."""
     alone = side_from_runs("solo", solo).series if solo else {}
     paired = side_from_runs("duet", [b for b, _ in pools.get("aa", [])]).series
     out = {}

@@ -44,6 +44,8 @@ ENV_CLIENT_NICE = "HFTBENCH_CLIENT_NICE"
 CLIENT_NICE = -20
 ENV_CLIENT_RT = "HFTBENCH_CLIENT_RT_PRIORITY"
 CLIENT_RT_PRIORITY = 0  # SCHED_FIFO only for a runner whose client CPUs run nothing else (isolcpus)
+# "1": a duet's two servers on CPUs of their own (colocated() says when that is worse)
+ENV_DUET_SPLIT = "HFTBENCH_DUET_SPLIT"
 ONLINE = Path("/sys/devices/system/cpu/online")
 AUTOGROUP = Path("/proc/self/autogroup")
 
@@ -181,17 +183,21 @@ class Placement:
         VM; docs/measurements.md, 2026-11-26). Beside them, spinning, the client sees a
         slowdown at its full size.
 
-        Pinned with two or more server CPUs (a tuned runner), a duet's two servers each get
-        one: sharing a CPU, a head that works after its replies slows base as much as itself
-        and its latency ratio can read "faster" (issue 35); on CPUs of their own they cannot
-        take time from each other. Which build takes which is drawn per pair of rounds (rig.head_slot).
+        The two servers of a duet share that CPU unless the runner asks for a CPU each
+        ($HFTBENCH_DUET_SPLIT=1, with two or more server CPUs; which build takes which is drawn
+        per pair of rounds: rig.head_slot). Split, a head that works after its replies cannot
+        take time from base, but the two CPUs' own noise no longer cancels: on 16 vCPUs
+        (scripts/experiments/dedicated-calibrate.sh, 2026-11-28) an A/A round's latency-1c P50
+        ratio spread 8.6 % split against 0.68 % shared, and the gate guarded nothing at 10 %.
+        Shared, the server's own CPU per order sees such work whole (×2.06 either way), so the
+        verdict still fails it; a runner whose calibration guards its split placement may choose it.
 
         The busy-polling client runs at nice -20 (client_nice(); SCHED_FIFO where a runner asks
         for it: client_rt_priority()): its CPU is its own by design, and on a shared machine a
         neighbour must not take it off its sockets."""
         rt, nice = client_rt_priority(), client_nice()
         if self.server and self.clients and self.clients[0] not in self.server:
-            second = (self.server[-2],) if len(self.server) > 1 else ()
+            second = (self.server[-2],) if len(self.server) > 1 and duet_split() else ()
             return Placement((self.server[-1],), (self.clients[0],), busy_poll=True, second_server=second,
                              rt_priority=rt, nice=nice)  # fmt: skip
         allowed = sorted(self.server or os.sched_getaffinity(0))
@@ -214,6 +220,17 @@ def client_rt_priority(env: Mapping[str, str] = os.environ) -> int:
     if not text.isdigit() or int(text) > 99:
         raise UsageError(f"{ENV_CLIENT_RT}={text!r}: pass 0 (no real-time priority) or 1..99")
     return int(text)
+
+
+def duet_split(env: Mapping[str, str] = os.environ) -> bool:
+    """Whether a duet's servers take a server CPU each: $HFTBENCH_DUET_SPLIT is "1" (unset or
+    "0": they share one); UsageError naming the variable when it is neither."""
+    text = env.get(ENV_DUET_SPLIT, "").strip()
+    if text not in ("", "0", "1"):
+        raise UsageError(
+            f"{ENV_DUET_SPLIT}={text!r}: pass 1 (a CPU for each server of a duet) or 0 (one CPU for both)"
+        )
+    return text == "1"
 
 
 def client_nice(env: Mapping[str, str] = os.environ) -> int:

@@ -118,5 +118,5 @@ def render(doc: dict[str, Any]) -> str:
     lines += survival_lines(doc.get("survival") or {})
     for series, p in (doc.get("price_of_duet") or {}).items():
         lines += ["", f"Price of duet, {series}: P50 {p['solo_p50_us']} µs alone, {p['duet_p50_us']} µs "
-                  f"in a duet (×{p['ratio']}): two servers share the CPU's caches and queues."]  # fmt: skip
+                  f"in a duet (×{p['ratio']}): the other server and a shared client's cost."]  # fmt: skip
     return "\n".join(lines) + "\n"
