@@ -99,8 +99,10 @@ test: deps build
 	@$(MAKE) --no-print-directory -j2 -O test-rust test-go test-c test-hft test-dashboard lint-ci
 	@$(MAKE) --no-print-directory test-python test-measuring
 
+# Without make's jobserver (not handed to a plain recipe): cargo runs its own jobs, and says
+# nothing about the variable.
 test-rust:
-	cargo test --locked --workspace --quiet
+	MAKEFLAGS= cargo test --locked --workspace --quiet
 
 test-go:
 	$(if $(HAVE_GO_CLIENT),cd clients/go && go test ./...)
