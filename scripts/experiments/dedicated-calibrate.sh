@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Calibrates the gate on a machine with cores to spare, the tuned runner's shape (issue 35):
-# the duet's two servers each on a CPU of its own (the last two), client-hft busy-polling on
-# CPU 1, hftbench on the others. The figures of docs/measurements.md "On 16 dedicated cores"
-# come from it.
+# the duet's two servers on the last CPU (with HFTBENCH_DUET_SPLIT=1 each on one of the last
+# two), client-hft busy-polling on CPU 1, hftbench on the others. The figures of
+# docs/measurements.md "On 16 cores" come from it.
 #
 #   scripts/experiments/dedicated-calibrate.sh OUT [SECONDS [calibrate flags ...]]
 #
@@ -52,7 +52,7 @@ own=0
   echo "model: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
   echo "kernel: $(uname -r); governor: $(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null || echo none)"
   echo "autogroup: $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo none)"
-  echo "servers: $HFTBENCH_SERVER_CPUS; client: $HFTBENCH_CLIENT_CPUS; hftbench: $own"
+  echo "servers: $HFTBENCH_SERVER_CPUS (split: ${HFTBENCH_DUET_SPLIT:-0}); client: $HFTBENCH_CLIENT_CPUS; hftbench: $own"
   echo "python: $("$py" -c 'import sys, numpy, scipy; print(sys.version.split()[0], "numpy", numpy.__version__, "scipy", scipy.__version__)')"
   echo "calibrate ${flags[*]} (stopped after ${budget} s)"
   timeout 60 taskset -c "$own" "$py" -m hftbench check-runner 2>&1 | head -40
