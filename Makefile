@@ -91,18 +91,14 @@ check: deps
 	$(PYTEST) -m "not measuring and not act and not slow" -n $(PYTEST_WORKERS) --dist loadfile -q
 	@$(MAKE) --no-print-directory check-dashboard
 
-# The tests that neither measure nor use pytest-xdist go two at a time (-O: each one's output
-# whole): cargo's test build links one binary at a time and the C tests, the dashboard and
-# lint-ci mostly wait: `make -j2 -O test-rust test-go test-c test-hft lint-ci` after
-# `rm -rf target/debug` took 101 s, one at a time 114 s (2 cores, 2026-11-28).
+# One at a time: beside cargo's test build and a busy core, the HFT client's valgrind duet
+# check (clients/hft/tests/run_integration.sh) read the unslowed side 6x slower than the
+# slowed one (make -j2 tried 2026-11-28: 13 s saved, that check failed).
 test: deps build
-	@$(MAKE) --no-print-directory -j2 -O test-rust test-go test-c test-hft test-dashboard lint-ci
-	@$(MAKE) --no-print-directory test-python test-measuring
+	@$(MAKE) --no-print-directory test-rust test-go test-c test-hft test-python test-dashboard lint-ci test-measuring
 
-# Without make's jobserver (not handed to a plain recipe): cargo runs its own jobs, and says
-# nothing about the variable.
 test-rust:
-	MAKEFLAGS= cargo test --locked --workspace --quiet
+	cargo test --locked --workspace --quiet
 
 test-go:
 	$(if $(HAVE_GO_CLIENT),cd clients/go && go test ./...)
