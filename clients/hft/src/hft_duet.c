@@ -38,8 +38,8 @@ void hft_duet_options(hft_duet_flags *d, hb_extra_option out[HFT_DUET_N_OPTIONS]
     memset(d, 0, sizeof *d);
     const hb_extra_option o[HFT_DUET_N_OPTIONS] = {
         {"--duet-url", true,
-         "--duet-url URL     a duet: a second server; one connection to each, the same orders in pairs, the first "
-         "of each pair drawn at random; with --rate, --connections to each and the schedule's orders in pairs, one to "
+         "--duet-url URL     a duet: a second server; --connections lanes (default 1), each a connection to both "
+         "servers sending the same orders in pairs, the first of each pair drawn at random; with --rate, --connections to each and the schedule's orders in pairs, one to "
          "each side, which first drawn at random (needs --duet-output)",
          opt_duet_url, d},
         {"--duet-output", true, "--duet-output PATH the --duet-url side's result JSON (its .hlog beside it)",
@@ -60,16 +60,7 @@ int hft_duet_resolve(hb_config *cfg, const hft_duet_flags *d, bool connections_g
         snprintf(err, errlen, "--duet-output is side b's result of a duet; pass --duet-url URL too, or drop --duet-output");
         return -1;
     }
-    if (!hb_config_open_loop(cfg)) { /* the closed-loop duet: one connection a side, one order in flight */
-        if (connections_given && cfg->connections != 1) {
-            snprintf(err, errlen,
-                     "--duet-url without --rate uses one connection to each server (got --connections %d); "
-                     "drop --connections, or pass --rate for the open-loop duet",
-                     cfg->connections);
-            return -1;
-        }
-        cfg->connections = 1;
-    }
+    if (!hb_config_open_loop(cfg) && !connections_given) cfg->connections = 1; /* the closed-loop duet: one lane */
     if (d->output[0] == '\0') {
         snprintf(err, errlen, "--duet-url needs --duet-output PATH for side b's result; pass e.g. --duet-output b.json");
         return -1;

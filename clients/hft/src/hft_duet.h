@@ -4,12 +4,13 @@
  *
  * The closed-loop duet (no --rate, hft_duet_worker.h):
  * one worker thread (pinned, tuned and busy-polling as a normal one: hft_tune_thread,
- * hft_busy_poll_resolve) holds one keep-alive connection to --url (side "a") and one to
- * --duet-url (side "b"); closed loop, one order in flight at a time. Orders go in pairs:
- * pair k sends order k of the seeded stream (what a normal run sends as order k) to both
- * sides, one after the other; which side goes first is drawn per pair from a splitmix64
- * seeded with --seed (hft_pair_rng). --warmup W pairs are sent and not recorded, then
- * --orders N pairs or --duration S seconds of pairs are measured.
+ * hft_busy_poll_resolve) holds --connections C lanes (default 1), each a keep-alive connection
+ * to --url (side "a") and one to --duet-url (side "b"); closed loop, one order in flight per
+ * lane, so each server has up to C orders at once. Orders go in pairs: pair k sends order k
+ * of the seeded stream (what a normal run sends as order k) to both sides on one lane, one
+ * after the other; which side goes first is drawn per pair from a splitmix64 seeded with
+ * --seed (hft_pair_rng), and an idle lane takes the next pair. --warmup W pairs are sent and
+ * not recorded, then --orders N pairs or --duration S seconds of pairs are measured.
  *
  * The open-loop duet (--rate R, --connections C, hft_run_sides): the normal client's
  * schedule (order i intended at t0 + i / R, slot i % C, warm-up first, late never skipped,
@@ -24,8 +25,7 @@
  * With --interval-s one collector closes both sides' intervals at the same tick
  * (hb_interval_log_start_peer): interval i of the two .hlog files covers the same span.
  *
- * Refused (exit 2, one stderr line): --connections other than 1 without --rate (1 is the
- * closed-loop duet's default), no --duet-output, the same server as --url, the same path as
+ * Refused (exit 2, one stderr line): no --duet-output, the same server as --url, the same path as
  * --output, --duet-output without --duet-url.
  */
 #ifndef HFT_DUET_H
@@ -53,8 +53,8 @@ void hft_duet_options(hft_duet_flags *d, hb_extra_option out[HFT_DUET_N_OPTIONS]
 
 /**
  * After parsing: the refusals above. connections_given says whether --connections was on
- * the command line; when it was not, a closed-loop duet sets cfg->connections to 1 (an
- * open-loop one keeps the common default).
+ * the command line; when it was not, a closed-loop duet sets cfg->connections to 1 (one
+ * lane; an open-loop one keeps the common default).
  * @return 0, or -1 with err = "<problem>; <fix>".
  */
 int hft_duet_resolve(hb_config *cfg, const hft_duet_flags *d, bool connections_given, char *err, size_t errlen);

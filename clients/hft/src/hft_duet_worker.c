@@ -1,13 +1,14 @@
-/* hft_duet_worker.c - the duet's one worker: pairs of orders, one in flight (see hft_duet_worker.h). */
+/* hft_duet_worker.c - the duet's one worker: pairs of orders, one in flight per lane (see hft_duet_worker.h). */
 #include "hft_duet_worker.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include "hb_clock.h"
 #include "hb_interval.h"
@@ -18,17 +19,34 @@
 #include "hft_tune.h"
 
 #define STACK_BYTES ((size_t)256 * 1024) /* as the runner's workers: less to lock with mlockall */
-#define SLEEP_NS 1000000L                /* --no-busy-poll: the longest wait in ppoll before a timeout check */
+#define SLEEP_MS 1                       /* --no-busy-poll: the longest wait in epoll before a timeout check */
+
+#define MAX_EVENTS 64
+#define LANE_IDLE (-1)
+
+/* One lane: a connection to each side (conn[2 * lane + side]) and the pair it is sending. */
+typedef struct lane {
+    uint64_t k;    /* the pair's order index */
+    int first;     /* the side sent first */
+    int at;        /* the side whose order is in flight, or LANE_IDLE */
+    bool second;   /* the order in flight is the pair's second */
+    bool measured; /* record both (false during warm-up) */
+} lane;
 
 /* The duet's state: the worker thread's alone while it runs, read by hft_duet_run after join. */
 typedef struct duet {
     const hb_config *const *cfg;  /* [side]: its --url and output; every other flag is shared */
     const hft_options *opt;       /* the HFT flags */
     hft_outcome *out;             /* [side]: out[side].merged is where the side records */
-    hft_conn *conn;               /* [side], in mem */
-    void *mem;                    /* the huge-page (or 4 KiB) mapping that holds conn */
+    int lanes;                    /* --connections: lanes, one connection to each side */
+    lane *lane;                   /* [lanes], in mem */
+    hft_conn *conn;               /* [2 * lanes], in mem */
+    void *mem;                    /* the huge-page (or 4 KiB) mapping that holds lane and conn */
     size_t mapped;                /* its length, for munmap */
-    bool busy;                    /* spin on the socket (true) or sleep in ppoll */
+    int ep;                       /* epoll over every connection; -1 with one lane busy-polling */
+    int in_flight;                /* lanes not idle */
+    hft_pair_rng rng;             /* which side of a pair goes first */
+    bool busy;                    /* spin on the sockets (true) or sleep in epoll */
     uint64_t timeout_ticks;       /* --timeout-ms */
     hft_tuning tuning;            /* what the thread got, then the run's view (mlockall) */
     hb_ts_cache ts;               /* the client_timestamp text of the current second */
@@ -42,8 +60,9 @@ typedef struct duet {
     char err[HB_ERR_LEN];         /* setup failure, "" when fine */
 } duet;
 
-static void record(duet *d, int side, hft_step s, uint64_t now) {
-    hft_conn *c = &d->conn[side];
+static hft_conn *conn_of(duet *d, int i, int side) { return &d->conn[2 * i + side]; }
+
+static void record(duet *d, int side, const hft_conn *c, hft_step s, uint64_t now) {
     hb_stats *st = &d->out[side].merged;
     if (s == HFT_STEP_DONE) {
         int kind = hb_error_kind_of_status(c->status);
@@ -56,75 +75,140 @@ static void record(duet *d, int side, hft_step s, uint64_t now) {
     d->last_done = now;
 }
 
-/* --no-busy-poll: sleep until the socket is ready (or SLEEP_NS, to look at the timeout). */
-static void wait_ready(const hft_conn *c) {
-    struct pollfd pfd = {.fd = c->fd, .events = c->state == HFT_SENDING ? POLLOUT : POLLIN};
-    struct timespec ts = {.tv_sec = 0, .tv_nsec = SLEEP_NS};
-    (void)ppoll(&pfd, 1, &ts, NULL);
+static int watch(duet *d, int index) {
+    if (d->ep < 0) return 0;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)index};
+    return epoll_ctl(d->ep, EPOLL_CTL_ADD, d->conn[index].fd, &ev);
 }
 
-/* Order k to one side, to its end: answered, failed or timed out. Recorded when measured. */
-static void one_order(duet *d, int side, uint64_t k, bool measured) {
-    hft_conn *c = &d->conn[side];
+/* Send lane i's order to side (reconnecting first if needed): PENDING, or FAILED at once. */
+static hft_step begin_order(duet *d, int i, int side) {
+    lane *l = &d->lane[i];
+    hft_conn *c = conn_of(d, i, side);
     const hb_config *cfg = d->cfg[side];
-    if (c->state == HFT_DOWN && hft_conn_connect(c, &cfg->url.addr, cfg->timeout_ms) != 0) {
+    l->at = side;
+    if (c->state == HFT_DOWN &&
+        (hft_conn_connect(c, &cfg->url.addr, cfg->timeout_ms) != 0 || watch(d, 2 * i + side) != 0)) {
         hft_conn_close(c);
         c->fail = HB_ERR_CONNECT;
-        if (measured) record(d, side, HFT_STEP_FAILED, hft_ticks());
-        return;
+        c->t_start = hft_ticks();
+        return HFT_STEP_FAILED;
     }
     c->t_start = hft_ticks();
     c->t_intended = c->t_start;
-    hft_step s = hft_conn_send(c, cfg->seed, k, &d->ts);
-    uint64_t now = c->t_start;
-    while (s == HFT_STEP_PENDING) {
-        if (!d->busy) wait_ready(c);
-        if (c->state == HFT_SENDING) s = hft_conn_write_more(c);
-        if (s == HFT_STEP_PENDING && c->state == HFT_RECEIVING) s = hft_conn_read(c);
-        now = hft_ticks();
-        if (s == HFT_STEP_PENDING && now - c->t_start > d->timeout_ticks) {
-            hft_conn_close(c); /* the late answer must not be read as the next one's */
-            c->fail = HB_ERR_TIMEOUT;
-            s = HFT_STEP_FAILED;
-        }
+    return hft_conn_send(c, cfg->seed, l->k, &d->ts);
+}
+
+/* Lane i's order in flight ended with s at now: record it, then send the pair's second or idle. */
+static void end_order(duet *d, int i, hft_step s, uint64_t now) {
+    lane *l = &d->lane[i];
+    if (l->measured) record(d, l->at, conn_of(d, i, l->at), s, now);
+    if (l->second) {
+        l->at = LANE_IDLE;
+        d->in_flight--;
+        return;
     }
-    if (measured) record(d, side, s, now);
+    l->second = true;
+    s = begin_order(d, i, HFT_SIDE_A + HFT_SIDE_B - l->first);
+    if (s != HFT_STEP_PENDING) end_order(d, i, s, hft_ticks()); /* the second: this ends the pair */
 }
 
-/* Pair k: order k to both sides, the first drawn from rng. */
-static void one_pair(duet *d, hft_pair_rng *rng, uint64_t k, bool measured) {
-    int first = hft_pair_b_first(rng) ? HFT_SIDE_B : HFT_SIDE_A;
-    one_order(d, first, k, measured);
-    one_order(d, HFT_SIDE_A + HFT_SIDE_B - first, k, measured);
+/* Pair k on the idle lane i: order k to both sides, the first drawn from the rng. */
+static void start_pair(duet *d, int i, uint64_t k, bool measured) {
+    lane *l = &d->lane[i];
+    l->k = k;
+    l->measured = measured;
+    l->second = false;
+    l->first = hft_pair_b_first(&d->rng) ? HFT_SIDE_B : HFT_SIDE_A;
+    d->in_flight++;
+    hft_step s = begin_order(d, i, l->first);
+    if (s != HFT_STEP_PENDING) end_order(d, i, s, hft_ticks());
 }
 
-/* Pin, tune, allocate, connect both sides; d->err says what failed. */
+/* Advance lane i's order in flight: write, read, or time it out. */
+static void progress(duet *d, int i) {
+    hft_conn *c = conn_of(d, i, d->lane[i].at);
+    hft_step s = c->state == HFT_SENDING ? hft_conn_write_more(c) : HFT_STEP_PENDING;
+    if (s == HFT_STEP_PENDING && c->state == HFT_RECEIVING) s = hft_conn_read(c);
+    uint64_t now = hft_ticks();
+    if (s == HFT_STEP_PENDING && now - c->t_start > d->timeout_ticks) {
+        hft_conn_close(c); /* the late answer must not be read as the next one's */
+        c->fail = HB_ERR_TIMEOUT;
+        s = HFT_STEP_FAILED;
+    }
+    if (s != HFT_STEP_PENDING) end_order(d, i, s, now);
+}
+
+/* Wait for (busy-poll: look at) the lanes in flight; advance the ready ones. */
+static void poll_lanes(duet *d, unsigned iter) {
+    if (d->ep < 0) { /* one lane, busy-polling: just read its connection */
+        if (d->lane[0].at != LANE_IDLE) progress(d, 0);
+        return;
+    }
+    struct epoll_event ev[MAX_EVENTS];
+    int n = epoll_wait(d->ep, ev, MAX_EVENTS, d->busy ? 0 : SLEEP_MS);
+    for (int e = 0; e < n; e++) {
+        int i = (int)(ev[e].data.u32 / 2), side = (int)(ev[e].data.u32 % 2);
+        if (d->lane[i].at == side) progress(d, i);
+    }
+    /* Partial writes and timeouts: look at every lane now and then. */
+    if (n <= 0 || (iter & 255u) == 0)
+        for (int i = 0; i < d->lanes; i++)
+            if (d->lane[i].at != LANE_IDLE) progress(d, i);
+}
+
+/* Pairs [k, end) over the lanes, each lane one pair at a time, until all have ended. New pairs
+   stop at the deadline (ticks) or a stop signal; those in flight end first. */
+static uint64_t run_pairs(duet *d, uint64_t k, uint64_t end, uint64_t deadline, bool measured) {
+    for (unsigned iter = 0;; iter++) {
+        bool more = k < end && !hb_signal_stop_requested() && (deadline == UINT64_MAX || hft_ticks() < deadline);
+        for (int i = 0; more && i < d->lanes && k < end; i++)
+            if (d->lane[i].at == LANE_IDLE) {
+                start_pair(d, i, k++, measured);
+                if (measured) d->pairs++;
+            }
+        if (d->in_flight == 0) {
+            if (!more) return k;
+            continue;
+        }
+        poll_lanes(d, iter);
+    }
+}
+
+/* Pin, tune, allocate, connect every lane to both sides; d->err says what failed. */
 static void setup(duet *d) {
     hft_tuning_init(&d->tuning);
     hft_tune_thread(&d->tuning, d->opt->cpus.cpu[0], d->opt->rt_priority);
     hb_ts_cache_init(&d->ts);
-    (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); /* ppoll's wake-ups, as the runner's workers */
-    d->mem = hft_mem_alloc(sizeof(hft_conn) * HFT_SIDES, &d->mapped, &d->tuning);
+    (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); /* epoll's wake-ups, as the runner's workers */
+    size_t conns = (size_t)HFT_SIDES * (size_t)d->lanes;
+    d->mem = hft_mem_alloc(sizeof(hft_conn) * conns + sizeof(lane) * (size_t)d->lanes, &d->mapped, &d->tuning);
     if (d->mem == NULL) {
-        snprintf(d->err, sizeof d->err, "out of memory for the duet's 2 connections; free some memory");
+        snprintf(d->err, sizeof d->err, "out of memory for the duet's %zu connections; pass fewer --connections", conns);
         return;
     }
-    d->conn = d->mem;
+    d->conn = d->mem; /* first: the mapping's alignment is the connections' */
+    d->lane = (lane *)(d->conn + conns);
     static const char *const flag[HFT_SIDES] = {"--url", "--duet-url"};
     int bad_path = -1;
-    for (int side = HFT_SIDES - 1; side >= 0; side--) /* both down (fd -1) before any can fail */
-        if (hft_conn_init(&d->conn[side], d->cfg[side]->url.order_path, d->cfg[side]->url.hostport) != 0) bad_path = side;
+    for (size_t j = conns; j-- > 0;) /* all down (fd -1) before any can fail */
+        if (hft_conn_init(&d->conn[j], d->cfg[j % 2]->url.order_path, d->cfg[j % 2]->url.hostport) != 0)
+            bad_path = (int)(j % 2);
+    for (int i = 0; i < d->lanes; i++) d->lane[i].at = LANE_IDLE;
     if (bad_path >= 0) {
         snprintf(d->err, sizeof d->err, "%s path too long (%.200s); pass a shorter %s", flag[bad_path],
                  d->cfg[bad_path]->url_text, flag[bad_path]);
         return;
     }
-    for (int side = 0; side < HFT_SIDES; side++) {
-        const hb_config *cfg = d->cfg[side];
-        hft_conn *c = &d->conn[side];
-        if (hft_conn_connect(c, &cfg->url.addr, cfg->timeout_ms) != 0) {
+    if ((d->lanes > 1 || !d->busy) && (d->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+        snprintf(d->err, sizeof d->err, "epoll_create1: %s; raise the open-files limit (ulimit -n)", strerror(errno));
+        return;
+    }
+    for (size_t j = 0; j < conns; j++) {
+        const hb_config *cfg = d->cfg[j % 2];
+        if (hft_conn_connect(&d->conn[j], &cfg->url.addr, cfg->timeout_ms) != 0 || watch(d, (int)j) != 0) {
             snprintf(d->err, sizeof d->err, "cannot connect to %s (%s); start bin/hft-server or pass %s",
-                     cfg->url.hostport, strerror(errno), flag[side]);
+                     cfg->url.hostport, strerror(errno), flag[j % 2]);
             return;
         }
     }
@@ -160,18 +244,12 @@ static void *duet_main(void *arg) {
     const hb_config *cfg = d->cfg[HFT_SIDE_A];
     setup(d);
     if (d->err[0]) return NULL;
-    hft_pair_rng rng;
-    hft_pair_rng_init(&rng, cfg->seed);
-    uint64_t k = 0;
-    for (; k < cfg->warmup && !hb_signal_stop_requested(); k++) one_pair(d, &rng, k, false);
+    hft_pair_rng_init(&d->rng, cfg->seed);
+    uint64_t k = run_pairs(d, 0, cfg->warmup, UINT64_MAX, false);
     begin_measure(d);
-    uint64_t end = cfg->duration_s > 0 ? UINT64_MAX : cfg->warmup + cfg->orders;
+    uint64_t end = cfg->duration_s > 0 ? UINT64_MAX : k + cfg->orders;
     uint64_t deadline = cfg->duration_s > 0 ? d->measure_start + hft_ns_to_ticks(cfg->duration_s * 1e9) : UINT64_MAX;
-    for (; k < end && !hb_signal_stop_requested(); k++) {
-        if (deadline != UINT64_MAX && hft_ticks() >= deadline) break;
-        one_pair(d, &rng, k, true);
-        d->pairs++;
-    }
+    (void)run_pairs(d, k, end, deadline, true);
     return NULL;
 }
 
@@ -194,14 +272,15 @@ static int start_records(duet *d, FILE *hlog_b) {
 }
 
 static void cleanup(duet *d) {
-    for (int side = 0; d->conn != NULL && side < HFT_SIDES; side++) hft_conn_close(&d->conn[side]);
+    for (int j = 0; d->conn != NULL && j < HFT_SIDES * d->lanes; j++) hft_conn_close(&d->conn[j]);
+    if (d->ep >= 0) close(d->ep);
     hft_mem_free(d->mem, d->mapped);
 }
 
 int hft_duet_run(const hb_config *const cfg[HFT_SIDES], const hft_options *opt, FILE *hlog_b,
                  hft_outcome out[HFT_SIDES], uint64_t *pairs, char *err, size_t errlen) {
     memset(out, 0, sizeof(hft_outcome) * HFT_SIDES);
-    duet d = {.cfg = cfg, .opt = opt, .out = out};
+    duet d = {.cfg = cfg, .opt = opt, .out = out, .lanes = cfg[HFT_SIDE_A]->connections, .ep = -1};
     d.busy = hft_busy_poll_resolve(opt->poll, 1, hft_cpus_allowed());
     d.timeout_ticks = hft_ns_to_ticks((double)cfg[HFT_SIDE_A]->timeout_ms * 1e6);
     if (start_records(&d, hlog_b) != 0) {

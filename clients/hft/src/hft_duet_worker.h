@@ -1,8 +1,8 @@
 /**
  * hft_duet_worker.h - inside hft_duet (not for other modules): the duet's one worker
- * thread. It pins and tunes itself, connects to both sides, sends the warm-up pairs, then
- * the measured ones, each order to completion before the next (closed loop, one in flight),
- * recording each side into out[side].merged. See hft_duet.h for what is paired and what is
+ * thread. It pins and tunes itself, connects every lane (--connections) to both sides, sends
+ * the warm-up pairs, then the measured ones; on each lane each order runs to completion before
+ * the next (closed loop, one in flight per lane), recording each side into out[side].merged. See hft_duet.h for what is paired and what is
  * random.
  */
 #ifndef HFT_DUET_WORKER_H

@@ -53,12 +53,13 @@ EOF
   pass "$1 ($orders orders, p50 $(jq .latency_us.p50 "$json") us)"
 }
 
-# duet NAME URL_A URL_B CMD...: a duet against the plain server (a) and the slowed one
-# (b). Both results are complete and valid, extra.duet is right, every pair was recorded on
-# both sides, b's P50 is at least 200 us above a's (the injected 300 us, far above any noise).
+# duet NAME URL_A URL_B LANES P50 CMD...: a closed-loop duet of LANES lanes (--connections)
+# against the plain server (a) and the slowed one (b). Both results are complete and valid,
+# extra.duet is right, every pair was recorded on both sides; with P50=p50, b's P50 at least
+# 200 us above a's (the injected 300 us, far above any noise).
 duet() {
-  local name=$1 url_a=$2 url_b=$3; shift 3
-  check_rc "$name" 0 "$@" --url "$url_a" --duet-url "$url_b" --output "$TMP/${name}_a.json" \
+  local name=$1 url_a=$2 url_b=$3 lanes=$4 p50=$5; shift 5
+  check_rc "$name" 0 "$@" --url "$url_a" --duet-url "$url_b" --connections "$lanes" --output "$TMP/${name}_a.json" \
     --duet-output "$TMP/${name}_b.json" --seed 7
   local pairs
   pairs=$(jq .extra.duet.pairs "$TMP/${name}_a.json")
@@ -66,15 +67,15 @@ duet() {
   expect_ok "${name}_a" "$pairs"
   expect_ok "${name}_b" "$pairs"
   jq -e --arg peer "$url_b" --argjson n "$pairs" '.extra.duet == {"role": "a", "peer_url": $peer, "pairs": $n,
-    "order": "random within each pair", "seed": 7} and .connections == 1 and .mode == "closed"' \
+    "order": "random within each pair", "seed": 7} and .connections == '"$lanes"' and .mode == "closed"' \
     "$TMP/${name}_a.json" >/dev/null || fail "$name: side a's extra.duet: $(jq -c .extra.duet "$TMP/${name}_a.json")"
   jq -e --arg peer "$url_a" --argjson n "$pairs" '.extra.duet == {"role": "b", "peer_url": $peer, "pairs": $n,
-    "order": "random within each pair", "seed": 7} and .connections == 1 and .mode == "closed"' \
+    "order": "random within each pair", "seed": 7} and .connections == '"$lanes"' and .mode == "closed"' \
     "$TMP/${name}_b.json" >/dev/null || fail "$name: side b's extra.duet: $(jq -c .extra.duet "$TMP/${name}_b.json")"
-  jq -e -n --slurpfile a "$TMP/${name}_a.json" --slurpfile b "$TMP/${name}_b.json" \
+  [ "$p50" != p50 ] || jq -e -n --slurpfile a "$TMP/${name}_a.json" --slurpfile b "$TMP/${name}_b.json" \
     '$b[0].latency_us.p50 >= $a[0].latency_us.p50 + 200' >/dev/null ||
     fail "$name: slowed side b's p50 $(jq .latency_us.p50 "$TMP/${name}_b.json") us is not 200 us above a's $(jq .latency_us.p50 "$TMP/${name}_a.json")"
-  pass "$name ($pairs pairs, p50 a $(jq .latency_us.p50 "$TMP/${name}_a.json") us, b $(jq .latency_us.p50 "$TMP/${name}_b.json") us)"
+  pass "$name ($lanes lanes, $pairs pairs, p50 a $(jq .latency_us.p50 "$TMP/${name}_a.json") us, b $(jq .latency_us.p50 "$TMP/${name}_b.json") us)"
 }
 
 # lateness NAME: an open-loop result carries send_lateness_us (never negative) and its histogram.
@@ -127,8 +128,10 @@ same_intervals() {
 }
 
 if [ -n "${HFT_DUET_URL_A:-}" ]; then # the nested run: URL is the slowed server
-  duet duet "$HFT_DUET_URL_A" "$URL" "$SAN/client-hft" --duration 0.5 --warmup 20 --interval-s 0.1
+  duet duet "$HFT_DUET_URL_A" "$URL" 1 p50 "$SAN/client-hft" --duration 0.5 --warmup 20 --interval-s 0.1
   same_intervals duet 2
+  duet lanes_duet "$HFT_DUET_URL_A" "$URL" 4 p50 "$SAN/client-hft" --duration 0.5 --warmup 20 --interval-s 0.1
+  same_intervals lanes_duet 2
   # Side b's orders all fail (no such path: 404): exit 1, and both results are still written.
   check_rc duet_4xx 1 "$SAN/client-hft" --url "$HFT_DUET_URL_A" --duet-url "$URL/nope" --orders 50 --warmup 5 \
     --output "$TMP/duet_4xx_a.json" --duet-output "$TMP/duet_4xx_b.json"
@@ -136,8 +139,11 @@ if [ -n "${HFT_DUET_URL_A:-}" ]; then # the nested run: URL is the slowed server
   jq -e '.ok == 0 and .error_kinds.http_4xx == 50 and .extra.duet.pairs == 50' "$TMP/duet_4xx_b.json" >/dev/null ||
     fail "duet_4xx: side b: $(jq -c .error_kinds "$TMP/duet_4xx_b.json")"
   pass "duet_4xx (side b's 50 orders http_4xx, exit 1, both results written)"
-  duet vg_duet "$HFT_DUET_URL_A" "$URL" "${VG[@]}" "$VG_BUILD/client-hft" --orders 100 --warmup 10 --interval-s 0.1
+  duet vg_duet "$HFT_DUET_URL_A" "$URL" 1 p50 "${VG[@]}" "$VG_BUILD/client-hft" --orders 100 --warmup 10 --interval-s 0.1
   same_intervals vg_duet 1
+  # Four lanes under valgrind: memory and descriptors only (its slowness puts a's orders behind b's).
+  duet vg_lanes_duet "$HFT_DUET_URL_A" "$URL" 4 - "${VG[@]}" "$VG_BUILD/client-hft" --orders 100 --warmup 10 --interval-s 0.1
+  same_intervals vg_lanes_duet 1
   open_duet open_duet "$HFT_DUET_URL_A" "$URL" p50 "$SAN/client-hft" --rate 2000 --duration 1 --warmup 100 --interval-s 0.2
   same_intervals open_duet 2
   open_duet vg_open_duet "$HFT_DUET_URL_A" "$URL" - "${VG[@]}" "$VG_BUILD/client-hft" --rate 500 --orders 200 \

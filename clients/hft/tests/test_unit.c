@@ -174,9 +174,9 @@ static void test_duet_flags(void) {
     CHECK(d.on && cfg.connections == 10 && hb_config_open_loop(&cfg));
     CHECK(DUET("--duet-url", "http://127.0.0.1:8081", "--duet-output", "b.json", "--rate", "100", "--connections",
                "4") == 0 && cfg.connections == 4);
-    /* The closed-loop duet keeps one connection a side. */
-    CHECK(DUET("--duet-url", "http://127.0.0.1:8081", "--duet-output", "b.json", "--connections", "2") == -1);
-    CHECK(strstr(err, "--connections 2") != NULL && strstr(err, "pass --rate") != NULL);
+    /* The closed-loop duet: --connections lanes when given, else one. */
+    CHECK(DUET("--duet-url", "http://127.0.0.1:8081", "--duet-output", "b.json", "--connections", "8") == 0);
+    CHECK(cfg.connections == 8);
     CHECK(DUET("--duet-url", "http://127.0.0.1:8081") == -1 && strstr(err, "--duet-output PATH") != NULL);
     CHECK(DUET("--url", "http://127.0.0.1:8081", "--duet-url", "http://127.0.0.1:8081/", "--duet-output", "b.json") == -1);
     CHECK(strstr(err, "the server of --url") != NULL);

@@ -59,13 +59,12 @@ def duet_client() -> str:
 
 
 def qualifies(scenario: Scenario, client: str) -> str | None:
-    """None when this cell can run as a duet, else why not (in words). Closed loop: one
-    connection a side, each order to both. Open loop (the load series): any connections, each
-    order to one side drawn at random, so both servers carry the same load at the same time."""
+    """None when this cell can run as a duet, else why not (in words). Closed loop: its
+    connections are lanes, each a connection to both sides sending each order to both. Open
+    loop (the load series): any connections, the orders in pairs, one to each side, so both
+    servers carry the same load at the same time."""
     if client != duet_client():
         return f"only client-{duet_client()} interleaves two servers (the roster's duet), not client-{client}"
-    if scenario.mode == "closed" and scenario.connections != 1:
-        return f"a closed-loop duet holds one connection a side; this scenario has {scenario.connections}"
     if scenario.link:
         return "a network scenario's server runs in its own namespace"
     if scenario.interval_s is not None:
@@ -151,7 +150,7 @@ def _new_run(
         server={},
         targets=dict(targets),
         scenarios={
-            sc.name: {"orders": sc.orders, "connections": 1, "warmup": sc.warmup, "block_s": BLOCK_S}
+            sc.name: {"orders": sc.orders, "connections": sc.connections, "warmup": sc.warmup, "block_s": BLOCK_S}
             for sc in scenarios
         },
         repeats=1,
