@@ -105,6 +105,31 @@ def test_a_noisy_metric_is_not_guarded_and_says_why():
     assert rows[("load/hft", "p99_us")]["why_not"] == "the load generator fell behind in 16 of 16 runs"
 
 
+def test_a_metric_the_design_magnifies_is_not_guarded_and_one_it_shows_whole_is():
+    from hftbench.judge.calibration import guard_rows
+    from hftbench.judge.gates import load_gates
+
+    keys = ("latency-8c/hft p50_us", "latency-8c/hft p99_us", "latency-1c/hft p50_us")
+    aa = {"comparisons": 200, "series_tested": dict.fromkeys(keys, 200), "series_regression": {},
+          "mde": dict.fromkeys(keys, 1.02)}  # fmt: skip
+    survival = {
+        "slow": {
+            "latency-8c/hft p50_us": {"alone": 1.477, "design": 2.484, "seen": 2.33},
+            "latency-8c/hft p99_us": {"alone": 1.378, "design": 1.389, "seen": 1.02},
+        },
+        # off the order's path, a design may see more or less of it: only the delay is checked
+        "after": {"latency-1c/hft p50_us": {"alone": 1.2, "design": 2.0, "seen": 3.8}},
+    }
+    rows = {(r["series"], r["metric"]): r for r in guard_rows(aa, load_gates(), survival)}
+    assert not rows[("latency-8c/hft", "p50_us")]["guarded"]
+    assert rows[("latency-8c/hft", "p50_us")]["why_not"] == (
+        "the design magnifies a uniform delay: ×2.484 against ×1.477 with each server alone "
+        "(2.33 of it), so its ratio overstates the cost"
+    )
+    assert rows[("latency-8c/hft", "p99_us")]["guarded"] and rows[("latency-1c/hft", "p50_us")]["guarded"]
+    assert all(r["guarded"] for r in guard_rows(aa, load_gates()))  # no solo runs: nothing to check
+
+
 def test_intervals_narrower_than_their_evidence_are_not_guarded_and_p_values_are_summed_up():
     from hftbench.judge.calibration import guard_rows, p_spread
     from hftbench.judge.gates import load_gates

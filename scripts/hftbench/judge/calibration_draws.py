@@ -153,12 +153,13 @@ def analyse(
             effects[kind] = {f"{r.series} {r.metric}": round(r.ratio, 3) for r in compare(pool, kind).results
                              if r.ratio is not None and r.metric in EFFECTS}  # fmt: skip
     done = {kind: _finish(t) for kind, t in tallies.items()}
+    seen = survival(effects, solo, gates)
     return {
         "tallies": done,
         "effects": effects,
-        "survival": survival(effects, solo, gates),
+        "survival": seen,
         "confidence": gates.confidence,
-        "guards": calibration.guard_rows(done["aa"], gates),
+        "guards": calibration.guard_rows(done["aa"], gates, seen),
     }
 
 
