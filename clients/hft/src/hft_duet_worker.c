@@ -99,18 +99,22 @@ static hft_step begin_order(duet *d, int i, int side) {
     return hft_conn_send(c, cfg->seed, l->k, &d->ts);
 }
 
-/* Lane i's order in flight ended with s at now: record it, then send the pair's second or idle. */
+/* Lane i's order in flight ended with s at now: record it, then send the pair's second (which
+   may fail at once and end the pair too) or go idle. */
 static void end_order(duet *d, int i, hft_step s, uint64_t now) {
     lane *l = &d->lane[i];
-    if (l->measured) record(d, l->at, conn_of(d, i, l->at), s, now);
-    if (l->second) {
-        l->at = LANE_IDLE;
-        d->in_flight--;
-        return;
+    for (;;) {
+        if (l->measured) record(d, l->at, conn_of(d, i, l->at), s, now);
+        if (l->second) {
+            l->at = LANE_IDLE;
+            d->in_flight--;
+            return;
+        }
+        l->second = true;
+        s = begin_order(d, i, HFT_SIDE_A + HFT_SIDE_B - l->first);
+        if (s == HFT_STEP_PENDING) return;
+        now = hft_ticks();
     }
-    l->second = true;
-    s = begin_order(d, i, HFT_SIDE_A + HFT_SIDE_B - l->first);
-    if (s != HFT_STEP_PENDING) end_order(d, i, s, hft_ticks()); /* the second: this ends the pair */
 }
 
 /* Pair k on the idle lane i: order k to both sides, the first drawn from the rng. */

@@ -89,10 +89,10 @@ def guard_rows(
                    f"{100 * gates.confidence:.2f} %: too narrow for this runner's noise")  # fmt: skip
         elif mde > m.threshold:
             why = f"MDE {100 * (mde - 1):+.1f} % > {100 * (m.threshold - 1):.0f} % on this runner"
-        elif (amplified.get(key) or {}).get("seen") is not None and amplified[key]["seen"] > MAX_AMPLIFICATION:
-            seen = amplified[key]
+        elif (seen := amplified.get(key) or {}).get("seen") is not None and seen["seen"] > MAX_AMPLIFICATION:
             why = (f"the design magnifies a uniform delay: ×{seen['design']} against ×{seen['alone']} "
-                   f"with each server alone ({seen['seen']:.2f} of it), so its ratio overstates the cost")  # fmt: skip
+                   f"with each server alone ({seen['seen']:.2f} of it), "
+                   "so its ratio overstates the cost")  # fmt: skip
         rows.append({"series": series, "metric": metric, "false_alarms": round(rate, 4),
                      "coverage": coverage, "p_values": aa.get("series_p", {}).get(key),
                      "mde": mde, "guarded": why is None, "why_not": why})  # fmt: skip

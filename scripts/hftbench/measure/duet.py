@@ -150,7 +150,12 @@ def _new_run(
         server={},
         targets=dict(targets),
         scenarios={
-            sc.name: {"orders": sc.orders, "connections": sc.connections, "warmup": sc.warmup, "block_s": BLOCK_S}
+            sc.name: {
+                "orders": sc.orders,
+                "connections": sc.connections,
+                "warmup": sc.warmup,
+                "block_s": BLOCK_S,
+            }
             for sc in scenarios
         },
         repeats=1,
