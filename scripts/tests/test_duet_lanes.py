@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 from hftbench.config import Scenario
 from hftbench.design_names import DUET
-from hftbench.measure.placement import resolve
 from hftbench.measure.plan import Plan
 from hftbench.measure.rig import Rig
 from hftbench.measure.served import Served
@@ -39,7 +38,7 @@ def test_a_cost_only_under_concurrency_moves_the_eight_lanes_and_not_the_one(tmp
         Scenario(name="latency-8c", orders=3000, connections=8, warmup=300),
     ]
     plan = Plan(suite="pr", scenarios=scenarios, clients=["hft"], colocate=True)
-    rig = Rig.of(plan, DUET, {"p50_us": 500}, np.random.default_rng(3), runner=resolve(None, None))
+    rig = Rig.of(plan, DUET, {"p50_us": 500}, np.random.default_rng(3))  # the runner's own placement
     # 100 µs under the lock on a ~20 µs order: far above any noise, and with one connection
     # a side the lock is never taken
     sides = {"base": Served(BIN), "head": Served(BIN, ("--inject-contention-us", "100"))}
