@@ -89,6 +89,9 @@ def test_a_head_that_works_after_the_reply_fails_the_gate_even_when_its_latency_
     c = compare_sides(load_side(tmp_path / "base"), load_side(tmp_path / "head"), gates, DUET)
     rows = {r.metric: r for r in c.results}
     assert rows["p50_us"].verdict in (IMPROVEMENT, FASTER)
+    # the shown values are in the metric's unit (µs), as a run folder's are, not the grid's ns
+    assert rows["p50_us"].base_value == pytest.approx(40.0, rel=0.05)
+    assert rows["p50_us"].head_value == pytest.approx(36.4, rel=0.05)
     cpu = rows["cpu_us_per_order"]
     assert cpu.gated and cpu.verdict == REGRESSION and cpu.ratio == pytest.approx(2.0, rel=0.02)
     assert c.status == REGRESSION and c.exit_code == 1

@@ -120,8 +120,9 @@ def round_test(
 
 def quantile_test(u: Units, q: float, *, n_perm: int, n_boot: int, rng: np.random.Generator) -> Tested:
     g = u.grid
-    if u.pairs:
-        return round_test(*clustered.round_quantiles(g, q), slots=u.slots, n=n_boot, rng=rng)
+    if u.pairs:  # the rounds' quantiles in µs, as the shown values are (the grid holds ns)
+        base_us, head_us = (v / 1e3 for v in clustered.round_quantiles(g, q))
+        return round_test(base_us, head_us, slots=u.slots, n=n_boot, rng=rng)
     perm = stats.permutation_quantile_test(g, q, n_perm=n_perm, rng=rng)
     reps = stats.bootstrap_ratio_replicates(g, q, n_boot=n_boot, rng=rng)
     n = min(len(g.base), len(g.head))
