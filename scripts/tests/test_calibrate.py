@@ -15,11 +15,13 @@ from hftbench.judge.rounds import AB_ROUNDS
 from hftbench.publish import verdict_text
 
 
-def _round(folder, kind, side, i, samples, flags):
+def _round(folder, kind, side, i, samples, flags, noisy=None):
+    """One round's run folder: latency-1c/hft, and latency-8c/hft when `noisy` samples are given."""
     name = f"run_20261126T030000Z_{side}{i + 1:02d}_{i:06x}"
-    path = write_run(
-        folder / kind / side, name, {("latency-1c", "hft"): [result_doc("latency-1c", "hft", samples)]}
-    )
+    cells = {("latency-1c", "hft"): [result_doc("latency-1c", "hft", samples)]}
+    if noisy is not None:
+        cells[("latency-8c", "hft")] = [result_doc("latency-8c", "hft", noisy)]
+    path = write_run(folder / kind / side, name, cells)
     doc = json.loads((path / "results.json").read_text())
     doc["server"] = {"flags": flags}
     (path / "results.json").write_text(json.dumps(doc))
@@ -37,9 +39,13 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
     }  # fmt: skip
     for kind, (count, shape, flags) in kinds.items():
         for i in range(count):
-            _round(tmp_path, kind, "base", i, latency_run(rng, 10_000, median_us=30.0, run_noise=0.01), [])
+            # A/A also has a series whose rounds spread 30 %: it cannot be guarded
+            noisy = [latency_run(rng, 2_000, median_us=80.0, run_noise=0.3) if kind == "aa" else None
+                     for _ in range(2)]  # fmt: skip
+            base = latency_run(rng, 10_000, median_us=30.0, run_noise=0.01)
+            _round(tmp_path, kind, "base", i, base, [], noisy[0])
             head = latency_run(rng, 10_000, median_us=30.0, run_noise=0.01, **shape)
-            _round(tmp_path, kind, "head", i, head, flags)
+            _round(tmp_path, kind, "head", i, head, flags, noisy[1])
     # Work after the reply as a duet hides it: the same in the design, +30 % with head alone.
     for i in range(16):
         for side in ("base", "head"):
@@ -61,7 +67,10 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
     assert doc["design"] == "paired-rounds"
     aa, slow, stall = (doc["tallies"][k] for k in ("aa", "slow", "stall"))
     assert aa["comparisons"] == slow["comparisons"] == stall["comparisons"] == 10
-    assert aa["flagged"] == 0 and aa["statuses"].get("no_change", 0) >= 9  # sharp synthetic runs
+    # sharp synthetic runs: no false alarm; the noisy series leaves the whole suite undecided,
+    # while a verdict judging only what this record guards says "no change"
+    assert aa["flagged"] == 0 and aa["statuses"] == {"inconclusive": 10}
+    assert doc["as_judged"]["aa"]["statuses"].get("no_change", 0) >= 9
     assert slow["flagged"] == 10 and slow["regression"]["p50_us"] == 10
     # the stall is caught through P99 while P50 says "no change"
     assert stall["flagged"] == 10 and stall["regression"]["p99_us"] == 10
@@ -70,7 +79,16 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
     assert doc["effects"]["stall"]["latency-1c/hft p99_us"] > 1.2
     guards = {(g["series"], g["metric"]): g for g in doc["guards"]}
     assert guards[("latency-1c/hft", "p50_us")]["guarded"] and guards[("latency-1c/hft", "p99_us")]["guarded"]
+    assert guards[("latency-8c/hft", "p50_us")]["why_not"].startswith("MDE +")
+    # The same draws judged as a verdict with this record judges: Holm over the guarded rows
+    # only, so latency-1c's MDE is smaller than in the whole suite's family, and the noisy
+    # series is not in it at all.
+    judged = doc["as_judged"]["aa"]
+    assert not any(k.startswith("latency-8c/") for k in judged["series_tested"])
+    assert judged["mde"]["latency-1c/hft p50_us"] < aa["mde"]["latency-1c/hft p50_us"]
+    assert doc["as_judged"]["slow"]["flagged"] == 10 and judged["flagged"] == 0
     md = (tmp_path / "calibration.md").read_text()
+    assert "As a verdict with this record judges (Holm over its 2 guarded series × metrics" in md
     assert "| A/A (same build) | 0.0% (0/10) |" in md and "| tail-only stall | 100.0% (10/10) |" in md
     # Measured with each server alone, the slowdown is the design's too (it sees all of it),
     # while the work after the reply, +30 % alone, reads ×1.00 in the design: hidden.
@@ -78,7 +96,7 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
     assert slow_seen["alone"] == pytest.approx(1.3, abs=0.03) and 0.85 < slow_seen["seen"] < 1.15
     after_seen = doc["survival"]["after"]["latency-1c/hft p50_us"]
     assert after_seen["alone"] == pytest.approx(1.3, abs=0.03) and abs(after_seen["seen"]) < 0.15
-    assert "| work after the reply | latency-1c/hft p50_us | ×1.29" in md and "sees 0.00 of it |" in md
+    assert "| work after the reply | latency-1c/hft p50_us | ×1.2" in md and "sees 0.00 of it |" in md
     assert "- latency-1c/hft p50_us: guarded (MDE +" in md
     assert "Minimum detectable effect" in capsys.readouterr().out
 

@@ -104,6 +104,12 @@ def guard_rows(
     return rows
 
 
+def guards_by_key(rows: list[dict[str, Any]]) -> dict[str, str | None]:
+    """ "series metric" -> None (guarded) or why not: what Gates.guards holds (pure)."""
+    return {f"{r['series']} {r['metric']}": (None if r.get("guarded") else r.get("why_not") or "not guarded")
+            for r in rows}  # fmt: skip
+
+
 def load_guards(path: Path) -> dict[str, str | None]:
     """ "series metric" -> None (guarded) or why not, from a calibration.json; UsageError
     naming the file and the fix when it is not one."""
@@ -117,8 +123,7 @@ def load_guards(path: Path) -> dict[str, str | None]:
     rows = doc.get("guards") if isinstance(doc, dict) else None
     if not isinstance(rows, list) or not rows:
         raise UsageError(f"{path}: no 'guards' list; it was not written by this hftbench's calibrate")
-    return {f"{r['series']} {r['metric']}": (None if r.get("guarded") else r.get("why_not") or "not guarded")
-            for r in rows}  # fmt: skip
+    return guards_by_key(rows)
 
 
 def load_survival(path: Path) -> dict[str, dict[str, float | None]] | None:

@@ -5,6 +5,7 @@ The record it feeds is calibration.py's."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -137,30 +138,44 @@ def analyse(
         raise UsageError(
             f"A/A needs >= k = {k} rounds, have {len(pools['aa'])}; pass --runs or a smaller --k"
         )
-    rng = np.random.default_rng(seed)
-    tallies = {kind: _tally(gates) for kind in KINDS if kind == "aa" or len(pools.get(kind, [])) >= k}
-
-    def compare(rounds: Pool, label: str) -> Comparison:
-        base = side_from_runs("base", [b for b, _ in rounds])
-        return compare_sides(base, side_from_runs(label, [h for _, h in rounds]), gates, design=design)
-
-    for _ in range(comparisons):
-        for kind in tallies:
-            _count(tallies[kind], compare(draw(pools[kind], k, rng), kind))
+    done = _draw_tallies(pools, gates, comparisons, k, seed, design)
     effects = {}
     for kind, pool in pools.items():
         if kind != "aa" and pool:
-            effects[kind] = {f"{r.series} {r.metric}": round(r.ratio, 3) for r in compare(pool, kind).results
+            effects[kind] = {f"{r.series} {r.metric}": round(r.ratio, 3)
+                             for r in _compare(pool, kind, gates, design).results
                              if r.ratio is not None and r.metric in EFFECTS}  # fmt: skip
-    done = {kind: _finish(t) for kind, t in tallies.items()}
     seen = survival(effects, solo, gates)
+    guards = calibration.guard_rows(done["aa"], gates, seen)
+    # The guards are decided in the whole suite's family; a verdict with this record tests only
+    # the guarded rows (Holm over fewer), so the same draws judged that way are what it states.
+    record = replace(gates, guards=calibration.guards_by_key(guards))
     return {
         "tallies": done,
         "effects": effects,
         "survival": seen,
         "confidence": gates.confidence,
-        "guards": calibration.guard_rows(done["aa"], gates, seen),
+        "guards": guards,
+        "as_judged": _draw_tallies(pools, record, comparisons, k, seed, design),
     }
+
+
+def _compare(rounds: Pool, label: str, gates: Gates, design: str) -> Comparison:
+    base = side_from_runs("base", [b for b, _ in rounds])
+    return compare_sides(base, side_from_runs(label, [h for _, h in rounds]), gates, design=design)
+
+
+def _draw_tallies(
+    pools: dict[str, Pool], gates: Gates, comparisons: int, k: int, seed: int, design: str
+) -> dict[str, dict[str, Any]]:
+    """Each kind's tally over `comparisons` random draws of k rounds (the same draws for the
+    same seed), judged with `gates`."""
+    rng = np.random.default_rng(seed)
+    tallies = {kind: _tally(gates) for kind in KINDS if kind == "aa" or len(pools.get(kind, [])) >= k}
+    for _ in range(comparisons):
+        for kind in tallies:
+            _count(tallies[kind], _compare(draw(pools[kind], k, rng), kind, gates, design))
+    return {kind: _finish(t) for kind, t in tallies.items()}
 
 
 def flag_value(runs: list[Run], name: str) -> int | None:

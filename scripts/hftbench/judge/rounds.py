@@ -28,12 +28,13 @@ class Rounds:
 
 
 # The round is where the variance enters, so the MDE falls with the rounds twice: through the
-# standard error and through t's quantile at alpha / looks / family (df = rounds - 1). 12
-# rounds at the first look and 3 looks (12, 24, 36) narrow latency-1c's P50 MDE to 0.65 of
-# 8 rounds and 4 looks (8, 16, 24, 32) for 1.5x the measuring (a duet round of suite pr is
-# about 5.5 s on the 2-core VM); shorter rounds would not do it: at half the orders a
-# round's P99 is at the mercy of one host stall (docs/measurements.md, 2026-11-28).
-AB_ROUNDS = Rounds(repeats=12, max_repeats=36, step=12, time_budget_s=270.0)
+# standard error and through t's quantile at alpha / looks / family (df = rounds - 2, the
+# slot taken out). 16 rounds at the first look and 3 looks (16, 32, 48) take latency-1c's
+# P50 MDE under 1 % on the 2-core VM (its A/A round sd is about 0.7 %: 12 rounds gave
+# +1.2 %) for 4/3 of 12 rounds' measuring (a duet round of suite pr is about 4.5 s there);
+# shorter rounds would not do it: at half the orders a round's P99 is at the mercy of one
+# host stall (docs/measurements.md, 2026-11-28 and 2026-11-29).
+AB_ROUNDS = Rounds(repeats=16, max_repeats=48, step=16, time_budget_s=270.0)
 
 
 def rounds_from_args(args: argparse.Namespace, min_repeats: int = 1) -> Rounds:

@@ -44,6 +44,36 @@ def survival_lines(survival: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
     return lines
 
 
+def _passed(tally: dict[str, Any]) -> int:
+    return sum(tally["statuses"].get(s, 0) for s in (NO_CHANGE, IMPROVEMENT, FASTER))
+
+
+def as_judged_lines(judged: dict[str, dict[str, Any]]) -> list[str]:
+    """The same draws judged as a verdict with this record judges them: Holm over the guarded
+    rows only. Its false alarms, coverage, p-values and MDEs are the ones a verdict states."""
+    aa = judged.get("aa")
+    if not aa:
+        return []
+    keys = [k for k in sorted(aa["series_tested"]) if not k.endswith(" errors")]
+    lines = ["", f"As a verdict with this record judges (Holm over its {len(keys)} guarded series × metrics, "
+             "the same draws):", "",
+             "| series metric | A/A false alarms | A/A interval held 1 | A/A p < 0.05 | MDE |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for key in keys:
+        n = aa["series_tested"][key]
+        p = aa["series_p"].get(key) or {}
+        below = f"{100 * p['below_0.05']:.1f} %" if p.get("n") else "–"
+        mde = aa["mde"].get(key)
+        lines.append(f"| {key} | {_pct(aa['series_regression'].get(key, 0), n)} | "
+                     f"{_pct(aa['series_covered'].get(key, 0), n)} | {below} | "
+                     f"{'–' if mde is None else f'{100 * (mde - 1):+.1f}%'} |")  # fmt: skip
+    lines += ["", "| comparison | flagged | passed with ✅ |", "|---|---|---|"]
+    for kind, tally in judged.items():
+        n = tally["comparisons"]
+        lines.append(f"| {TITLE[kind]} | {_pct(tally['flagged'], n)} | {_pct(_passed(tally), n)} |")
+    return lines
+
+
 def render(doc: dict[str, Any]) -> str:
     t = doc["tallies"]
     metrics = [m for m in t["aa"]["regression"] if t["aa"]["tested"].get(m)]
@@ -70,8 +100,8 @@ def render(doc: dict[str, Any]) -> str:
     ]
     for kind, tally in t.items():
         n = tally["comparisons"]
-        passed = sum(tally["statuses"].get(s, 0) for s in (NO_CHANGE, IMPROVEMENT, FASTER))
-        cells = [_pct(tally["flagged"], n), _pct(tally["statuses"].get(NO_CHANGE, 0), n), _pct(passed, n)]
+        same = tally["statuses"].get(NO_CHANGE, 0)
+        cells = [_pct(tally["flagged"], n), _pct(same, n), _pct(_passed(tally), n)]
         cells += [_pct(tally["regression"][m], n) for m in metrics]
         cells += [_pct(tally["no_change"][m], n) for m in metrics]
         lines.append(f"| {TITLE[kind]} | " + " | ".join(cells) + " |")
@@ -115,6 +145,7 @@ def render(doc: dict[str, Any]) -> str:
             spread = (f"; p < 0.01 in {100 * p['below_0.01']:.1f} %, p < 0.05 in "
                       f"{100 * p['below_0.05']:.1f} %, D {p['ks_d']:.3f}") if p.get("n") else ""  # fmt: skip
             lines.append(f"- {g['series']} {g['metric']}: {100 * g['coverage']:.1f} %{spread}")
+    lines += as_judged_lines(doc.get("as_judged") or {})
     lines += survival_lines(doc.get("survival") or {})
     for series, p in (doc.get("price_of_duet") or {}).items():
         lines += ["", f"Price of duet, {series}: P50 {p['solo_p50_us']} µs alone, {p['duet_p50_us']} µs "
