@@ -241,6 +241,13 @@ class Run:
     wall_s: float | None = None  # wall time of the whole `hftbench run`
     schema_version: int = RESULTS_SCHEMA_VERSION
 
+    @property
+    def duet_slot(self) -> str | None:
+        """The slot this run's server took in a duet round ("a": the older process, "b"), or
+        None outside a duet (measure/duet.py writes it; judge/clustered.py takes it out)."""
+        slot = self.server.get("duet_slot")
+        return slot if slot in ("a", "b") else None
+
     @classmethod
     def from_dict(cls, d: dict[str, Any], path: Path) -> Run:
         return cls(

@@ -138,6 +138,19 @@ def test_the_busy_polling_client_runs_at_nice_minus_20_unless_the_runner_says_or
     assert capsys.readouterr().err.count("needs root or CAP_SYS_NICE") == 1  # once a process, not a round
 
 
+def test_whether_a_nice_may_be_lowered_is_read_from_the_capabilities_and_the_limit_never_tried():
+    with_cap = "Name:\tx\nCapEff:\t0000000000800000\n"  # bit 23: CAP_SYS_NICE
+    without = "Name:\tx\nCapEff:\t0000000000000000\n"
+    assert may_lower_nice(own=0, status=with_cap, nice_limit=0)
+    assert not may_lower_nice(own=0, status=without, nice_limit=0)  # RLIMIT_NICE 0: nice 20 at best
+    assert may_lower_nice(own=0, status=without, nice_limit=40)  # down to -20
+    assert not may_lower_nice(own=-10, status=without, nice_limit=30)  # down to -10: not below it
+    assert may_lower_nice(own=-20, status=without, nice_limit=0)  # nothing to lower
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    may_lower_nice()
+    assert os.getpriority(os.PRIO_PROCESS, 0) == own
+
+
 @pytest.mark.skipif(not may_lower_nice(), reason="lowering a nice needs root or CAP_SYS_NICE")
 def test_the_confined_client_process_gets_its_cpu_and_its_nice_and_its_sessions_group_too():
     cpu = min(os.sched_getaffinity(0))

@@ -53,7 +53,7 @@ def load_pools(source: Path) -> dict[str, Pool]:
 def design_of(pools: dict[str, Pool]) -> str:
     """A duet's runs name their server's slot (duet.py); anything else ran as paired rounds."""
     runs = [b for b, _ in pools.get("aa", [])]
-    return DUET if runs and "duet_slot" in runs[0].server else PAIRED_ROUNDS
+    return DUET if runs and runs[0].duet_slot else PAIRED_ROUNDS
 
 
 def _tally(gates: Gates) -> dict[str, Any]:
@@ -113,8 +113,8 @@ def draw(pool: Pool, k: int, rng: np.random.Generator) -> Pool:
     """k rounds of the pool at random, as ab measures them: a duet's rounds half with base in
     slot a and half in slot b (rig.head_slot balances every pair of rounds), where the pool
     holds enough of each; else any k."""
-    in_a = [r for r in pool if r[0].server.get("duet_slot") == "a"]
-    in_b = [r for r in pool if r[0].server.get("duet_slot") == "b"]
+    in_a = [r for r in pool if r[0].duet_slot == "a"]
+    in_b = [r for r in pool if r[0].duet_slot == "b"]
     if len(in_a) >= k // 2 and len(in_b) >= k - k // 2:
         return [*_some(in_a, k // 2, rng), *_some(in_b, k - k // 2, rng)]
     return _some(pool, k, rng)

@@ -58,8 +58,8 @@ def side_from_runs(label: str, runs: list[results.Run]) -> Side:
                 repeat = replace(repeat, behind_p99_us=late)
             if cell.server_cpu_s is not None and cell.server_orders:
                 repeat = replace(repeat, cpu_us_per_order=1e6 * cell.server_cpu_s / cell.server_orders)
-            if run.server.get("duet_slot") in ("a", "b"):
-                repeat = replace(repeat, slot=run.server["duet_slot"])
+            if run.duet_slot:
+                repeat = replace(repeat, slot=run.duet_slot)
             side.add((cell.scenario, cell.client), repeat)
     if runs:
         last = runs[-1]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import resource
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -260,17 +261,35 @@ def _say_nice_refused(nice: int) -> None:
     )
 
 
-def may_lower_nice() -> bool:
-    """Whether this process may lower a nice below its own (root, CAP_SYS_NICE or RLIMIT_NICE)."""
-    own = os.getpriority(os.PRIO_PROCESS, 0)
+CAP_SYS_NICE = 23  # linux/capability.h
+
+
+def may_lower_nice(own: int | None = None, status: str | None = None, nice_limit: int | None = None) -> bool:
+    """Whether this process may lower a nice below its own (`own`): CAP_SYS_NICE in its
+    effective set (/proc/self/status, `status`), or an RLIMIT_NICE soft limit (`nice_limit`)
+    that allows a nice under it (the lowest allowed is 20 - limit). Read, never tried: a probe
+    that renices itself would change the process it asks about."""
+    own = os.getpriority(os.PRIO_PROCESS, 0) if own is None else own
     if own <= -20:
-        return True
-    try:
-        os.setpriority(os.PRIO_PROCESS, 0, own - 1)
-    except OSError:
-        return False
-    os.setpriority(os.PRIO_PROCESS, 0, own)  # raising a nice again is always allowed
-    return True
+        return True  # already at the highest priority: the client's nice is never lower
+    if status is None:
+        try:
+            status = Path("/proc/self/status").read_text()
+        except OSError:
+            status = ""
+    for line in status.splitlines():
+        if line.startswith("CapEff:"):
+            if int(line.split()[1], 16) >> CAP_SYS_NICE & 1:
+                return True
+            break
+    else:  # no capability sets to read (not Linux's procfs): root may, as on any Unix
+        if os.geteuid() == 0:
+            return True
+    if nice_limit is None:
+        nice_limit = resource.getrlimit(resource.RLIMIT_NICE)[0]
+        if nice_limit == resource.RLIM_INFINITY:
+            return True
+    return 20 - nice_limit < own
 
 
 def resolve(
