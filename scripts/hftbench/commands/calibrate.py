@@ -25,7 +25,10 @@ only where both hold. Writes
 <out>/calibration.json and calibration.md: per kind, how many comparisons ended in each
 status and per gated metric how many flagged; per series × metric the median minimum
 detectable effect and whether this runner guards it (calibration.py: the record the gate
-reads through --calibration / $HFTBENCH_CALIBRATION).
+reads through --calibration / $HFTBENCH_CALIBRATION). The guards are decided in the whole
+suite's family; the same draws are then judged again with the record's guards, as a verdict
+with this record judges them (Holm over the guarded rows only): `as_judged`, the false alarms,
+coverage and MDEs a verdict states.
 
 The comparisons are drawn from one pool of rounds, so they overlap and are not independent:
 a rate is an estimate from the real rounds behind it, which the report says next to it.
