@@ -156,11 +156,11 @@ class CalibrateCommand(Command):
             "--inject-stall-every", type=int, default=50, help="hft-server --inject-stall-every (default 50)"
         )
         p.add_argument(
-            "--after-runs", type=int, default=0, help="rounds against work after the reply (default 0)"
+            "--after-runs", type=int, default=16, help="rounds against work after the reply (default 16)"
         )
         p.add_argument(
-            "--contention-runs", type=int, default=0,
-            help="rounds against a cost that appears only with several connections open (default 0)",
+            "--contention-runs", type=int, default=16,
+            help="rounds against a cost that appears only with several connections open (default 16)",
         )  # fmt: skip
         p.add_argument(
             "--inject-after-reply-us", type=int, default=18,

@@ -8,9 +8,11 @@ gates.yaml threshold (a 10 % gate needs a runner that can see 10 %), and its int
 as wide as their evidence: in the A/A draws they held 1 at least as often as the confidence
 they state, less MAX_COVERAGE_SHORTFALL (a 98.75 % interval that holds 1 in 90 % of A/A
 draws is a claim stronger than its data, and so are its MDE and its "no change"), and where
-calibrate measured each server alone, the design does not magnify a uniform slowdown: a metric
-that shows more than MAX_AMPLIFICATION of the delay's effect alone (log against log: the
-`survival` record's "seen") would fail a change whose real cost is well under the threshold.
+calibrate measured each server alone, the design does not magnify a slowdown: a metric whose
+ratio shows more than MAX_AMPLIFICATION of a kind's effect alone (log against log), beyond the
+top of that effect's interval over the solo pairs (hidden.survival's `magnified`), would fail a
+change whose real cost is well under the threshold. Any kind counts: seeing less of an off-path
+cost is what `survival` reports, seeing more of it is an overstatement like any other.
 latency-8c's P50 in a duet is one: the lanes queue at the slower server, so base speeds up as
 head slows (docs/measurements.md, "The concurrency series").
 
@@ -39,10 +41,10 @@ from .gates import Gates
 ENV = "HFTBENCH_CALIBRATION"
 MAX_FALSE_ALARMS = 0.01
 MAX_COVERAGE_SHORTFALL = 0.02  # the sampling error of a coverage rate over ~200 overlapping draws
-# A design seeing 1.5x an on-path delay's effect (log against log) reads a 6.6 % cost as 10 %;
-# the honest metrics measured 0.6-1.0 on the 2-core VM, so 1.5 is far beyond their noise.
+# A design seeing 1.5x a cost's effect (log against log) reads a 6.6 % cost as 10 %; the
+# honest metrics measured 0.6-1.3 on the 2-core VM, and the test is against the top of the
+# effect's interval alone, so noise in 4-8 solo runs does not refuse a metric by itself.
 MAX_AMPLIFICATION = 1.5
-AMPLIFIED_KIND = "slow"  # the uniform delay: on the order's path, so a sound design sees about 1
 RECORD_VERSION = 1
 
 
@@ -65,8 +67,12 @@ def guard_rows(
 ) -> list[dict[str, Any]]:
     """One row per series × gated metric measured in the A/A tally (calibrate's `_tally`):
     its false-alarm rate, its A/A coverage, its median MDE, guarded or not and why (pure).
-    `survival` (hidden.survival) adds the check that the design does not magnify a delay."""
-    amplified = (survival or {}).get(AMPLIFIED_KIND) or {}
+    `survival` (hidden.survival) adds the check that the design does not magnify a slowdown."""
+    magnified: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for kind, rows in (survival or {}).items():
+        for key, row in rows.items():
+            if row.get("magnified"):
+                magnified.setdefault(key, []).append((kind, row))
     rows = []
     n = aa["comparisons"]
     for key in sorted(aa["series_tested"]):
@@ -89,10 +95,12 @@ def guard_rows(
                    f"{100 * gates.confidence:.2f} %: too narrow for this runner's noise")  # fmt: skip
         elif mde > m.threshold:
             why = f"MDE {100 * (mde - 1):+.1f} % > {100 * (m.threshold - 1):.0f} % on this runner"
-        elif (seen := amplified.get(key) or {}).get("seen") is not None and seen["seen"] > MAX_AMPLIFICATION:
-            why = (f"the design magnifies a uniform delay: ×{seen['design']} against ×{seen['alone']} "
-                   f"with each server alone ({seen['seen']:.2f} of it), "
-                   "so its ratio overstates the cost")  # fmt: skip
+        elif key in magnified:
+            (kind, seen), *more = magnified[key]
+            why = (f"the design magnifies a slowdown ({kind}): ×{seen['design']} against ×{seen['alone']} "
+                   f"with each server alone, at most ×{seen['alone_high']} over {seen['pairs']} solo pairs"
+                   + "".join(f"; {k} too" for k, _ in more)
+                   + ", so its ratio overstates the cost")  # fmt: skip
         rows.append({"series": series, "metric": metric, "false_alarms": round(rate, 4),
                      "coverage": coverage, "p_values": aa.get("series_p", {}).get(key),
                      "mde": mde, "guarded": why is None, "why_not": why})  # fmt: skip

@@ -145,7 +145,7 @@ def analyse(
             effects[kind] = {f"{r.series} {r.metric}": round(r.ratio, 3)
                              for r in _compare(pool, kind, gates, design).results
                              if r.ratio is not None and r.metric in EFFECTS}  # fmt: skip
-    seen = survival(effects, solo, gates)
+    seen = survival(effects, solo, gates, calibration.MAX_AMPLIFICATION)
     guards = calibration.guard_rows(done["aa"], gates, seen)
     # The guards are decided in the whole suite's family; a verdict with this record tests only
     # the guarded rows (Holm over fewer), so the same draws judged that way are what it states.

@@ -7,6 +7,10 @@ understates it, or turns it upside down; these numbers say by how much (pure fun
 from __future__ import annotations
 
 import math
+import re
+
+import numpy as np
+from scipy import stats as sps
 
 from ..design_names import UNPAIRED
 from ..results import Run
@@ -16,33 +20,77 @@ from .gates import Gates
 from .sides import side_from_runs
 
 SURVIVAL_FLOOR = 0.02  # an effect alone smaller than ±2 % has no share to speak of
+# The solo runs are few and the host's level moves between them (about 20 % within minutes on the
+# 2-core VM): each kind's run is paired with the build's run measured just before it, and the
+# effect alone is stated with a Student's interval over those pairs at this level.
+SOLO_CONFIDENCE = 0.95
 Pool = list[tuple[Run, Run]]  # a kind's rounds: (base run, head run)
+_SOLO = re.compile(r"_solo(\d+)(?:_[0-9a-f]{6})?$")
+
+
+def solo_pairs(build: list[Run], kind: list[Run]) -> list[tuple[Run, Run]]:
+    """The build's and the kind's solo runs of the same index (calibrate.measure runs them back
+    to back, run_<stamp>_soloNN_<hex>), in the build's order."""
+    by_index = {m.group(1): r for r in kind if (m := _SOLO.search(r.run_id))}
+    return [(b, by_index[m.group(1)])
+            for b in build if (m := _SOLO.search(b.run_id)) and m.group(1) in by_index]  # fmt: skip
+
+
+def alone_effects(pairs: list[tuple[Run, Run]], gates: Gates) -> dict[str, tuple[float, float, float, int]]:
+    """ "series metric" -> (mean, low, high, pairs): the kind's log effect with each server alone,
+    one log ratio per solo pair, and its SOLO_CONFIDENCE interval (Student's t over the pairs;
+    low = high = mean with a single pair)."""
+    logs: dict[str, list[float]] = {}
+    for build, kind in pairs:
+        one, other = side_from_runs("solo", [build]), side_from_runs("kind", [kind])
+        alone = compare_sides(one, other, gates, design=UNPAIRED)
+        for r in alone.results:
+            if r.ratio is not None and r.ratio > 0:
+                logs.setdefault(f"{r.series} {r.metric}", []).append(math.log(r.ratio))
+    out = {}
+    for key, values in logs.items():
+        n, mean = len(values), float(np.mean(values))
+        half = 0.0
+        if n > 1:
+            half = float(sps.t.ppf(0.5 + SOLO_CONFIDENCE / 2, n - 1) * np.std(values, ddof=1) / math.sqrt(n))
+        out[key] = (mean, mean - half, mean + half, n)
+    return out
+
+
+def magnifies(design_log: float, alone_low: float, alone_high: float, most: float) -> bool:
+    """Whether a design's slowdown is more than `most` times (log against log) the largest effect
+    alone that the solo pairs allow, where they show a slowdown at all: a ratio that overstates
+    the cost beyond the noise of its evidence. Where the pairs' interval reaches the floor, a few
+    noisy solo runs are no evidence either way, and the metric is not refused on them."""
+    return alone_low >= math.log1p(SURVIVAL_FLOOR) and design_log > most * alone_high
 
 
 def survival(
-    effects: dict[str, dict[str, float]], solo: dict[str, list[Run]], gates: Gates
-) -> dict[str, dict[str, dict[str, float | None]]]:
+    effects: dict[str, dict[str, float]], solo: dict[str, list[Run]], gates: Gates, most: float
+) -> dict[str, dict[str, dict[str, float | int | bool | None]]]:
     """Per kind and series × metric: its effect alone (each server measured by itself, the
-    kind's against the build's), its effect as the design measured it, and the share of the
-    first the second shows (log against log: 1 sees it whole, 0 not at all, below 0 the
-    opposite way). None where the effect alone is within ±SURVIVAL_FLOOR: nothing to survive."""
+    kind's run against the build's run just before it, and the interval over those pairs), its
+    effect as the design measured it, and the share of the first the second shows (log against
+    log: 1 sees it whole, 0 not at all, below 0 the opposite way; None where the effect alone is
+    within ±SURVIVAL_FLOOR: nothing to survive); `magnified` where the design's effect is more
+    than `most` times the top of the interval alone (magnifies)."""
     if not solo.get("aa"):
         return {}
-    alone_base = side_from_runs("solo", solo["aa"])
-    out: dict[str, dict[str, dict[str, float | None]]] = {}
+    out: dict[str, dict[str, dict[str, float | int | bool | None]]] = {}
     for kind, runs in solo.items():
         if kind == "aa" or not runs or kind not in effects:
             continue
-        alone = compare_sides(alone_base, side_from_runs(kind, runs), gates, design=UNPAIRED)
         rows = {}
-        for r in alone.results:
-            key = f"{r.series} {r.metric}"
-            if r.ratio is None or key not in effects[kind] or not r.ratio > 0:
+        for key, (mean, low, high, n) in alone_effects(solo_pairs(solo["aa"], runs), gates).items():
+            if key not in effects[kind]:
                 continue
             design_ratio = effects[kind][key]
-            seen = math.log(design_ratio) / math.log(r.ratio) if abs(r.ratio - 1) >= SURVIVAL_FLOOR else None
-            rows[key] = {"alone": round(r.ratio, 3), "design": design_ratio,
-                         "seen": None if seen is None else round(seen, 2)}  # fmt: skip
+            design_log = math.log(design_ratio)
+            seen = design_log / mean if abs(math.expm1(mean)) >= SURVIVAL_FLOOR else None
+            rows[key] = {"alone": round(math.exp(mean), 3), "alone_low": round(math.exp(low), 3),
+                         "alone_high": round(math.exp(high), 3), "pairs": n, "design": design_ratio,
+                         "seen": None if seen is None else round(seen, 2),
+                         "magnified": magnifies(design_log, low, high, most)}  # fmt: skip
         out[kind] = rows
     return out
 

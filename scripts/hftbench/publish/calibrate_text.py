@@ -33,14 +33,16 @@ def survival_lines(survival: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
     if not survival:
         return []
     lines = ["", "What of each kind survives the design (its effect with each server alone, one at a "
-             "time, against the effect the design measured; 1 sees it whole, 0 not at all):", "",
-             "| kind | series metric | alone | in the design | this design |",
-             "|---|---|---|---|---|"]  # fmt: skip
+             "time: each kind's run against the build's run just before it, with the 95 % interval over "
+             "those pairs; against the effect the design measured; 1 sees it whole, 0 not at all; "
+             "\"magnifies\" where the design shows more than 1.5× the top of that interval):", "",
+             "| kind | series metric | alone | alone, 95 % | in the design | this design |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
     for kind, rows in survival.items():
         for key, r in rows.items():
-            lines.append(
-                f"| {TITLE[kind]} | {key} | ×{r['alone']} | ×{r['design']} | {seen_text(r['seen'])} |"
-            )
+            interval = f"×{r['alone_low']} … ×{r['alone_high']} ({r['pairs']} pairs)" if "pairs" in r else "–"
+            shown = seen_text(r["seen"]) + (": magnifies" if r.get("magnified") else "")
+            lines.append(f"| {TITLE[kind]} | {key} | ×{r['alone']} | {interval} | ×{r['design']} | {shown} |")
     return lines
 
 
