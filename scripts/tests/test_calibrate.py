@@ -102,6 +102,22 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
     assert "Minimum detectable effect" in capsys.readouterr().out
 
 
+def test_the_whole_a_a_pool_states_its_own_offset(tmp_path):
+    # 16 "A/A" rounds whose head is 3 % slower in each: every draw of 12 carries that offset,
+    # and the pool judged whole says so, with its p.
+    rng = np.random.default_rng(21)
+    for i in range(16):
+        for side, median in (("base", 30.0), ("head", 30.9)):
+            _round(tmp_path, "aa", side, i, latency_run(rng, 3_000, median_us=median, run_noise=0.002), [])
+    args = ["calibrate", "--from", str(tmp_path), "--comparisons", "5", "--k", "12", "--bootstrap", "200",
+            "--permutations", "500"]  # fmt: skip
+    assert cli.main(args) == 0
+    pool = json.loads((tmp_path / "calibration.json").read_text())["aa_pool"]["latency-1c/hft p50_us"]
+    assert pool["rounds"] == 16 and pool["ratio"] == pytest.approx(1.03, abs=0.01) and pool["p"] < 0.001
+    md = (tmp_path / "calibration.md").read_text()
+    assert "The whole A/A pool as one comparison (16 rounds" in md and "- latency-1c/hft p50_us: ×1.0" in md
+
+
 def test_a_noisy_metric_is_not_guarded_and_says_why():
     from hftbench.judge.calibration import guard_rows
     from hftbench.judge.gates import load_gates

@@ -152,12 +152,24 @@ def analyse(
     record = replace(gates, guards=calibration.guards_by_key(guards))
     return {
         "tallies": done,
+        "aa_pool": pool_offsets(_compare(pools["aa"], "aa", gates, design), done["aa"]["series_tested"]),
         "effects": effects,
         "survival": seen,
         "confidence": gates.confidence,
         "guards": guards,
         "as_judged": _draw_tallies(pools, record, comparisons, k, seed, design),
     }
+
+
+def pool_offsets(whole: Comparison, keys) -> dict[str, dict[str, float | int]]:
+    """ "series metric" -> the whole A/A pool judged as one comparison: its ratio, the round
+    test's uncorrected p and the rounds. Every draw of k rounds carries the pool's own offset
+    from 1, so a pool off by 2 standard errors reads an exact interval's coverage short
+    (docs/measurements.md, 2026-11-29): this tells that apart from an interval too narrow."""
+    rows = [r for r in whole.results
+            if f"{r.series} {r.metric}" in keys and None not in (r.ratio, r.p_value)]  # fmt: skip
+    return {f"{r.series} {r.metric}": {"ratio": round(r.ratio, 5), "p": round(r.p_value, 4),
+                                       "rounds": len(whole.base.runs)} for r in rows}  # fmt: skip
 
 
 def _compare(rounds: Pool, label: str, gates: Gates, design: str) -> Comparison:

@@ -46,6 +46,19 @@ def survival_lines(survival: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
     return lines
 
 
+def pool_lines(pool: dict[str, dict[str, Any]]) -> list[str]:
+    """The whole A/A pool as one comparison: its own offset from 1, which every draw carries."""
+    if not pool:
+        return []
+    rounds = next(iter(pool.values()))["rounds"]
+    lines = ["", f"The whole A/A pool as one comparison ({rounds} rounds, the round test, p uncorrected): "
+             "every draw above carries this offset, so a pool whose own p is below about 0.05 reads "
+             "an exact interval's coverage short; one above it and a short coverage is an interval "
+             "too narrow:", ""]  # fmt: skip
+    lines += [f"- {key}: ×{r['ratio']} (p {r['p']})" for key, r in pool.items()]
+    return lines
+
+
 def _passed(tally: dict[str, Any]) -> int:
     return sum(tally["statuses"].get(s, 0) for s in (NO_CHANGE, IMPROVEMENT, FASTER))
 
@@ -147,6 +160,7 @@ def render(doc: dict[str, Any]) -> str:
             spread = (f"; p < 0.01 in {100 * p['below_0.01']:.1f} %, p < 0.05 in "
                       f"{100 * p['below_0.05']:.1f} %, D {p['ks_d']:.3f}") if p.get("n") else ""  # fmt: skip
             lines.append(f"- {g['series']} {g['metric']}: {100 * g['coverage']:.1f} %{spread}")
+    lines += pool_lines(doc.get("aa_pool") or {})
     lines += as_judged_lines(doc.get("as_judged") or {})
     lines += survival_lines(doc.get("survival") or {})
     for series, p in (doc.get("price_of_duet") or {}).items():
