@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..answers import FASTER, IMPROVEMENT, NO_CHANGE
-from ..judge.calibration import MAX_AMPLIFICATION
-from ..judge.hidden import SOLO_CONFIDENCE
 
 TITLE = {
     "aa": "A/A (same build)",
@@ -34,17 +32,15 @@ def survival_lines(survival: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
     """What of each kind's effect, measured with each server alone, the design still shows."""
     if not survival:
         return []
-    level = f"{100 * SOLO_CONFIDENCE:g} %"
     lines = ["", "What of each kind survives the design (its effect with each server alone, one at a "
-             f"time: each kind's run against the build's run just before it, with the {level} interval "
-             "over those pairs; against the effect the design measured; 1 sees it whole, 0 not at all; "
-             f"\"magnifies\" where the design shows more than {MAX_AMPLIFICATION:g}× the top of that "
-             "interval):", "",
-             f"| kind | series metric | alone | alone, {level} | in the design | this design |",
+             "time: each kind's run against the build's run just before it, with the 95 % interval over "
+             "those pairs; against the effect the design measured; 1 sees it whole, 0 not at all; "
+             "\"magnifies\" where the design shows more than 1.5× the top of that interval):", "",
+             "| kind | series metric | alone | alone, 95 % | in the design | this design |",
              "|---|---|---|---|---|---|"]  # fmt: skip
     for kind, rows in survival.items():
         for key, r in rows.items():
-            interval = f"×{r['alone_low']} … ×{r['alone_high']} ({r['pairs']} pairs)"
+            interval = f"×{r['alone_low']} … ×{r['alone_high']} ({r['pairs']} pairs)" if "pairs" in r else "–"
             shown = seen_text(r["seen"]) + (": magnifies" if r.get("magnified") else "")
             lines.append(f"| {TITLE[kind]} | {key} | ×{r['alone']} | {interval} | ×{r['design']} | {shown} |")
     return lines
