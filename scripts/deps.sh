@@ -11,11 +11,15 @@
 #                                   (default .deps): provision-host builds them once for a runner
 # The pinned tools come from $HFT_TOOLS_DIR/bin when it has them at these versions (a runner's,
 # set in its jobs' .env by install-runner.sh): linked into .deps/bin, not built from the network.
+# Otherwise they are built once into the user's cache ($HFT_USER_TOOLS, default
+# ~/.cache/hft-bench/tools), shared by every checkout like cargo's registry and Go's module
+# cache, and linked from there: a fresh clone's make test spent 67 s rebuilding them.
 set -euo pipefail
 START=$PWD
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 DEPS=$ROOT/.deps
+USER_TOOLS=${HFT_USER_TOOLS-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/hft-bench/tools}
 ACTIONLINT_VERSION=v1.7.12
 INFERNO_VERSION=0.12.8
 ACT_VERSION=v0.2.89
@@ -145,52 +149,70 @@ npm_step() {
   touch "$stamp"
 }
 
-# provisioned NAME OK_FN BIN...: link BIN... from $HFT_TOOLS_DIR/bin into $DEPS/bin when
-# OK_FN says the copy there is the pinned version (a runner's tools, built by provision-host).
-provisioned() {
-  local name=$1 ok=$2 bin
-  shift 2
-  [ -n "${HFT_TOOLS_DIR:-}" ] && [ "$HFT_TOOLS_DIR" != "$DEPS" ] && "$ok" "$HFT_TOOLS_DIR" || return 1
+# linked NAME OK_FN DIR BIN...: link BIN... from DIR/bin into $DEPS/bin when OK_FN says the
+# copy there is the pinned version.
+linked() {
+  local name=$1 ok=$2 dir=$3 bin
+  shift 3
+  [ -n "$dir" ] && [ "$dir" != "$DEPS" ] && "$ok" "$dir" || return 1
   mkdir -p "$DEPS/bin"
-  for bin in "$@"; do ln -sfn "$HFT_TOOLS_DIR/bin/$bin" "$DEPS/bin/$bin"; done
-  log "$name from $HFT_TOOLS_DIR (provision-host)"
+  for bin in "$@"; do ln -sfn "$dir/bin/$bin" "$DEPS/bin/$bin"; done
+  log "$name from $dir"
 }
 
-# actionlint (make test-ci), a Go module at a pinned version in the git-ignored .deps/bin.
-actionlint_ok() { [ -x "$1/bin/actionlint" ] && "$1/bin/actionlint" -version | grep -qx "$ACTIONLINT_VERSION"; }
-actionlint_step() {
-  actionlint_ok "$DEPS" && return 0
-  provisioned actionlint actionlint_ok actionlint && return 0
-  log "go install actionlint $ACTIONLINT_VERSION"
-  GOBIN=$DEPS/bin go install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
+# tool_step NAME OK_FN BUILD_FN BIN...: the pinned tool in $DEPS/bin: already there, else linked
+# from the runner's $HFT_TOOLS_DIR (provision-host) or the user's cache, else built by
+# BUILD_FN INTO_DIR into the user's cache (then linked) or, when that cannot be written, $DEPS.
+tool_step() {
+  local name=$1 ok=$2 build=$3
+  shift 3
+  "$ok" "$DEPS" && return 0
+  linked "$name" "$ok" "${HFT_TOOLS_DIR:-}" "$@" && return 0
+  linked "$name" "$ok" "$USER_TOOLS" "$@" && return 0
+  if [ -n "$USER_TOOLS" ] && [ "$USER_TOOLS" != "$DEPS" ] && mkdir -p "$USER_TOOLS/bin" 2>/dev/null &&
+    [ -w "$USER_TOOLS/bin" ]; then
+    "$build" "$USER_TOOLS"
+    linked "$name" "$ok" "$USER_TOOLS" "$@"
+  else
+    mkdir -p "$DEPS/bin"
+    "$build" "$DEPS"
+  fi
 }
+
+# actionlint (make test-ci), a Go module at a pinned version.
+actionlint_ok() { [ -x "$1/bin/actionlint" ] && "$1/bin/actionlint" -version | grep -qx "$ACTIONLINT_VERSION"; }
+actionlint_build() {
+  log "go install actionlint $ACTIONLINT_VERSION into $1/bin"
+  GOBIN=$1/bin go install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
+}
+actionlint_step() { tool_step actionlint actionlint_ok actionlint_build actionlint; }
 
 # inferno (ab's differential flame graph: collapse-perf, diff-folded, flamegraph), a crate at
-# a pinned version in .deps/bin.
+# a pinned version.
 inferno_ok() { [ -x "$1/bin/inferno-flamegraph" ] && [ "$(cat "$1/inferno.version" 2>/dev/null)" = "$INFERNO_VERSION" ]; }
+inferno_build() {
+  log "cargo install inferno $INFERNO_VERSION into $1/bin"
+  cargo install --quiet --locked --root "$1" inferno --version "$INFERNO_VERSION"
+  echo "$INFERNO_VERSION" >"$1/inferno.version"
+}
 inferno_step() {
-  inferno_ok "$DEPS" && return 0
-  if provisioned inferno inferno_ok inferno-collapse-perf inferno-diff-folded inferno-flamegraph; then
-    echo "$INFERNO_VERSION" >"$DEPS/inferno.version"
-    return 0
-  fi
-  log "cargo install inferno $INFERNO_VERSION"
-  cargo install --quiet --locked --root "$DEPS" inferno --version "$INFERNO_VERSION"
+  tool_step inferno inferno_ok inferno_build inferno-collapse-perf inferno-diff-folded inferno-flamegraph
   echo "$INFERNO_VERSION" >"$DEPS/inferno.version"
 }
 
 # nektos/act (the workflow tests of make test-ci), a Go module at a pinned version, like actionlint.
 act_ok() { [ -x "$1/bin/act" ] && "$1/bin/act" --version | grep -qx "act version ${ACT_VERSION#v}"; }
-act_step() {
-  act_ok "$DEPS" && return 0
-  provisioned act act_ok act && return 0
-  log "go install act $ACT_VERSION"
-  GOBIN=$DEPS/bin go install "github.com/nektos/act@$ACT_VERSION"
+act_build() {
+  log "go install act $ACT_VERSION into $1/bin"
+  GOBIN=$1/bin go install "github.com/nektos/act@$ACT_VERSION"
 }
+act_step() { tool_step act act_ok act_build act; }
 
 if [ "${1:-}" = --tools ]; then
   DEPS=${2:-$DEPS}
   [[ $DEPS == /* ]] || DEPS=$START/$DEPS
+  # provision-host wants the tools themselves in DIR, not links into root's cache.
+  USER_TOOLS=${HFT_USER_TOOLS-}
   mkdir -p "$DEPS/bin"
   actionlint_step
   inferno_step

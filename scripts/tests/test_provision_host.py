@@ -155,12 +155,59 @@ def test_deps_links_a_runners_tools_instead_of_building_them(tmp_path):
     for name in fakes:
         assert os.readlink(out / "bin" / name) == str(tools / "bin" / name), name
     said = r.stdout + r.stderr
-    assert f"actionlint from {tools} (provision-host)" in said and "go install" not in said, said
+    assert f"actionlint from {tools}\n" in said and "go install" not in said, said
     stale = tools / "bin" / "actionlint"
     stale.write_text("#!/bin/sh\necho v0.0.1\n")  # another version: not taken, built instead
     (out / "bin" / "actionlint").unlink()
     r = subprocess.run([str(DEPS), "--tools", str(out)], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and f"go install actionlint {versions['ACTIONLINT']}" in r.stdout + r.stderr
+
+
+def test_the_tools_are_built_once_into_the_users_cache_and_linked_by_every_checkout(tmp_path):
+    """Without a runner's HFT_TOOLS_DIR, the first checkout builds the pinned tools into the
+    user's cache (HFT_USER_TOOLS) and links them; the next checkout links them without building.
+    go and cargo here are stand-ins that log each build and write a tool of the pinned version."""
+    text = DEPS.read_text()
+    versions = {
+        k: re.search(rf"^{k}_VERSION=(\S+)$", text, re.M)[1] for k in ("ACTIONLINT", "INFERNO", "ACT")
+    }
+    fake_bin, builds = tmp_path / "fake-bin", tmp_path / "builds.log"
+    fake_bin.mkdir()
+    tools = {
+        "actionlint": f"echo {versions['ACTIONLINT']}",
+        "act": f"echo 'act version {versions['ACT'][1:]}'",
+    }
+    (fake_bin / "go").write_text(
+        "#!/bin/sh\n"  # go install MODULE@VERSION: the tool's name is the module's last element
+        f'echo "go $*" >>{builds}\n'
+        'name=$(basename "${2%@*}")\n'
+        f'case $name in actionlint) body="{tools["actionlint"]}";; *) body="{tools["act"]}";; esac\n'
+        'printf "#!/bin/sh\\n%s\\n" "$body" >"$GOBIN/$name" && chmod +x "$GOBIN/$name"\n'
+    )
+    (fake_bin / "cargo").write_text(
+        "#!/bin/sh\n"  # cargo install --quiet --locked --root DIR inferno --version V
+        f'echo "cargo $*" >>{builds}\n'
+        'mkdir -p "$5/bin"; for x in flamegraph collapse-perf diff-folded; do\n'
+        '  printf "#!/bin/sh\\ntrue\\n" >"$5/bin/inferno-$x"; chmod +x "$5/bin/inferno-$x"; done\n'
+    )
+    for f in ("go", "cargo"):
+        (fake_bin / f).chmod(0o755)
+    cache = tmp_path / "cache"
+    env = {"PATH": f"{fake_bin}:/usr/bin:/bin", "HOME": str(tmp_path), "HFT_USER_TOOLS": str(cache)}
+
+    first = subprocess.run([str(DEPS), "--tools", str(tmp_path / "one")], env=env, capture_output=True,
+                           text=True, timeout=60)  # fmt: skip
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert len(builds.read_text().splitlines()) == 3, builds.read_text()
+    assert (cache / "bin" / "act").is_file() and not (cache / "bin" / "act").is_symlink()
+    second = subprocess.run([str(DEPS), "--tools", str(tmp_path / "two")], env=env, capture_output=True,
+                            text=True, timeout=60)  # fmt: skip
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert len(builds.read_text().splitlines()) == 3, "the second checkout built again"
+    for name in ("actionlint", "act", "inferno-flamegraph"):
+        for checkout in ("one", "two"):
+            assert os.readlink(tmp_path / checkout / "bin" / name) == str(cache / "bin" / name)
+    assert f"act from {cache}\n" in second.stdout, second.stdout
 
 
 def _dry_run(target: str) -> list[str]:
