@@ -154,6 +154,7 @@ def test_the_server_killed_mid_run_fails_its_cell_and_is_started_again(tmp_path)
     assert short == ("short", "hft", "ok", None)  # on a server started again
     assert (out / "server.log").read_text().count("hft-server listening on") == 2
     assert "hft-server was killed by SIGKILL; restarting it" in err
+    assert (out / "report.md").is_file(), err
     assert f"- ❌ long/hft: {died}" in (out / "report.md").read_text()
 
 
