@@ -11,8 +11,11 @@ import pytest
 from gate_synth import latency_run, result_doc, write_run
 from hftbench import cli
 from hftbench.errors import UsageError
+from hftbench.judge.calibration import MAX_AMPLIFICATION
+from hftbench.judge.hidden import SOLO_CONFIDENCE
 from hftbench.judge.rounds import AB_ROUNDS
 from hftbench.publish import verdict_text
+from hftbench.publish.calibrate_text import survival_lines
 
 
 def _round(folder, kind, side, i, samples, flags, noisy=None):
@@ -98,6 +101,11 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
     after_seen = doc["survival"]["after"]["latency-1c/hft p50_us"]
     assert after_seen["alone"] == pytest.approx(1.3, abs=0.03) and abs(after_seen["seen"]) < 0.15
     assert "| work after the reply | latency-1c/hft p50_us | ×1.2" in md and "sees 0.00 of it |" in md
+    # the survival table states the level and the factor that decided it, from the record
+    assert doc["survival_rule"] == {"confidence": SOLO_CONFIDENCE, "magnifies_beyond": MAX_AMPLIFICATION}
+    assert f"| alone, {100 * SOLO_CONFIDENCE:g} % |" in md
+    other = "\n".join(survival_lines(doc["survival"], {"confidence": 0.9, "magnifies_beyond": 2.0}))
+    assert "| alone, 90 % |" in other and "more than 2× the top of that interval" in other
     assert "- latency-1c/hft p50_us: guarded (MDE +" in md
     assert "Minimum detectable effect" in capsys.readouterr().out
 
@@ -141,7 +149,7 @@ def test_a_noisy_metric_is_not_guarded_and_says_why():
 
 
 def test_a_metric_the_design_magnifies_is_not_guarded_and_one_it_shows_whole_is(tmp_path):
-    from hftbench.judge.calibration import MAX_AMPLIFICATION, guard_rows
+    from hftbench.judge.calibration import guard_rows
     from hftbench.judge.calibration_draws import load_solo
     from hftbench.judge.gates import load_gates
     from hftbench.judge.hidden import survival

@@ -28,15 +28,21 @@ def seen_text(seen: float | None) -> str:
     return f"sees {seen:.2f} of it"
 
 
-def survival_lines(survival: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
-    """What of each kind's effect, measured with each server alone, the design still shows."""
+def survival_lines(
+    survival: dict[str, dict[str, dict[str, Any]]], rule: dict[str, float] | None
+) -> list[str]:
+    """What of each kind's effect, measured with each server alone, the design still shows;
+    `rule` is the record's survival_rule (its interval's level and the magnification refused)."""
     if not survival:
         return []
+    # a record written before it kept its rule names neither number
+    level = f"{100 * rule['confidence']:g} %" if rule else "stated"
+    beyond = f"{rule['magnifies_beyond']:g}×" if rule else "a multiple of"
     lines = ["", "What of each kind survives the design (its effect with each server alone, one at a "
-             "time: each kind's run against the build's run just before it, with the 95 % interval over "
-             "those pairs; against the effect the design measured; 1 sees it whole, 0 not at all; "
-             "\"magnifies\" where the design shows more than 1.5× the top of that interval):", "",
-             "| kind | series metric | alone | alone, 95 % | in the design | this design |",
+             f"time: each kind's run against the build's run just before it, with the {level} interval "
+             "over those pairs; against the effect the design measured; 1 sees it whole, 0 not at all; "
+             f"\"magnifies\" where the design shows more than {beyond} the top of that interval):", "",
+             f"| kind | series metric | alone | alone, {level} | in the design | this design |",
              "|---|---|---|---|---|---|"]  # fmt: skip
     for kind, rows in survival.items():
         for key, r in rows.items():
@@ -162,7 +168,7 @@ def render(doc: dict[str, Any]) -> str:
             lines.append(f"- {g['series']} {g['metric']}: {100 * g['coverage']:.1f} %{spread}")
     lines += pool_lines(doc.get("aa_pool") or {})
     lines += as_judged_lines(doc.get("as_judged") or {})
-    lines += survival_lines(doc.get("survival") or {})
+    lines += survival_lines(doc.get("survival") or {}, doc.get("survival_rule"))
     for series, p in (doc.get("price_of_duet") or {}).items():
         lines += ["", f"Price of duet, {series}: P50 {p['solo_p50_us']} µs alone, {p['duet_p50_us']} µs "
                   f"in a duet (×{p['ratio']}): the other server and a shared client's cost."]  # fmt: skip
