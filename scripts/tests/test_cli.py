@@ -3,8 +3,11 @@ an error, not a command that quietly disappears."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
-from hftbench import cli
+from hftbench import __version__, cli
 
 
 def test_every_registered_subcommand_is_a_command():
@@ -17,3 +20,18 @@ def test_a_registered_module_that_is_missing_fails_loudly(monkeypatch):
     monkeypatch.setitem(cli.SUBCOMMANDS, "gone", "no_such_module")
     with pytest.raises(ModuleNotFoundError, match="no_such_module"):
         cli.build_parser()
+
+
+def test_the_version_is_said_without_importing_the_subcommands():
+    """`hftbench --version` (asked by probes, e.g. whether another user can run it) says what
+    argparse would, without the seconds that importing every subcommand's scipy costs."""
+    code = (
+        "import sys; from hftbench import cli; code = cli.main(['--version']); "
+        "print(code, [m for m in cli.SUBCOMMANDS.values() if 'hftbench.commands.' + m in sys.modules], "
+        "'scipy' in sys.modules)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.stdout.splitlines() == [f"hftbench {__version__}", "0 [] False"], r.stdout + r.stderr
+    with pytest.raises(SystemExit) as stop:  # the same words argparse's own action says
+        cli.build_parser().parse_args(["--version"])
+    assert stop.value.code == 0
