@@ -48,9 +48,11 @@ def test_the_verdict_text_shows_the_graph_and_the_table():
     assert "| `hft_server::routes::order_checksum` | 0.0% | 41.5% | +41.5 pt |" in text
 
 
+# asked once: perf's probe takes a second, and every pytest process collects this module
+NO_PROFILE = profile.unavailable(ROOT)
 needs = pytest.mark.skipif(
-    not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)) or profile.unavailable(ROOT) is not None,
-    reason=f"needs bin/ (make build) and perf + inferno (make deps): {profile.unavailable(ROOT)}",
+    not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)) or NO_PROFILE is not None,
+    reason=f"needs bin/ (make build) and perf + inferno (make deps): {NO_PROFILE}",
 )
 
 
