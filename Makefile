@@ -14,7 +14,10 @@ endif
 
 VENV    := .venv
 PY      := $(VENV)/bin/python
-PYTEST  := $(VENV)/bin/pytest
+# pytest keeps its assert-rewritten test modules in __pycache__ (git-ignored) even where the
+# shell sets PYTHONDONTWRITEBYTECODE: rewriting all of them again cost each pytest process
+# about 2 s of CPU (collection 5.2 s -> 3.3 s).
+PYTEST  := PYTHONDONTWRITEBYTECODE= $(VENV)/bin/pytest
 BIN     := bin
 SUITE   ?= standard
 JOBS    ?= $(shell nproc)
