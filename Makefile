@@ -45,7 +45,7 @@ HAVE_DASHBOARD     := $(wildcard gh-pages/package.json)
 .PHONY: help deps deps-bench build check test lint bench clean fuzz \
         build-rust build-go build-c build-cpp build-python build-hft build-linkem \
         test-rust test-python test-go test-c test-hft test-dashboard test-ci \
-        test-measuring check-dashboard lint-ci
+        test-measuring test-steps build-rust-tests check-dashboard lint-ci
 
 help:
 	@echo "make bench   set up, build, run the '$(SUITE)' suite and write results/run_<UTC>_<hex>/report.md"
@@ -98,17 +98,23 @@ check: deps
 	$(PYTEST) -m "not measuring and not act and not slow" -n $(PYTEST_WORKERS) $(PYTEST_DIST) -q
 	@$(MAKE) --no-print-directory check-dashboard
 
-# The tests one at a time: beside cargo's test build at normal priority and a busy core, the
-# HFT client's valgrind duet check (clients/hft/tests/run_integration.sh) read the unslowed side
-# 6x slower than the slowed one (make -j2 tried 2026-11-28). Only cargo's build of the test
-# binaries, which times nothing, runs beside them, at nice 19: it takes what the tests leave
-# idle (a third of both cores in the measuring pass, 2026-11-29) and yields the rest at once.
-# Then cargo's tests run, built; a failed step stops the build.
+# The tests one at a time (test-steps, a make each): beside cargo's test build at normal
+# priority and a busy core, the HFT client's valgrind duet check (clients/hft/tests/
+# run_integration.sh) read the unslowed side 6x slower than the slowed one (make -j2 tried
+# 2026-11-28). Only cargo's build of the test binaries, which times nothing, runs beside them,
+# at nice 19: it takes what the tests leave idle (a third of both cores in the measuring pass,
+# 2026-11-29) and yields the rest at once. Then cargo's tests run, built.
 test: deps build
-	@MAKEFLAGS= nice -n 19 cargo test --locked --workspace --no-run --quiet & rust=$$!; \
-	$(MAKE) --no-print-directory test-go test-c test-hft test-python test-dashboard lint-ci \
-	  test-measuring || { kill $$rust 2>/dev/null; exit 1; }; \
-	wait $$rust && $(MAKE) --no-print-directory test-rust
+	@$(MAKE) --no-print-directory -j2 test-steps build-rust-tests
+	@$(MAKE) --no-print-directory test-rust
+
+test-steps:
+	@for step in test-go test-c test-hft test-python test-dashboard lint-ci test-measuring; do \
+	  $(MAKE) --no-print-directory $$step || exit 1; done
+
+# Without make's jobserver (not handed to a plain recipe): cargo runs its own jobs.
+build-rust-tests:
+	MAKEFLAGS= nice -n 19 cargo test --locked --workspace --no-run --quiet
 
 test-rust:
 	MAKEFLAGS= cargo test --locked --workspace --quiet
