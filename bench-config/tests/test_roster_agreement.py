@@ -89,8 +89,9 @@ def makefile_problems(makefile: Path, roster: roster_mod.Roster, repo: Path = RE
         if target not in targets.get(".PHONY", "").split():
             problems.append(f"{c.name}: add {target} to .PHONY")
         test = f"test-{c.name}"
-        if test in targets and not re.search(rf"(?<![\w-]){test}(?![\w-])", targets.get("test", "")):
-            problems.append(f"{c.name}: add {test} to the `test:` recipe's $(MAKE) line")
+        runs = targets.get("test", "") + targets.get("test-steps", "")  # test-rust runs after the steps
+        if test in targets and not re.search(rf"(?<![\w-]){test}(?![\w-])", runs):
+            problems.append(f"{c.name}: add {test} to the `test-steps:` recipe's list of steps")
     return problems
 
 
