@@ -188,8 +188,9 @@ check_rc strict 2 "$C" --url "$URL" --orders 10 --strict
 grep -q -- "--strict: tuning mlockall" "$TMP/strict.err" || fail "strict: $(cat "$TMP/strict.err")"
 pass "bad flag, unreachable server and --strict exit 2"
 
-# valgrind: the plain build (no -march=native: valgrind does not know AVX-512).
-make --no-print-directory -C "$ROOT/clients/hft" MODE=release ARCH= BUILD="$VG_BUILD" \
+# valgrind: the plain build (no -march=native: valgrind does not know AVX-512). A make of its
+# own (MAKEFLAGS cleared): a parent's jobserver is not handed to a script.
+MAKEFLAGS='' make --no-print-directory -C "$ROOT/clients/hft" MODE=release ARCH= BUILD="$VG_BUILD" \
   "$VG_BUILD/client-hft" "$VG_BUILD/hft-floor" >/dev/null
 check_rc vg_client 0 "${VG[@]}" "$VG_BUILD/client-hft" --url "$URL" --orders 200 --warmup 20 --connections 3 \
   --output "$TMP/vg_client.json"
