@@ -163,6 +163,7 @@ linked() {
 # tool_step NAME OK_FN BUILD_FN BIN...: the pinned tool in $DEPS/bin: already there, else linked
 # from the runner's $HFT_TOOLS_DIR (provision-host) or the user's cache, else built by
 # BUILD_FN INTO_DIR into the user's cache (then linked) or, when that cannot be written, $DEPS.
+# The cache's build holds $USER_TOOLS/.lock: a second checkout waits, then links what it built.
 tool_step() {
   local name=$1 ok=$2 build=$3
   shift 3
@@ -170,9 +171,13 @@ tool_step() {
   linked "$name" "$ok" "${HFT_TOOLS_DIR:-}" "$@" && return 0
   linked "$name" "$ok" "$USER_TOOLS" "$@" && return 0
   if [ -n "$USER_TOOLS" ] && [ "$USER_TOOLS" != "$DEPS" ] && mkdir -p "$USER_TOOLS/bin" 2>/dev/null &&
-    [ -w "$USER_TOOLS/bin" ]; then
-    "$build" "$USER_TOOLS"
-    linked "$name" "$ok" "$USER_TOOLS" "$@"
+    [ -w "$USER_TOOLS/bin" ] && command -v flock >/dev/null; then
+    (
+      flock 9
+      linked "$name" "$ok" "$USER_TOOLS" "$@" && exit 0
+      "$build" "$USER_TOOLS"
+      linked "$name" "$ok" "$USER_TOOLS" "$@"
+    ) 9>"$USER_TOOLS/.lock"
   else
     mkdir -p "$DEPS/bin"
     "$build" "$DEPS"

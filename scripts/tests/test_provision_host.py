@@ -163,10 +163,9 @@ def test_deps_links_a_runners_tools_instead_of_building_them(tmp_path):
     assert r.returncode != 0 and f"go install actionlint {versions['ACTIONLINT']}" in r.stdout + r.stderr
 
 
-def test_the_tools_are_built_once_into_the_users_cache_and_linked_by_every_checkout(tmp_path):
-    """Without a runner's HFT_TOOLS_DIR, the first checkout builds the pinned tools into the
-    user's cache (HFT_USER_TOOLS) and links them; the next checkout links them without building.
-    go and cargo here are stand-ins that log each build and write a tool of the pinned version."""
+def _stand_in_toolchain(tmp_path: Path, seconds: float = 0) -> tuple[dict[str, str], Path, Path]:
+    """go and cargo stand-ins that log each build to builds.log, take `seconds`, and write a tool
+    of the pinned version; deps.sh's environment with them first on PATH and the user cache."""
     text = DEPS.read_text()
     versions = {
         k: re.search(rf"^{k}_VERSION=(\S+)$", text, re.M)[1] for k in ("ACTIONLINT", "INFERNO", "ACT")
@@ -179,22 +178,31 @@ def test_the_tools_are_built_once_into_the_users_cache_and_linked_by_every_check
     }
     (fake_bin / "go").write_text(
         "#!/bin/sh\n"  # go install MODULE@VERSION: the tool's name is the module's last element
-        f'echo "go $*" >>{builds}\n'
+        f'echo "go $*" >>{builds}; sleep {seconds}\n'
         'name=$(basename "${2%@*}")\n'
         f'case $name in actionlint) body="{tools["actionlint"]}";; *) body="{tools["act"]}";; esac\n'
         'printf "#!/bin/sh\\n%s\\n" "$body" >"$GOBIN/$name" && chmod +x "$GOBIN/$name"\n'
     )
     (fake_bin / "cargo").write_text(
         "#!/bin/sh\n"  # cargo install --quiet --locked --root DIR inferno --version V
-        f'echo "cargo $*" >>{builds}\n'
+        f'echo "cargo $*" >>{builds}; sleep {seconds}\n'
         'mkdir -p "$5/bin"; for x in flamegraph collapse-perf diff-folded; do\n'
         '  printf "#!/bin/sh\\ntrue\\n" >"$5/bin/inferno-$x"; chmod +x "$5/bin/inferno-$x"; done\n'
     )
     for f in ("go", "cargo"):
         (fake_bin / f).chmod(0o755)
     cache = tmp_path / "cache"
-    env = {"PATH": f"{fake_bin}:/usr/bin:/bin", "HOME": str(tmp_path), "HFT_USER_TOOLS": str(cache)}
+    return (
+        {"PATH": f"{fake_bin}:/usr/bin:/bin", "HOME": str(tmp_path), "HFT_USER_TOOLS": str(cache)},
+        builds,
+        cache,
+    )
 
+
+def test_the_tools_are_built_once_into_the_users_cache_and_linked_by_every_checkout(tmp_path):
+    """Without a runner's HFT_TOOLS_DIR, the first checkout builds the pinned tools into the
+    user's cache (HFT_USER_TOOLS) and links them; the next checkout links them without building."""
+    env, builds, cache = _stand_in_toolchain(tmp_path)
     first = subprocess.run([str(DEPS), "--tools", str(tmp_path / "one")], env=env, capture_output=True,
                            text=True, timeout=60)  # fmt: skip
     assert first.returncode == 0, first.stdout + first.stderr
@@ -208,6 +216,20 @@ def test_the_tools_are_built_once_into_the_users_cache_and_linked_by_every_check
         for checkout in ("one", "two"):
             assert os.readlink(tmp_path / checkout / "bin" / name) == str(cache / "bin" / name)
     assert f"act from {cache}\n" in second.stdout, second.stdout
+
+
+def test_two_checkouts_at_once_build_the_cache_once(tmp_path):
+    """Two make deps into an empty user cache at the same moment: the second waits on the
+    cache's lock and links what the first built (each build here takes 1 s, so without the lock
+    both would build)."""
+    env, builds, cache = _stand_in_toolchain(tmp_path, seconds=1)
+    both = [subprocess.Popen([str(DEPS), "--tools", str(tmp_path / name)], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True) for name in ("one", "two")]  # fmt: skip
+    said = [p.communicate(timeout=60)[0] for p in both]
+    assert [p.returncode for p in both] == [0, 0], said
+    assert len(builds.read_text().splitlines()) == 3, builds.read_text()
+    for checkout in ("one", "two"):
+        assert os.readlink(tmp_path / checkout / "bin" / "act") == str(cache / "bin" / "act")
 
 
 def _dry_run(target: str) -> list[str]:
