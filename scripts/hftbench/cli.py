@@ -39,13 +39,16 @@ SUBCOMMANDS: dict[str, str] = {
 }
 
 
+VERSION = f"hftbench {__version__}"  # what --version says
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser with every subcommand, or with just `only` (a subcommand name) for speed."""
     parser = argparse.ArgumentParser(
         prog="hftbench",
         description="Run the hft-bench scenarios, write results and reports, compare runs.",
     )
-    parser.add_argument("--version", action="version", version=f"hftbench {__version__}")
+    parser.add_argument("--version", action="version", version=VERSION)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     modules = [SUBCOMMANDS[only]] if only in SUBCOMMANDS else list(SUBCOMMANDS.values())
     for name in modules:
@@ -70,7 +73,7 @@ def command_of(module) -> type[Command]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv == ["--version"]:  # as argparse says it, without importing every subcommand (1.5 s)
-        print(f"hftbench {__version__}")
+        print(VERSION)
         return 0
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)

@@ -130,13 +130,16 @@ def test_the_check_runs_as_the_jobs_user_and_looks_for_anything_writable(log):
     assert "setpriv --reuid=" in check and "-writable (must find nothing)" in check
 
 
+def pinned_versions() -> dict[str, str]:
+    """ACTIONLINT, INFERNO, ACT -> the version deps.sh pins."""
+    text = DEPS.read_text()
+    return {k: re.search(rf"^{k}_VERSION=(\S+)$", text, re.M)[1] for k in ("ACTIONLINT", "INFERNO", "ACT")}
+
+
 def test_deps_links_a_runners_tools_instead_of_building_them(tmp_path):
     """With HFT_TOOLS_DIR holding the pinned versions, `deps.sh --tools` links them: no go or
     cargo on the PATH, so a build would fail."""
-    text = DEPS.read_text()
-    versions = {
-        k: re.search(rf"^{k}_VERSION=(\S+)$", text, re.M)[1] for k in ("ACTIONLINT", "INFERNO", "ACT")
-    }
+    versions = pinned_versions()
     tools = tmp_path / "tools"
     (tools / "bin").mkdir(parents=True)
     fakes = {
@@ -166,10 +169,7 @@ def test_deps_links_a_runners_tools_instead_of_building_them(tmp_path):
 def _stand_in_toolchain(tmp_path: Path, seconds: float = 0) -> tuple[dict[str, str], Path, Path]:
     """go and cargo stand-ins that log each build to builds.log, take `seconds`, and write a tool
     of the pinned version; deps.sh's environment with them first on PATH and the user cache."""
-    text = DEPS.read_text()
-    versions = {
-        k: re.search(rf"^{k}_VERSION=(\S+)$", text, re.M)[1] for k in ("ACTIONLINT", "INFERNO", "ACT")
-    }
+    versions = pinned_versions()
     fake_bin, builds = tmp_path / "fake-bin", tmp_path / "builds.log"
     fake_bin.mkdir()
     tools = {
