@@ -2,6 +2,11 @@
 session of looks, drift, change points. Stage 2: may import measure and the top, never
 publish, store or commands.
 
+Student's t and the normal come from scipy.special (stdtr, stdtrit, ndtr, ndtri: the functions
+scipy.stats' t and norm call, so the numbers are the same): importing scipy.stats costs about
+0.5 s more, paid by every CLI call. Only the Mann-Whitney test and Theil-Sen import it, inside
+the function.
+
 - `bisect_steps.py`   bisect's pure decisions: its target, the step's verdict, the next commit, the steps left
 - `calibration.py`    a runner's calibration record: the series × metrics it guards, read by the gate
 - `calibration_draws.py` calibrate's analysis: draws of k rounds per kind compared and tallied

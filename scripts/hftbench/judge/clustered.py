@@ -48,7 +48,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as sps
+from scipy.special import stdtr, stdtrit
 
 from ..histograms import Grid, quantile_rows
 
@@ -161,14 +161,14 @@ def t_p_value(observed: float, se: float, df: int) -> float:
         return 1.0
     if se == 0:
         return 1.0 if observed == 0 else 0.0
-    return float(2.0 * sps.t.sf(abs(observed) / se, df))
+    return float(2.0 * stdtr(df, -abs(observed) / se))
 
 
 def t_interval(observed: float, se: float, df: int, confidence: float) -> tuple[float, float]:
     """exp(observed ± t_{df, (1 + confidence) / 2} · se): the ratio's interval."""
     if df < 1 or not (np.isfinite(observed) and np.isfinite(se)):
         return float("nan"), float("nan")
-    half = float(sps.t.ppf(0.5 + confidence / 2.0, df)) * se
+    half = float(stdtrit(df, 0.5 + confidence / 2.0)) * se
     return float(np.exp(observed - half)), float(np.exp(observed + half))
 
 

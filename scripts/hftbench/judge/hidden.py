@@ -10,7 +10,7 @@ import math
 import re
 
 import numpy as np
-from scipy import stats as sps
+from scipy.special import stdtrit
 
 from ..design_names import UNPAIRED
 from ..results import Run
@@ -52,7 +52,7 @@ def alone_effects(pairs: list[tuple[Run, Run]], gates: Gates) -> dict[str, tuple
         n, mean = len(values), float(np.mean(values))
         half = 0.0
         if n > 1:
-            half = float(sps.t.ppf(0.5 + SOLO_CONFIDENCE / 2, n - 1) * np.std(values, ddof=1) / math.sqrt(n))
+            half = float(stdtrit(n - 1, 0.5 + SOLO_CONFIDENCE / 2) * np.std(values, ddof=1) / math.sqrt(n))
         out[key] = (mean, mean - half, mean + half, n)
     return out
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
+from scipy.special import ndtri, stdtrit
 
 from ..answers import FASTER, IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, REGRESSION, SLOWER
 
@@ -28,9 +28,9 @@ def detectable_effect(noise_log_sd: float, level: float, smallest_p: float = 0.0
     if smallest_p >= level or not np.isfinite(noise_log_sd):
         return float("inf")
     if df > 0:
-        critical, power = float(sps.t.ppf(1.0 - level / 2.0, df)), float(sps.t.ppf(0.8, df))
+        critical, power = float(stdtrit(df, 1.0 - level / 2.0)), float(stdtrit(df, 0.8))
         return float(np.exp((critical + power) * noise_log_sd))
-    critical = float(sps.norm.ppf(1.0 - level / 2.0))
+    critical = float(ndtri(1.0 - level / 2.0))
     return float(np.exp((critical + POWER_Z) * noise_log_sd))
 
 
