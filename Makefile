@@ -45,7 +45,7 @@ HAVE_DASHBOARD     := $(wildcard gh-pages/package.json)
 .PHONY: help deps deps-bench build check test lint bench clean fuzz \
         build-rust build-go build-c build-cpp build-python build-hft build-linkem \
         test-rust test-python test-go test-c test-hft test-dashboard test-ci \
-        test-measuring test-steps build-rust-tests check-dashboard lint-ci
+        test-measuring test-serial test-beside build-rust-tests check-dashboard lint-ci
 
 help:
 	@echo "make bench   set up, build, run the '$(SUITE)' suite and write results/run_<UTC>_<hex>/report.md"
@@ -98,19 +98,30 @@ check: deps
 	$(PYTEST) -m "not measuring and not act and not slow" -n $(PYTEST_WORKERS) $(PYTEST_DIST) -q
 	@$(MAKE) --no-print-directory check-dashboard
 
-# The tests one at a time (test-steps, a make each): beside cargo's test build at normal
-# priority and a busy core, the HFT client's valgrind duet check (clients/hft/tests/
-# run_integration.sh) read the unslowed side 6x slower than the slowed one (make -j2 tried
-# 2026-11-28). Only cargo's build of the test binaries, which times nothing, runs beside them,
-# at nice 19: it takes what the tests leave idle (a third of both cores in the measuring pass,
-# 2026-11-29) and yields the rest at once. Then cargo's tests run, built.
+# make test runs three streams at once (make -j3), then cargo's tests, built:
+# - test-serial, at normal priority, one step at a time: go test, the C and HFT clients' tests
+#   (the HFT client's valgrind duet check), lint-ci, then the serial pass (test-measuring);
+# - test-beside, at nice 19: the parallel pass (test-python) and the dashboard's tests, which
+#   time nothing (a test with a deadline is measuring: conftest.py). Its output goes to
+#   build/test-beside.log, printed whole when it ends, so the serial stream reads in order;
+# - build-rust-tests: cargo's build of the test binaries, at nice 19.
+# Nice 19 takes what the serial stream leaves idle (a third of both cores in the measuring pass,
+# 2026-11-29) and yields the rest at once: beside cargo's build at normal priority and a busy
+# core, the valgrind duet check read the unslowed side 6x slower than the slowed one (make -j2
+# tried 2026-11-28).
 test: deps build
-	@$(MAKE) --no-print-directory -j2 test-steps build-rust-tests
+	@$(MAKE) --no-print-directory -j3 test-serial test-beside build-rust-tests
 	@$(MAKE) --no-print-directory test-rust
 
-test-steps:
-	@for step in test-go test-c test-hft test-python test-dashboard lint-ci test-measuring; do \
+test-serial:
+	@for step in test-go test-c test-hft lint-ci test-measuring; do \
 	  $(MAKE) --no-print-directory $$step || exit 1; done
+
+test-beside:
+	@mkdir -p build; (for step in test-python test-dashboard; do \
+	  nice -n 19 $(MAKE) --no-print-directory $$step || exit 1; done) >build/test-beside.log 2>&1; \
+	  rc=$$?; printf '\n--- test-beside (test-python, test-dashboard; at nice 19), exit %s:\n' $$rc; \
+	  cat build/test-beside.log; exit $$rc
 
 # Without make's jobserver (not handed to a plain recipe): cargo runs its own jobs.
 build-rust-tests:
