@@ -25,8 +25,10 @@ JOBS    ?= $(shell nproc)
 # measure nor run act. The measuring and act tests always run one at a time. Work stealing
 # rather than whole files a worker: test_compare.py alone is about 23 s, and an idle worker
 # takes the rest of the other's queue (make check 0.937x the wall time of --dist loadfile,
-# 3 runs each alternated, 2026-11-29).
-PYTEST_WORKERS ?= $(JOBS)
+# 3 runs each alternated, 2026-11-29). Two workers more than the CPUs: a fifth of the pass
+# waits on a child process or a sleep, and the spare workers fill it (the `make check` pass on
+# 2 CPUs, `make check PYTEST_WORKERS=N`, 2026-11-29: 83 s with 2, 67-74 s with 3, 64-68 s with 4).
+PYTEST_WORKERS ?= $(shell echo $$(( $(JOBS) + 2 )))
 PYTEST_DIST    ?= --dist worksteal
 
 # Components are built when their folder exists, so the tree builds at every stage.
