@@ -89,7 +89,8 @@ def makefile_problems(makefile: Path, roster: roster_mod.Roster, repo: Path = RE
         if target not in targets.get(".PHONY", "").split():
             problems.append(f"{c.name}: add {target} to .PHONY")
         test = f"test-{c.name}"
-        runs = "".join(targets.get(t, "") for t in ("test", "test-serial", "test-beside"))  # and test-rust after
+        # test-rust runs after the streams
+        runs = "".join(targets.get(t, "") for t in ("test", "test-serial", "test-beside"))
         if test in targets and not re.search(rf"(?<![\w-]){test}(?![\w-])", runs):
             problems.append(f"{c.name}: add {test} to the `test-serial:` recipe's list of steps")
     return problems
