@@ -103,14 +103,19 @@ check: deps
 # make test runs three streams at once (make -j3), then cargo's tests, built:
 # - test-serial, at normal priority, one step at a time: go test, the C and HFT clients' tests
 #   (the HFT client's valgrind duet check), lint-ci, then the serial pass (test-measuring);
-# - test-beside, at nice 19: the parallel pass (test-python) and the dashboard's tests, which
-#   time nothing (a test with a deadline is measuring: conftest.py). Its output goes to
+# - test-beside, under $(BESIDE): the parallel pass (test-python) and the dashboard's tests,
+#   which time nothing (a test with a deadline is measuring: conftest.py). Its output goes to
 #   build/test-beside.log, printed whole when it ends, so the serial stream reads in order;
-# - build-rust-tests: cargo's build of the test binaries, at nice 19.
-# Nice 19 takes what the serial stream leaves idle (a third of both cores in the measuring pass,
-# 2026-11-29) and yields the rest at once: beside cargo's build at normal priority and a busy
-# core, the valgrind duet check read the unslowed side 6x slower than the slowed one (make -j2
-# tried 2026-11-28).
+# - build-rust-tests: cargo's build of the test binaries, under $(BESIDE).
+# BESIDE takes what the serial stream leaves idle (a third of both cores in the measuring pass,
+# 2026-11-29) and yields the rest at once. SCHED_IDLE rather than nice 19: a task of normal
+# priority that wakes preempts an idle-policy one at once, and the kernel places wakeups on a
+# CPU that runs only idle-policy tasks as on an idle one, where at nice 19 a waking server
+# could wait out the niced task's slice. At nice 19 the serial pass's sequential tests needed
+# more rounds (bisect 27 -> 44 s, the push path 28 -> 64 s; a clean clone, 2026-11-29). Beside
+# cargo's build at normal priority and a busy core, the valgrind duet check read the unslowed
+# side 6x slower than the slowed one (make -j2 tried 2026-11-28).
+BESIDE ?= $(shell chrt --idle 0 true 2>/dev/null && echo chrt --idle 0 || echo nice -n 19)
 test: deps build
 	@$(MAKE) --no-print-directory -j3 test-serial test-beside build-rust-tests
 	@$(MAKE) --no-print-directory test-rust
@@ -121,13 +126,13 @@ test-serial:
 
 test-beside:
 	@mkdir -p build; (for step in test-python test-dashboard; do \
-	  nice -n 19 $(MAKE) --no-print-directory $$step || exit 1; done) >build/test-beside.log 2>&1; \
-	  rc=$$?; printf '\n--- test-beside (test-python, test-dashboard; at nice 19), exit %s:\n' $$rc; \
+	  $(BESIDE) $(MAKE) --no-print-directory $$step || exit 1; done) >build/test-beside.log 2>&1; \
+	  rc=$$?; printf '\n--- test-beside (test-python, test-dashboard; under %s), exit %s:\n' '$(BESIDE)' $$rc; \
 	  cat build/test-beside.log; exit $$rc
 
 # Without make's jobserver (not handed to a plain recipe): cargo runs its own jobs.
 build-rust-tests:
-	MAKEFLAGS= nice -n 19 cargo test --locked --workspace --no-run --quiet
+	MAKEFLAGS= $(BESIDE) cargo test --locked --workspace --no-run --quiet
 
 test-rust:
 	MAKEFLAGS= cargo test --locked --workspace --quiet

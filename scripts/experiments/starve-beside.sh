@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# What make test's nice-19 stream (test-beside) does when the serial stream leaves it nothing
-# (issue 37): runs COMMAND at nice 19 while busy loops at normal priority take every CPU for ON
-# seconds of every PERIOD. A test that fails here keeps a clock and belongs in the serial
-# stream (conftest.py: measuring). The busy loops are ended by their PIDs.
+# What make test's stream beside the serial one (test-beside) does when the serial stream leaves
+# it nothing (issue 37): runs COMMAND under $BESIDE (the Makefile's: `chrt --idle 0`, else
+# `nice -n 19`) while busy loops at normal priority take every CPU for ON seconds of every
+# PERIOD. A test that fails here keeps a clock and belongs in the serial stream (conftest.py:
+# measuring). The busy loops are ended by their PIDs.
 #
 #   scripts/experiments/starve-beside.sh ON PERIOD COMMAND [ARGS...]
 #   e.g. scripts/experiments/starve-beside.sh 8 12 .venv/bin/pytest -m "not measuring and not act" -n 2
@@ -23,7 +24,11 @@ starve() {
 }
 starve &
 starver=$!
-nice -n 19 "$@"
+if [ -z "${BESIDE:-}" ]; then
+  if chrt --idle 0 true 2>/dev/null; then BESIDE="chrt --idle 0"; else BESIDE="nice -n 19"; fi
+fi
+read -ra beside <<<"$BESIDE"
+"${beside[@]}" "$@"
 rc=$?
 kill -TERM "$starver"
 wait "$starver"
