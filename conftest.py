@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent
 # hft/tests/test_compare_performance.py (flag errors, a small run's tables) are not listed:
 # they run in the parallel pass.
 MEASURING_MODULES = {
+    "clients/python/tests/test_worker.py",  # the Python client's timeouts: 0.1-0.5 s, the 1 s default
     "clients/tests/test_conformance_errors.py",  # the contract's 2 s to exit on bad input
     "clients/tests/test_conformance_failures.py",
     "clients/tests/test_conformance_intervals.py",
