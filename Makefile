@@ -125,9 +125,9 @@ test-serial:
 	  $(MAKE) --no-print-directory $$step || exit 1; done
 
 test-beside:
-	@mkdir -p build; (for step in test-python test-dashboard; do \
-	  $(BESIDE) $(MAKE) --no-print-directory $$step || exit 1; done) >build/test-beside.log 2>&1; \
-	  rc=$$?; printf '\n--- test-beside (test-python, test-dashboard; under %s), exit %s:\n' '$(BESIDE)' $$rc; \
+	@mkdir -p build; rc=0; (for step in test-python test-dashboard; do \
+	  $(BESIDE) $(MAKE) --no-print-directory $$step || exit 1; done) >build/test-beside.log 2>&1 || rc=$$?; \
+	  printf '\n--- test-beside (test-python, test-dashboard; under %s), exit %s:\n' '$(BESIDE)' $$rc; \
 	  cat build/test-beside.log; exit $$rc
 
 # Without make's jobserver (not handed to a plain recipe): cargo runs its own jobs.
