@@ -1,14 +1,15 @@
 """Failures counted by kind (Contract 2): stand-in servers that answer every order with one
 HTTP status (each a 4xx or 5xx): none counted as ok, the result still written and valid, exit 1.
-These time nothing (no --timeout-ms, no deadline), so they are not measuring (conftest.py) and
-run in make test's parallel pass; the timeouts are test_conformance_failures.py's.
+These time nothing (no deadline, and a --timeout-ms no order reaches: conformance.NO_TIMEOUT),
+so they are not measuring (conftest.py) and run in make test's parallel pass; the timeouts are
+test_conformance_failures.py's.
 """
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from conformance import run_client, schema_errors
+from conformance import NO_TIMEOUT, run_client, schema_errors
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -56,7 +57,7 @@ def test_every_answer_with_an_error_status_counts_as_its_kind(client, status, ki
     try:
         run = run_client(
             client, tmp_path, "--url", server.url, "--orders", str(ORDERS), "--warmup", "0",
-            "--connections", str(CONNECTIONS), timeout_s=30,
+            "--connections", str(CONNECTIONS), *NO_TIMEOUT, timeout_s=30,
         )  # fmt: skip
     finally:
         server.close()
