@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # How busy the whole machine was while a command ran (issue 37: what a stream leaves idle for
-# another at nice 19): wall seconds, and the CPU-seconds busy and idle across all CPUs, from
+# another at low priority): wall seconds, and the CPU-seconds busy and idle across all CPUs, from
 # /proc/stat read before and after. The command's exit status is passed on.
 #
 #   scripts/experiments/machine-busy.sh COMMAND [ARGS...]

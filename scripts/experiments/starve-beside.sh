@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What make test's stream beside the serial one (test-beside) does when the serial stream leaves
-# it nothing (issue 37): runs COMMAND under $BESIDE (the Makefile's: `chrt --idle 0`, else
-# `nice -n 19`) while busy loops at normal priority take every CPU for ON seconds of every
+# it nothing (issue 37): runs COMMAND under $BESIDE (by default the Makefile's: `chrt --idle 0`,
+# else `nice -n 19`) while busy loops at normal priority take every CPU for ON seconds of every
 # PERIOD. A test that fails here keeps a clock and belongs in the serial stream (conftest.py:
 # measuring). The busy loops are ended by their PIDs.
 #
@@ -24,10 +24,9 @@ starve() {
 }
 starve &
 starver=$!
-if [ -z "${BESIDE:-}" ]; then
-  if chrt --idle 0 true 2>/dev/null; then BESIDE="chrt --idle 0"; else BESIDE="nice -n 19"; fi
-fi
-read -ra beside <<<"$BESIDE"
+root=$(git rev-parse --show-toplevel)
+# shellcheck disable=SC2016  # $(BESIDE) is make's variable, expanded by make
+read -ra beside <<<"${BESIDE:-$(make -s -C "$root" --eval 'print-beside: ; @echo $(BESIDE)' print-beside)}"
 "${beside[@]}" "$@"
 rc=$?
 kill -TERM "$starver"
