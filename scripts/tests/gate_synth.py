@@ -12,16 +12,23 @@ from hdrh.histogram import HdrHistogram
 def encode_ns(samples_ns: np.ndarray) -> str:
     """Record nanosecond samples into the clients' histogram layout; base64 V2 (HISTF…).
 
-    Each sample is first lowered to the smallest value of its HDR bucket (3 significant digits:
-    2048 sub-buckets, a bucket's width doubling with each power of two above them), which is
-    where hdrh would count it anyway: the same bytes, with one pure-Python record_value per
-    bucket instead of per distinct value."""
+    The counts are filled at once with numpy at the indices hdrh's record_value computes (3
+    significant digits from 1 ns: 2048 sub-buckets, a bucket's width doubling with each power of
+    two above them), and total, min and max set as it would set them: the same bytes as a
+    record_value per sample (test_gate_synth.py), without 2,000 pure-Python calls per run that
+    were a third of the synthetic gate tests' CPU."""
     hist = HdrHistogram(1, 60_000_000_000, 3)
     ns = np.maximum(1, np.round(samples_ns)).astype(np.int64)
-    shift = np.maximum(0, np.frexp((ns | 2047).astype(np.float64))[1] - 11)
-    values, counts = np.unique((ns >> shift) << shift, return_counts=True)
-    for v, c in zip(values.tolist(), counts.tolist(), strict=True):
-        hist.record_value(v, c)
+    bucket = np.maximum(0, np.frexp((ns | 2047).astype(np.float64))[1] - 11)
+    index = ((bucket + 1) << 10) + (ns >> bucket) - 1024
+    kept = index < hist.counts_len  # record_value refuses a value past the highest trackable
+    if kept.any():
+        lowered = (ns[kept] >> bucket[kept]) << bucket[kept]  # the bucket's smallest value
+        counts = np.ctypeslib.as_array(hist.counts)
+        counts += np.bincount(index[kept], minlength=hist.counts_len).astype(counts.dtype)
+        hist.total_count = int(kept.sum())
+        hist.min_value = int(lowered.min())
+        hist.max_value = int(lowered.max())
     return hist.encode().decode()
 
 
