@@ -9,6 +9,7 @@ max(1, int(q * total + 0.5))), so the gate's numbers equal the clients' `latency
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -44,6 +45,41 @@ def decode(encoded: str) -> HdrHistogram:
     standard = HdrHistogram(LOWEST_NS, HIGHEST_NS, SIGNIFICANT_DIGITS)
     standard.add(hist)
     return standard
+
+
+def mean_stddev(hist: HdrHistogram) -> tuple[float, float]:
+    """hdrh's get_mean_value() and get_stddev(), bit for bit (the same sums in the same order),
+    over the buckets that hold a count. hdrh walks all 27,000-odd buckets of the layout with a
+    Python iterator, three times for the pair: nine tenths of `hftbench report`'s 17.8 s on
+    make bench's 31 cells (2026-11-29)."""
+    total_count = hist.total_count
+    if not total_count:
+        return 0.0, 0.0
+    counts = np.ctypeslib.as_array(hist.counts)[: hist.counts_len]
+    held = np.flatnonzero(counts)
+    weights = counts[held].tolist()
+    layout = (hist.lowest_trackable_value, hist.highest_trackable_value, hist.significant_figures)
+    middles = _bucket_middles(layout)[held].tolist()
+    mean = float(sum(c * m for c, m in zip(weights, middles, strict=True))) / total_count
+    squares = 0.0
+    for c, m in zip(weights, middles, strict=True):
+        dev = (m * 1.0) - mean
+        squares += (dev * dev) * c
+    return mean, math.sqrt(squares / total_count)
+
+
+@functools.lru_cache(maxsize=4)
+def _bucket_middles(layout: tuple[int, int, int]) -> np.ndarray:
+    """hdrh's median equivalent value (int) of every bucket index of a layout, as its iterator
+    reaches the bucket (from its highest equivalent value)."""
+    h = HdrHistogram(*layout)
+    return np.array(
+        [
+            h._hdr_median_equiv_value(h.get_highest_equivalent_value(h.get_value_from_index(i)))
+            for i in range(h.counts_len)
+        ],
+        dtype=np.int64,
+    )
 
 
 @functools.lru_cache(maxsize=1024)

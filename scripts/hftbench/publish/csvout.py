@@ -17,7 +17,7 @@ import csv
 import io
 from pathlib import Path
 
-from .. import metrics
+from .. import histograms, metrics
 from ..fsio import write_atomic
 from ..measure import lateness
 from ..results import Cell, Run
@@ -41,10 +41,11 @@ def _figures(series: Series) -> dict[str, object]:
     merged = series.merged_histogram()
     if merged is None:
         return out
+    mean, stddev = histograms.mean_stddev(merged)
     ns = {
         metrics.MIN: merged.get_min_value(),
-        metrics.MEAN: merged.get_mean_value(),
-        metrics.STDDEV: merged.get_stddev(),
+        metrics.MEAN: mean,
+        metrics.STDDEV: stddev,
         metrics.MAX: merged.get_max_value(),
     }
     for m in metrics.LATENCY_US:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import metrics, roster, samples
+from .. import histograms, metrics, roster, samples
 from ..measure import lateness
 from ..metrics import fmt_rate, fmt_us
 from ..results import Cell, Run
@@ -75,7 +75,8 @@ def make_row(cells: list[Cell]) -> Row:
     row.throughput_rps = series.throughput_rps()
     merged = series.merged_histogram()
     if merged is not None:
-        row.mean_us, row.stddev_us = merged.get_mean_value() / 1000, merged.get_stddev() / 1000
+        mean, stddev = histograms.mean_stddev(merged)
+        row.mean_us, row.stddev_us = mean / 1000, stddev / 1000
         row.min_us, row.max_us = merged.get_min_value() / 1000, merged.get_max_value() / 1000
     for m in metrics.PERCENTILES:
         shown = samples.supports(row.samples, m.percent)
