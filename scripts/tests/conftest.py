@@ -25,7 +25,14 @@ def pool_legs(tmp_path_factory):
     for case, head in (("aa", "HEAD~1"), ("slow", "HEAD")):
         found[case] = tmp / case
         make_leg(repo, found[case], "a", head, env={})
+        # Leg b takes no profile: combine carries the first leg's (test_combine asserts it), and
+        # one more costs this session about 15 s (two perf rounds, perf script, inferno).
         make_leg(
-            repo, found[case], "b", head, env=B_PLACEMENT, flags=("--server-flags", "--inject-delay-us 10")
+            repo,
+            found[case],
+            "b",
+            head,
+            env=B_PLACEMENT,
+            flags=("--server-flags", "--inject-delay-us 10", "--no-profile"),
         )
     return found

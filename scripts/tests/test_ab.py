@@ -107,7 +107,8 @@ def test_time_budget_stops_adding_rounds(repo, tmp_path):
 def test_a_tail_only_stall_is_a_p99_regression_with_p50_unchanged(repo, tmp_path):
     # 10,000 orders a round: enough samples for the gate to judge P99 (gates.yaml min_samples);
     # 12 rounds, so that a base round or two caught in a noisy moment of the host cannot hide it
-    assert _ab(repo, tmp_path / "out", "HEAD~2", "HEAD", orders="10000", rounds="12") == 1
+    # (--no-profile: the regression's profile is test_profile's; here it would add about 15 s)
+    assert _ab(repo, tmp_path / "out", "HEAD~2", "HEAD", "--no-profile", orders="10000", rounds="12") == 1
     verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
     rows = {
         r["metric"]: r for r in verdict["results"] if (r["scenario"], r["client"]) == ("latency-1c", "hft")

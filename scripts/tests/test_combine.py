@@ -46,7 +46,7 @@ def pools(pool_legs, tmp_path_factory):
         "b",
         "HEAD~1",
         env=B_PLACEMENT,
-        flags=("--head-server-flags", "--inject-delay-us 30"),
+        flags=("--head-server-flags", "--inject-delay-us 30", "--no-profile"),  # none is read here
     )
     return found
 
@@ -77,6 +77,9 @@ def test_a_slower_head_on_both_runners_is_one_regression(pools, tmp_path):
     code, doc = _combine(pools["slow"], pools["pool"], tmp_path / "out")
     assert code == 1 and doc["status"] == "regression"
     assert any(f["metric"] == "p50_us" and f["verdict"] == "regression" for f in doc["flags"])
+    # the profile of the leg that took one (a; b ran with --no-profile), named by its runner
+    own = json.loads((pools["slow"] / "pr-bench-a" / "verdict.json").read_text())["profile"]
+    assert doc["profile"] == {**own, "runner": "a"}
 
 
 @needs_binaries
