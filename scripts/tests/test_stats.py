@@ -278,3 +278,16 @@ def test_settle_text_stops_counting_where_no_run_could_reach():
     assert settle_text(40) == "about 40 runs a side would settle it"
     far = settle_text(1563)
     assert "1563" not in far and f"more than {SETTLE_IN_REACH}" in far and "out of reach" in far
+
+
+def test_weighted_counts_are_the_integer_matmuls():
+    rng = np.random.default_rng(11)
+    rows = rng.integers(0, 5_000, (16, 3_000))
+    for weights in (rng.integers(0, 2, (250, 16)), rng.integers(0, 16, (250, 16))):
+        got = stats._weighted_counts(weights, rows)
+        assert got.dtype == np.int64 and np.array_equal(got, weights @ rows)
+    # past 2^53 a float sum could round: the integer matmul answers
+    big = np.array([[2**52, 2**52 + 1]], dtype=np.int64).T
+    assert np.array_equal(
+        stats._weighted_counts(np.array([[3, 1]]), big), np.array([[3 * 2**52 + 2**52 + 1]])
+    )
