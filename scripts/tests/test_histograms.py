@@ -17,15 +17,17 @@ def _recorded(values) -> HdrHistogram:
     return h
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(3))
 def test_mean_stddev_is_hdrhs_to_the_bit(seed):
     rng = np.random.default_rng(seed)
-    ns = rng.lognormal(np.log(50_000), 1.2, 4000) + rng.choice([0, 5_000_000], 4000, p=[0.99, 0.01])
+    ns = rng.lognormal(np.log(50_000), 1.2, 2000) + rng.choice([0, 5_000_000], 2000, p=[0.99, 0.01])
     for h in (_recorded(ns), histograms.decode(encode_ns(ns))):
         assert histograms.mean_stddev(h) == (h.get_mean_value(), h.get_stddev())
 
 
-@pytest.mark.parametrize("values", [[], [1], [7, 7, 7], [1023, 1024, 2047, 2048, 4095, 4096], [59_000_000_000, 3]])
+@pytest.mark.parametrize(
+    "values", [[], [1], [7, 7, 7], [1023, 1024, 2047, 2048, 4095, 4096], [59_000_000_000, 3]]
+)
 def test_mean_stddev_at_the_edges(values):
     h = _recorded(values)
     assert histograms.mean_stddev(h) == (h.get_mean_value(), h.get_stddev())
