@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent
+# hftbench/__init__.py's one BLAS thread, here too: a test module may import numpy before it
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # Modules all of whose tests start the real binaries and measure or time them, without a
 # "needs bin/" skipif to say so. The conformance modules that start them and time nothing

@@ -39,4 +39,12 @@ The top:
 - `yamlfile.py`     bench-config's YAML read: a missing file or bad syntax names file:line and the fix
 """
 
+import os
+
+# One BLAS thread, set before anything imports numpy: the judge's matrix products are small
+# (runs x buckets), and OpenBLAS's second thread spins between them. On 2 CPUs it doubled
+# test_compare's and test_stats' CPU for the same wall time (16.7 -> 31.5 CPU-s, 2026-11-29),
+# and it takes a CPU from whatever runs beside. Where the caller set it, theirs stands.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 __version__ = "0.1.0"
