@@ -51,16 +51,6 @@ ACT_MODULES = {"scripts/tests/test_workflows_act.py"}
 # Neither measuring nor act, but half a minute of waiting the inner loop need not pay: the runner
 # loop's backoffs (real sleeps) and its dedicated user.
 SLOW_MODULES = {"scripts/tests/test_runner_loop.py"}
-# Last in the serial pass: the modules whose length follows the host's noise (looks added while
-# a verdict is undecided: bisect's steps, the push path's bisect, ab's second look). `make test`'s
-# streams beside the serial one end in its first half, and they cost these the most: even at
-# SCHED_IDLE, two busy loops beside test_bisect's culprit test took it from 40 to 68 s on the
-# 2-CPU VM (2026-11-29), a busy vCPU slowing its sibling.
-LATE_MODULES = (
-    "scripts/tests/test_ab.py",
-    "scripts/tests/test_bisect.py",
-    "scripts/tests/test_ci_push_path.py",
-)
 
 
 def _needs_real_binaries(item: pytest.Item) -> bool:
@@ -71,17 +61,11 @@ def _needs_real_binaries(item: pytest.Item) -> bool:
     return False
 
 
-def _relative(item: pytest.Item) -> str | None:
-    try:
-        return Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
-    except ValueError:
-        return None
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        rel = _relative(item)
-        if rel is None:
+        try:
+            rel = Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
+        except ValueError:
             continue
         if rel in ACT_MODULES and "world" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.act)
@@ -89,8 +73,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.measuring)
         elif rel in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
-    order = {rel: k + 1 for k, rel in enumerate(LATE_MODULES)}
-    items.sort(key=lambda item: order.get(_relative(item) or "", 0))  # stable: the rest as collected
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
