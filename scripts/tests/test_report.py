@@ -220,3 +220,19 @@ def test_results_csv_has_the_send_lateness_of_open_loop_rows_only(tmp_path):
     assert float(rows["c"]["send_lateness_p50_us"]) == pytest.approx(4.0, abs=0.01)
     assert float(rows["c"]["send_lateness_p99_us"]) == pytest.approx(4.0, abs=0.01)
     assert rows["rust"]["send_lateness_p50_us"] == rows["rust"]["send_lateness_p99_us"] == ""
+
+
+def test_a_scenario_with_every_percentile_na_is_left_out_of_the_client_plot(tmp_path):
+    # test_faults' killed server: 6 of 200,000 orders answered, no percentile shown; the plot
+    # used to raise ("Data cannot be log-scaled") and report.md was never written
+    from hftbench.publish import plots
+    from hftbench.publish.rows import Row
+
+    def row(scenario, pct):
+        return Row(scenario=scenario, client="hft", cells=[], ok=True, reasons=[], samples=6, pct_us=pct)
+
+    killed = {"long": [row("long", {"p50": None, "p99": None})]}
+    assert plots.plot_clients(killed, tmp_path / "none.png") is None
+    both = {**killed, "short": [row("short", {"p50": 40.0, "p99": None})]}
+    assert plots.plot_clients(both, tmp_path / "clients.png") == tmp_path / "clients.png"
+    assert (tmp_path / "clients.png").stat().st_size > 0

@@ -95,8 +95,14 @@ def plot_percentiles(scenario: str, rows: list[Row], path: Path, floor: Row | No
     return path
 
 
+def _has_a_bar(row: Row) -> bool:
+    return row.has_numbers and any(row.percentile(m.key) for m in (metrics.P50, metrics.P99))
+
+
 def plot_clients(by_scenario: dict[str, list[Row]], path: Path) -> Path | None:
-    scenarios = [s for s, rows in by_scenario.items() if s != FLOOR and any(r.has_numbers for r in rows)]
+    # A scenario whose every percentile is n/a (a few orders got through before its server was
+    # killed) draws no bar, and a log axis with no value made matplotlib raise, losing report.md.
+    scenarios = [s for s, rows in by_scenario.items() if s != FLOOR and any(_has_a_bar(r) for r in rows)]
     if not scenarios:
         return None
     fig, axes = plt.subplots(
