@@ -109,10 +109,13 @@ check: deps
 
 # make test runs three streams at once (make -j3), then cargo's tests, built:
 # - test-serial, at normal priority, one step at a time: go test, the C and HFT clients' tests
-#   (the HFT client's valgrind duet check), lint-ci, then the serial pass (test-measuring);
-# - test-beside, under $(BESIDE): the parallel pass (test-python) and the dashboard's tests,
-#   which time nothing (a test with a deadline is measuring: conftest.py). Its output goes to
-#   build/test-beside.log, printed whole when it ends, so the serial stream reads in order;
+#   (the HFT client's valgrind duet check), the dashboard's tests, lint-ci, then the serial pass
+#   (test-measuring). The dashboard's browser tests run before the serial pass, not beside it:
+#   test_network's veths made Chromium abort its loads (net::ERR_NETWORK_CHANGED, a clean
+#   clone's make test, 2026-11-29);
+# - test-beside, under $(BESIDE): the parallel pass (test-python), which times nothing (a test
+#   with a deadline is measuring: conftest.py). Its output goes to build/test-beside.log,
+#   printed whole when it ends, so the serial stream reads in order;
 # - build-rust-tests: cargo's build of the test binaries, under $(BESIDE).
 # BESIDE takes what the serial stream leaves idle (a third of both cores in the measuring pass,
 # 2026-11-29) and yields the rest at once. SCHED_IDLE rather than nice 19: a task of normal
@@ -128,13 +131,13 @@ test: deps build
 	@$(MAKE) --no-print-directory test-rust
 
 test-serial:
-	@for step in test-go test-c test-hft lint-ci test-measuring; do \
+	@for step in test-go test-c test-hft test-dashboard lint-ci test-measuring; do \
 	  $(MAKE) --no-print-directory $$step || exit 1; done
 
 test-beside:
-	@mkdir -p build; rc=0; (for step in test-python test-dashboard; do \
-	  $(BESIDE) $(MAKE) --no-print-directory $$step || exit 1; done) >build/test-beside.log 2>&1 || rc=$$?; \
-	  printf '\n--- test-beside (test-python, test-dashboard; under %s), exit %s:\n' '$(BESIDE)' $$rc; \
+	@mkdir -p build; rc=0; \
+	  $(BESIDE) $(MAKE) --no-print-directory test-python >build/test-beside.log 2>&1 || rc=$$?; \
+	  printf '\n--- test-beside (test-python; under %s), exit %s:\n' '$(BESIDE)' $$rc; \
 	  cat build/test-beside.log; exit $$rc
 
 # Without make's jobserver (not handed to a plain recipe): cargo runs its own jobs.
