@@ -47,7 +47,7 @@ HAVE_DASHBOARD     := $(wildcard gh-pages/package.json)
 .PHONY: help deps deps-bench build check test lint bench clean fuzz \
         build-rust build-go build-c build-cpp build-python build-hft build-linkem \
         test-rust test-python test-go test-c test-hft test-dashboard test-ci \
-        test-measuring test-serial test-beside build-rust-tests build-beside check-dashboard lint-ci
+        test-measuring test-serial test-beside build-rust-tests check-dashboard lint-ci
 
 help:
 	@echo "make bench   set up, build, run the '$(SUITE)' suite and write results/run_<UTC>_<hex>/report.md"
@@ -67,19 +67,12 @@ deps:
 deps-bench:
 	@scripts/deps.sh --bench
 
-# cargo's release build is the long pole (fat LTO, one codegen unit: its last minute is one
-# thread), so it runs at normal priority and every other build beside it under $(BESIDE), in the
-# CPU it leaves idle. One after another they took 189 s of a fresh make bench (2026-11-29).
 build: deps-bench
 	@mkdir -p $(BIN)
-	@$(MAKE) --no-print-directory -j2 --output-sync=target build-rust build-beside
+	@$(MAKE) --no-print-directory build-rust build-go build-c build-cpp build-python build-hft build-linkem
 
-build-beside:
-	@$(BESIDE) $(MAKE) --no-print-directory build-go build-c build-cpp build-python build-hft build-linkem
-
-# Without make's jobserver (not handed to a plain recipe): cargo runs its own jobs.
 build-rust:
-	MAKEFLAGS= cargo build --locked --release --quiet -p hft-server $(if $(HAVE_RUST_CLIENT),-p hft-client-rust)
+	cargo build --locked --release --quiet -p hft-server $(if $(HAVE_RUST_CLIENT),-p hft-client-rust)
 	install -m 755 target/release/hft-server $(BIN)/hft-server
 	$(if $(HAVE_RUST_CLIENT),install -m 755 target/release/client-rust $(BIN)/client-rust)
 

@@ -226,28 +226,22 @@ if [ "${1:-}" = --tools ]; then
   exit 0
 fi
 
-# at_once STEP...: the steps side by side, each in a subshell; fails after all have ended when
-# any failed, naming them. For the downloads (pip, cargo, Go's modules, npm), which wait on the
-# network more than on a CPU: one after another they took 45 of a fresh make bench's 63 s of
-# set-up (2026-11-29).
-at_once() {
-  local step pids=() failed=()
-  for step in "$@"; do "$step" & pids+=($!); done
-  for step in "$@"; do wait "${pids[0]}" || failed+=("$step"); pids=("${pids[@]:1}"); done
-  [ ${#failed[@]} -eq 0 ] || die "failed: ${failed[*]} (its message is above; re-run make deps)"
-}
-
 if [ "${1:-}" = --bench ]; then
   apt_step "${BENCH_APT_PACKAGES[@]}"
   toolchain_step --bench
-  at_once python_step rust_step go_step
+  python_step
+  rust_step
+  go_step
   log "ok (make bench's part; make deps installs the rest)"
   exit 0
 fi
 
 apt_step "${APT_PACKAGES[@]}"
 toolchain_step
-at_once python_step rust_step go_step npm_step
+python_step
+rust_step
+go_step
+npm_step
 actionlint_step
 inferno_step
 act_step

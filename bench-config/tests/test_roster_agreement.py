@@ -84,10 +84,8 @@ def makefile_problems(makefile: Path, roster: roster_mod.Roster, repo: Path = RE
             problems.append(
                 f"{c.name}: `{target}` must install $(BIN)/{c.binary} (itself, or via `make -C {c.folder}`)"
             )
-        # cargo's build runs in `build:`'s recipe, every other one beside it (`build-beside:`)
-        builds = "".join(targets.get(t, "") for t in ("build", "build-beside"))
-        if not re.search(rf"(?<![\w-]){re.escape(target)}(?![\w-])", builds):
-            problems.append(f"{c.name}: add {target} to the `build-beside:` recipe's $(MAKE) line")
+        if not re.search(rf"(?<![\w-]){re.escape(target)}(?![\w-])", targets.get("build", "")):
+            problems.append(f"{c.name}: add {target} to the `build:` recipe's $(MAKE) line")
         if target not in targets.get(".PHONY", "").split():
             problems.append(f"{c.name}: add {target} to .PHONY")
         test = f"test-{c.name}"
@@ -130,6 +128,6 @@ def test_a_makefile_client_missing_from_the_roster_is_named(seventh, tmp_path):
     )
     problems = makefile_problems(makefile, ROSTER)
     assert len(problems) == 1 and "HAVE_ZIG_CLIENT names client 'zig', not in" in problems[0], problems
-    # With its roster line, what is left is the wiring: `build-beside:`, .PHONY (and its folder).
+    # With its roster line, what is left is the wiring: `build:`, .PHONY (and its folder).
     left = " | ".join(makefile_problems(makefile, seventh))
-    assert "`build-beside:`" in left and ".PHONY" in left and "add `HAVE_ZIG" not in left, left
+    assert "`build:`" in left and ".PHONY" in left and "add `HAVE_ZIG" not in left, left
