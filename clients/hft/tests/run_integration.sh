@@ -18,7 +18,13 @@ pass() { printf 'run_integration: ok: %s\n' "$*"; }
 
 if [ -z "${HFTBENCH_SERVER_URL:-}" ]; then
   [ -x "$ROOT/.venv/bin/hftbench" ] || fail "$ROOT/.venv/bin/hftbench missing: run make deps"
-  exec "$ROOT/.venv/bin/hftbench" serve --bin "$BIN" -- "$0" "$@"
+  # Ten steps above the caller's nice: the open-loop duet reads the injected 300 us from the
+  # sides' P50s, and a busy loop on one CPU beside make test's SCHED_IDLE streams put a side's P50
+  # at an EEVDF slice (about 3 ms) less often above it (scripts/experiments/busy-beside.sh).
+  # Where raising the priority is refused, the run keeps the caller's.
+  raised=()
+  [ "$(nice -n -10 nice 2>/dev/null)" -lt "$(nice)" ] && raised=(nice -n -10)
+  exec "${raised[@]}" "$ROOT/.venv/bin/hftbench" serve --bin "$BIN" -- "$0" "$@"
 fi
 URL=$HFTBENCH_SERVER_URL
 TMP=$(mktemp -d)
@@ -53,12 +59,18 @@ EOF
   pass "$1 ($orders orders, p50 $(jq .latency_us.p50 "$json") us)"
 }
 
-# duet NAME URL_A URL_B LANES P50 CMD...: a closed-loop duet of LANES lanes (--connections)
+# duet NAME URL_A URL_B LANES CHECK CMD...: a closed-loop duet of LANES lanes (--connections)
 # against the plain server (a) and the slowed one (b). Both results are complete and valid,
-# extra.duet is right, every pair was recorded on both sides; with P50=p50, b's P50 at least
-# 200 us above a's (the injected 300 us, far above any noise).
+# extra.duet is right, every pair was recorded on both sides. CHECK=min: every order of b took
+# the injected 300 us and some order of a did not (b's fastest >= 290 us, a's < 290 us): which
+# side is which, whatever the neighbours do (CHECK=-: not checked). It was a P50 gap of 200 us,
+# which is no guarantee of a short closed-loop duet beside a busy core: with a busy loop on CPU 0 and
+# SCHED_IDLE loops beside (scripts/experiments/busy-beside.sh 4 3) one side's P50 sat at an EEVDF
+# slice (3.3 ms against 523 us, a clean clone's make test), four lanes of b spinning 4 x 300 us a
+# pair took the CPU a needed (a 726 us, b 788 us), and under valgrind a 100-pair P50 read a
+# 556 us, b 484 us. The gate measures slowdowns over rounds; here one short run checks the pairing.
 duet() {
-  local name=$1 url_a=$2 url_b=$3 lanes=$4 p50=$5; shift 5
+  local name=$1 url_a=$2 url_b=$3 lanes=$4 check=$5; shift 5
   check_rc "$name" 0 "$@" --url "$url_a" --duet-url "$url_b" --connections "$lanes" --output "$TMP/${name}_a.json" \
     --duet-output "$TMP/${name}_b.json" --seed 7
   local pairs
@@ -72,10 +84,10 @@ duet() {
   jq -e --arg peer "$url_a" --argjson n "$pairs" '.extra.duet == {"role": "b", "peer_url": $peer, "pairs": $n,
     "order": "random within each pair", "seed": 7} and .connections == '"$lanes"' and .mode == "closed"' \
     "$TMP/${name}_b.json" >/dev/null || fail "$name: side b's extra.duet: $(jq -c .extra.duet "$TMP/${name}_b.json")"
-  [ "$p50" != p50 ] || jq -e -n --slurpfile a "$TMP/${name}_a.json" --slurpfile b "$TMP/${name}_b.json" \
-    '$b[0].latency_us.p50 >= $a[0].latency_us.p50 + 200' >/dev/null ||
-    fail "$name: slowed side b's p50 $(jq .latency_us.p50 "$TMP/${name}_b.json") us is not 200 us above a's $(jq .latency_us.p50 "$TMP/${name}_a.json")"
-  pass "$name ($lanes lanes, $pairs pairs, p50 a $(jq .latency_us.p50 "$TMP/${name}_a.json") us, b $(jq .latency_us.p50 "$TMP/${name}_b.json") us)"
+  [ "$check" != min ] || jq -e -n --slurpfile a "$TMP/${name}_a.json" --slurpfile b "$TMP/${name}_b.json" \
+    '$b[0].latency_us.min >= 290 and $a[0].latency_us.min < 290' >/dev/null ||
+    fail "$name: the fastest orders, a $(jq .latency_us.min "$TMP/${name}_a.json") us and b $(jq .latency_us.min "$TMP/${name}_b.json") us, are not the plain and the slowed server's (b >= 290 us > a)"
+  pass "$name ($lanes lanes, $pairs pairs, min a $(jq .latency_us.min "$TMP/${name}_a.json") us, b $(jq .latency_us.min "$TMP/${name}_b.json") us; p50 a $(jq .latency_us.p50 "$TMP/${name}_a.json") us, b $(jq .latency_us.p50 "$TMP/${name}_b.json") us)"
 }
 
 # lateness NAME: an open-loop result carries send_lateness_us (never negative) and its histogram.
@@ -128,9 +140,9 @@ same_intervals() {
 }
 
 if [ -n "${HFT_DUET_URL_A:-}" ]; then # the nested run: URL is the slowed server
-  duet duet "$HFT_DUET_URL_A" "$URL" 1 p50 "$SAN/client-hft" --duration 0.5 --warmup 20 --interval-s 0.1
+  duet duet "$HFT_DUET_URL_A" "$URL" 1 min "$SAN/client-hft" --duration 0.5 --warmup 20 --interval-s 0.1
   same_intervals duet 2
-  duet lanes_duet "$HFT_DUET_URL_A" "$URL" 4 p50 "$SAN/client-hft" --duration 0.5 --warmup 20 --interval-s 0.1
+  duet lanes_duet "$HFT_DUET_URL_A" "$URL" 4 min "$SAN/client-hft" --duration 0.5 --warmup 20 --interval-s 0.1
   same_intervals lanes_duet 2
   # Side b's orders all fail (no such path: 404): exit 1, and both results are still written.
   check_rc duet_4xx 1 "$SAN/client-hft" --url "$HFT_DUET_URL_A" --duet-url "$URL/nope" --orders 50 --warmup 5 \
@@ -139,7 +151,7 @@ if [ -n "${HFT_DUET_URL_A:-}" ]; then # the nested run: URL is the slowed server
   jq -e '.ok == 0 and .error_kinds.http_4xx == 50 and .extra.duet.pairs == 50' "$TMP/duet_4xx_b.json" >/dev/null ||
     fail "duet_4xx: side b: $(jq -c .error_kinds "$TMP/duet_4xx_b.json")"
   pass "duet_4xx (side b's 50 orders http_4xx, exit 1, both results written)"
-  duet vg_duet "$HFT_DUET_URL_A" "$URL" 1 p50 "${VG[@]}" "$VG_BUILD/client-hft" --orders 100 --warmup 10 --interval-s 0.1
+  duet vg_duet "$HFT_DUET_URL_A" "$URL" 1 min "${VG[@]}" "$VG_BUILD/client-hft" --orders 100 --warmup 10 --interval-s 0.1
   same_intervals vg_duet 1
   # Four lanes under valgrind: memory and descriptors only (its slowness puts a's orders behind b's).
   duet vg_lanes_duet "$HFT_DUET_URL_A" "$URL" 4 - "${VG[@]}" "$VG_BUILD/client-hft" --orders 100 --warmup 10 --interval-s 0.1
