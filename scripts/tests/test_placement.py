@@ -151,6 +151,7 @@ def test_whether_a_nice_may_be_lowered_is_read_from_the_capabilities_and_the_lim
     assert os.getpriority(os.PRIO_PROCESS, 0) == own
 
 
+@pytest.mark.measuring  # a child confined to the lowest CPU, waited for (below)
 @pytest.mark.skipif(not may_lower_nice(), reason="lowering a nice needs root or CAP_SYS_NICE")
 def test_the_confined_client_process_gets_its_cpu_and_its_nice_and_its_sessions_group_too():
     cpu = min(os.sched_getaffinity(0))
@@ -196,8 +197,8 @@ def test_check_runner_warns_when_the_placement_misses_the_isolated_cpus():
     assert shared.startswith("the server and the clients share CPUs 1")
 
 
-# Measuring (conftest.py): a child confined to the lowest CPU must start within a deadline (30 s,
-# 20 s); beside a busy loop on that CPU the parallel pass's SCHED_IDLE child never ran in 30 s
+# Measuring (conftest.py), as every test here that confines a child to the lowest CPU and waits
+# for it: beside a busy loop on that CPU the parallel pass's SCHED_IDLE child never ran in 30 s
 # (a clean clone's make test with one core busy, 2026-11-29).
 @pytest.mark.measuring
 def test_client_cpus_no_process_may_use_are_refused_before_the_run():
