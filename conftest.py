@@ -9,8 +9,8 @@ marked here at collection so no test module has to say it.
   These run one at a time (`make test`'s serial pass): two of them side by side would
   measure each other. A test is measuring when its module is listed below, or when it is
   guarded by a skipif that says it needs bin/ (the real binaries), the way every such test
-  of scripts/tests is written, or when it carries `@pytest.mark.measuring` itself (one test
-  with a deadline in a module of pure ones).
+  of scripts/tests is written, or when it carries `@pytest.mark.measuring` itself (a test
+  with a deadline among pure ones: those that confine a child to one CPU and wait for it).
 - the rest (unit, structure, golden, schema, statistics on synthetic data, the CI scripts
   against fakes): `make check`, and `make test`'s parallel pass (pytest-xdist).
 
