@@ -95,3 +95,23 @@ def test_only_names_of_ours_with_a_dead_owner_are_swept(monkeypatch):
     assert removed == ["hftb-111-srv", "hftb-111-link", "hftb111c"]
     deleted = [a[-1] for a in calls if a[-2:-1] == ("delete",)]
     assert deleted == ["hftb-111-srv", "hftb-111-link", "hftb111c"]
+
+
+def test_a_veth_gone_with_its_namespace_before_its_delete_is_swept_and_other_errors_are_not(monkeypatch):
+    def fake_ip(error):
+        def ip(_, *args):
+            if args[:2] == ("netns", "list"):
+                return "hftb-111-srv\n"
+            if args[:2] == ("-o", "link"):
+                return "7: hftb111c@if2: <BROADCAST>\n"
+            if args[:2] == ("link", "delete"):
+                raise netpath.NetPathError(f"`ip link delete hftb111c` failed: {error}")
+            return ""
+
+        return ip
+
+    monkeypatch.setattr(netpath, "_ip", fake_ip('Cannot find device "hftb111c"'))
+    assert netpath.sweep_leftovers("ip", alive=lambda pid: False) == ["hftb-111-srv", "hftb111c"]
+    monkeypatch.setattr(netpath, "_ip", fake_ip("Operation not permitted"))
+    with pytest.raises(netpath.NetPathError, match="Operation not permitted"):
+        netpath.sweep_leftovers("ip", alive=lambda pid: False)
