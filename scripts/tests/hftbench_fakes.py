@@ -33,14 +33,22 @@ def make_bins(root: Path, clients: dict[str, str], server_args: str = "") -> Pat
     return bins
 
 
+# The scenarios' per-request timeout: none an order reaches. The clients' default (1 s) is a
+# deadline, and the parallel pass (SCHED_IDLE beside make test's serial stream) may leave a
+# fake client or server without a CPU longer than that (a clean clone's busy make test,
+# 2026-11-29: a fake client's socket timed out, it exited 1 and wrote no result).
+NO_TIMEOUT_MS = 600_000
+
+
 def write_config(path: Path, orders: int = 20, extra_suites: str = "", extra_scenarios: str = "") -> Path:
     """A small scenarios.yaml: scenarios tiny (20 orders) and tiny-open; suites t and all."""
+    never = f"timeout_ms: {NO_TIMEOUT_MS}"
     path.write_text(
         f"""schema_version: 1
 targets: {{p50_us: 500000, p99_us: 2000000, throughput_rps: 1}}
 scenarios:
-  tiny: {{description: twenty orders, orders: {orders}, connections: 1, warmup: 5}}
-  tiny-open: {{orders: {orders}, connections: 1, warmup: 5, rate: 2000}}
+  tiny: {{description: twenty orders, orders: {orders}, connections: 1, warmup: 5, {never}}}
+  tiny-open: {{orders: {orders}, connections: 1, warmup: 5, rate: 2000, {never}}}
 {extra_scenarios}suites:
   t: {{scenarios: [tiny], clients: [rust, go]}}
   all: {{scenarios: [tiny, tiny-open], clients: [python, c, cpp, rust, go, hft]}}

@@ -8,7 +8,7 @@ import re
 import pytest
 from hftbench import cli
 from hftbench.results import load_run
-from hftbench_fakes import make_bins, write_config
+from hftbench_fakes import NO_TIMEOUT_MS, make_bins, write_config
 
 
 def run(tmp_path, *args) -> int:
@@ -108,7 +108,10 @@ def test_a_server_that_dies_is_restarted_and_only_its_cell_fails(tmp_path):
 
 
 # A load scenario (a share of the capacity client-hft probes) beside a closed-loop one.
-LOAD = "  tiny-load: {orders: 20, connections: 1, warmup: 5, capacity_fraction: 0.25}\n"
+LOAD = (
+    "  tiny-load: {orders: 20, connections: 1, warmup: 5, capacity_fraction: 0.25, "
+    f"timeout_ms: {NO_TIMEOUT_MS}}}\n"
+)
 
 
 def test_rounds_run_the_plan_in_a_run_folder_each_at_one_probed_rate(tmp_path, capsys):
