@@ -31,6 +31,11 @@ INJECTED_DELAY_US = 300  # the delay server's --inject-delay-us
 # beside stream runs at SCHED_IDLE) then counts an error and exits 1: a deadline the suite
 # did not ask for. Its servers run without the guard; server/src/serve.rs's tests check it.
 NO_READ_TIMEOUTS = ("--header-read-timeout-ms", "0", "--body-read-timeout-ms", "0")
+# How long a server's start or a client run may take before it counts as hung: a guard, not
+# a deadline (pytest.ini's 600 s bounds a whole test). At SCHED_IDLE beside the serial stream
+# a run of a few hundred orders can wait minutes for a CPU (the parallel pass took 790 s in a
+# busy make test, 106 s alone).
+HANG_S = 300
 
 
 def binary(name: str) -> Path:
@@ -45,7 +50,7 @@ class Server(hftbench.measure.server.Server):
     """bin/hft-server on a free port, started by hftbench's Server (the suite's one way to
     start it); adds what the tests need: a log of its own per server, and waiting for orders."""
 
-    def __init__(self, log_dir: Path, *extra_args: str, start_timeout_s: float = 30.0):
+    def __init__(self, log_dir: Path, *extra_args: str, start_timeout_s: float = HANG_S):
         log_path = log_dir / f"hft-server-{os.getpid()}-{time.monotonic_ns()}.log"
         super().__init__(
             binary("hft-server"),
@@ -130,7 +135,7 @@ def finish(client: str, started: tuple, timeout_s: float) -> Run:
 NO_TIMEOUT = ("--timeout-ms", "600000")
 
 
-def run_client(client: str, out_dir: Path, *args: str, timeout_s: float = 60.0, cpus=None) -> Run:
+def run_client(client: str, out_dir: Path, *args: str, timeout_s: float = HANG_S, cpus=None) -> Run:
     return finish(client, start_client(client, out_dir, *args, cpus=cpus), timeout_s)
 
 

@@ -6,10 +6,7 @@ the lateness is never negative, one value per measured order, and, since an orde
 latency is its lateness plus its uncorrected latency, no percentile of the lateness exceeds
 the same percentile of the corrected latency when every order succeeded."""
 
-import pytest
 from conformance import NO_TIMEOUT, decode, percentile_agrees, run_client, schema_errors
-
-pytestmark = pytest.mark.timeout(60)
 
 OPEN_ARGS = ("--rate", "500", "--orders", "300", "--warmup", "30", "--connections", "2", *NO_TIMEOUT)
 CLOSED_ARGS = ("--orders", "100", "--warmup", "10", "--connections", "2", *NO_TIMEOUT)

@@ -10,8 +10,6 @@ import os
 import pytest
 from conformance import NO_TIMEOUT, decode, hlog_counts, percentile_agrees, run_client, schema_errors
 
-pytestmark = pytest.mark.timeout(60)
-
 ORDERS, WARMUP, CONNECTIONS = 400, 50, 4
 _runs: dict = {}  # client -> (Run, total_orders the server counted); one run per client
 
