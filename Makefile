@@ -189,7 +189,8 @@ lint: deps
 	$(if $(HAVE_C_CLIENT),$(MAKE) --no-print-directory -C clients/c lint)
 	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C clients/hft lint)
 	$(if $(HAVE_LINKEM),$(MAKE) --no-print-directory -C hft/linkem lint)
-	shellcheck scripts/*.sh .ci/run $(wildcard hft/scripts/*.sh hft/runner/*.sh scripts/ci/*)
+	shellcheck scripts/*.sh .ci/run $(wildcard hft/scripts/*.sh hft/runner/*.sh scripts/ci/* \
+	  scripts/experiments/*.sh clients/*/tests/*.sh server/bench/*.sh scripts/tests/fixtures/*/*.sh)
 	scripts/ci/lint-ci
 
 # Fuzzing on stable Rust with proptest (server/README.md, "Fuzzing"): hft-server's four

@@ -120,7 +120,7 @@ open_duet() {
       .connections == 4 and .mode == "open"' "$TMP/${name}_$side.json" >/dev/null ||
       fail "$name: side $side's extra.duet: $(jq -c .extra.duet "$TMP/${name}_$side.json")"
   done
-  [ $((na * 100)) -ge $(((na + nb) * 40)) ] && [ $((na * 100)) -le $(((na + nb) * 60)) ] ||
+  ((na * 100 >= (na + nb) * 40 && na * 100 <= (na + nb) * 60)) ||
     fail "$name: side a has $na of $((na + nb)) orders, not 40-60 %"
   [ "$p50" != p50 ] || jq -e -n --slurpfile a "$TMP/${name}_a.json" --slurpfile b "$TMP/${name}_b.json" \
     '$b[0].latency_us.p50 >= $a[0].latency_us.p50 + 200' >/dev/null ||
