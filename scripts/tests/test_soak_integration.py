@@ -46,7 +46,7 @@ suites:
 # 100 busy-waits 30 ms, and the ~30 orders the schedule sends meanwhile wait behind it: nearly
 # a third of the last tenth's orders are late by up to 30 ms, so its P99 is ~30 ms.
 # - Open loop, like the real soak: every interval holds ~250 orders, stalled or not. In closed
-#   loop a stalled interval held a tenth of a quiet one's orders: one with 47 (< min_samples
+#   loop a stalled interval held a tenth of a quiet one's orders: one with 49 (< min_samples
 #   50) left the drift not gated in a clean clone's busy make test, and beside the parallel
 #   pass the permutation over intervals so unequal could not tell the tenths apart
 #   (inconclusive at x14.3).
