@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hftbench import histograms
 from hftbench.judge import drift
 from hftbench.measure import proc_sampler
 from hftbench_fakes import REPO
@@ -54,7 +55,9 @@ suites:
 #   other at nice -20): beside a busy core and the parallel pass an open loop placed by the
 #   scheduler read P99 up to 74 ms in quiet intervals, as much as the drift; placed, 2-16 ms
 #   (scripts/experiments/repeat-beside.sh, 2026-11-29).
-PLANTED = ["--inject-stall-us=30000", "--inject-stall-every=100", "--inject-after-s=14"]
+STALL_US = 30_000
+PLANTED = [f"--inject-stall-us={STALL_US}", "--inject-stall-every=100", "--inject-after-s=14"]
+MIN_SAMPLES = 50  # P99's, per interval, in this test's gates.yaml
 
 
 def _hftbench(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
@@ -73,22 +76,49 @@ def _gates(tmp: Path) -> Path:
     """gates.yaml with P99's min_samples cut to 50 per interval: a 0.25 s interval holds ~250
     orders at 1,000/s. Threshold and alpha are the project's, unchanged."""
     doc = yaml.safe_load((REPO / "bench-config" / "gates.yaml").read_text())
-    doc["metrics"]["p99_us"]["min_samples"] = 50
+    doc["metrics"]["p99_us"]["min_samples"] = MIN_SAMPLES
     path = tmp / "gates.yaml"
     path.write_text(yaml.safe_dump(doc))
     return path
 
 
+def _host_froze(out: Path) -> str | None:
+    """Why this soak cannot show its drift, when the host held it back as long as the drift
+    does: an interval of the first tenth with P99 at the planted stall, or an interval of
+    either tenth with fewer than MIN_SAMPLES orders. In open loop a freeze of the whole VM
+    makes every order it holds back late (one read 0.3 s, with hftbench's sampler late as
+    much, beside make test's parallel pass), and 0.25 s intervals cannot outweigh it; the real
+    soak's 60 s tenths at 2,000/s can (docs/soak.md). None when neither happened."""
+    first, last = drift.tenths(drift.read_intervals(out / "soak-tiny" / "hft.hlog"))
+    worst_ns = max((histograms.decode(i.histogram).get_value_at_percentile(99) for i in first), default=0)
+    if worst_ns >= STALL_US * 1000:
+        return f"an interval of the first tenth read P99 {worst_ns / 1e6:.0f} ms (stall: {STALL_US // 1000})"
+    fewest = min((i.count for i in [*first, *last]), default=0)
+    if fewest < MIN_SAMPLES:
+        return f"an interval held {fewest} orders (< {MIN_SAMPLES})"
+    return None
+
+
 @pytest.fixture(scope="module")
 def soak(tmp_path_factory):
+    """The soak, measured once more (at most) when the host froze it (_host_froze): a second
+    freeze, or a product that reads like one every time, fails the tests below."""
     tmp = tmp_path_factory.mktemp("soak")
     (tmp / "scenarios.yaml").write_text(SCENARIOS)
-    out = tmp / "run"
     flags = [f"--server-flag={f}" for f in PLANTED]
-    proc = _hftbench(
-        "run", "--config", str(tmp / "scenarios.yaml"), "--suite", "tiny", "--no-floor", "--quiet",
-        "--out", str(out), *flags,
-    )  # fmt: skip
+
+    def measure(out: Path) -> subprocess.CompletedProcess:
+        return _hftbench(
+            "run", "--config", str(tmp / "scenarios.yaml"), "--suite", "tiny", "--no-floor", "--quiet",
+            "--out", str(out), *flags,
+        )  # fmt: skip
+
+    out = tmp / "run"
+    proc = measure(out)
+    if proc.returncode == 0 and (why := _host_froze(out)):
+        print(f"soak measured again: {why} ({out} kept)")
+        out = tmp / "run-again"
+        proc = measure(out)
     return out, proc, _gates(tmp)
 
 
