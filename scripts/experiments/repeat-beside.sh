@@ -3,12 +3,13 @@
 # times, one after another, while make test's parallel pass (test-python under $BESIDE) runs
 # over and over beside it, and with BUSY=1 one core kept busy as in the busy clean clones.
 # Prints one line per run (exit status, seconds) and the count that failed; each run's output
-# is kept in OUTDIR/run-I.log. The loops are ended by their PIDs (the parallel pass's by its
-# process group).
+# is kept in OUTDIR/run-I.log; `{i}` in an argument becomes the run's number (pytest's
+# `--basetemp OUTDIR/tmp-{i}` keeps every run's folders, e.g. a bisect.json). The loops are
+# ended by their PIDs (the parallel pass's by its process group).
 #
 #   [BUSY=1] scripts/experiments/repeat-beside.sh N OUTDIR COMMAND [ARGS...]
 #   e.g. scripts/experiments/repeat-beside.sh 20 /tmp/pp .venv/bin/pytest -q \
-#          scripts/tests/test_ci_push_path.py -k flags_a_slowdown
+#          --basetemp /tmp/pp/tmp-{i} scripts/tests/test_ci_push_path.py -k flags_a_slowdown
 set -uo pipefail
 [ $# -gt 2 ] || { echo "usage: [BUSY=1] repeat-beside.sh N OUTDIR COMMAND [ARGS...]" >&2; exit 2; }
 n=$1 out=$2
@@ -34,7 +35,9 @@ trap stop EXIT
 failed=0
 for i in $(seq "$n"); do
   start=$(date +%s.%N)
-  "$@" >"$out/run-$i.log" 2>&1
+  args=()
+  for a in "$@"; do args+=("${a//\{i\}/$i}"); done
+  "${args[@]}" >"$out/run-$i.log" 2>&1
   rc=$?
   [ "$rc" -eq 0 ] || failed=$((failed + 1))
   awk -v i="$i" -v rc="$rc" -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "run %d: exit %d, %.1f s\n", i, rc, e - s }'
