@@ -86,9 +86,9 @@ def _host_froze(out: Path) -> str | None:
     """Why this soak cannot show its drift, when the host held it back as long as the drift
     does: an interval of the first tenth with P99 at the planted stall, or an interval of
     either tenth with fewer than MIN_SAMPLES orders. In open loop a freeze of the whole VM
-    makes every order it holds back late (one read 0.3 s, with hftbench's sampler late as
-    much, beside make test's parallel pass), and 0.25 s intervals cannot outweigh it; the real
-    soak's 60 s tenths at 2,000/s can (docs/soak.md). None when neither happened."""
+    makes every order it holds back late (one held the client 0.3 s and hftbench's /proc
+    sampler 0.2 s, beside make test's parallel pass), and 0.25 s intervals cannot outweigh
+    it; the real soak's 60 s tenths at 2,000/s can (docs/soak.md). None when neither happened."""
     first, last = drift.tenths(drift.read_intervals(out / "soak-tiny" / "hft.hlog"))
     worst_ns = max((histograms.decode(i.histogram).get_value_at_percentile(99) for i in first), default=0)
     if worst_ns >= STALL_US * 1000:
