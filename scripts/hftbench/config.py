@@ -78,13 +78,16 @@ class Scenario:
             args += ["--orders", str(self.orders)]
         if self.rate is not None:
             args += ["--rate", _num(self.rate)]
-        if self.timeout_ms is not None:
-            args += ["--timeout-ms", str(self.timeout_ms)]
+        args += self.timeout_flags()
         if self.seed is not None:
             args += ["--seed", str(self.seed)]
         if self.interval_s is not None and client in roster_mod.default().having("intervals"):
             args += ["--interval-s", _num(self.interval_s)]
         return args
+
+    def timeout_flags(self) -> list[str]:
+        """The client flag of the per-request timeout; none leaves the client's default (1 s)."""
+        return [] if self.timeout_ms is None else ["--timeout-ms", str(self.timeout_ms)]
 
     def with_overrides(
         self,

@@ -32,16 +32,16 @@ def needs_rate(scenarios: list[Scenario]) -> bool:
     return any(sc.capacity_fraction is not None and sc.rate is None for sc in scenarios)
 
 
-def probe(bins: Path, url: str, connections: int, placement: Placement) -> float:
-    """Closed-loop orders/s of the roster's probes_capacity client (client-hft) with
-    `connections` connections against `url`."""
+def probe(bins: Path, url: str, load: Scenario, placement: Placement) -> float:
+    """Closed-loop orders/s of the roster's probes_capacity client (client-hft) against `url`,
+    with the connections and the per-request timeout of `load` (probe_scenario's)."""
     client = roster.default().the_one("probes_capacity")
     binary = client_binary(bins, client)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "probe.json"
         cmd = [str(binary), *placement.client_flags(client), "--url", url, "--scenario", "capacity-probe",
-               "--connections", str(connections), "--warmup", str(PROBE_WARMUP), "--duration", str(PROBE_S),
-               "--output", str(out)]  # fmt: skip
+               "--connections", str(load.connections), *load.timeout_flags(),
+               "--warmup", str(PROBE_WARMUP), "--duration", str(PROBE_S), "--output", str(out)]  # fmt: skip
         try:
             done = subprocess.run(
                 cmd, capture_output=True, text=True, timeout=60, preexec_fn=client_preexec(placement)
@@ -67,9 +67,11 @@ def resolve(scenarios: list[Scenario], capacity_rps: float) -> list[Scenario]:
     ]
 
 
-def probe_connections(scenarios: list[Scenario]) -> int:
-    """The connections of the probe: the most any load scenario holds (the load it will see)."""
-    return max(sc.connections for sc in scenarios if sc.capacity_fraction is not None)
+def probe_scenario(scenarios: list[Scenario]) -> Scenario:
+    """The load scenario the probe stands in for: the one holding the most connections (the
+    load the server will see). The probe keeps its per-request timeout too, so an order the
+    scenario would wait for does not fail the probe."""
+    return max((sc for sc in scenarios if sc.capacity_fraction is not None), key=lambda sc: sc.connections)
 
 
 def measure(
@@ -80,6 +82,6 @@ def measure(
     log.parent.mkdir(parents=True, exist_ok=True)
     try:
         with Server(bins / "hft-server", log, flags, cpus=placement.server) as server:
-            return probe(bins, server.url, probe_connections(scenarios), placement)
+            return probe(bins, server.url, probe_scenario(scenarios), placement)
     except ServerError as exc:
         raise UsageError(f"capacity probe: {exc}") from exc
