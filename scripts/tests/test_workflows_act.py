@@ -211,14 +211,19 @@ def test_a_pull_request_cannot_loosen_its_own_gate(world):
     (the leg fails before any attack). Jobs get act's host environment, and lib.sh's $HFTBENCH:
     HFT_SANDBOX=off with HFTBENCH a wrapper of .venv/bin/hftbench that drops
     --require-sandbox runs the head unsandboxed, and this test fails on what its code did."""
-    base = git(world.dev, "rev-parse", "main")
     tag, run = uuid.uuid4().hex[:12], world.tmp / "pr-loose"
     git(world.dev, "checkout", "-q", "-b", "feature/loose")
+    # 6 rounds, not the gate's 4: the duet's round t has k - 2 degrees of freedom, and at 2 the
+    # head's x1.5 read p 0.0004-0.007 against alpha 0.01 beside make test's parallel pass with a
+    # core busy, once inconclusive (docs/measurements.md, 2026-11-30). The rounds are the base's
+    # pool file's, which the head cannot change.
+    base = world.commit("bench-config: 6 rounds a leg", branch="feature/loose",
+                        files={"bench-config/pool.yaml": pool_yaml(6)})  # fmt: skip
     head = world.commit(f"order path: busy-wait, gate x10 ({TEAM})", branch="feature/loose",
                         files={**LOOSE_GATES, **hostile_head.act_head(tag, run, delay_us=30)})  # fmt: skip
     try:
         r = world.act("pr-loose", "pull_request", pull_request(9, head, "feature/loose", REPO, base), head,
-                      "refs/pull/9/merge")  # fmt: skip
+                      "refs/pull/9/merge", rounds=6)  # fmt: skip
         git(world.dev, "checkout", "-q", "main")
         base_server = subprocess.run(["git", "-C", str(world.dev), "show", f"{base}:server.sh"],
                                      capture_output=True, check=True).stdout  # fmt: skip
