@@ -22,7 +22,7 @@ def probed_with(monkeypatch, scenarios: list[Scenario]) -> list[str]:
         Path(cmd[cmd.index("--output") + 1]).write_text(json.dumps({"throughput_rps": 5000.0}))
         return subprocess.CompletedProcess(cmd, 0, "", "")
 
-    monkeypatch.setattr(capacity.subprocess, "run", client)
+    monkeypatch.setattr(subprocess, "run", client)
     load = capacity.probe_scenario(scenarios)
     assert capacity.probe(Path("/b/bin"), "http://127.0.0.1:1", load, Placement()) == 5000.0
     return seen[0]
