@@ -93,9 +93,9 @@ def git(repo: Path, *args: str) -> str:
 
 
 # The rounds of an act run's A/B (ab's --repeats and --max-repeats) and of the pool file it
-# commits: the fixture gates' min_repeats (fixtures/ci-gates.yaml). The A/B runs under act judge
-# an A/A or a head 30 µs slower on a ~20 µs order (a ratio of about 2.5); the recovery push,
-# which must show a significant speed-up, takes 6 (test_workflows_act.py).
+# commits: the fixture gates' min_repeats (fixtures/ci-gates.yaml), for the A/As. A head 30 µs
+# slower per order (about x1.5 on this VM beside make test's other streams), and the recovery
+# from it, take 6 (test_workflows_act.py): a duet's round t has k - 2 degrees of freedom.
 ACT_ROUNDS = 4
 
 

@@ -313,7 +313,7 @@ def test_regression_issue_opened_and_closed_then_two_queued_pushes_both_publishe
 
     # The recovery is measured alone, as the one-slot runner would, and in 6 rounds: closing the
     # issue needs every listed key significantly faster (P50 and CPU per order, t over rounds:
-    # the 30 µs undone on a ~20 µs order is a ratio of about 0.4, far beyond what 6 rounds
+    # the 30 µs undone read x0.63-x0.67 beside the parallel pass, far beyond what 6 rounds
     # resolve; P99, which needed 12, is reported only in the fixture's gates), and two
     # main-bench jobs overlapping on 2 cores (below) would cost it its power.
     c = world.commit("order path: back to normal")
