@@ -93,10 +93,14 @@ def git(repo: Path, *args: str) -> str:
 
 
 # The rounds of an act run's A/B (ab's --repeats and --max-repeats) and of the pool file it
-# commits: the fixture gates' min_repeats (fixtures/ci-gates.yaml), for the A/As. A head 30 µs
-# slower per order (about x1.5 on this VM beside make test's other streams), and the recovery
-# from it, take 6 (test_workflows_act.py): a duet's round t has k - 2 degrees of freedom.
+# commits: the fixture gates' min_repeats (fixtures/ci-gates.yaml), for the A/As.
 ACT_ROUNDS = 4
+# The runs whose head is 30 µs slower per order, and the recovery from it. A duet's round t has
+# k - 2 degrees of freedom: at 4 rounds the head's x1.5 (this VM beside make test's parallel pass,
+# a core busy) read p 0.0004-0.007 against alpha 0.01, once inconclusive; at 6, p <= 3e-4
+# (docs/measurements.md, 2026-11-30). The rounds come from the base's pool file, which a head
+# cannot change, so the commit before the slowed head carries pool_yaml(SLOWED_ROUNDS).
+SLOWED_ROUNDS = 6
 
 
 def pool_yaml(rounds: int = ACT_ROUNDS, text: str | None = None) -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import hostile_head
 import pytest
-from act_world import ACT, BOT, GATES, REPO, ROOT, TEAM, TOKEN, World, git, needs, pool_yaml
+from act_world import ACT, BOT, GATES, REPO, ROOT, SLOWED_ROUNDS, TEAM, TOKEN, World, git, needs, pool_yaml
 from hftbench import answers
 
 sys.path.insert(0, str(Path(__file__).parent / "fakes"))
@@ -213,17 +213,13 @@ def test_a_pull_request_cannot_loosen_its_own_gate(world):
     --require-sandbox runs the head unsandboxed, and this test fails on what its code did."""
     tag, run = uuid.uuid4().hex[:12], world.tmp / "pr-loose"
     git(world.dev, "checkout", "-q", "-b", "feature/loose")
-    # 6 rounds, not the gate's 4: the duet's round t has k - 2 degrees of freedom, and at 2 the
-    # head's x1.5 read p 0.0004-0.007 against alpha 0.01 beside make test's parallel pass with a
-    # core busy, once inconclusive (docs/measurements.md, 2026-11-30). The rounds are the base's
-    # pool file's, which the head cannot change.
-    base = world.commit("bench-config: 6 rounds a leg", branch="feature/loose",
-                        files={"bench-config/pool.yaml": pool_yaml(6)})  # fmt: skip
+    base = world.commit(f"bench-config: {SLOWED_ROUNDS} rounds a leg", branch="feature/loose",
+                        files={"bench-config/pool.yaml": pool_yaml(SLOWED_ROUNDS)})  # fmt: skip
     head = world.commit(f"order path: busy-wait, gate x10 ({TEAM})", branch="feature/loose",
                         files={**LOOSE_GATES, **hostile_head.act_head(tag, run, delay_us=30)})  # fmt: skip
     try:
         r = world.act("pr-loose", "pull_request", pull_request(9, head, "feature/loose", REPO, base), head,
-                      "refs/pull/9/merge", rounds=6)  # fmt: skip
+                      "refs/pull/9/merge", rounds=SLOWED_ROUNDS)  # fmt: skip
         git(world.dev, "checkout", "-q", "main")
         base_server = subprocess.run(["git", "-C", str(world.dev), "show", f"{base}:server.sh"],
                                      capture_output=True, check=True).stdout  # fmt: skip
@@ -300,24 +296,22 @@ def test_dispatch_good_inputs_publishes_from_main_only_bad_inputs_refused(world)
 
 @needs
 def test_regression_issue_opened_and_closed_then_two_queued_pushes_both_published(world):
-    # 6 rounds, as the loose-gate pull request: a duet's 4 rounds leave its t 2 degrees of
-    # freedom, and the x1.5 head read p up to 0.007 against alpha 0.01 there.
     slow = world.commit(f"order path: busy-wait ({TEAM} fyi)", delay_us=30,
-                        files={"bench-config/pool.yaml": pool_yaml(6)})  # fmt: skip
-    r = world.act("push-b", "push", {"after": slow}, slow, "refs/heads/main", rounds=6)
+                        files={"bench-config/pool.yaml": pool_yaml(SLOWED_ROUNDS)})  # fmt: skip
+    r = world.act("push-b", "push", {"after": slow}, slow, "refs/heads/main", rounds=SLOWED_ROUNDS)
     assert r["jobs"]["main-bench"] == "success" and r["jobs"]["report-regression"] == "success", r["log"]
     assert r["outputs"]["main-combine"]["regression"] == "true"
     assert r["outputs"]["main-combine"]["baseline"] == world.store_commits()[0]
     (issue,) = [i for i in world.api.state()["issues"] if i["state"] == "open"]
     assert "Regression" in issue["body"] and TEAM not in issue["body"] and issue["user"]["login"] == BOT
 
-    # The recovery is measured alone, as the one-slot runner would, and in 6 rounds: closing the
+    # The recovery is measured alone, as the one-slot runner would, in SLOWED_ROUNDS: closing the
     # issue needs every listed key significantly faster (P50 and CPU per order, t over rounds:
-    # the 30 µs undone read x0.63-x0.67 beside the parallel pass, far beyond what 6 rounds
+    # the 30 µs undone read x0.63-x0.67 beside the parallel pass, far beyond what these rounds
     # resolve; P99, which needed 12, is reported only in the fixture's gates), and two
     # main-bench jobs overlapping on 2 cores (below) would cost it its power.
     c = world.commit("order path: back to normal")
-    r = world.act("push-c", "push", {"after": c}, c, "refs/heads/main", rounds=6)
+    r = world.act("push-c", "push", {"after": c}, c, "refs/heads/main", rounds=SLOWED_ROUNDS)
     assert r["jobs"]["main-bench"] == "success" and r["jobs"]["report-regression"] == "success", r["log"]
     out = r["outputs"]["main-combine"]
     assert (out["regression"], out["baseline"], out["verdict"]) == ("false", slow, "improvement"), out
