@@ -30,6 +30,12 @@ JOBS    ?= $(shell nproc)
 # 2 CPUs, `make check PYTEST_WORKERS=N`, 2026-11-29: 83 s with 2, 67-74 s with 3, 64-68 s with 4).
 PYTEST_WORKERS ?= $(shell echo $$(( $(JOBS) + 2 )))
 PYTEST_DIST    ?= --dist worksteal
+# make test's parallel pass adds the slow tests, whose runner-loop world costs seconds a worker:
+# loadgroup sends each module of conftest.py's ONE_WORKER_MODULES whole to one worker, the rest
+# one test at a time (`make test-python PYTEST_DIST_ALL=...`, alternated, 2026-11-30: loadgroup
+# 97 s and 81 s, 179 and 149 CPU-s; worksteal 107 s and 90 s, 177 and 168 CPU-s). In `make check`,
+# without that world, worksteal stays faster (71-72 s against 78-82 s).
+PYTEST_DIST_ALL ?= --dist loadgroup
 
 # Components are built when their folder exists, so the tree builds at every stage.
 # One HAVE_<NAME>_CLIENT and one build-<name> per client of bench-config/clients.yaml (the
@@ -159,7 +165,7 @@ test-hft:
 # (pytest-xdist); test-measuring, the measuring and act tests, one at a time.
 # test-ci: lint-ci and the CI tests (marker ci) alone, both kinds, by hand.
 test-python:
-	$(PYTEST) -m "not measuring and not act" -n $(PYTEST_WORKERS) $(PYTEST_DIST) --durations=10
+	$(PYTEST) -m "not measuring and not act" -n $(PYTEST_WORKERS) $(PYTEST_DIST_ALL) --durations=10
 
 test-measuring:
 	$(PYTEST) -m "measuring or act" --durations=15

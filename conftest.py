@@ -52,6 +52,12 @@ ACT_MODULES = {"scripts/tests/test_workflows_act.py"}
 # Neither measuring nor act, but half a minute of waiting the inner loop need not pay: the runner
 # loop's backoffs (real sleeps) and its dedicated user.
 SLOW_MODULES = {"scripts/tests/test_runner_loop.py"}
+# Modules whose tests share a module fixture that costs seconds: pytest-xdist makes a module
+# fixture once in every worker that runs one of its tests, so under `--dist loadgroup` each of
+# these runs whole on one worker (pytest_xdist_make_scheduler, below). The runner loop's world
+# (a user, a key, two runner jobs) took 15-28 s in each of 5 workers' setups under worksteal;
+# golden's compare run 4 s in each of 4.
+ONE_WORKER_MODULES = {"scripts/tests/test_runner_loop.py", "scripts/tests/test_golden.py"}
 
 
 def _needs_real_binaries(item: pytest.Item) -> bool:
@@ -85,3 +91,21 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             'alone: `make test-measuring`, or pytest -m "measuring or act" without -n',
             pytrace=False,
         )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """`--dist loadgroup` with ONE_WORKER_MODULES as its groups, told apart by the test's id on
+    the controller: pytest 9.2 no longer keeps the `@group` suffix that pytest-xdist's loadgroup
+    appends to a test's id in the worker, so `xdist_group` marks group nothing
+    (pytest-dev/pytest-xdist#1386)."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class ModuleGroups(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module in ONE_WORKER_MODULES else super()._split_scope(nodeid)
+
+    return ModuleGroups(config, log)

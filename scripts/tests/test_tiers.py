@@ -1,10 +1,16 @@
-"""The root conftest.py's lists of modules (measuring, act, slow) name real test modules: a
-renamed module would otherwise drop out of its tier without a word."""
+"""The root conftest.py's lists of modules (measuring, act, slow, one worker) name real test
+modules: a renamed module would otherwise drop out of its tier without a word. And a module of
+ONE_WORKER_MODULES runs whole on one worker under `--dist loadgroup` (make test's parallel pass)."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("root_conftest", ROOT / "conftest.py")
@@ -13,5 +19,17 @@ _spec.loader.exec_module(tiers)
 
 
 def test_every_listed_module_exists():
-    listed = {*tiers.MEASURING_MODULES, *tiers.ACT_MODULES, *tiers.SLOW_MODULES}
+    listed = {*tiers.MEASURING_MODULES, *tiers.ACT_MODULES, *tiers.SLOW_MODULES, *tiers.ONE_WORKER_MODULES}
     assert sorted(rel for rel in listed if not (ROOT / rel).is_file()) == []
+
+
+@pytest.mark.slow  # three pytest workers and golden's compare run: seconds the inner loop need not pay
+def test_a_one_worker_module_runs_whole_on_one_worker_under_loadgroup():
+    module = "scripts/tests/test_golden.py"
+    assert module in tiers.ONE_WORKER_MODULES
+    pytest_args = ["-n", "3", "--dist", "loadgroup", "-v", "-p", "no:cacheprovider", module]
+    run = subprocess.run([sys.executable, "-m", "pytest", *pytest_args], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    workers = re.findall(r"^\[(gw\d+)\] .*PASSED " + re.escape(module), run.stdout, re.M)
+    assert len(workers) >= 5 and len(set(workers)) == 1, run.stdout[-3000:]
