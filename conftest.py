@@ -32,8 +32,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 # Modules all of whose tests start the real binaries and measure or time them, without a
 # "needs bin/" skipif to say so. The conformance modules that start them and time nothing
 # (test_conformance_result.py, _lateness.py, _statuses.py: a result's shape and counts) and
-# hft/tests/test_compare_performance.py (flag errors, a small run's tables) are not listed:
-# they run in the parallel pass.
+# hft/tests/test_compare_performance.py (flag errors; its small run is marked measuring itself)
+# are not listed: they run in the parallel pass.
 MEASURING_MODULES = {
     "clients/python/tests/test_worker.py",  # the Python client's timeouts: 0.1-0.5 s, the 1 s default
     "clients/tests/test_conformance_errors.py",  # the contract's 2 s to exit on bad input

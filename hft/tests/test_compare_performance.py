@@ -34,6 +34,10 @@ def test_bad_flags_exit_2_with_one_line(args, named):
     assert named in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
+# Measuring: the clients wait 1 s for each reply (their default timeout). In the parallel pass,
+# under SCHED_IDLE beside the serial pass and a busy core, client-hft timed out 2 of 300 orders
+# (a clean clone's busy make test, 2026-11-30).
+@pytest.mark.measuring
 def test_small_run_prints_both_tables(tmp_path):
     for exe in NEEDED:
         assert (BIN / exe).is_file(), f"{BIN / exe} missing: run make build"
