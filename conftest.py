@@ -56,7 +56,7 @@ SLOW_MODULES = {"scripts/tests/test_runner_loop.py"}
 # fixture once in every worker that runs one of its tests, so under `--dist loadgroup` each of
 # these runs whole on one worker (pytest_xdist_make_scheduler, below). The runner loop's world
 # (a user, a key, two runner jobs) took 15-28 s in each of 5 workers' setups under worksteal;
-# golden's compare run 4 s in each of 4.
+# golden's compare run 4 s in each worker that runs one of its tests.
 ONE_WORKER_MODULES = {"scripts/tests/test_runner_loop.py", "scripts/tests/test_golden.py"}
 
 
