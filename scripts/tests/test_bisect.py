@@ -162,7 +162,7 @@ def _sha(repo: Path, ref: str) -> str:
 
 
 @needs_binaries
-def test_a_slowdown_within_the_noise_is_answered_with_a_range_not_a_commit(tmp_path):
+def test_a_slowdown_within_the_noise_is_answered_with_a_range_not_a_commit(tmp_path, capsys):
     # 1 µs more an order on a ~20 µs median: well inside the gate's ±10 %
     repo = _repo(tmp_path / "repo", {i: 1 for i in range(3, COMMITS + 1)})
     assert _bisect(repo, tmp_path / "out", max_repeats=8) == 1
@@ -175,3 +175,7 @@ def test_a_slowdown_within_the_noise_is_answered_with_a_range_not_a_commit(tmp_p
     assert commits.index(doc["good"]) < 2 <= commits.index(doc["bad"])
     assert doc["steps"][-1]["decision"] == "undecided"
     assert doc["reason"].startswith(f"step {len(doc['steps'])}: ")
+    # as it goes, the step table on stderr (--quiet keeps it); at the end, the range on stdout
+    printed = capsys.readouterr()
+    assert f"| {len(doc['steps'])} | `" in printed.err
+    assert printed.out.startswith(f"Between {doc['good'][:10]} (good) and {doc['bad'][:10]} (bad): step ")
