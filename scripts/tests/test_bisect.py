@@ -147,11 +147,11 @@ def _repo(path: Path, delays: dict[int, int]) -> Path:
     return path
 
 
-def _bisect(repo: Path, out: Path, max_repeats: int) -> int:
+def _bisect(repo: Path, out: Path) -> int:
     return cli.main([
         "bisect", "--repo", str(repo), "--good", f"HEAD~{COMMITS - 1}", "--bad", "HEAD",
         "--series", "latency-1c/hft", "--metric", "p50_us", "--orders", "1000", "--repeats", "8",
-        "--max-repeats", str(max_repeats), "--step", "8", "--out", str(out), "--build-cmd", BUILD, "--quiet",
+        "--max-repeats", "8", "--step", "8", "--out", str(out), "--build-cmd", BUILD, "--quiet",
     ])  # fmt: skip
 
 
@@ -165,7 +165,7 @@ def _sha(repo: Path, ref: str) -> str:
 def test_a_slowdown_within_the_noise_is_answered_with_a_range_not_a_commit(tmp_path, capsys):
     # 1 µs more an order on a ~20 µs median: well inside the gate's ±10 %
     repo = _repo(tmp_path / "repo", {i: 1 for i in range(3, COMMITS + 1)})
-    assert _bisect(repo, tmp_path / "out", max_repeats=8) == 1
+    assert _bisect(repo, tmp_path / "out") == 1
     doc = json.loads((tmp_path / "out" / "bisect.json").read_text())
     assert doc["status"] == "between" and doc["culprit"] is None
     # Never a wrong commit: the range it gives still holds commit 3. A step may have called a
