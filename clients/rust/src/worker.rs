@@ -237,8 +237,7 @@ mod tests {
             ("http://127.0.0.1:8080/order", "127.0.0.1:8080"),
             ("http://localhost/order", "localhost"),
             ("http://localhost:80/order", "localhost"),
-            ("https://h.test:443/order", "h.test"),
-            ("https://h.test:80/order", "h.test:80"),
+            ("http://h.test:8443/order", "h.test:8443"),
             ("http://[::1]:9/order", "[::1]:9"),
             ("http://u:p@127.0.0.1:9/order", "127.0.0.1:9"),
         ] {
