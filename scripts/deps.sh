@@ -4,8 +4,9 @@
 # so a second run takes a second or two.
 #   scripts/deps.sh                 everything (make deps: make test, make lint, the CI jobs)
 #   scripts/deps.sh --bench         only what builds bin/ and runs `make bench` (make deps-bench):
-#                                   no browser, linters, perf, sandbox, npm, act, actionlint or
-#                                   inferno, which only the tests, lint and `hftbench ab` use
+#                                   no browser, linters, perf, sandbox, npm, act, actionlint,
+#                                   inferno or requirements-dev.txt, which only the tests, lint
+#                                   and `hftbench ab` use
 #   scripts/deps.sh --apt-packages  the Debian packages it needs, one a line (hft/runner/provision-host)
 #   scripts/deps.sh --tools [DIR]   only the pinned tools (actionlint, act, inferno) into DIR/bin
 #                                   (default .deps): provision-host builds them once for a runner
@@ -106,21 +107,32 @@ base_executable() {
   "$1" -c 'import os, sys; print(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))'
 }
 
+# python_step [--bench]: .venv with requirements.txt (hftbench, the Python client) and, unless
+# --bench, requirements-dev.txt (pytest and its plugins, ruff, zizmor: a fifth of pip's time
+# in a fresh venv, 2026-11-30), each behind its own stamp.
 python_step() {
-  local stamp=.venv/.deps-stamp py
+  local stamp=.venv/.deps-stamp dev_stamp=.venv/.deps-dev-stamp py
   py=$(venv_python)
   if [ -x .venv/bin/python ] && [ "$(base_executable .venv/bin/python)" != "$(base_executable "$py")" ]; then
     log "python venv .venv was made with $(base_executable .venv/bin/python); rebuilding it with $py"
     rm -rf .venv
   fi
-  stale "$stamp" requirements.txt scripts/pyproject.toml || return 0
-  [ -x .venv/bin/python ] || { log "python venv .venv ($py)"; "$py" -m venv .venv; }
-  log "pip install -r requirements.txt"
-  .venv/bin/pip install -q --disable-pip-version-check --require-hashes -r requirements.txt
-  if [ -f scripts/pyproject.toml ]; then
-    .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e scripts/
+  if stale "$stamp" requirements.txt scripts/pyproject.toml; then
+    [ -x .venv/bin/python ] || { log "python venv .venv ($py)"; "$py" -m venv .venv; }
+    log "pip install -r requirements.txt"
+    .venv/bin/pip install -q --disable-pip-version-check --require-hashes -r requirements.txt
+    if [ -f scripts/pyproject.toml ]; then
+      .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e scripts/
+    fi
+    touch "$stamp"
   fi
-  touch "$stamp"
+  [ "${1:-}" = --bench ] && return 0
+  stale "$dev_stamp" requirements-dev.txt requirements.txt || return 0
+  log "pip install -r requirements-dev.txt"
+  # With requirements.txt again: hash-checking mode wants the dev tools' own dependencies
+  # (packaging) pinned, and they are pinned there.
+  .venv/bin/pip install -q --disable-pip-version-check --require-hashes -r requirements.txt -r requirements-dev.txt
+  touch "$dev_stamp"
 }
 
 rust_step() {
@@ -229,7 +241,7 @@ fi
 if [ "${1:-}" = --bench ]; then
   apt_step "${BENCH_APT_PACKAGES[@]}"
   toolchain_step --bench
-  python_step
+  python_step --bench
   rust_step
   go_step
   log "ok (make bench's part; make deps installs the rest)"

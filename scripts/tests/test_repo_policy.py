@@ -63,6 +63,7 @@ OWNED = [
         "bench-config/pool.yaml",
     ),
     *("scripts/hftbench/cli.py", "scripts/ci/pr-bench", "scripts/deps.sh", "Makefile", "requirements.txt"),
+    "requirements-dev.txt",
     *("clients/hft/src/main.c", "Cargo.toml", "Cargo.lock", "server/Cargo.toml", "clients/rust/Cargo.toml"),
     *(".cargo/config.toml", "server/.cargo/config.toml", "rust-toolchain", "rust-toolchain.toml"),
     *("server/rust-toolchain.toml", "clients/rust/build.rs", "server/build.rs", "server/src/gen/build.rs"),
