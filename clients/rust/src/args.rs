@@ -185,7 +185,8 @@ fn non_empty(flag: &str, raw: &str, example: &str) -> Result<String, String> {
     }
 }
 
-/// `--url`: an http:// base URL with a host (no TLS: the server under test speaks none); returns `URL/order` and the probe target.
+/// `--url`: an http:// base URL with a host (no TLS: the server under test speaks none);
+/// returns `URL/order` and the probe target.
 pub fn url(raw: &str) -> Result<(Url, Target), String> {
     let bad =
         |why: &str| format!("--url {why} (got \"{raw}\"); pass e.g. --url http://127.0.0.1:8080");
