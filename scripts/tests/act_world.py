@@ -172,10 +172,12 @@ class World:
         (self.dev / "server.sh").write_text(f'#!/bin/sh\nexec {ROOT / "bin" / "hft-server"} {extra}"$@"\n')
 
     def act(self, name: str, event: str, payload: dict, sha: str, ref: str, *, workflow="bench.yml",
-            extra=(), background=False, cut_leg: str | None = None, rounds: int = ACT_ROUNDS):  # fmt: skip
+            extra=(), background=False, cut_leg: str | None = None, rounds: int = ACT_ROUNDS,
+            micro: str = "go"):  # fmt: skip
         """act EVENT on a fresh clone checked out at sha (act copies it for actions/checkout);
         `cut_leg`: SIGTERM that pool leg's `hftbench ab` once it has measured 3 rounds;
-        `rounds`: the A/B's rounds (ab's --repeats and --max-repeats)."""
+        `rounds`: the A/B's rounds (ab's --repeats and --max-repeats); `micro`: the repository
+        variable MICRO_SUITES (a push's microbenchmarks; "none" skips their jobs)."""
         run = self.tmp / name
         work = run / "repo"
         subprocess.run(["git", "clone", "-q", "--shared", str(self.dev), str(work)], check=True)
@@ -190,7 +192,7 @@ class World:
         env = {
             "HFT_CI_PREBUILT": str(ROOT), "ALLOW_UNTUNED": "true", "ACT_ARTIFACTS": str(run / "artifacts"),
             "GITHUB_API_URL": self.api.url, "SUITE": "pr", "REPORT_SUITE": "", "ROUNDS": "2",
-            "MICRO_SUITES": "go", "ACT_STANDINS": str(STANDINS), "ACT_REPO": str(work),
+            "ACT_STANDINS": str(STANDINS), "ACT_REPO": str(work),
             # micro-bench's go benchmarks 0.1 s each, not 1 s: the chart needs a result, not
             # its precision, and the job runs beside the next push's measured jobs
             "GOFLAGS": "-benchtime=100ms",
@@ -205,7 +207,8 @@ class World:
             "--remote-name", "github", "--action-cache-path", str(run / "cache"),
             "--action-offline-mode", "-s", f"GITHUB_TOKEN={TOKEN}",
             *[a for k, v in PINNED.items() for a in ("--local-repository", f"{k}={STANDINS / v}")],
-            *[a for k, v in env.items() for a in ("--env", f"{k}={v}")], *extra,
+            *[a for k, v in env.items() for a in ("--env", f"{k}={v}")], "--var", f"MICRO_SUITES={micro}",
+            *extra,
         ]  # fmt: skip
         with open(run / "act.log", "w") as log:
             proc = subprocess.Popen(cmd, cwd=work, stdout=log, stderr=subprocess.STDOUT)
