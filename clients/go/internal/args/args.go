@@ -161,18 +161,13 @@ func URL(raw string) (orderURL, address string, err error) {
 	if perr != nil {
 		return "", "", bad("is not a valid URL")
 	}
+	// Plain HTTP only, as the other clients: the server speaks no TLS.
+	if u.Scheme != "http" {
+		return "", "", bad("must start with http://")
+	}
 	port := u.Port()
-	switch u.Scheme {
-	case "http":
-		if port == "" {
-			port = "80"
-		}
-	case "https":
-		if port == "" {
-			port = "443"
-		}
-	default:
-		return "", "", bad("must start with http:// or https://")
+	if port == "" {
+		port = "80"
 	}
 	if u.Hostname() == "" {
 		return "", "", bad("has no host")
