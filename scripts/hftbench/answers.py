@@ -10,6 +10,9 @@ NO_CHANGE = "no_change"  # the whole interval lies within ±threshold, and it ho
 SLOWER = "slower"
 FASTER = "faster"
 INCONCLUSIVE = "inconclusive"  # none of the above: more runs could tell
+# A comparison that cannot be judged: base failed orders or broke a round, or a gated series
+# has no judged row. It fails the check (exit 1): what is not judged cannot be green.
+INVALID = "invalid"
 NOT_GATED = "not_gated"  # not tested (too few samples, one side only, reported only)
 
 # Runs a side beyond which "about N would settle it" stops helping a reader: ab stops at 32,

@@ -219,6 +219,24 @@ class Cell:
         }
 
 
+def orders_failed(result: ClientResult) -> str:
+    """A cell's reason when its only fault is failed orders (the judge counts those by kind;
+    any other reason means the round broke: judge/sides.py, broken_why)."""
+    kinds = ", ".join(f"{k} {v}" for k, v in result.error_kinds.items() if v)
+    return f"{result.errors:,} of {result.orders:,} orders failed ({kinds})"
+
+
+def broken_why(cell: Cell) -> str | None:
+    """Why a failed cell broke beyond its failed orders (the server died or hung, the client
+    could not finish, the counts disagree); None for an ok cell or one whose only fault is
+    failed orders, which the judge counts by kind instead (judge/failures.py)."""
+    if cell.ok:
+        return None
+    if cell.result is not None and cell.result.errors and cell.reason == orders_failed(cell.result):
+        return None
+    return cell.reason or "failed (no reason recorded)"
+
+
 @dataclass
 class Run:
     """A whole results folder: results.json as typed objects, plus where it lives."""

@@ -54,6 +54,12 @@ class Repeat:
     # A duet round's slot of this side's server ("a": --url, the older process; "b"); None
     # outside a duet (clustered.py takes the slot out of the round test).
     slot: str | None = None
+    # The failed orders by kind ((kind, count): http_5xx, timeout, connect, …), from the
+    # client's error_kinds; `errors` is their sum.
+    failure_kinds: tuple[tuple[str, int], ...] = ()
+    # Why this round broke beyond its failed orders (the server died or hung, the client could
+    # not finish, the counts disagree); None when it ran whole (judge/failures.py).
+    broken: str | None = None
 
     @property
     def throughput_rps(self) -> float:

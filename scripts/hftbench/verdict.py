@@ -51,6 +51,10 @@ class MetricResult:
     # None when not tested, inf when these runs cannot reach significance at all.
     mde: float | None = None
     settle_runs: int | None = None  # inconclusive: runs per side that would likely decide it
+    # Smallest worse factor for which the gate *fails* with 80 % power (significant and beyond
+    # the threshold: rules.gate_detectable_effect): the verdict's "could detect". `mde` above
+    # is the bar of significance alone (calibrate guards a row by it).
+    fails_at: float | None = None
 
     @property
     def series(self) -> str:
@@ -249,8 +253,10 @@ class Verdict:
     """verdict.json. Fields in the file's order; the sections after `drift` are the
     commands' (ABSENT where a command did not add them)."""
 
-    status: str  # answers.py: the worst answer over the gated rows
-    exit_code: int  # the process's: 1 on a regression (combine: 3 when the pool's check fails)
+    status: str  # answers.py: the worst answer over the gated rows (invalid: base failed, or unjudged)
+    # The process's: 1 on a regression, an invalid comparison, or an undecided gated row whose
+    # estimate lies beyond its threshold (combine: 3 when the pool's check fails)
+    exit_code: int
     gates: str  # gates.yaml, as shown
     confidence: float | None  # the rows' interval level, after the looks (None: an old file's)
     looks: int | None  # verdicts taken on growing data (ab's sequential rounds; None: an old file's)
@@ -275,6 +281,8 @@ class Verdict:
     bisect: BisectRecord = ABSENT  # the culprit or range (judge/bisect_steps.py)
     pool: PoolSection = ABSENT  # each runner's leg (commands/combine.py pool_doc)
     attachments: list[dict[str, str]] = ABSENT  # files the texts list: {"title", "path"}
+    # Gated series that no row judged, and why: each makes the comparison invalid (compare.py).
+    unjudged: list[str] = ABSENT
     # Keys this type does not know (a later version's): kept as read, written back after the rest.
     other: dict[str, Any] = field(default_factory=dict)
 
@@ -282,7 +290,7 @@ class Verdict:
                  "calibration", "survival", "guarded", "unguarded", "suite", "base", "head", "flags",
                  "results", "drift")  # fmt: skip
     SECTION_KEYS = ("partial", "ab", "profile", "harness_changes", "pool_leg", "bisect", "pool",
-                    "attachments")  # fmt: skip
+                    "attachments", "unjudged")  # fmt: skip
 
     @property
     def shown_confidence(self) -> float:

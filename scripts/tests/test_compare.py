@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from gate_synth import latency_run, result_doc, write_run
 from hftbench import cli
-from hftbench.answers import INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION
+from hftbench.answers import INCONCLUSIVE, INVALID, NO_CHANGE, NOT_GATED, REGRESSION
 from hftbench.commands.compare import run_compare
 from hftbench.errors import UsageError
 from hftbench.judge.compare import compare_sides
@@ -82,7 +82,9 @@ def test_too_few_repeats_is_inconclusive_not_a_failure(tmp_path, gates):
     c = run_compare(base, head, gates)
     p99 = next(r for r in c.results if r.metric == "p99_us" and r.series == "latency-1c/hft")
     assert p99.verdict == INCONCLUSIVE and "min_repeats" in p99.reason
-    assert c.exit_code == 0 and c.needs_more_repeats()
+    # undecided, but its estimate (x2) already lies beyond the threshold: unknown is not green
+    assert c.status == INCONCLUSIVE and c.needs_more_repeats()
+    assert c.exit_code == 1 and p99 in c.beyond_threshold()
 
 
 def test_errors_gate(tmp_path, gates):
@@ -102,14 +104,21 @@ def test_a_reported_only_series_never_fails_the_gate(tmp_path, gates):
     assert c.exit_code == 0
 
 
-def test_series_only_on_one_side_is_reported_not_gated(tmp_path, gates):
+def test_a_series_missing_on_head_fails_and_missing_on_base_is_invalid(tmp_path, gates):
     rng = np.random.default_rng(5)
     base = load_side(_side(tmp_path, "base", rng))
     head = load_side(_side(tmp_path, "head", rng))
     head.series.pop(("latency-1c", "hft"))
     c = compare_sides(base, head, gates)
     only = [r for r in c.results if r.series == "latency-1c/hft"]
-    assert only and all(r.verdict == NOT_GATED and r.reason == "only in base" for r in only)
+    latency = [r for r in only if r.metric != "errors"]
+    assert latency and all(r.verdict == NOT_GATED and r.reason == "only in base" for r in latency)
+    failed = next(r for r in only if r.metric == "errors")
+    assert failed.gated and failed.verdict == REGRESSION and "missing on head" in failed.reason
+    assert c.status == REGRESSION and c.exit_code == 1
+    assert any("missing on head" in msg for msg in c.failures())
+    c = compare_sides(head, base, gates)  # the other way round: base lacks it
+    assert c.status == INVALID and c.exit_code == 1
 
 
 def test_repeats_inside_one_run_folder_are_repeats(tmp_path):
@@ -170,7 +179,10 @@ def test_a_series_whose_generator_fell_behind_on_base_says_so_and_is_not_gated(t
             assert r.why_not_gated.startswith("the load generator fell behind"), r
     unguarded = {u["metric"]: u["why"] for u in c.to_json()["unguarded"]}
     assert unguarded["p50_us"].startswith("the load generator fell behind"), unguarded
-    assert c.exit_code == 0 and not [r for r in c.results if r.gated and r.metric != "errors"]
+    assert not [r for r in c.results if r.gated and r.metric != "errors"]
+    # nothing of the gated series judged, and nothing failed: invalid, never green
+    assert c.status == INVALID and c.exit_code == 1
+    assert c.unjudged and c.unjudged[0].startswith("load/hft: no gated row was judged (the load generator fell")
 
 
 def test_a_head_that_makes_the_generator_fall_behind_cannot_ungate_its_own_series(tmp_path, gates):

@@ -64,7 +64,7 @@ def test_each_gated_row_states_its_minimum_detectable_effect():
 
 def test_no_change_headline_says_what_it_could_have_seen():
     assert verdict_text.headline(NO_CHANGE) == (
-        "✅ No change: all 2 gated series × metrics within ±10%; each could have detected +6.0% or more"
+        "✅ No change: all 2 gated series × metrics within ±10%; each would have failed at +6.0% or more"
     )
 
 

@@ -17,14 +17,14 @@ import numpy as np
 
 from .. import paths
 from ..absent import ABSENT
-from ..answers import FASTER, IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION, SLOWER
+from ..answers import FASTER, IMPROVEMENT, INCONCLUSIVE, INVALID, NO_CHANGE, NOT_GATED, REGRESSION, SLOWER
 from ..design_names import DUET, UNPAIRED
 from ..series import Repeat, Series
 from ..verdict import Design, DriftResult, Flag, MetricResult, SideRefs, Unguarded, Verdict
-from . import clustered, designs, drift, family, stats
+from . import clustered, designs, drift, failures, family, stats
 from .gates import Gates, MetricGate
-from .rules import RegressionCheck
-from .sides import SeriesKey, Side
+from .rules import RegressionCheck, worse_factor
+from .sides import SeriesKey, Side, whole
 
 
 @dataclass
@@ -36,20 +36,48 @@ class Comparison:
     # A soak's drift in head (drift.py): last tenth against first; gated like a metric.
     drift: list[DriftResult] = field(default_factory=list)
     design: str = UNPAIRED  # how base and head were measured: the units of the tests
+    # Gated series that no row judged, and why ("latency-8c/hft: n too small …"): each makes
+    # the comparison invalid (what is not judged cannot be green).
+    unjudged: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
-        """regression > inconclusive > slower > improvement > faster > no_change, over the gated
-        metrics and drifts: a head slower on one row and faster on another is "slower"."""
+        """invalid > regression > inconclusive > slower > improvement > faster > no_change, over
+        the gated metrics and drifts: a head slower on one row and faster on another is "slower";
+        a base that failed, or a gated series nothing judged, makes the whole comparison invalid."""
         verdicts = {r.verdict for r in [*self.results, *self.drift] if r.gated}
-        for status in (REGRESSION, INCONCLUSIVE, SLOWER, IMPROVEMENT, FASTER):
+        if self.unjudged:
+            verdicts.add(INVALID)
+        for status in (INVALID, REGRESSION, INCONCLUSIVE, SLOWER, IMPROVEMENT, FASTER):
             if status in verdicts:
                 return status
         return NO_CHANGE
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.status == REGRESSION else 0
+        """1: a regression, an invalid comparison, or an undecided row whose estimate already
+        lies beyond its threshold (unknown is not green; beyond the line is not a pass)."""
+        if self.status in (REGRESSION, INVALID):
+            return 1
+        return 1 if self.beyond_threshold() else 0
+
+    def beyond_threshold(self) -> list[MetricResult]:
+        """Gated rows left inconclusive whose point estimate is at least the threshold worse."""
+
+        def beyond(r: MetricResult) -> bool:
+            m = self.gates.metric(r.metric)
+            return m.kind != "errors" and worse_factor(r.ratio, m.lower_is_better) >= m.threshold
+
+        return [
+            r
+            for r in self.results
+            if r.gated and r.verdict == INCONCLUSIVE and r.ratio is not None and beyond(r)
+        ]
+
+    def warnings(self) -> list[MetricResult]:
+        """Reported-only rows that are significant and beyond their threshold: said in the
+        headline and, on main, carried to the regression issue; they do not fail the gate."""
+        return [r for r in self.results if not r.gated and r.verdict == REGRESSION and r.metric != "errors"]
 
     def checks(self) -> list[RegressionCheck]:
         return [
@@ -79,10 +107,30 @@ class Comparison:
         ]
 
     def failures(self) -> list[str]:
-        """One message per gated metric that regressed (RegressionCheck.fails)."""
-        return [msg for msg in (check.fails() for check in self.checks()) if msg]
+        """One message per reason the check fails: each failure row that failed (a regression,
+        or invalid), each gated series nothing judged, each gated metric that regressed
+        (RegressionCheck.fails), each undecided row whose estimate is beyond its threshold."""
+        failed = (REGRESSION, INVALID)
+        out = [
+            f"{r.series} {r.verdict}: {r.reason}"
+            for r in self.results
+            if r.metric == "errors" and r.verdict in failed
+        ]
+        out += [f"invalid: {why}" for why in self.unjudged]
+        out += [msg for msg in (check.fails() for check in self.checks()) if msg]
+        out += [
+            f"{r.series} {r.metric}: head/base = {r.ratio:.3f} beyond the threshold "
+            f"{self.gates.metric(r.metric).threshold:.2f}, undecided: {r.reason or 'inconclusive'}"
+            for r in self.beyond_threshold()
+        ]
+        return out
 
     def needs_more_repeats(self) -> bool:
+        """More rounds could change the answer: some gated row is undecided, and no row is
+        already a regression at its adjusted level, nor the comparison invalid (a certain
+        regression ends the session at the first look that shows it)."""
+        if self.status in (REGRESSION, INVALID):
+            return False
         return any(r.gated and r.verdict == INCONCLUSIVE for r in self.results)
 
     def verdict(self) -> Verdict:
@@ -117,6 +165,7 @@ class Comparison:
             ],
             results=list(self.results),
             drift=list(self.drift),
+            unjudged=list(self.unjudged) if self.unjudged else ABSENT,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -150,7 +199,31 @@ def compare_sides(base: Side, head: Side, gates: Gates, design: str = UNPAIRED) 
     out.sort(key=lambda r: (order[r.metric], r.scenario, r.client))
     # A duet's .hlog is cut into blocks, not a soak's intervals: it has no drift to test.
     drifts = drift.soak_drift(head, gates) if design != DUET else []
-    return Comparison(base, head, gates, out, drifts, design)
+    return Comparison(base, head, gates, out, drifts, design, unjudged(out, gates))
+
+
+def unjudged(rows: list[MetricResult], gates: Gates) -> list[str]:
+    """Gated series that nothing judged although nothing failed: "series: why" for each. A
+    series whose failure row already failed the check (a regression, invalid) is said there."""
+    by_series: dict[tuple[str, str], list[MetricResult]] = {}
+    for r in rows:
+        by_series.setdefault((r.scenario, r.client), []).append(r)
+    out = []
+    for key, series_rows_ in by_series.items():
+        failure_row = [r for r in series_rows_ if r.metric == "errors"]
+        if failure_row and failure_row[0].verdict in (REGRESSION, INVALID):
+            continue
+        wanted = [
+            r
+            for r in series_rows_
+            if r.metric != "errors"
+            and gates.metric(r.metric).gated
+            and gates.why_not_judged(*key, r.metric) is None
+        ]
+        if wanted and not any(r.gated and r.verdict != NOT_GATED for r in wanted):
+            whys = sorted({r.reason or r.why_not_gated or "not judged" for r in wanted})
+            out.append(f"{key[0]}/{key[1]}: no gated row was judged ({'; '.join(whys)})")
+    return out
 
 
 def enough_splits(gates: Gates, gated_series: int) -> Gates:
@@ -164,7 +237,13 @@ def enough_splits(gates: Gates, gated_series: int) -> Gates:
 
 
 def _missing(key: SeriesKey, m: MetricGate, only: str, b: list[Repeat], h: list[Repeat]) -> MetricResult:
+    """A series measured on one side only: its failure row fails (missing on head: a
+    regression; on base: invalid); its other rows are not gated."""
     scenario, client = key
+    if m.kind == "errors":
+        res = MetricResult(scenario, client, m.name, m.gated, len(b), len(h), 0, threshold=m.threshold)
+        _failures(res, b, h)
+        return res
     return MetricResult(
         scenario=scenario,
         client=client,
@@ -188,7 +267,9 @@ def series_rows(
     noise: dict[int, tuple],
     design: str,
 ) -> list[MetricResult]:
-    with_hist = all(r.histogram and r.ok > 0 for r in (*b, *h))
+    all_b, all_h = b, h  # every round, failed ones included: the failure row's
+    b, h = whole(b), whole(h)  # the rounds that ran whole: the latency, throughput and CPU tests'
+    with_hist = bool(b and h)
     sides = Series(*key, tuple(b)), Series(*key, tuple(h))  # the shown numbers (series.py)
     u = designs.units(design, b, h) if with_hist else None
     behind = _fell_behind(b, h) if design != DUET else None
@@ -197,9 +278,22 @@ def series_rows(
     for m in gates.metrics:
         if m.kind == "cpu" and not cpu_known:
             continue  # runs from before the server's CPU was recorded: nothing to show
-        # Errors count every measured order; latency metrics only the successful ones.
-        n = min(r.ok + r.errors if m.kind == "errors" else r.ok for r in (*b, *h))
         why_not = gates.why_not_judged(*key, m.name)
+        if m.kind == "errors":  # every round counts, failed ones first of all
+            res = MetricResult(
+                key[0],
+                key[1],
+                m.name,
+                m.gated and why_not is None,
+                len(all_b),
+                len(all_h),
+                min((r.ok + r.errors for r in (*all_b, *all_h)), default=0),
+                threshold=m.threshold,
+            )
+            _failures(res, all_b, all_h)
+            results.append(res)
+            continue
+        n = min((r.ok for r in (*b, *h)), default=0)  # latency counts the successful orders
         res = MetricResult(
             scenario=key[0],
             client=key[1],
@@ -215,11 +309,8 @@ def series_rows(
             spread = _quantile(res, m, u, sides, gates=gates, rng=rng, test=enough)
         elif m.kind == "throughput":
             spread = _throughput(res, *sides, gates, rng, design)
-        elif m.kind == "cpu":
-            spread = _cpu(res, b, h, gates, rng, design)
         else:
-            spread = None
-            _errors(res, b, h)
+            spread = _cpu(res, b, h, gates, rng, design)
         if spread is not None:
             noise[id(res)] = spread
         if res.verdict != NOT_GATED and not enough:
@@ -327,9 +418,10 @@ def _tested(res: MetricResult, t: designs.Tested, gates: Gates) -> tuple[float, 
     return stats.log_sd(t.replicates), t.smallest_p, t
 
 
-def _errors(res: MetricResult, b: list[Repeat], h: list[Repeat]) -> None:
-    rb = [r.errors / max(1, r.ok + r.errors) for r in b]
-    rh = [r.errors / max(1, r.ok + r.errors) for r in h]
-    res.base_value, res.head_value = float(np.mean(rb)), float(np.mean(rh))
+def _failures(res: MetricResult, b: list[Repeat], h: list[Repeat]) -> None:
+    """The failure row (failures.py): each side's failure rate over every round, the verdict
+    and its reason; no test (a failed order is a fact, not a sample)."""
+    j = failures.judge(b, h)
+    res.base_value, res.head_value = j.base.rate, j.head.rate
     res.ratio = res.head_value / res.base_value if res.base_value > 0 else None
-    res.p_value = stats.mann_whitney_p(rb, rh)
+    res.verdict, res.reason = j.verdict, j.reason

@@ -2,18 +2,18 @@
 each family, the minimum detectable effect at the family's first Holm level, then each
 metric's verdict (rules.classify).
 
-The error rate is a correctness check, not a noisy measurement, so it is tested on its own
-(uncorrected): a head that fails orders in every run must not hide behind the family.
+The failure row (failures.py) is a count, not a test: it never enters the family, and its
+verdict is set where it is counted (compare.py).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..answers import IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION, settle_text
+from ..answers import INCONCLUSIVE, NOT_GATED, settle_text
 from ..verdict import MetricResult
 from . import stats
-from .rules import classify, detectable_effect, rounds_to_settle
+from .rules import classify, detectable_effect, gate_detectable_effect, rounds_to_settle
 
 if TYPE_CHECKING:
     from .gates import Gates, MetricGate
@@ -22,8 +22,7 @@ if TYPE_CHECKING:
 def correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple]) -> None:
     """Holm within each family (gated latency/throughput, reported-only), the MDE, the verdicts."""
     testable = [r for r in results if r.p_value is not None and r.verdict != NOT_GATED]
-    errors = [r for r in testable if r.metric == "errors"]
-    families = [[r for r in testable if r.metric != "errors" and r.gated == g] for g in (True, False)]
+    families = [[r for r in testable if r.gated == g] for g in (True, False)]
     for family in families:
         for r, adj in zip(family, stats.holm([r.p_value for r in family]), strict=True):
             r.p_adjusted = adj
@@ -32,8 +31,8 @@ def correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple]) 
                 level = gates.metric(r.metric).alpha / len(family)
                 df = test[0].df if test else 0
                 r.mde = detectable_effect(sd, level, smallest_p=smallest_p, df=df)
-    for r in errors:
-        r.p_adjusted = r.p_value
+                threshold = gates.metric(r.metric).threshold
+                r.fails_at = gate_detectable_effect(sd, level, threshold, smallest_p=smallest_p, df=df)
     for r in testable:
         r.verdict, why = _verdict(r, gates.metric(r.metric))
         r.reason = why or r.reason
@@ -42,13 +41,6 @@ def correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple]) 
 def _verdict(r: MetricResult, m: MetricGate) -> tuple[str, str | None]:
     if min(r.base_runs, r.head_runs) < m.min_repeats:
         return INCONCLUSIVE, f"{min(r.base_runs, r.head_runs)} repeats < min_repeats {m.min_repeats}"
-    if m.kind == "errors":
-        diff = r.head_value - r.base_value
-        if r.p_adjusted < m.alpha and abs(diff) >= m.threshold:
-            return (REGRESSION if diff > 0 else IMPROVEMENT), None
-        if abs(diff) < m.threshold:
-            return NO_CHANGE, None
-        return INCONCLUSIVE, "error rates differ but not significantly"
     if r.ratio is None or r.ci is None:
         return INCONCLUSIVE, "base value is zero"
     verdict = classify(

@@ -92,17 +92,19 @@ class Gates:
         gates.yaml's `series`."""
         if scenario == FLOOR:
             return "the floor is a yardstick of the host, never a series of the product"
+        if metric == "errors":  # failures are facts, not noise: judged on every series (failures.py)
+            return None
         if self.guards is None:
-            follows = metric in ("errors", "cpu_us_per_order")  # judged wherever the latency is
+            follows = metric == "cpu_us_per_order"  # judged wherever the latency is
             if self.gates_series(scenario, client, None if follows else metric):
                 return None
             if self.gates_series(scenario, client):
                 return "reported only: too noisy to judge here (gates.yaml series names other metrics of it)"
             return "reported only: the scenario measures the host, not the server (gates.yaml series)"
         series = f"{scenario}/{client}"
-        if metric in ("errors", "cpu_us_per_order"):
-            # A correctness check, and the server's own CPU per order (no shared host in it):
-            # judged wherever the series' latency is.
+        if metric == "cpu_us_per_order":
+            # The server's own CPU per order (no shared host in it): judged wherever the
+            # series' latency is.
             guarded = any(
                 k.startswith(f"{series} ") and k != f"{series} {metric}" and why is None
                 for k, why in self.guards.items()

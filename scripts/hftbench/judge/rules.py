@@ -34,6 +34,24 @@ def detectable_effect(noise_log_sd: float, level: float, smallest_p: float = 0.0
     return float(np.exp((critical + POWER_Z) * noise_log_sd))
 
 
+def gate_detectable_effect(
+    noise_log_sd: float, level: float, threshold: float, smallest_p: float = 0.0, df: int = 0
+) -> float:
+    """Smallest worse factor the *gate fails* with 80 % power: the estimate must be both
+    significant at `level` and at least `threshold`, so the true effect must clear the larger
+    of the two bars by the power quantile (exp(max(log threshold, critical * sd) + power * sd)).
+    This is what "could detect" means in a verdict; detectable_effect is only the bar of
+    significance, below the threshold whenever the noise is small."""
+    if smallest_p >= level or not np.isfinite(noise_log_sd):
+        return float("inf")
+    if df > 0:
+        critical, power = float(stdtrit(df, 1.0 - level / 2.0)), float(stdtrit(df, 0.8))
+    else:
+        critical, power = float(ndtri(1.0 - level / 2.0)), POWER_Z
+    bar = max(float(np.log(threshold)), critical * noise_log_sd)
+    return float(np.exp(bar + power * noise_log_sd))
+
+
 def rounds_to_settle(
     ratio: float, interval: tuple[float, float], threshold: float, runs: int, *, lower_is_better: bool = True
 ) -> int | None:
@@ -85,10 +103,11 @@ def classify(
     if significant and w <= 1.0 / threshold:
         return IMPROVEMENT
     if w_hi < threshold and w_lo > 1.0 / threshold:
-        # Inside the band; a significant change is named, not called "no change".
-        if significant and w > 1.0:
+        # Inside the band; a change is named, never called "no change": significant after the
+        # family's correction, or the shown interval itself excluding 1 (the words match it).
+        if (significant or w_lo > 1.0) and w > 1.0:
             return SLOWER
-        if significant and w < 1.0:
+        if (significant or w_hi < 1.0) and w < 1.0:
             return FASTER
         return NO_CHANGE
     return INCONCLUSIVE

@@ -19,6 +19,7 @@ from typing import Any
 from .. import results
 from ..errors import UsageError
 from ..measure.lateness import fell_behind
+from ..measure.procs import log_tail
 from ..series import Repeat
 
 SeriesKey = tuple[str, str]  # (scenario, client)
@@ -40,27 +41,19 @@ def is_store(path: Path) -> bool:
 
 
 def side_from_runs(label: str, runs: list[results.Run]) -> Side:
-    """A side from loaded run folders; failed cells are left out (they have no valid result)."""
+    """A side from loaded run folders: every cell one repeat, failed cells included. A failure
+    is data: a cell's failed orders are its repeat's `errors` by kind, and a cell that broke
+    (the server died or hung, the client could not finish) is a repeat with `broken` set
+    and, without a valid result, no histogram (judge/failures.py judges them; the latency
+    tests use the repeats that ran whole)."""
     from ..measure.fingerprint import runner_id
 
     side = Side(label)
     for run in runs:
         side.runs.append(run.run_id)
         for cell in run.cells:
-            if not cell.ok or cell.result is None:
-                continue
-            r = cell.result
             rid = run.run_id if run.repeats <= 1 else f"{run.run_id}#r{cell.repeat}"
-            hlog = (run.path / cell.file).with_suffix(".hlog") if cell.file else None
-            repeat = Repeat.of_result(r, rid, str(hlog) if hlog is not None and hlog.is_file() else None)
-            late = r.send_lateness.p99_us if r.send_lateness is not None else None
-            if late is not None and r.target_rate_rps and fell_behind(late, r.target_rate_rps, r.connections):
-                repeat = replace(repeat, behind_p99_us=late)
-            if cell.server_cpu_s is not None and cell.server_orders:
-                repeat = replace(repeat, cpu_us_per_order=1e6 * cell.server_cpu_s / cell.server_orders)
-            if run.duet_slot:
-                repeat = replace(repeat, slot=run.duet_slot)
-            side.add((cell.scenario, cell.client), repeat)
+            side.add((cell.scenario, cell.client), _repeat(run, cell, rid))
     if runs:
         last = runs[-1]
         side.meta = {
@@ -71,6 +64,35 @@ def side_from_runs(label: str, runs: list[results.Run]) -> Side:
             "fingerprint": last.fingerprint,
         }
     return side
+
+
+def _repeat(run: results.Run, cell: results.Cell, rid: str) -> Repeat:
+    broken = results.broken_why(cell)
+    if broken and "hft-server" in broken:  # the server died: its last words come with it
+        words = log_tail(run.path / "server.log", lines=2)[:240]
+        broken = f"{broken}; its last words: {words}" if words else broken
+    r = cell.result
+    if r is None:
+        return Repeat(rid, None, 0, 0, 0.0, broken=broken or "no result")
+    hlog = (run.path / cell.file).with_suffix(".hlog") if cell.file else None
+    repeat = Repeat.of_result(r, rid, str(hlog) if hlog is not None and hlog.is_file() else None)
+    repeat = replace(
+        repeat, failure_kinds=tuple((k, int(n)) for k, n in r.error_kinds.items() if n), broken=broken
+    )
+    late = r.send_lateness.p99_us if r.send_lateness is not None else None
+    if late is not None and r.target_rate_rps and fell_behind(late, r.target_rate_rps, r.connections):
+        repeat = replace(repeat, behind_p99_us=late)
+    if cell.server_cpu_s is not None and cell.server_orders:
+        repeat = replace(repeat, cpu_us_per_order=1e6 * cell.server_cpu_s / cell.server_orders)
+    if run.duet_slot:
+        repeat = replace(repeat, slot=run.duet_slot)
+    return repeat
+
+
+def whole(repeats: list[Repeat]) -> list[Repeat]:
+    """The repeats that ran whole and recorded latencies: what the latency, throughput and CPU
+    tests compare (a round that broke is judged by its failure row instead)."""
+    return [r for r in repeats if r.broken is None and r.histogram and r.ok > 0]
 
 
 def side_from_store_runs(label: str, store_runs: list[dict[str, Any]]) -> Side:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .. import roster
 from ..config import FLOOR, Scenario
-from ..results import Cell, ClientResult
+from ..results import Cell, ClientResult, orders_failed
 from ..schema import check_result
 from .placement import UNPINNED, Placement
 from .proc_sampler import ProcSampler
@@ -325,8 +325,7 @@ def cpu_spent(server: Server | None, before: float | None) -> float | None:
 def why_not_clean(result: ClientResult, scenario: Scenario, server_orders: int | None) -> str | None:
     """None when a schema-valid result shows a clean run, else why not (pure)."""
     if result.errors:
-        kinds = ", ".join(f"{k} {v}" for k, v in result.error_kinds.items() if v)
-        return f"{result.errors:,} of {result.orders:,} orders failed ({kinds})"
+        return orders_failed(result)
     if result.interrupted:
         return "the client was interrupted before the end"
     if scenario.orders is not None and result.orders != scenario.orders:

@@ -52,12 +52,22 @@ def method(doc: Verdict | dict[str, Any]) -> str:
         if looks > 1
         else ""
     )
+    paired = (doc.design.name or "unpaired") != "unpaired"
+    values = (
+        "Each value is the geometric mean over the rounds of that round's percentile (its whole "
+        "HDR histogram); the change is their ratio, the rounds' mean log ratio. "
+        if paired
+        else "Each value is the percentile of the pooled HDR histograms of a side's runs. "
+    )
     return (
-        "Each value is the percentile of the pooled HDR histograms of a side's runs. "
-        f"{units}, Holm-corrected over the gated family.{sequential} A regression needs "
-        "significance and at least the threshold; *no change* means the whole interval lies "
-        "within ±threshold; *could detect* is the slowdown this comparison flags with 80% power. "
-        f"Gates: `{mdsafe.code(doc.gates or 'gates.yaml')}`.{sandbox_sentence(doc)}"
+        f"{values}{units}, Holm-corrected over the gated family.{sequential} Every order of "
+        "every round counts: a head that fails orders base does not, or whose server dies or "
+        "hangs, is a regression; a base that fails makes the comparison invalid; a gated series "
+        "nothing judged fails the check. A regression needs significance and at least the "
+        "threshold; *no change* means the whole interval shown lies within ±threshold and holds "
+        "1; an undecided row whose estimate is already beyond the threshold fails; *could detect* "
+        "is the slowdown for which the gate fails with 80% power (significant and beyond the "
+        f"threshold). Gates: `{mdsafe.code(doc.gates or 'gates.yaml')}`.{sandbox_sentence(doc)}"
     )
 
 

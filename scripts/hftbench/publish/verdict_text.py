@@ -30,6 +30,7 @@ STICKY_MARKER = "<!-- hft-bench-verdict -->"
 Row = MetricResult | DriftResult  # a table's row: the cells read the fields both have
 
 ICON = {
+    answers.INVALID: "⛔",
     answers.REGRESSION: "🔴",
     answers.INCONCLUSIVE: "🟡",
     answers.IMPROVEMENT: "🟢",
@@ -39,6 +40,7 @@ ICON = {
     answers.NOT_GATED: "▫️",
 }
 HEADLINE = {
+    answers.INVALID: "⛔ Invalid",
     answers.REGRESSION: "❌ Regression",
     answers.INCONCLUSIVE: "🟡 Inconclusive",
     answers.IMPROVEMENT: "✅ Improvement",
@@ -46,8 +48,15 @@ HEADLINE = {
     answers.FASTER: "✅ Faster, under the gate",
     answers.NO_CHANGE: "✅ No change",
 }
-ORDER = (answers.REGRESSION, answers.INCONCLUSIVE, answers.SLOWER, answers.IMPROVEMENT, answers.FASTER)
-RANK = {v: i for i, v in enumerate((*ORDER, answers.NO_CHANGE))}
+ORDER = (
+    answers.INVALID,
+    answers.REGRESSION,
+    answers.INCONCLUSIVE,
+    answers.SLOWER,
+    answers.IMPROVEMENT,
+    answers.FASTER,
+)
+RANK = {v: i for i, v in enumerate((*ORDER, answers.NO_CHANGE, answers.NOT_GATED))}
 
 
 def ref_name(side: SideRefs) -> str:
@@ -94,13 +103,19 @@ def interval(r: Row) -> str:
 
 
 def detectable(r: Row) -> str:
-    """'≥ +6.0%': the smallest slowdown this comparison would have flagged (80 % power)."""
-    mde = r.mde
+    """'≥ +12.0%': the smallest slowdown for which the gate fails with 80 % power (an old
+    verdict without it: the bar of significance, `mde`)."""
+    mde = could_detect(r)
     if mde is None:
         return "–"
     if not math.isfinite(mde):
         return "none (too few runs)"
     return f"≥ {fmt_change(mde)}"
+
+
+def could_detect(r: Row) -> float | None:
+    fails_at = getattr(r, "fails_at", None)
+    return fails_at if fails_at is not None else r.mde
 
 
 def _series(r: Row, esc=mdsafe.text) -> str:
@@ -194,17 +209,56 @@ def _hit(r: Row, esc) -> str:
     return f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}"
 
 
+def failure_rows(doc: Verdict, verdict: str) -> list[MetricResult]:
+    """The gated failure rows (judge/failures.py) with this verdict."""
+    return [r for r in doc.results if r.gated and r.metric == "errors" and r.verdict == verdict]
+
+
+def beyond_threshold(doc: Verdict) -> list[MetricResult]:
+    """Gated rows left undecided whose estimate already lies beyond the threshold: they fail
+    the check (judge/compare.py Comparison.beyond_threshold)."""
+    out = []
+    for r in gated_rows(doc):
+        if r.verdict != answers.INCONCLUSIVE or r.ratio is None or not r.threshold:
+            continue
+        worse = 1 / r.ratio if r.metric == "throughput_rps" and r.ratio else r.ratio
+        if worse >= r.threshold:
+            out.append(r)
+    return out
+
+
+def warnings(doc: Verdict) -> list[MetricResult]:
+    """Reported-only rows that are significant and beyond their threshold (not gated, said)."""
+    return [
+        r for r in doc.results if not r.gated and r.metric != "errors" and r.verdict == answers.REGRESSION
+    ]
+
+
 def headline(doc: Verdict | dict[str, Any], esc=mdsafe.text) -> str:
     """One line: the status and why, in words a reviewer reads first (`esc`: the outside
-    names made inert for markdown, or for an issue title with mdsafe.title)."""
+    names made inert for markdown, or for an issue title with mdsafe.title); a reported-only
+    row beyond its threshold follows as a warning."""
     doc = as_verdict(doc)
+    line = _headline(doc, esc)
+    warned = [_hit(r, esc) for r in warnings(doc)]
+    if warned:
+        more = f" and {len(warned) - 2} more" if len(warned) > 2 else ""
+        line += f" · ⚠️ reported only, beyond its threshold: {', '.join(warned[:2])}{more}"
+    return line
+
+
+def _headline(doc: Verdict, esc) -> str:
     status = doc.status
     rows = gated_rows(doc)
-    errors = [r for r in doc.results if r.gated and r.metric == "errors" and r.verdict == status]
     lead = HEADLINE.get(status, status)
     if doc.partial:
         lead += f" (partial: {pool_text.partial_why(doc)})"
+    if status == answers.INVALID:
+        parts = [f"{_series(r, esc)}: {esc(r.reason or '')}" for r in failure_rows(doc, answers.INVALID)]
+        parts += [esc(why) for why in doc.unjudged or []]
+        return f"{lead}: {'; '.join(parts[:2])}{f' and {len(parts) - 2} more' if len(parts) > 2 else ''}"
     hit = [r for r in rows if r.verdict == status]
+    errors = failure_rows(doc, status)
     drifted = [r for r in doc.drift or [] if r.gated and r.verdict == status]
     if status in (answers.SLOWER, answers.FASTER) and hit:
         parts = [f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}" for r in hit]
@@ -212,8 +266,8 @@ def headline(doc: Verdict | dict[str, Any], esc=mdsafe.text) -> str:
         within = f"{(hit[0].threshold or 1.1) - 1:.0%}"
         return f"{lead} of {within}: {', '.join(parts[:3])}{more} (significant, the whole interval under it)"
     if status in (answers.REGRESSION, answers.IMPROVEMENT) and (hit or errors or drifted):
-        parts = [_hit(r, esc) for r in hit]
-        parts += [f"{_series(r, esc)} error rate {change(r)}" for r in errors]
+        parts = [f"{_series(r, esc)} {esc(r.reason or 'orders failed')}" for r in errors]
+        parts += [_hit(r, esc) for r in hit]
         parts += [
             f"{_series(r, esc)} {_metric(r, esc)} drifted {change(r).split(' ', 1)[-1]} over the soak"
             for r in drifted
@@ -221,15 +275,23 @@ def headline(doc: Verdict | dict[str, Any], esc=mdsafe.text) -> str:
         more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
         return f"{lead}: {', '.join(parts[:3])}{more}"
     if status == answers.NO_CHANGE and rows:
-        worst = max((r.mde or 1.0) for r in rows)
+        worst = max((could_detect(r) or 1.0) for r in rows)
         within = f"±{(rows[0].threshold or 1.1) - 1:.0%}"
-        sees = f"; each could have detected {fmt_change(worst)} or more" if math.isfinite(worst) else ""
-        return f"{lead}: all {len(rows)} gated series × metrics within {within}{sees}"
+        sees = f"; each would have failed at {fmt_change(worst)} or more" if math.isfinite(worst) else ""
+        counted = ", no order failed" if failure_rows(doc, answers.NO_CHANGE) else ""
+        return f"{lead}: all {len(rows)} gated series × metrics within {within}{sees}{counted}"
     if status == answers.INCONCLUSIVE:
         open_rows = [r for r in rows if r.verdict == answers.INCONCLUSIVE]
         settle = [r.settle_runs for r in open_rows if r.settle_runs]
         what = f"; {answers.settle_text(max(settle))}" if settle else ""
-        return f"{lead}: {len(open_rows)} of {len(rows)} gated series × metrics undecided{what}"
+        beyond = beyond_threshold(doc)
+        fails = ""
+        if beyond:
+            named = ", ".join(
+                f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}" for r in beyond[:2]
+            )
+            fails = f"; fails: the estimate is beyond the threshold ({named})"
+        return f"{lead}: {len(open_rows)} of {len(rows)} gated series × metrics undecided{what}{fails}"
     return lead
 
 
@@ -280,11 +342,21 @@ def _details(doc: Verdict) -> list[str]:
         out += ["**Undecided:**", ""]
         out += [f"- {_series(r)} {_metric(r)}: {mdsafe.text(r.reason)}" for r in undecided]
         out.append("")
-    quiet_errors = [r for r in doc.results if r.gated and r.metric == "errors"]
-    if quiet_errors:
-        same = [_series(r) for r in quiet_errors if r.verdict == answers.NO_CHANGE]
-        if same:
-            out += [f"Error rate unchanged: {', '.join(same)}.", ""]
+    failed = [r for r in doc.results if r.gated and r.metric == "errors" and r.verdict != answers.NO_CHANGE]
+    if failed:
+        out += ["**Failures** (every order of every round counted; judge/failures.py):", ""]
+        out += [
+            f"- {_series(r)}: {r.verdict.replace('_', ' ')}: {mdsafe.text(r.reason or '')}" for r in failed
+        ]
+        out.append("")
+    clean = [
+        _series(r) for r in doc.results if r.gated and r.metric == "errors" and r.verdict == answers.NO_CHANGE
+    ]
+    if clean:
+        out += [f"No order failed on either side: {', '.join(clean)}.", ""]
+    if doc.unjudged:
+        out += ["**Not judged** (a gated series nothing judged makes the comparison invalid):", ""]
+        out += [f"- {mdsafe.text(why)}" for why in doc.unjudged] + [""]
     too_small = [r for r in doc.results if r.verdict == answers.NOT_GATED and r.reason]
     if too_small:
         groups: dict[tuple[str, str], list[str]] = {}
