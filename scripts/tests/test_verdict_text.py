@@ -308,3 +308,35 @@ def test_latency_that_reads_faster_while_the_head_s_own_cpu_per_order_rose_is_ca
         _row("p50_us", "improvement", 0.8, [0.78, 0.82]),
     ]
     assert "disagree" not in verdict_text.markdown(_doc("improvement", calm))
+
+
+def test_a_reported_only_row_beyond_its_threshold_is_a_warning_and_reaches_main_s_issue():
+    """Significant and +86 %, but reported only: the check passes, the headline warns, and on
+    main it opens the regression issue (its key in the marker)."""
+    reported = _row("p99_us", "regression", 1.86, [1.6, 2.1], gated=False, client="rust")
+    rows = [_row("p50_us", "no_change", 1.0, [0.99, 1.01]), reported]
+    doc = _doc("no_change", rows)
+    line = verdict_text.headline(doc)
+    assert line.startswith("✅ No change") and line.endswith(
+        " · ⚠️ reported only, beyond its threshold: latency-1c/rust P99 +86.0%"
+    )
+    action = regression_issue.issue_action(doc, None)
+    assert action.kind == "open" and action.title.startswith(
+        f"Reported-only regression on main at {SHA_HEAD[:10]}"
+    )
+    assert regression_issue.parse_marker(action.body) == ("pr", ["latency-1c/rust:p99_us"])
+
+
+def test_an_undecided_row_beyond_its_threshold_says_it_fails_and_invalid_says_why():
+    beyond = _doc("inconclusive", [_row("p99_us", "inconclusive", 1.12, [0.98, 1.27], settle_runs=40)])
+    assert verdict_text.headline(beyond) == (
+        "🟡 Inconclusive: 1 of 1 gated series × metrics undecided; about 40 runs a side would settle it; "
+        "fails: the estimate is beyond the threshold (latency-1c/hft P99 +12.0%)"
+    )
+    failed = _row("errors", "invalid", 1.0, None, reason="base failed: 3 of 9,000 orders on base (timeout 3)")
+    invalid = _doc("invalid", [failed, _row("p99_us", "no_change", 1.0, [0.97, 1.03])])
+    assert verdict_text.headline(invalid) == (
+        "⛔ Invalid: latency-1c/hft: base failed: 3 of 9,000 orders on base (timeout 3)"
+    )
+    unjudged = _doc("invalid", [], unjudged=["load/hft: no gated row was judged (n too small)"])
+    assert verdict_text.headline(unjudged) == "⛔ Invalid: load/hft: no gated row was judged (n too small)"

@@ -45,9 +45,12 @@ class Action:
     comment: str | None = None  # a comment on the open issue (update, close)
 
 
-def keys_with(doc: Verdict, verdict: str) -> list[str]:
+def keys_with(doc: Verdict, verdict: str, *, reported: bool = False) -> list[str]:
+    """ "series:metric" of the gated rows (and, with `reported`, the reported-only rows too)
+    with this verdict, then the soak drifts'."""
     drifts = [f"{r.series}:{r.metric}_drift" for r in doc.drift if r.gated and r.verdict == verdict]
-    return [f"{r.series}:{r.metric}" for r in doc.results if r.gated and r.verdict == verdict] + drifts
+    rows = [r for r in doc.results if (r.gated or reported) and r.verdict == verdict]
+    return [f"{r.series}:{r.metric}" for r in rows] + drifts
 
 
 def marker(suite: str, keys: list[str], kind: str = "regression") -> str:
@@ -77,13 +80,17 @@ def issue_action(
     suite = doc.suite or "unknown"
     if doc.partial:
         return Action("none", "a partial verdict (interrupted job) opens and closes nothing")
-    regressed = keys_with(doc, answers.REGRESSION)
+    # A reported-only row that is significant and beyond its threshold reaches the issue too
+    # (its headline's warning): main's users feel it though it does not fail the gate.
+    warned = [f"{r.series}:{r.metric}" for r in verdict_text.warnings(doc)]
+    regressed = keys_with(doc, answers.REGRESSION) + warned
     text = verdict_text.issue(doc, run_url=run_url)
-    if doc.status == answers.REGRESSION:
+    if doc.status == answers.REGRESSION or warned:
         if open_issue is None:
             # A title is plain text: the outside names in it get the title's escaping, not markdown's.
+            what = "Latency regression" if doc.status == answers.REGRESSION else "Reported-only regression"
             title = (
-                f"Latency regression on main at {_sha(doc)}: "
+                f"{what} on main at {_sha(doc)}: "
                 + verdict_text.headline(doc, mdsafe.title).split(": ", 1)[-1]
             )
             return Action("open", "new regression", title[:250], f"{marker(suite, regressed)}\n{text}")
@@ -95,7 +102,9 @@ def issue_action(
         return Action("none", f"{doc.status}: no open regression issue")
     _, listed = parse_marker(open_issue["body"]) or (suite, [])
     # Faster under the gate counts: a +12 % regression undone reads −11 %, under the 10 % gate.
-    improved = set(keys_with(doc, answers.IMPROVEMENT)) | set(keys_with(doc, answers.FASTER))
+    improved = set(keys_with(doc, answers.IMPROVEMENT, reported=True)) | set(
+        keys_with(doc, answers.FASTER, reported=True)
+    )
     if listed and all(k in improved for k in listed):
         comment = (
             f"Recovered at {_sha(doc)}: every regressed series × metric is significantly faster again "
