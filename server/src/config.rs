@@ -22,8 +22,25 @@ pub struct Config {
     /// or more connections are open: a cost that appears with concurrency alone (a global
     /// lock, a shared queue).
     pub inject_contention: Duration,
-    /// The injected costs start this long after the server started (zero: at once):
-    /// a drift planted in the middle of a soak, to check that its drift verdict sees it.
+    /// One valid order in this many (counted over all connections) is answered 503
+    /// instead of being matched (0: none): a failed order, for checking that the
+    /// regression gate counts failures rather than measuring around them.
+    pub inject_fail_every: u64,
+    /// `inject_fail_every` picks orders only while at least this many connections are
+    /// open (0: always): failures that only concurrency brings, which a one-connection
+    /// series cannot see.
+    pub inject_fail_min_connections: usize,
+    /// After this many valid orders (since the start, never reset) the next one ends the
+    /// process with status 101 and a last line on stderr (0: never): a server that dies
+    /// mid-run, for checking that the gate reports the broken round and its last words.
+    pub inject_crash_after: u64,
+    /// One valid order in this many (counted over all connections) is never answered
+    /// (0: none): a hung request, for checking that a client timeout is counted as a
+    /// failure while the other connections go on.
+    pub inject_hang_every: u64,
+    /// The injected costs and faults start this long after the server started (zero: at
+    /// once): a drift planted in the middle of a soak, to check that its drift verdict
+    /// sees it.
     pub inject_after: Duration,
     /// Resting orders one incoming order may trade against (`--max-fills-per-order`):
     /// bounds the time one order holds its book's lock and the size of its reply.
@@ -61,6 +78,10 @@ impl Default for Config {
             inject_stall: None,
             inject_after_reply: Duration::ZERO,
             inject_contention: Duration::ZERO,
+            inject_fail_every: 0,
+            inject_fail_min_connections: 0,
+            inject_crash_after: 0,
+            inject_hang_every: 0,
             inject_after: Duration::ZERO,
             max_fills_per_order: 1_000,
             header_read_timeout: Some(Duration::from_secs(10)),

@@ -22,8 +22,12 @@ pub const STATUSES: [Status; 6] = [
     Status::Rejected,
 ];
 
-/// The 4xx statuses the server answers, in counter order.
-pub const ERROR_CODES: [u16; 7] = [400, 404, 405, 408, 413, 422, 431];
+/// The error statuses the server answers, in counter order: the 4xx of bad requests,
+/// then 503, the order `--inject-fail-every` failed.
+pub const ERROR_CODES: [u16; 8] = [400, 404, 405, 408, 413, 422, 431, 503];
+
+/// The index of 503 in `ERROR_CODES`: valid orders failed by `--inject-fail-every`.
+const FAILED: usize = ERROR_CODES.len() - 1;
 
 fn status_index(status: Status) -> usize {
     match status {
@@ -49,6 +53,8 @@ pub struct Totals {
     pub traded_quantity: u64,
     /// Connections closed at once because `--max-connections` were open.
     pub connections_refused: u64,
+    /// Valid orders never answered (`--inject-hang-every`).
+    pub hung: u64,
 }
 
 impl Totals {
@@ -66,6 +72,7 @@ impl Totals {
         out.connections_refused = self
             .connections_refused
             .saturating_sub(earlier.connections_refused);
+        out.hung = self.hung.saturating_sub(earlier.hung);
         out
     }
 
@@ -73,8 +80,21 @@ impl Totals {
         self.orders[status_index(status)]
     }
 
+    /// Valid orders received: matched (every status), failed (503) or hung. A failed or
+    /// hung order was sent and received, so a client's count of orders sent still agrees
+    /// with this one; only the failure itself shows.
     pub fn total_orders(&self) -> u64 {
-        self.orders.iter().sum()
+        self.orders.iter().sum::<u64>() + self.failed() + self.hung
+    }
+
+    /// Valid orders answered 503 by `--inject-fail-every`.
+    pub fn failed(&self) -> u64 {
+        self.errors[FAILED]
+    }
+
+    /// Requests answered 4xx (bad input, unknown path, wrong method): not orders.
+    pub fn invalid_requests(&self) -> u64 {
+        self.errors[..FAILED].iter().sum()
     }
 }
 
@@ -99,6 +119,8 @@ struct Shard {
     handler_latency: Histogram,
     /// Connections refused by `--max-connections` (counted by the accept loop's thread).
     connections_refused: AtomicU64,
+    /// Valid orders never answered (`--inject-hang-every`).
+    hung: AtomicU64,
 }
 
 /// The shard of the calling thread, assigned round-robin on its first use.
@@ -155,6 +177,11 @@ impl Counters {
         }
     }
 
+    /// Counts a valid order that will never be answered (`--inject-hang-every`).
+    pub fn record_hung(&self) {
+        self.shard().hung.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Counts a connection closed at once because `--max-connections` were open.
     pub fn record_refused_connection(&self) {
         self.shard()
@@ -205,6 +232,7 @@ impl Counters {
             totals.fills += load(&shard.fills);
             totals.traded_quantity += load(&shard.traded_quantity);
             totals.connections_refused += load(&shard.connections_refused);
+            totals.hung += load(&shard.hung);
         }
         totals
     }
@@ -271,6 +299,27 @@ mod tests {
         let latency = stats.handler_latency();
         assert_eq!(latency.counts.iter().sum::<u64>(), 2_000);
         assert_eq!(latency.sum_ns, 2_000 * 20_000);
+    }
+
+    #[test]
+    fn failed_and_hung_orders_are_orders_and_not_invalid_requests() {
+        let stats = Counters::default();
+        stats.record_order(Status::New, 0, 0);
+        stats.record_error(503);
+        stats.record_error(503);
+        stats.record_hung();
+        stats.record_error(422);
+        let totals = stats.totals();
+        assert_eq!((totals.failed(), totals.hung), (2, 1));
+        assert_eq!(totals.total_orders(), 4);
+        assert_eq!(totals.invalid_requests(), 1);
+        stats.reset();
+        stats.record_hung();
+        let (since, _) = stats.since_reset();
+        assert_eq!(
+            (since.total_orders(), since.failed(), since.hung),
+            (1, 0, 1)
+        );
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The one error shape of the API: `{"error": "...", "field": "..."}` with a 4xx status.
+//! The one error shape of the API: `{"error": "...", "field": "..."}` with a 4xx status
+//! (or 503 for an order `--inject-fail-every` failed).
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -7,7 +8,8 @@ use serde::Serialize;
 /// A request the server refuses; turned into a JSON answer, never a panic.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApiError {
-    /// HTTP status: 400, 404, 405, 413, 422 or 431 (see server/README.md).
+    /// HTTP status: 400, 404, 405, 408, 413, 422 or 431, or 503 for an injected failure
+    /// (see server/README.md).
     pub status: StatusCode,
     /// What was wrong and what would be accepted.
     pub message: String,

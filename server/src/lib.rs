@@ -19,9 +19,12 @@
 //! - `metrics`: renders the Prometheus text of `/metrics`.
 //! - `error`: the `{"error", "field"}` answer shared by every 4xx.
 //! - `config`: the server settings (`Config`, `Stall`).
+//! - `faults`: the injected faults (`--inject-fail-every`, `--inject-crash-after`,
+//!   `--inject-hang-every`): which valid order fails, ends the process or hangs.
 //! - `cpus`: `--cpus LIST`, the CPU list syntax and pinning a thread to CPUs.
 //! - `service`: the order service: placing an order (parse, match, count, reply), the
-//!   `--inject-*` calibration costs, the `/stats` and `/metrics` figures, reset; no HTTP.
+//!   `--inject-*` calibration costs and faults, the `/stats` and `/metrics` figures,
+//!   reset; no HTTP.
 //! - `routes`: the axum router and handlers, mapping HTTP to the service (and the
 //!   body-read timeout of `POST /order`).
 //! - `serve`: `run`, which serves the API on a listener until a shutdown future
@@ -43,6 +46,7 @@ pub mod counters;
 pub mod cpus;
 pub mod engine;
 pub mod error;
+pub mod faults;
 pub mod latency;
 pub mod metrics;
 pub mod order;
@@ -57,4 +61,4 @@ pub use config::{Config, Stall};
 pub use routes::router;
 pub use runtime::{Threads, WORKER_THREAD};
 pub use serve::run;
-pub use service::OrderService;
+pub use service::{OrderService, Placed};

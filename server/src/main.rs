@@ -55,8 +55,24 @@ struct Args {
     /// more connections are open: a cost only concurrency shows (a global lock).
     #[arg(long, default_value_t = 0, value_name = "N")]
     inject_contention_us: u64,
-    /// Start the --inject-* costs S seconds after the server started (default 0: at
-    /// once): a drift planted mid-soak, to check the soak's drift verdict.
+    /// Answer one valid order in N (counted over all connections) 503 instead of
+    /// matching it (0: none): a failed order, to check that the gate counts failures.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    inject_fail_every: u64,
+    /// Fail orders (--inject-fail-every) only while at least C connections are open
+    /// (0: always): failures only under concurrency.
+    #[arg(long, default_value_t = 0, value_name = "C")]
+    inject_fail_min_connections: usize,
+    /// After N valid orders (since the start; /stats/reset does not reset it), end the
+    /// process at the next one: a last line on stderr, exit status 101 (0: never).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    inject_crash_after: u64,
+    /// Never answer one valid order in N (counted over all connections; 0: none): a
+    /// hung request, which the client's timeout ends while other connections go on.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    inject_hang_every: u64,
+    /// Start the --inject-* costs and faults S seconds after the server started
+    /// (default 0: at once): a drift planted mid-soak, to check the soak's drift verdict.
     #[arg(long, default_value_t = 0, value_name = "S")]
     inject_after_s: u64,
     /// Resting orders one order may trade with; the rest of its quantity is cancelled (a
@@ -116,6 +132,10 @@ impl Args {
             }),
             inject_after_reply: Duration::from_micros(self.inject_after_reply_us),
             inject_contention: Duration::from_micros(self.inject_contention_us),
+            inject_fail_every: self.inject_fail_every,
+            inject_fail_min_connections: self.inject_fail_min_connections,
+            inject_crash_after: self.inject_crash_after,
+            inject_hang_every: self.inject_hang_every,
             inject_after: Duration::from_secs(self.inject_after_s),
             max_fills_per_order: self.max_fills_per_order as usize,
             header_read_timeout: timeout(self.header_read_timeout_ms),

@@ -96,6 +96,13 @@ fn write_all(
         "hft_connections_refused_total {}",
         totals.connections_refused
     )?;
+    header(
+        out,
+        "hft_orders_hung_total",
+        "counter",
+        "Valid orders never answered (--inject-hang-every).",
+    )?;
+    writeln!(out, "hft_orders_hung_total {}", totals.hung)?;
 
     let name = "hft_order_handler_duration_seconds";
     header(
@@ -141,6 +148,8 @@ mod tests {
         totals.orders[2] = 5;
         totals.errors[5] = 2;
         totals.connections_refused = 7;
+        totals.errors[7] = 6;
+        totals.hung = 8;
         let text = render(
             &totals,
             &h.snapshot(),
@@ -157,6 +166,8 @@ mod tests {
             "hft_connections_open 3",
             "hft_connections_refused_total 7",
             "hft_http_errors_total{code=\"408\"} 0",
+            "hft_http_errors_total{code=\"503\"} 6",
+            "hft_orders_hung_total 8",
             "hft_order_handler_duration_seconds_bucket{le=\"0.000005\"} 0",
             "hft_order_handler_duration_seconds_bucket{le=\"0.00001\"} 1",
             "hft_order_handler_duration_seconds_bucket{le=\"0.00005\"} 2",

@@ -14,7 +14,7 @@ use axum::routing::{get, post};
 use axum::Router;
 
 use crate::error::{json_response, ApiError};
-use crate::service::OrderService;
+use crate::service::{OrderService, Placed};
 
 /// Largest accepted request body; an order is about 250 bytes.
 pub const MAX_BODY_BYTES: usize = 4096;
@@ -57,7 +57,10 @@ async fn post_order(
         Err(err) => Err(err),
     };
     let response = match result {
-        Ok(reply) => {
+        // --inject-hang-every: this request is never answered; its connection waits
+        // until the client gives up, and stays open until the server stops.
+        Ok(Placed::Hang) => return std::future::pending().await,
+        Ok(Placed::Reply(reply)) => {
             let response = json_response(StatusCode::OK, reply);
             app.after_reply();
             response

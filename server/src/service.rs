@@ -5,12 +5,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use axum::http::StatusCode;
 use chrono::Utc;
 
 use crate::config::{Config, Stall};
 use crate::counters::Counters;
 use crate::engine::Engine;
 use crate::error::ApiError;
+use crate::faults::{self, Fault, Faults};
 use crate::metrics::{self, Gauges};
 use crate::order;
 use crate::reply;
@@ -36,10 +38,13 @@ pub struct OrderService {
     contention: Mutex<()>,
     /// `--inject-after-reply-us`: CPU work spawned on the runtime after each reply.
     inject_after_reply: Duration,
-    /// Whether any cost is injected before the reply (delay, stall, contention): one
-    /// test per order when none is.
+    /// `--inject-fail-*`, `--inject-crash-after`, `--inject-hang-every`: the orders that
+    /// fail, end the process or are never answered.
+    faults: Faults,
+    /// Whether anything is injected before the reply (delay, stall, contention, a
+    /// fault): one test per order when nothing is.
     injects_in_order: bool,
-    /// `--inject-after-s`: the injected costs start this long after `started`.
+    /// `--inject-after-s`: the injected costs and faults start this long after `started`.
     inject_after: Duration,
     /// When the state was made (the server's start), for `inject_after`.
     started: Instant,
@@ -47,6 +52,11 @@ pub struct OrderService {
 
 impl OrderService {
     pub fn new(config: &Config) -> Self {
+        let faults = Faults::new(config);
+        let injects_in_order = !config.inject_delay.is_zero()
+            || config.inject_stall.is_some()
+            || !config.inject_contention.is_zero()
+            || faults.any();
         OrderService {
             engine: Engine::new(
                 config.max_resting_per_symbol,
@@ -60,9 +70,8 @@ impl OrderService {
             inject_contention: config.inject_contention,
             contention: Mutex::new(()),
             inject_after_reply: config.inject_after_reply,
-            injects_in_order: !config.inject_delay.is_zero()
-                || config.inject_stall.is_some()
-                || !config.inject_contention.is_zero(),
+            faults,
+            injects_in_order,
             inject_after: config.inject_after,
             started: Instant::now(),
         }
@@ -79,11 +88,15 @@ impl OrderService {
         self.inject_after.is_zero() || self.injects_at(self.started.elapsed())
     }
 
-    /// Parses, matches and answers one order body; counts the result.
-    pub fn place_order(&self, body: &[u8]) -> Result<Vec<u8>, ApiError> {
+    /// Parses, matches and answers one order body; counts the result. An injected fault
+    /// may answer a valid order 503 (`Err`, counted by the caller like every error
+    /// answer), hold it unanswered (`Placed::Hang`, counted here) or end the process.
+    pub fn place_order(&self, body: &[u8]) -> Result<Placed, ApiError> {
         let order = order::parse(body)?;
         if self.injects_in_order && self.injecting() {
-            self.inject_in_order();
+            if let Some(fault) = self.inject_in_order() {
+                return fault;
+            }
         }
         let execution = self.engine.submit(
             order.symbol,
@@ -95,11 +108,27 @@ impl OrderService {
         let outcome = &execution.outcome;
         self.counters
             .record_order(outcome.status, outcome.fills.len(), outcome.filled);
-        Ok(reply::order_reply(&order, &execution, Utc::now()))
+        Ok(Placed::Reply(reply::order_reply(
+            &order,
+            &execution,
+            Utc::now(),
+        )))
     }
 
-    /// The delay, the stall and the contention of one valid order, before it is matched.
-    fn inject_in_order(&self) {
+    /// The fault, or else the delay, the stall and the contention of one valid order,
+    /// before it is matched. `Some`: what to answer instead of matching it.
+    fn inject_in_order(&self) -> Option<Result<Placed, ApiError>> {
+        if self.faults.any() {
+            match self.faults.next(self.counters.open_connections()) {
+                None => {}
+                Some(Fault::Crash { after }) => faults::crash(after),
+                Some(Fault::Hang) => {
+                    self.counters.record_hung();
+                    return Some(Ok(Placed::Hang));
+                }
+                Some(Fault::Fail) => return Some(Err(self.injected_failure())),
+            }
+        }
         spin(self.inject_delay);
         if let Some(stall) = self.inject_stall {
             if self.stall_counter.fetch_add(1, Ordering::Relaxed) % stall.every == stall.every - 1 {
@@ -115,6 +144,19 @@ impl OrderService {
                 .unwrap_or_else(PoisonError::into_inner);
             spin(self.inject_contention);
         }
+        None
+    }
+
+    /// The 503 of `--inject-fail-every`: the usual JSON error body, naming the knob.
+    fn injected_failure(&self) -> ApiError {
+        let every = self.faults.fail_every();
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "order not processed: an injected failure, one valid order in {every} (--inject-fail-every {every}, a calibration knob); send it again"
+            ),
+            None,
+        )
     }
 
     /// `--inject-after-reply-us`: called by the handler for a valid order as it hands the
@@ -164,6 +206,15 @@ impl OrderService {
             self.gauges(),
         )
     }
+}
+
+/// What became of a valid order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Placed {
+    /// Matched: the execution report, to answer 200 with.
+    Reply(Vec<u8>),
+    /// `--inject-hang-every`: never answer it.
+    Hang,
 }
 
 /// Busy-waits: a sleep would free the worker thread and not cost CPU like real work does.

@@ -12,13 +12,15 @@ use crate::metrics::Gauges;
 /// The `GET /stats` document.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StatsReport {
-    /// Valid orders processed since the last reset (every status, rejects included).
+    /// Valid orders received since the last reset: matched (every status, rejects
+    /// included), failed (`failed`) or hung (`hung`).
     pub total_orders: u64,
     /// Seconds since the last reset (or server start).
     pub elapsed_seconds: f64,
     /// `total_orders / elapsed_seconds`.
     pub orders_per_second: f64,
-    /// Orders that reached a book and were not refused: `total_orders - rejected`.
+    /// Orders that reached a book and were not refused:
+    /// `total_orders - rejected - failed - hung`.
     pub accepted: u64,
     /// Status REJECTED: refused by `--max-resting-per-symbol` or `--max-symbols`.
     pub rejected: u64,
@@ -34,6 +36,10 @@ pub struct StatsReport {
     pub cancelled: u64,
     /// Requests answered 4xx (bad input, unknown path, wrong method).
     pub invalid_requests: u64,
+    /// Valid orders answered 503 instead of being matched (`--inject-fail-every`).
+    pub failed: u64,
+    /// Valid orders never answered (`--inject-hang-every`).
+    pub hung: u64,
     /// Executions.
     pub fills: u64,
     /// Shares executed.
@@ -54,6 +60,7 @@ impl StatsReport {
         let total_orders = totals.total_orders();
         let elapsed_seconds = elapsed.as_secs_f64();
         let rejected = totals.count(Status::Rejected);
+        let (failed, hung) = (totals.failed(), totals.hung);
         StatsReport {
             total_orders,
             elapsed_seconds,
@@ -62,14 +69,16 @@ impl StatsReport {
             } else {
                 0.0
             },
-            accepted: total_orders - rejected,
+            accepted: total_orders - rejected - failed - hung,
             rejected,
             filled: totals.count(Status::Filled),
             new: totals.count(Status::New),
             partially_filled: totals.count(Status::PartiallyFilled),
             partially_filled_cancelled: totals.count(Status::PartiallyFilledCancelled),
             cancelled: totals.count(Status::Cancelled),
-            invalid_requests: totals.errors.iter().sum(),
+            invalid_requests: totals.invalid_requests(),
+            failed,
+            hung,
             fills: totals.fills,
             traded_quantity: totals.traded_quantity,
             resting_orders: now.resting_orders as u64,
@@ -88,9 +97,10 @@ mod tests {
     fn report_derives_rates_and_accepted() {
         let totals = Totals {
             orders: [1, 2, 3, 4, 5, 6],
-            errors: [1, 0, 0, 0, 1, 2, 0],
+            errors: [1, 0, 0, 0, 1, 2, 0, 3],
             fills: 9,
             connections_refused: 2,
+            hung: 1,
             ..Totals::default()
         };
         let now = Gauges {
@@ -99,13 +109,14 @@ mod tests {
             connections_open: 5,
         };
         let r = StatsReport::new(&totals, Duration::from_millis(2_500), now);
-        assert_eq!(r.total_orders, 21);
+        assert_eq!(r.total_orders, 25);
         assert_eq!(r.accepted, 15);
         assert_eq!(r.rejected, 6);
         assert_eq!(r.filled, 3);
         assert_eq!(r.invalid_requests, 4);
+        assert_eq!((r.failed, r.hung), (3, 1));
         assert_eq!(r.elapsed_seconds, 2.5);
-        assert_eq!(r.orders_per_second, 8.4);
+        assert_eq!(r.orders_per_second, 10.0);
         assert_eq!((r.resting_orders, r.symbols), (11, 3));
         assert_eq!((r.connections_refused, r.connections_open), (2, 5));
         let zero = StatsReport::new(&Totals::default(), Duration::ZERO, Gauges::default());
