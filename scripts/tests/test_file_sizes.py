@@ -1,6 +1,9 @@
-"""No source file of the tree past 400 lines (vendored code aside): a file that long is
-usually two. The check anyone can run over every language, beside the import-cycle checks of
-test_structure.py (hftbench) and test_structure_server.py (server/src)."""
+"""No source file of the tree past 800 lines (vendored code aside): a file that long is
+usually two. A warning far above where any file needs packing, not a cap that shapes files:
+at 400 it held 249 `# fmt: skip` marks of hand-packed lines and split files to fit (issue
+63); a file's length follows its design and `ruff format` decides its layout. The check
+anyone can run over every language, beside the import-cycle checks of test_structure.py
+(hftbench) and test_structure_server.py (server/src)."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-MAX_LINES = 400
+MAX_LINES = 800
 SOURCE_SUFFIXES = {".py", ".rs", ".go", ".c", ".h", ".cpp", ".hpp", ".js", ".mjs", ".sh", ".css", ".html"}
 BUILD_FILES = {"Makefile", "common.mk", "CMakeLists.txt"}
 SCRIPT_DIRS = ("scripts/ci/", ".ci/")  # executables without a suffix
@@ -47,19 +50,25 @@ def tracked_files() -> list[str]:
     return listing.splitlines()
 
 
-def test_no_source_file_past_400_lines():
+def test_no_source_file_past_800_lines():
     assert too_long(ROOT, tracked_files()) == {}
 
 
 def test_the_check_sees_every_language_and_skips_vendored_code(tmp_path):
     files = {
-        "scripts/ci/publish": 401, "server/src/x.rs": 401, "clients/c/src/y.c": 400,
-        "gh-pages/site/js/z.js": 450, "third_party/HdrHistogram_c/src/big.c": 900,
-        "README.md": 900, "bench-config/data.json": 900,
-    }  # fmt: skip
+        "scripts/ci/publish": 801,
+        "server/src/x.rs": 801,
+        "clients/c/src/y.c": 800,
+        "gh-pages/site/js/z.js": 850,
+        "third_party/HdrHistogram_c/src/big.c": 900,
+        "README.md": 900,
+        "bench-config/data.json": 900,
+    }
     for rel, lines in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("x\n" * lines)
     assert too_long(tmp_path, list(files)) == {
-        "scripts/ci/publish": 401, "server/src/x.rs": 401, "gh-pages/site/js/z.js": 450,
-    }  # fmt: skip
+        "scripts/ci/publish": 801,
+        "server/src/x.rs": 801,
+        "gh-pages/site/js/z.js": 850,
+    }
