@@ -42,6 +42,22 @@ copy_calibration() {
   fi
 }
 
+# need_token: GITHUB_TOKEN and GITHUB_REPOSITORY set, the token fit for a curl config line.
+need_token() {
+  : "${GITHUB_TOKEN:?GITHUB_TOKEN is required}" "${GITHUB_REPOSITORY:?GITHUB_REPOSITORY is required}"
+  [[ $GITHUB_TOKEN =~ ^[A-Za-z0-9_.-]+$ ]] || die "GITHUB_TOKEN is not a token (letters, digits, _ . -): it goes into a curl config line"
+}
+
+# gh_api METHOD PATH [JSON_BODY_FILE]: GitHub's REST API ($GITHUB_API_URL, default
+# api.github.com) with GITHUB_TOKEN. The token is only sent in a header, never printed, and
+# never an argument of curl (ps shows those to every user of the machine): curl reads it from a
+# config on stdin (-K -).
+gh_api() {
+  local args=(-fsS -K - -X "$1" -H 'Accept: application/vnd.github+json')
+  [ $# -ge 3 ] && args+=(-H 'Content-Type: application/json' --data-binary "@$3")
+  printf 'header = "Authorization: Bearer %s"\n' "$GITHUB_TOKEN" | curl "${args[@]}" "${GITHUB_API_URL:-https://api.github.com}$2"
+}
+
 need_hftbench() {
   [ -x "$HFTBENCH" ] || die "$HFTBENCH not found: run 'make deps' (it installs scripts/ as the hftbench console script)"
 }

@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, str] = {
     "export-gab": "export_gab",  # the gate
     "calibrate": "calibrate",  # the gate
     "verdict-text": "verdict_text",  # the gate's texts: summary, PR comment, issue body
+    "check-run": "check_run",  # the gate's check run: success, neutral (inconclusive), failure
     "regression-issue": "regression_issue",  # main's regression issue: open, update, close
     "pool": "pool",  # the runners of the pool that take a suite: the CI matrix
     "combine": "combine",  # the gate over a pool: the legs' rounds, each runner a stratum

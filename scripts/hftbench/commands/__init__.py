@@ -8,6 +8,7 @@ import every stage; cli.py registers them.
 - `bisect.py`            `bisect`: the first slower commit (its pure decisions: judge/bisect_steps.py)
 - `calibrate.py`         `calibrate`: measured false-alarm and detection rates of this runner (its analysis:
                          judge/calibration_draws.py)
+- `check_run.py`         `check-run`: verdict.json as a check run (publish/check_run.py; no numpy)
 - `check_runner.py`      `check-runner`: is this host tuned for benchmarking
 - `combine.py`           `combine`: a pool's legs read and judged together (judge/pooled.py), one verdict
 - `compare.py`           `compare`: two sets of runs, or a run against the store's baseline

@@ -3,6 +3,7 @@ text, main's regression issue. Stage 3: may import judge, measure and the top.
 
 - `bisect_text.py`       the verdict text's bisect section (culprit or range, steps); bisect's console
 - `calibrate_text.py`    calibrate's calibration.md
+- `check_run.py`         the verdict as a check run: success, neutral (inconclusive), failure
 - `creep_issue.py`       main's creep: creep.md and the creep issue (the marker, the action)
 - `csvout.py`            results.csv
 - `gab.py`               github-action-benchmark JSON of a run

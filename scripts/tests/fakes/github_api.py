@@ -1,13 +1,15 @@
-"""A local stand-in for the GitHub REST calls the CI scripts make: issues, issue comments and
-pull-request (issue) comments. State lives in memory and is dumped to STATE.json after every
-request, so a test (or a workflow under act) reads what GitHub would show.
+"""A local stand-in for the GitHub REST calls the CI scripts make: issues, issue comments,
+pull-request (issue) comments and check runs (created, as scripts/ci/check-run does). State
+lives in memory and is dumped to STATE.json after every request, so a test (or a workflow
+under act) reads what GitHub would show.
 
     python github_api.py STATE [--token T] [--login L] [--seed SEED.json]
         writes STATE.port once listening; STATE.json after each request
 
 `--token` is the only accepted bearer token (401 otherwise); what it creates is authored by
-`--login`. `--seed` preloads {"issues": [...], "comments": [...]} (e.g. someone else's
-comment carrying a marker). Importable: `FakeGitHub(state_path, ...)` runs it on a thread.
+`--login`. `--seed` preloads {"issues": [...], "comments": [...], "check_runs": [...]} (e.g.
+someone else's comment carrying a marker). Importable: `FakeGitHub(state_path, ...)` runs it
+on a thread.
 """
 
 from __future__ import annotations
@@ -27,16 +29,18 @@ class State:
         seed = seed or {}
         self.issues: list[dict] = list(seed.get("issues", []))
         self.comments: list[dict] = list(seed.get("comments", []))
+        self.check_runs: list[dict] = list(seed.get("check_runs", []))
         self.next_id = 1000
 
     def new_id(self) -> int:
         self.next_id += 1
         return self.next_id
 
+    def doc(self) -> dict:
+        return {"issues": self.issues, "comments": self.comments, "check_runs": self.check_runs}
+
     def dump(self) -> None:
-        self.path.with_suffix(".json").write_text(
-            json.dumps({"issues": self.issues, "comments": self.comments})
-        )
+        self.path.with_suffix(".json").write_text(json.dumps(self.doc()))
 
 
 def handler(state: State, token: str):
@@ -67,6 +71,8 @@ def handler(state: State, token: str):
             self.reply(code, doc)
 
         def dispatch(self, method, path, query, payload):
+            if re.fullmatch(r"/repos/[^/]+/[^/]+/check-runs", path) and method == "POST":
+                return self.check_run(payload)
             m = re.fullmatch(r"/repos/[^/]+/[^/]+/issues(?:/(\d+))?(/comments)?", path)
             c = re.fullmatch(r"/repos/[^/]+/[^/]+/issues/comments/(\d+)", path)
             if c and method == "PATCH":
@@ -116,6 +122,25 @@ def handler(state: State, token: str):
                         return 200, issue
             return 404, {"message": "Not Found"}
 
+        def check_run(self, payload):
+            """POST check-runs, validated as GitHub does where the CI relies on it: a name and
+            a 40-digit head_sha; a completed run needs a conclusion GitHub knows; an output needs
+            a title and a summary (at most 65,535 characters)."""
+            known = {"success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required"}
+            output = payload.get("output")
+            problems = [
+                not payload.get("name"),
+                not re.fullmatch(r"[0-9a-f]{40}", str(payload.get("head_sha", ""))),
+                payload.get("status", "queued") == "completed" and payload.get("conclusion") not in known,
+                output is not None and not (output.get("title") and output.get("summary")),
+                output is not None and len(str(output.get("summary", ""))) > 65_535,
+            ]
+            if any(problems):
+                return 422, {"message": "Validation Failed", "payload": payload}
+            run = {"id": state.new_id(), **payload, "app": {"slug": "github-actions"}}
+            state.check_runs.append(run)
+            return 201, run
+
         def do_GET(self):
             self.route("GET")
 
@@ -148,7 +173,7 @@ class FakeGitHub:
 
     def state(self) -> dict:
         with self.store.lock:
-            return json.loads(json.dumps({"issues": self.store.issues, "comments": self.store.comments}))
+            return json.loads(json.dumps(self.store.doc()))
 
 
 def main() -> None:
