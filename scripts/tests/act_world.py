@@ -11,7 +11,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -108,6 +110,62 @@ def pool_yaml(rounds: int = ACT_ROUNDS, text: str | None = None) -> str:
     AB_ARGS): combine holds every leg's rounds and looks to the pool's."""
     text = text if text is not None else (ROOT / "bench-config" / "pool.yaml").read_text()
     return text + f"rounds: {{repeats: {rounds}, max_repeats: {rounds}}}\n"
+
+
+class StartCounter:
+    """How many times each side's server has started serving, over loopback: ab runs both
+    sides' servers in its sandbox, where they can write nothing but share the network
+    (measure/sandbox.py). GET /<side> answers that side's count so far (0 at first) and adds one."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        lock, counts = threading.Lock(), self.counts
+
+        class Count(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                with lock:
+                    n = counts.get(self.path.strip("/"), 0)
+                    counts[self.path.strip("/")] = n + 1
+                body = str(n).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Count)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> StartCounter:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def alternating_server(counter: StartCounter, side: str, slow_pair: int, delay_us: int) -> str:
+    """server.sh of a side slowed by delay_us in every other pair of rounds (pairs 0, 2, … when
+    slow_pair is 0; 1, 3, … when 1), its starts counted by `counter`. A duet's head takes each
+    slot once in a pair of rounds (rig.py), so with base slowed in one pair and head in the next
+    every slot sees both ways, and the rounds' log ratios cancel out of the estimate but not out
+    of its spread: the verdict is inconclusive, whatever the draw, never slower, faster or beyond
+    the threshold. Only a serving start counts (--addr), not --version."""
+    curl, server = shutil.which("curl") or "curl", ROOT / "bin" / "hft-server"
+    return (
+        "#!/bin/sh\n"
+        'case " $* " in *" --addr "*)\n'
+        f"  n=$({curl} -fsS --max-time 5 {counter.url}/{side}) || n=-2\n"
+        f"  if [ $(( n / 2 % 2 )) -eq {slow_pair} ]; then\n"
+        f'    exec {server} --inject-delay-us {delay_us} "$@"\n'
+        "  fi ;;\n"
+        "esac\n"
+        f'exec {server} "$@"\n'
+    )
 
 
 class World:

@@ -26,6 +26,7 @@ import time
 import uuid
 from pathlib import Path
 
+import act_world
 import hostile_head
 import pytest
 from act_world import ACT, BOT, GATES, REPO, ROOT, SLOWED_ROUNDS, TEAM, TOKEN, World, git, needs, pool_yaml
@@ -94,6 +95,15 @@ def bot_comments(world: World, number: int) -> list[dict]:
     ]
 
 
+def gate_check(world: World, head: str) -> dict:
+    """The last check run `bench verdict (gate)` posted on `head` (scripts/ci/check-run)."""
+    runs = [c for c in world.api.state()["check_runs"] if c["head_sha"] == head]
+    assert runs and all(c["name"] == "bench verdict (gate)" and c["status"] == "completed" for c in runs), (
+        runs
+    )
+    return runs[-1]
+
+
 @needs
 def test_push_to_main_measures_publishes_and_charts_micro(world):
     sha = world.commit("server: first measured commit")
@@ -160,6 +170,8 @@ def test_a_pool_of_two_runners_a_a_then_a_leg_killed(world):
     assert [(x["name"], x["state"]) for x in doc["pool"]["runners"]] == [("a", "complete"), ("b", "complete")]
     assert doc["partial"] is False and doc["status"] != answers.REGRESSION
     assert r["outputs"]["pr-combine"]["verdict"] == doc["status"]
+    want = "neutral" if doc["status"] == answers.INCONCLUSIVE else "success"
+    assert gate_check(world, head)["conclusion"] == want
     assert (
         "| series | metric |" in r["summaries"]["pr-combine"]
         and "Runners (2)" in r["summaries"]["pr-combine"]
@@ -177,6 +189,8 @@ def test_a_pool_of_two_runners_a_a_then_a_leg_killed(world):
     doc = pool_verdict(world, "pr-cut")
     assert doc["partial"] is True and doc["pool"]["missing"] == ["b"] and not doc["pool"]["check"]["passes"]
     assert r["outputs"]["pr-combine"]["partial"] == "true"
+    cut_check = gate_check(world, head)
+    assert cut_check["conclusion"] == "failure" and "the pool's check fails" in cut_check["output"]["title"]
     (cut,) = bot_comments(world, 7)
     assert cut["id"] == mine["id"], "the verdict comment is edited in place, not posted again"
     assert "partial: b interrupted" in cut["body"] and "**partial**: b interrupted" in cut["body"]
@@ -248,6 +262,45 @@ def test_a_pull_request_cannot_loosen_its_own_gate(world):
     assert "Regression" in mine["body"] and "changes the harness" in mine["body"]
     assert "`bench-config/gates.yaml`" in mine["body"] and "takes effect after merge" in mine["body"]
     assert "changes the harness" in r["summaries"]["pr-combine"]
+    check = gate_check(world, head)
+    assert check["conclusion"] == "failure" and check["output"]["title"].startswith("❌ Regression")
+    assert check["output"]["summary"].startswith("**Failure**: a gated metric regressed.")
+
+
+@needs
+def test_an_inconclusive_pull_request_is_a_neutral_check_run_and_the_job_stays_green(world):
+    """Unknown is not green (issue 60): a verdict that cannot decide is posted as the check run
+    `bench verdict (gate)` with conclusion neutral, its summary saying how many runs a side would
+    settle it, and the job `bench verdict` does not fail on it. Base is slowed in the first pair
+    of rounds and head in the second (act_world.alternating_server): each slot sees both, so the
+    rounds cancel in the estimate and not in its spread, an undecided verdict by construction."""
+    git(world.dev, "checkout", "-q", "-b", "feature/unsure", "main")
+    with act_world.StartCounter() as starts:
+        slowed = {side: {"server.sh": act_world.alternating_server(starts, side, pair, delay_us=5)}
+                  for side, pair in (("base", 0), ("head", 1))}  # fmt: skip
+        base = world.commit("server: slowed in pairs 0, 2, … of rounds", branch="feature/unsure",
+                            files=slowed["base"])  # fmt: skip
+        head = world.commit("server: slowed in pairs 1, 3, … of rounds", branch="feature/unsure",
+                            files=slowed["head"])  # fmt: skip
+        r = world.act("pr-unsure", "pull_request", pull_request(11, head, "feature/unsure", REPO, base),
+                      head, "refs/pull/11/merge")  # fmt: skip
+    git(world.dev, "checkout", "-q", "main")
+    doc = pool_verdict(world, "pr-unsure")
+    assert doc["status"] == answers.INCONCLUSIVE, (doc["status"], starts.counts, r["log"])
+    assert r["jobs"] == {job: "success" for job in PR_JOBS}, r["log"]
+    assert r["outputs"]["pr-combine"]["verdict"] == answers.INCONCLUSIVE
+    check = gate_check(world, head)
+    assert check["conclusion"] == "neutral", check
+    # The runs a side that would settle it: the verdict's own estimate, as its headline says it.
+    settle = [x["settle_runs"] for x in doc["results"]
+              if x["gated"] and x["verdict"] == answers.INCONCLUSIVE and x["settle_runs"]]  # fmt: skip
+    assert settle, doc["results"]
+    said = answers.settle_text(max(settle))
+    assert check["output"]["title"].startswith("🟡 Inconclusive") and said in check["output"]["title"]
+    assert check["output"]["summary"].startswith(
+        f"**Neutral, not green**: the gate could not decide. {said[0].upper()}{said[1:]}."
+    ), check["output"]["summary"][:500]
+    assert re.search(r"\d+ runs a side", check["output"]["summary"])
 
 
 @pytest.mark.slow

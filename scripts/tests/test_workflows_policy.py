@@ -41,10 +41,13 @@ def test_workflows_keep_every_push_and_least_privilege():
             assert "${{" not in run, f"{name}: expression pasted into a shell"
             if "github.token" in json.dumps(step.get("env", {})) + json.dumps(step.get("with", {})):
                 # fetch-store: the read token, for a private repository's gh-pages (git only)
-                assert run.startswith(("scripts/ci/push-bundle", "scripts/ci/fetch-store")) or name in (
-                    "pr-comment",
-                    "report-regression",
-                ), f"{name}: the token reaches a step that does not fetch, push or post"
+                # pr-combine: only its check-run step (the verdict's check run)
+                posts = name in ("pr-comment", "report-regression") or (
+                    name == "pr-combine" and run.startswith("scripts/ci/check-run ")
+                )
+                assert run.startswith(("scripts/ci/push-bundle", "scripts/ci/fetch-store")) or posts, (
+                    f"{name}: the token reaches a step that does not fetch, push or post"
+                )
     assert "github.ref == 'refs/heads/main'" in wf["jobs"]["publish"]["if"]
     # A job that may write to the repository builds and installs nothing: it checks out
     # scripts/ci, downloads the bundle a read-only job built, and push-bundle pushes it.
@@ -52,7 +55,13 @@ def test_workflows_keep_every_push_and_least_privilege():
         if "write" not in (job.get("permissions") or {}).values():
             continue
         assert job["permissions"] in ({"contents": "write"}, {"contents": "read", "pull-requests": "write"},
-                                      {"contents": "read", "issues": "write"}), name  # fmt: skip
+                                      {"contents": "read", "issues": "write"},
+                                      {"contents": "read", "checks": "write"}), name  # fmt: skip
+        if "checks" in job["permissions"]:  # the verdict's check run: its one step holds the token
+            holders = [s["run"] for s in job["steps"] if "github.token" in json.dumps(s.get("env", {}))]
+            assert name == "pr-combine" and holders == [
+                'scripts/ci/check-run "$RUNNER_TEMP/pr-verdict/verdict.json"'
+            ], name
         if job["permissions"] == {"contents": "write"}:
             uses = [s.get("uses", "").split("@")[0] for s in job["steps"]]
             runs = [s["run"] for s in job["steps"] if "run" in s]
