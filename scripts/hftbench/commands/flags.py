@@ -98,7 +98,7 @@ SHARED: dict[str, tuple[tuple[str, ...], dict[str, Any] | Callable[[type[Command
     ),
     "build_cmd": (
         ("--build-cmd",),
-        {"default": DEFAULT_BUILD, "help": "run in each worktree; must leave bin/hft-server"},
+        {"default": DEFAULT_BUILD, "help": "run in each commit's tree (no .git); must leave bin/hft-server"},
     ),
     "require_sandbox": (
         ("--require-sandbox",),
@@ -209,7 +209,7 @@ class Builds:
 
     repo: Path  # the repository holding the commits
     clients_bin: Path  # the client binaries every side uses
-    build_cmd: str  # run in each worktree; leaves bin/hft-server
+    build_cmd: str  # run in each commit's exported tree (no .git); leaves bin/hft-server
     require_sandbox: bool  # never build or run the code under test unsandboxed
     server_flags: tuple[str, ...]  # hft-server flags for every side
 

@@ -184,7 +184,7 @@ class RunCommand(Command):
         out = (args.out or paths.results_dir(self.root)).resolve()
         out.mkdir(parents=True, exist_ok=True)
         rig = Rig.of(plan, PAIRED_ROUNDS, self.config.targets, runner=placement, timeout_s=args.timeout)
-        side = Served(bins, tuple(args.server_flag), self.root)
+        side = Served(bins, tuple(args.server_flag), repo=self.root)
         current: list[Path] = []  # the round running now: where an error says it stopped
 
         def starting(i: int, run_dir: Path) -> None:

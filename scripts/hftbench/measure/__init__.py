@@ -17,5 +17,5 @@ only the shared vocabulary (the package's top), never judge, publish, store or c
 - `run.py`           a run: a plan's cells in order, files written as they arrive (run_plan)
 - `server.py`        start / stop `bin/hft-server` on a free port, health, /stats, /stats/reset
 - `sandbox.py`       where a pull request's build and server run: bwrap, nothing of the harness writable
-- `worktrees.py`     a commit checked out into a worktree, its server built (ab, bisect), --locked
+- `worktrees.py`     a commit exported from the clone (no .git), its server built (ab, bisect); git_cmd
 """

@@ -101,8 +101,9 @@ def run_round(
                   cpus=placement.server_of_slot(slot[s]))
         for s in SIDES
     }  # fmt: skip
-    # One host, one moment: both folders get the same fingerprint, taken once.
-    host, tools = fingerprint.host(sides["base"].root), fingerprint.tools()
+    # One host, one moment: both folders get the same fingerprint, taken once (the harness's
+    # own tuning check: never a side's tree, whose script is the code under test).
+    host, tools = fingerprint.host(), fingerprint.tools()
     if placement.describe():  # as run_plan records it: the placement is part of the runner's id
         host["placement"] = placement.describe()
     runs = {s: _new_run(dirs[s], sides[s], suite, targets, scenarios, host, tools) for s in SIDES}
@@ -145,7 +146,7 @@ def _new_run(
         finished_at=None,
         complete=False,
         fingerprint=dict(host),
-        git={**fingerprint.git_info(side.root), **({"branch": side.label} if side.label else {})},
+        git=side.git_info(),
         tools=tools,
         server={},
         targets=dict(targets),

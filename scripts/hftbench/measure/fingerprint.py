@@ -1,8 +1,10 @@
 """What a run was measured on: the host, its tuning, the git state, the tool versions.
 
 The tuning knobs come from `hft/scripts/setup_hft_system.sh --check --json` (its schema is
-hft/scripts/fingerprint.schema.json) when the script is there; otherwise a few of them are
-read directly from /sys and /proc, so a fingerprint always says governor, THP and SMT.
+hft/scripts/fingerprint.schema.json) of the harness's own checkout when the script is there;
+otherwise a few of them are read directly from /sys and /proc, so a fingerprint always says
+governor, THP and SMT. A side's commit (ab's, bisect's) is described from the harness's clone
+by its sha (commit_info): nothing here runs in a tree the code under test could write.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__, paths
+from .worktrees import git_cmd
 
 TOOL_COMMANDS = {
     "python": [sys.executable, "--version"],
@@ -122,7 +125,9 @@ def _tuning(root: Path | None) -> dict[str, Any]:
 
 
 def host(root: Path | None = None) -> dict[str, Any]:
-    """The fingerprint object of results.json."""
+    """The fingerprint object of results.json. `root`: the harness's own checkout, whose tuning
+    script runs (default: paths.repo_root()); never a tree of a commit under test, whose script
+    would run unsandboxed."""
     load = os.getloadavg() if hasattr(os, "getloadavg") else (None, None, None)
     return {
         "hostname": platform.node(),
@@ -138,23 +143,46 @@ def host(root: Path | None = None) -> dict[str, Any]:
     }
 
 
+def _detached_branch() -> str:
+    """The branch a detached checkout stands for: the name CI gives it, if any, else HEAD."""
+    return os.environ.get("GITHUB_HEAD_REF") or os.environ.get("GITHUB_REF_NAME") or "HEAD"
+
+
 def git_info(root: Path | None = None) -> dict[str, Any]:
-    """commit, branch, dirty, message, author of the checkout (all None outside git)."""
+    """commit, branch, dirty, message, author of the checkout (all None outside git): the
+    harness's own (`hftbench run`, calibrate), never a tree of a commit under test."""
     root = root or paths.repo_root()
 
     def git(*args: str) -> str | None:
-        return _run(["git", "-C", str(root), *args])
+        return _run(git_cmd(root, *args))
 
     status = git("status", "--porcelain", "--untracked-files=no")
     branch = git("rev-parse", "--abbrev-ref", "HEAD")
-    if branch == "HEAD":  # detached (CI checkouts, ab's worktrees): the name CI gives it, if any
-        branch = os.environ.get("GITHUB_HEAD_REF") or os.environ.get("GITHUB_REF_NAME") or branch
+    if branch == "HEAD":  # detached (CI checkouts): the name CI gives it, if any
+        branch = _detached_branch()
     return {
         "commit": git("rev-parse", "HEAD"),
         "branch": branch,
         "dirty": None if status is None else bool(status),
         "message": git("log", "-1", "--format=%s"),
         "author": git("log", "-1", "--format=%an <%ae>"),
+    }
+
+
+def commit_info(repo: Path, sha: str, branch: str | None = None) -> dict[str, Any]:
+    """git_info's fields for commit `sha`, read by sha from `repo` (the harness's clone, which
+    ab and bisect export their commits from), never from the folder it was built in: that one
+    is the code's to write. dirty is False (a commit was built as it is); branch is `branch`,
+    else the name CI gives a detached checkout (as git_info's); message and author are None
+    where `repo` cannot say."""
+    out = _run(git_cmd(repo, "log", "-1", "--no-show-signature", "--format=%H%x00%s%x00%an <%ae>", sha, "--"))
+    commit, message, author = (out.split("\0") + [None, None, None])[:3] if out else (None, None, None)
+    return {
+        "commit": commit or sha,
+        "branch": branch or _detached_branch(),
+        "dirty": False,
+        "message": message,
+        "author": author,
     }
 
 

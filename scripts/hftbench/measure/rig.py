@@ -143,9 +143,8 @@ class Rig:
                 server_flags=list(side.flags),
                 timeout_s=self.timeout_s,
                 quiet=True,
-                root=side.root,
+                git=side.git_info(),
                 placement=self.runner,  # run_plan places it for the plan, as self.placement is
-                branch=side.label,
             )
         except ServerError as exc:
             raise RoundError(f"{name or side.label or side.bins} server: {exc}") from exc

@@ -65,7 +65,7 @@ def run_plan(
     schema_path: Path | None = None,
     on_cell: Callable[[Cell], None] | None = None,
     placement: placement_mod.Placement | None = None,
-    branch: str | None = None,
+    git: dict | None = None,
 ) -> Run:
     """Run every cell of `plan` against one fresh server from `bins_dir`; write `run_dir`.
 
@@ -75,8 +75,10 @@ def run_plan(
     not start, every later cell that needs it fails with that reason. An OSError writing
     results.json (a full disk) ends the run; the file on disk keeps the cells before it.
     `placement`: the runner's, as resolved (placement.py; None: its HFTBENCH_SERVER_CPUS /
-    HFTBENCH_CLIENT_CPUS, if set), which run_plan places for the plan (`placed`). `branch`
-    names the branch the run stands for when `root` is a detached worktree (ab's sides)."""
+    HFTBENCH_CLIENT_CPUS, if set), which run_plan places for the plan (`placed`). `git`: the
+    results.json `git` object of the build measured (Served.git_info: ab's and bisect's sides,
+    read from the harness's clone by sha); None: that of the checkout at `root` (this one).
+    The host fingerprint is always the harness's own (fingerprint.host())."""
     started = time.perf_counter()
     placement = placed(plan, placement_mod.resolve(None, None) if placement is None else placement)
     placement.check()
@@ -84,7 +86,7 @@ def run_plan(
         rate = capacity.measure(plan.scenarios, Path(bins_dir), list(server_flags or []), placement,
                                 Path(run_dir) / "capacity-probe.log")  # fmt: skip
         plan = dataclasses.replace(plan, scenarios=capacity.resolve(plan.scenarios, rate))
-    host = fingerprint.host(root)
+    host = fingerprint.host()
     if placement.describe():
         host["placement"] = placement.describe()
     run = Run(
@@ -95,7 +97,7 @@ def run_plan(
         finished_at=None,
         complete=False,
         fingerprint=host,
-        git={**fingerprint.git_info(root), **({"branch": branch} if branch else {})},
+        git=dict(git) if git is not None else fingerprint.git_info(root),
         tools=fingerprint.tools(),
         server={},
         targets=dict(targets),

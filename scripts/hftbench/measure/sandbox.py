@@ -8,8 +8,11 @@ folder uploaded as the leg's artifact, read the job's tokens, and leave a proces
 past the verdict. So every head build and head server runs under bubblewrap (`bwrap`):
 
 - the whole filesystem read-only (`--ro-bind / /`, /tmp included: the harness's own files
-  and scripts may live there); writable only what that build needs (its worktree, its own
-  scratch cargo target dir, home and TMPDIR) and a private /dev;
+  and scripts may live there); writable only what that build needs (its source tree, a plain
+  folder exported from the clone with no .git (worktrees.py), its own scratch cargo target
+  dir, home and TMPDIR) and a private /dev. What the build writes in its tree stays there:
+  the harness runs nothing in it afterwards (no git, no tuning script: the run folders' git
+  info is read from the clone by sha, the host fingerprint from the harness's checkout);
 - `--unshare-pid --die-with-parent`: when the command ends, or the harness kills it, every
   process it started dies with it (the kernel kills a pid namespace with its first process);
 - `--clearenv`: a short allow-list (PATH, HOME=scratch, the cargo and rustup homes, read-only);
@@ -63,7 +66,7 @@ class Policy:
 
 ON_NOTE = (
     "the head was built and served in a bubblewrap sandbox: the filesystem read-only but for its "
-    "own worktree and scratch dirs, no job token in its environment, its processes killed with it"
+    "own source tree and scratch dirs, no job token in its environment, its processes killed with it"
 )
 
 

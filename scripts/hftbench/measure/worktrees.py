@@ -1,11 +1,19 @@
-"""Commits checked out into git worktrees with their server built: what `ab` and `bisect` share.
+"""Commits exported into plain folders with their server built: what `ab` and `bisect` share.
 
-Each commit gets a detached worktree and its own bin/hft-server. A trusted commit (ab's base)
-builds in one shared cargo target dir, so a commit rebuilds only what changed. Code under
-test (ab's head, bisect's commits) builds in the sandbox (sandbox.py) with a scratch target
-dir of its own, seeded from the shared one: it can neither write the shared dir (and so the
-next job's base) nor anything else of the harness, and its bin/hft-server becomes a launcher
-that starts the built server in the sandbox too. The worktrees are removed on every way out.
+Each commit is copied out of the harness's clone by sha (`git archive SHA | tar -x`) into
+side_dir/worktree, a plain folder with no .git at all, and gets its own bin/hft-server. A
+trusted commit (ab's base) builds in one shared cargo target dir, so a commit rebuilds only
+what changed. Code under test (ab's head, bisect's commits) builds in the sandbox (sandbox.py)
+with a scratch target dir of its own, seeded from the shared one: it can neither write the
+shared dir (and so the next job's base) nor anything else of the harness, and its
+bin/hft-server becomes a launcher that starts the built server in the sandbox too.
+
+The folder is the head's to write, so the harness runs nothing there afterwards: a commit's
+git data (sha, subject, author) is read from the clone by sha (fingerprint.commit_info), the
+host's tuning from the harness's own checkout (fingerprint.host). A populated submodule or a
+.git planted there by a build would otherwise make `git status` run its `core.fsmonitor`. As a
+second fence, every git command of the harness goes through git_cmd (core.fsmonitor off, no
+descent into submodules). The folders are removed on every way out (remove_worktrees).
 """
 
 from __future__ import annotations
@@ -13,6 +21,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,9 +37,19 @@ DEFAULT_BUILD = (
 )
 
 
+def git_cmd(repo: Path, *args: str) -> list[str]:
+    """The argv of `git -C repo ARGS` as the harness runs every git command: with
+    core.fsmonitor off (a repository's config, or a submodule's, could name a program that git
+    runs through the shell), and status / diff never descending into submodules."""
+    args_ = list(args)
+    if args_ and args_[0] in ("status", "diff"):
+        args_.insert(1, "--ignore-submodules=all")
+    return ["git", "-c", "core.fsmonitor=", "-C", str(repo), *args_]
+
+
 def git_output(repo: Path, *args: str) -> str:
-    """`git -C repo ARGS`'s stdout, or UsageError naming the command and git's message."""
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    """`git -C repo ARGS`'s stdout (git_cmd), or UsageError naming the command and git's message."""
+    proc = subprocess.run(git_cmd(repo, *args), capture_output=True, text=True)
     if proc.returncode != 0:
         raise UsageError(f"git {' '.join(args)} in {repo} failed: {proc.stderr.strip()}")
     return proc.stdout.strip()
@@ -38,13 +58,33 @@ def git_output(repo: Path, *args: str) -> str:
 def resolve_commit(repo: Path, ref: str) -> str:
     """The commit a ref names, or UsageError naming it."""
     proc = subprocess.run(
-        ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+        git_cmd(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"),
         capture_output=True,
         text=True,
     )
     if proc.returncode != 0:
         raise UsageError(f"{ref!r} is not a commit in {repo}; pass a branch, tag or sha (git fetch it first)")
     return proc.stdout.strip()
+
+
+def export_commit(repo: Path, sha: str, tree: Path) -> None:
+    """`git archive SHA | tar -x` into `tree` (created; it must not exist): the commit's files
+    and nothing of git (no .git, submodules as empty folders), or UsageError."""
+    if tree.exists() or tree.is_symlink():
+        raise UsageError(f"exporting {sha[:10]}: {tree} exists already; remove it or pass another --out")
+    tree.mkdir(parents=True)
+    with tempfile.TemporaryFile() as errors:
+        archive = subprocess.Popen(git_cmd(repo, "archive", "--format=tar", sha), stdout=subprocess.PIPE,
+                                   stderr=errors)  # fmt: skip
+        untar = subprocess.run(["tar", "-x", "--no-same-owner", "-C", str(tree)], stdin=archive.stdout,
+                               capture_output=True, text=True)  # fmt: skip
+        archive.stdout.close()
+        code = archive.wait()
+        errors.seek(0)
+        err = errors.read().decode(errors="replace").strip()
+    if code != 0 or untar.returncode != 0:
+        why = err or untar.stderr.strip() or f"git archive exit {code}, tar exit {untar.returncode}"
+        raise UsageError(f"exporting {sha[:10]} from {repo} into {tree} failed: {why}")
 
 
 def build_server(
@@ -56,14 +96,14 @@ def build_server(
     *,
     scratch: Path | None = None,
 ) -> float:
-    """Check `sha` out into side_dir/worktree, run build_cmd there, copy its bin/hft-server
+    """Export `sha` into side_dir/worktree (export_commit), run build_cmd there, copy its bin/hft-server
     into side_dir/bin. With `scratch` (sandbox.scratch_for) the build runs in the sandbox with
     scratch/target as its target dir, and side_dir/bin/hft-server is a launcher of the built
     server in the sandbox (the binary in side_dir/sandboxed/). Both ways the build sees the
     same short environment (sandbox.build_env). Returns the build's wall time (excluded from
     the measurement)."""
     tree = side_dir / "worktree"
-    git_output(repo, "worktree", "add", "--detach", "--force", str(tree), sha)
+    export_commit(repo, sha, tree)
     if scratch is None:
         home = target_dir.parent / f"{target_dir.name}-home"
         home.mkdir(parents=True, exist_ok=True)
@@ -73,10 +113,7 @@ def build_server(
         (scratch / "tmp").mkdir(exist_ok=True)
         env = sandbox.build_env(scratch / "home", scratch / "target", scratch / "tmp")
         _fetch_crates(tree, build_cmd, env)
-        # The worktree's .git file stays read-only: pointed elsewhere (a config with
-        # core.fsmonitor), the harness's own git commands in the worktree would run its code.
-        cmd = sandbox.wrap(["bash", "-c", build_cmd], writable=(tree, scratch), readonly=(tree / ".git",),
-                           env=env, cwd=tree)  # fmt: skip
+        cmd = sandbox.wrap(["bash", "-c", build_cmd], writable=(tree, scratch), env=env, cwd=tree)
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     took = time.perf_counter() - started
@@ -85,12 +122,12 @@ def build_server(
     built = tree / "bin" / "hft-server"
     if proc.returncode != 0 or not built.is_file():
         why = f"exit {proc.returncode}" if proc.returncode else "it left no bin/hft-server"
-        hint = "; it built in a sandbox: only its worktree and scratch are writable" if scratch else ""
+        hint = "; it built in a sandbox: only its tree and scratch are writable" if scratch else ""
         raise UsageError(f"building {sha[:10]} failed ({why}{hint}); see {log}")
     # A symlink would make this copy read whatever it names (a file of the runner) into the output.
     inside = [tree.resolve()] + ([scratch.resolve()] if scratch else [])
     if not any(built.resolve().is_relative_to(d) for d in inside):
-        raise UsageError(f"building {sha[:10]}: bin/hft-server links outside its worktree: {built.resolve()}")
+        raise UsageError(f"building {sha[:10]}: bin/hft-server links outside its tree: {built.resolve()}")
     if scratch is None:
         (side_dir / "bin").mkdir(exist_ok=True)
         shutil.copy2(built, side_dir / "bin" / "hft-server")
@@ -115,11 +152,23 @@ def _fetch_crates(tree: Path, build_cmd: str, env: dict[str, str]) -> None:
         raise UsageError(f"cargo fetch --locked for {tree} failed ({last}): is its Cargo.lock up to date?")
 
 
-def remove_worktrees(repo: Path, trees: Iterable[Path]) -> None:
-    """Remove these worktrees (those that exist) and prune git's record of them."""
+def remove_worktrees(repo: Path, trees: Iterable[Path]) -> list[Path]:
+    """Remove these exported trees (those that exist) whatever a build left in them (a
+    `chmod 555` folder, a read-only file): each made writable first, then removed, then
+    checked gone. Returns the ones that survive, each also named in a warning on stderr.
+    `repo`'s record of worktrees is pruned (ab and bisect made git worktrees before)."""
+    left = []
     for tree in trees:
-        if tree.exists():
-            subprocess.run(
-                ["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)], capture_output=True
-            )
-    subprocess.run(["git", "-C", str(repo), "worktree", "prune"], capture_output=True)
+        if tree.is_symlink():
+            tree.unlink()
+        elif tree.exists():
+            # chmod ignores the symlinks it meets inside: a link to a file of the runner stays a link.
+            subprocess.run(["chmod", "-R", "u+rwX", "--", str(tree)], capture_output=True)
+            shutil.rmtree(tree, ignore_errors=True)
+        if tree.exists() or tree.is_symlink():
+            left.append(tree)
+            fix = f"chmod -R u+rwX {tree} && rm -rf {tree}"
+            say = f"hftbench: warning: could not remove {tree} (what its build left there); by hand: {fix}"
+            print(say, file=sys.stderr, flush=True)
+    subprocess.run(git_cmd(repo, "worktree", "prune"), capture_output=True)
+    return left
