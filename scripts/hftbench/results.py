@@ -162,7 +162,7 @@ class Cell:
 
     scenario: str
     client: str
-    status: str  # "ok" | "failed"
+    status: str  # "ok" | "failed" | UNMEASURED (a duet's side whose partner's server broke)
     reason: str | None = None  # why it failed (None when ok)
     result: ClientResult | None = None  # None when the client wrote no valid result
     wall_s: float | None = None  # wall time of the client process
@@ -219,6 +219,12 @@ class Cell:
         }
 
 
+# A duet's cell that could not be measured because the *other* side's server was not serving
+# (it died or did not start): counted against neither side (judge/failures.py); the broken
+# side's own cell says why.
+UNMEASURED = "unmeasured"
+
+
 def orders_failed(result: ClientResult) -> str:
     """A cell's reason when its only fault is failed orders (the judge counts those by kind;
     any other reason means the round broke: judge/sides.py, broken_why)."""
@@ -230,7 +236,7 @@ def broken_why(cell: Cell) -> str | None:
     """Why a failed cell broke beyond its failed orders (the server died or hung, the client
     could not finish, the counts disagree); None for an ok cell or one whose only fault is
     failed orders, which the judge counts by kind instead (judge/failures.py)."""
-    if cell.ok:
+    if cell.ok or cell.status == UNMEASURED:
         return None
     if cell.result is not None and cell.result.errors and cell.reason == orders_failed(cell.result):
         return None

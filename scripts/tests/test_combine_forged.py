@@ -202,3 +202,30 @@ def test_a_missing_leg_fails_the_check_unless_the_pool_marks_it_optional(world, 
     _edit(legs, "b", looks=1000)
     code, doc, err = _aa(world, tmp_path, capsys, pool=optional)
     assert code == CHECK_FAILED and "(refused, optional or not)" in err
+
+
+def test_a_leg_that_hides_its_failures_is_caught(world, tmp_path, capsys):
+    """The A/A legs' own verdicts say no change; leg a's run folders say its head broke a round
+    (its client timed out). Combine recounts from the run folders, never from a leg's verdict:
+    the pool's verdict is a regression naming the round. The same round's cell left out of
+    results.json, to hide it, is refused."""
+    legs = copy_legs(world["aa"], tmp_path / "legs")
+    assert verdict(legs, "a")["status"] == "no_change"
+    path = _run(legs, "a", "head", 1) / "results.json"
+    doc = json.loads(path.read_text())
+    cell = doc["cells"][0]
+    why = "timeout: client-hft --duet-url ran past 40 s; killed"
+    cell.update(status="failed", result=None, reason=why)
+    path.write_text(json.dumps(doc))
+    code, out, err = _aa(world, tmp_path, capsys)
+    row = next(r for r in out["results"] if r["metric"] == "errors" and r["scenario"] == cell["scenario"])
+    assert row["gated"] and row["verdict"] == "regression", row
+    assert f"head broke 1 of 8 rounds: round 02: {why}" in row["reason"]
+    assert out["status"] == "regression" and code != 0, err
+    doc["cells"].pop(0)
+    path.write_text(json.dumps(doc))
+    code, _, err = _aa(world, tmp_path, capsys)
+    assert (
+        code == CHECK_FAILED
+        and f"cells: no cell of {cell['scenario']}/{cell['client']}: a cell left out of the round" in err
+    )

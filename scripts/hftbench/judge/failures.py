@@ -56,9 +56,7 @@ class Failures:
         if self.failed:
             parts.append(f"{self.failed:,} of {self.orders:,} orders on {side} ({self.kinds_text()})")
         if self.broken:
-            shown = "; ".join(self.broken[:2]) + (
-                f"; and {len(self.broken) - 2} more" if len(self.broken) > 2 else ""
-            )
+            shown = self.broken[0] + (f"; and {len(self.broken) - 1} more" if len(self.broken) > 1 else "")
             parts.append(f"{side} broke {len(self.broken)} of {self.rounds} rounds: {shown}")
         return "; ".join(parts)
 

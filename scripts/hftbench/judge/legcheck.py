@@ -15,8 +15,11 @@ its run folders alike. The pool's verdict therefore takes
 and refuses a leg whose data disagree with those, or with themselves: the runner name its
 verdict carries (written by the base's pr-bench from the matrix) against the artifact's,
 every run's commit and suite, run ids (a plain name, its folder's, unique within and across
-the legs: a leg's folder copied under another name repeats them), and each cell's counts
-(measured orders = ok + errors, at most the scenario's; the histogram holds every ok order).
+the legs: a leg's folder copied under another name repeats them), every round holding every
+cell the leg measured in any round, and each cell's counts, failed cells' too (measured orders = ok +
+errors, at most the scenario's and, for a closed-loop cell that ran whole, exactly them; the
+histogram holds every ok order). The failures themselves combine recounts from the run
+folders (judge/failures.py via sides.side_from_runs), never from a leg's verdict.
 
 What this cannot see: a leg whose PR code wrote internally consistent histograms for the right
 commits. Only keeping the PR's processes away from the artifact folder stops that (the
@@ -183,6 +186,7 @@ def _cells(runs, ex: Expect, runner, refuse) -> None:
     split), and its counts add up."""
     suite = ex.cfg.suite(ex.suite)
     allowed = set(runner.get("scenarios") or suite.scenarios) & set(suite.scenarios)
+    measured = {(c.scenario, c.client) for side_runs in runs.values() for run in side_runs for c in run.cells}
     for side, side_runs in runs.items():
         for run in side_runs:
             where = f"{side} run {run.path.name} results.json"
@@ -190,23 +194,34 @@ def _cells(runs, ex: Expect, runner, refuse) -> None:
                 raise refuse(
                     f"{where} run_id", f"{run.run_id!r}: a results.json moved from another run folder"
                 )
+            # Every round holds every cell the leg measured in any round: a round's failed
+            # cell left out of results.json would hide its failures from the count.
+            missing = measured - {(cell.scenario, cell.client) for cell in run.cells}
+            if missing:
+                names = ", ".join(f"{sc}/{client}" for sc, client in sorted(missing))
+                raise refuse(f"{where} cells", f"no cell of {names}: a cell left out of the round")
             for cell in run.cells:
                 if cell.scenario not in allowed:
                     known = ", ".join(sorted(allowed))
                     raise refuse(f"{where} cell {cell.scenario}/{cell.client}",
                                  f"not a scenario of suite {ex.suite} on this runner ({known})")  # fmt: skip
                 r = cell.result
-                if not cell.ok or r is None:
+                if r is None:
                     continue
                 if r.ok + r.errors != r.orders or r.orders < 1:
                     raise refuse(f"{where} cell {cell.scenario}/{cell.client} orders",
                                  f"{r.orders} measured, but ok {r.ok} + errors {r.errors}")  # fmt: skip
-                # At most the scenario's orders, not exactly: an open-loop duet sends each
-                # order to one side at random, so a side measures about half of them.
+                # At most the scenario's orders, not exactly, in open loop: an open-loop duet
+                # sends each order to one side at random, so a side measures about half of
+                # them. A closed-loop cell that ran whole measured every one: failed orders
+                # dropped from its counts would leave it short.
                 planned = (run.scenarios.get(cell.scenario) or {}).get("orders")
                 if planned is not None and r.orders > planned:
                     raise refuse(f"{where} cell {cell.scenario}/{cell.client} orders",
                                  f"{r.orders}, more than the run's scenario sends ({planned})")  # fmt: skip
+                if cell.ok and r.mode == "closed" and planned is not None and r.orders != planned:
+                    what = f"{r.orders}, its closed-loop scenario sends {planned}: orders left out"
+                    raise refuse(f"{where} cell {cell.scenario}/{cell.client} orders", what)
                 count = decode(r.histogram_data).get_total_count() if r.histogram_data else 0
                 if count != r.ok:
                     cell_name = f"{where} cell {cell.scenario}/{cell.client} histogram"

@@ -67,9 +67,11 @@ def side_from_runs(label: str, runs: list[results.Run]) -> Side:
 
 
 def _repeat(run: results.Run, cell: results.Cell, rid: str) -> Repeat:
+    if cell.status == results.UNMEASURED:  # the partner's server broke: nothing of its own
+        return Repeat(rid, None, 0, 0, 0.0)
     broken = results.broken_why(cell)
     if broken and "hft-server" in broken:  # the server died: its last words come with it
-        words = log_tail(run.path / "server.log", lines=2)[:240]
+        words = log_tail(run.path / "server.log", lines=1)[-240:]
         broken = f"{broken}; its last words: {words}" if words else broken
     r = cell.result
     if r is None:

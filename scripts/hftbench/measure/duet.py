@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .. import paths, roster
 from ..config import Scenario
-from ..results import Cell, ClientResult, Run
+from ..results import UNMEASURED, Cell, ClientResult, Run
 from ..schema import check_result
 from . import fingerprint
 from .cell import (
@@ -38,6 +38,7 @@ from .cell import (
     client_binary,
     cpu_spent,
     default_timeout_s,
+    describe_server_exit,
     held_interrupts,
     kill_session,
     result_name,
@@ -72,10 +73,6 @@ def qualifies(scenario: Scenario, client: str) -> str | None:
     return None
 
 
-class DuetError(RuntimeError):
-    """A round could not run (a server did not start, the client could not run)."""
-
-
 def run_round(
     sides: dict[str, Served],
     out: Path,
@@ -89,8 +86,9 @@ def run_round(
 ) -> dict[str, Run]:
     """Both servers, one client-hft per scenario, two run folders; returns them by side. A
     failed cell is a cell with its reason in both folders (never an exception); a server that
-    does not start is a DuetError. `head_slot` ("a" or "b"): which slot head's server takes
-    (rig.py balances them over the rounds)."""
+    does not start, or dies, fails that side's cells from then on and leaves the other side's
+    unmeasured (a failure is data: judge/failures.py counts it). `head_slot` ("a" or "b"):
+    which slot head's server takes (rig.py balances them over the rounds)."""
     stamp = paths.utc_stamp()
     dirs = {s: paths.fresh_dir(out / s, f"run_{stamp}_{s}{pair + 1:02d}") for s in SIDES}
     slot_a = "head" if head_slot == "a" else "base"
@@ -112,15 +110,21 @@ def run_round(
         # Started in slot order, so which build's server is the older process is drawn per
         # round too: base always first read a 40-round A/A's latency-1c P99 as head −0.70 %
         # (3.2 standard errors; docs/measurements.md, 2026-11-28).
+        down: dict[str, str] = {}  # side -> why its server is not serving (a failure is data)
         for s in (slot_a, slot_b):
             try:
                 servers[s].start()
             except ServerError as exc:
-                raise DuetError(f"{s} server: {exc}") from exc
+                down[s] = f"hft-server did not start: {exc}"
+                continue
             runs[s].server = servers[s].describe()
             runs[s].server["duet_slot"] = "a" if s == slot_a else "b"
         for scenario in scenarios:
-            cells = _client(sides, servers, dirs, scenario, placement, slot_a, slot_b)
+            down.update(_died(servers, down))
+            if down:
+                cells = _broken(scenario, down)
+            else:
+                cells = _client(sides, servers, dirs, scenario, placement, slot_a, slot_b)
             for s in SIDES:
                 runs[s].cells.append(cells[s])
                 runs[s].write()
@@ -133,6 +137,31 @@ def run_round(
             runs[s].wall_s = round(time.perf_counter() - started, 3)
             runs[s].write()
     return runs
+
+
+def _died(servers: dict[str, Server], down: dict[str, str]) -> dict[str, str]:
+    """The sides whose server has exited since it started (and was not down already)."""
+    out = {}
+    for s, server in servers.items():
+        if s not in down and server.proc is not None and server.proc.poll() is not None:
+            out[s] = f"{describe_server_exit(server.proc.returncode)} in an earlier cell of the round"
+    return out
+
+
+def _broken(sc: Scenario, down: dict[str, str]) -> dict[str, Cell]:
+    """A cell a duet cannot run because a side's server is not serving: that side's cell fails
+    with the reason (judge/failures.py counts it against that side), the other's is
+    unmeasured (counted against neither: the fault is not its own)."""
+    rel = result_name(sc.name, duet_client(), 1, 1)
+    cells = {}
+    for s in SIDES:
+        if s in down:
+            cells[s] = Cell.failure(sc.name, duet_client(), 1, down[s], file=rel)
+        else:
+            other = next(o for o in SIDES if o != s)
+            why = f"not measured: the {other} server was not serving ({down[other]})"
+            cells[s] = Cell(scenario=sc.name, client=duet_client(), status=UNMEASURED, reason=why, file=rel)
+    return cells
 
 
 def _new_run(
@@ -183,9 +212,15 @@ def _client(
         why = f"{binary} not found; build it with `{build_command(duet_client())}`"
         return {s: Cell.failure(sc.name, duet_client(), 1, why, file=rel) for s in SIDES}
     cpu_before = {}
+    down = {}
     for s in SIDES:
-        servers[s].reset_stats()
+        try:
+            servers[s].reset_stats()
+        except (OSError, ServerError) as exc:
+            down[s] = f"POST /stats/reset failed before the cell: {exc}"
         cpu_before[s] = servers[s].cpu_seconds()
+    if down:
+        return _broken(sc, down)
     cmd = [
         str(binary),
         *placement.client_flags(duet_client()),
@@ -218,7 +253,8 @@ def _client(
     wall = time.perf_counter() - start
     outs[slot_b].with_suffix(".log").write_bytes(log.read_bytes())  # each run folder whole
     if sc.mode == "closed":  # every order went to both sides: each is a whole run of sc
-        return {s: _cell(s, servers[s], outs[s], rel, sc, code, wall, log, cpu_before[s]) for s in SIDES}
+        cells = {s: _cell(s, servers[s], outs[s], rel, sc, code, wall, log, cpu_before[s]) for s in SIDES}
+        return _not_its_own(cells, servers)
     # Open loop: each order went to one side, drawn at random; the sides add up to sc.
     share = dataclasses.replace(sc, orders=None)
     cells = {
@@ -228,7 +264,20 @@ def _client(
     reason = _shares_add_up(cells, sc)
     if reason:
         cells = {s: dataclasses.replace(c, status="failed", reason=reason) for s, c in cells.items()}
-    return cells
+    return _not_its_own(cells, servers)
+
+
+def _not_its_own(cells: dict[str, Cell], servers: dict[str, Server]) -> dict[str, Cell]:
+    """Where one side's server died during the cell, the other side's failed cell (the shared
+    client saw a dead peer) is unmeasured, not the other side's failure."""
+    dead = [s for s in SIDES if servers[s].proc is not None and servers[s].proc.poll() is not None]
+    if len(dead) != 1:
+        return cells
+    alive = next(s for s in SIDES if s != dead[0])
+    if cells[alive].ok:
+        return cells
+    why = f"not measured: the {dead[0]} server died during the cell ({cells[alive].reason})"
+    return {**cells, alive: dataclasses.replace(cells[alive], status=UNMEASURED, reason=why)}
 
 
 def _shares_add_up(cells: dict[str, Cell], sc: Scenario) -> str | None:
@@ -262,6 +311,9 @@ def _cell(
         known = {"result": result, "wall_s": wall, "file": rel, "exit_code": code}
         return Cell.failure(sc.name, duet_client(), 1, reason, **known)
 
+    died = server.proc.poll() if server.proc is not None else None
+    if died is not None:  # the side's server died during the cell: the cause, before what the client saw
+        return failed(f"{describe_server_exit(died)} during the cell (see server.log)")
     if code is None:
         return failed(f"timeout: client-hft --duet-url ran past {2 * default_timeout_s(sc):.0f} s; killed")
     if code not in (0, 1):

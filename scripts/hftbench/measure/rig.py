@@ -42,7 +42,7 @@ from ..design_names import DUET
 from ..results import Run
 from . import capacity
 from . import placement as placement_mod
-from .duet import DuetError, run_round
+from .duet import run_round
 from .plan import Plan
 from .run import placed, run_plan
 from .served import Served
@@ -110,12 +110,16 @@ class Rig:
     def round(self, sides: dict[str, Served], out: Path, pair: int) -> dict[str, Run]:
         """Round `pair` (0-based) of sides "base" and "head"; their runs by side."""
         if self.duet:
-            try:
-                return run_round(sides, out, pair, self.plan.scenarios, suite=self.plan.suite,
-                                 targets=self.targets, placement=self.placement,
-                                 head_slot=self.head_slot(pair))  # fmt: skip
-            except DuetError as exc:
-                raise RoundError(str(exc)) from exc
+            return run_round(
+                sides,
+                out,
+                pair,
+                self.plan.scenarios,
+                suite=self.plan.suite,
+                targets=self.targets,
+                placement=self.placement,
+                head_slot=self.head_slot(pair),
+            )
         runs = {}
         for name in order(pair):
             # Unique run ids (the history store keys runs by id): time, side, round.
