@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hftbench.judge import designs, paired, stats, strata
+from hftbench.judge import clustered, designs, paired, stats, strata
 from hftbench.judge.rules import detectable_effect
 
 ALPHA = 0.05
@@ -144,3 +144,91 @@ def test_a_runner_without_spread_gets_no_weight_and_the_floor_multiplies():
     assert c.weights == (1.0, 0.0) and c.tested.observed == pytest.approx(a.observed)
     two = strata.combine([a, runner_test(rng, level_us=30.0, noise=0.03)])
     assert two.tested.smallest_p == pytest.approx(2 * (a.smallest_p / 2) ** 2)
+
+
+def _round_level(observed: float, se: float, df: int, seed: int) -> designs.Tested:
+    """A runner's round-level t (designs.round_test) with the given estimate, standard error
+    and degrees of freedom; its replicates and null are t draws, as round_test's are."""
+    rng = np.random.default_rng(seed)
+    reps = np.exp(observed + clustered.t_draws(se, df, 2000, rng))
+    null = clustered.t_draws(se, df, 2000, rng)
+    return designs.Tested(clustered.t_p_value(observed, se, df), 0.0, reps, df + 1, observed, null, se, df)
+
+
+def _two_sided_p_even_df(t: float, df: int) -> float:
+    """Student's two-sided p for an even df, by the closed form (Abramowitz & Stegun 26.7.3):
+    1 - sin θ · (1 + ½cos²θ + (1·3)/(2·4)cos⁴θ + … + (1·3⋯(df-3))/(2·4⋯(df-2))cos^(df-2)θ),
+    θ = atan(|t| / √df). Independent of scipy's stdtr."""
+    theta = np.arctan(abs(t) / np.sqrt(df))
+    term, total = 1.0, 1.0
+    for j in range(1, df // 2):
+        term *= (2 * j - 1) / (2 * j) * np.cos(theta) ** 2
+        total += term
+    return float(1.0 - np.sin(theta) * total)
+
+
+def test_t_sum_is_the_weighted_estimate_its_standard_error_and_welch_satterthwaite_df():
+    # Equal weights: T = (0.02 + 0.04) / 2 = 0.03; se_T² = 0.25 · 0.03² + 0.25 · 0.04²
+    # = 0.000625, se_T = 0.025; df = 0.000625² / ((0.25 · 0.03²)² / 15 + (0.25 · 0.04²)² / 15)
+    # = 9375 / 337 = 27.8190.
+    t, se, df = strata.t_sum([0.02, 0.04], [0.03, 0.04], [15, 15], [0.5, 0.5])
+    assert (t, se, df) == pytest.approx((0.03, 0.025, 9375 / 337), rel=1e-12)
+    # Weights 0.8 / 0.2: T = 0.024; se_T² = 0.64 · 0.0009 + 0.04 · 0.0016 = 0.00064;
+    # df = 0.00064² · 15 / (0.000576² + 0.000064²) = 6.144e-6 / 3.35872e-7 = 18.2927.
+    t, se, df = strata.t_sum([0.02, 0.04], [0.03, 0.04], [15, 15], [0.8, 0.2])
+    assert (t, se, df) == pytest.approx((0.024, np.sqrt(0.00064), 6.144e-6 / 3.35872e-7), rel=1e-12)
+    # A stratum of weight 0 is left out; one of weight 1 is its own test.
+    assert strata.t_sum([0.02, 0.5], [0.03, 0.9], [15, 3], [1.0, 0.0]) == pytest.approx((0.02, 0.03, 15))
+
+
+def test_two_round_level_runners_combine_into_one_student_t_whose_interval_and_p_agree():
+    """Two runners' round-level t's (8 rounds, 7 df each, the same se 0.03), log ratios 0.02
+    and 0.04, equal weights: T = 0.03, se_T = 0.03 / √2, Welch–Satterthwaite df = 14, t = √2.
+    The p is Student's at 14 df (the closed form), exactly; the 1 - p interval ends at 1."""
+    a, b = _round_level(0.02, 0.03, 7, 1), _round_level(0.04, 0.03, 7, 2)
+    c = strata.combine([a, b])
+    tested = c.tested
+    assert c.weights == (0.5, 0.5) and c.basis == strata.EQUAL
+    want = (0.03, 0.03 / np.sqrt(2), 14.0)
+    assert (tested.observed, tested.se, tested.df) == pytest.approx(want, rel=1e-12)
+    p = _two_sided_p_even_df(np.sqrt(2), 14)
+    assert p == pytest.approx(0.1791517, abs=1e-7)  # A&S 26.7.3 by hand
+    assert tested.p_value == pytest.approx(p, rel=1e-9) and tested.smallest_p == 0.0 and tested.n == 16
+    lo, hi = clustered.t_interval(tested.observed, tested.se, tested.df, 1.0 - tested.p_value)
+    assert lo == pytest.approx(1.0, abs=1e-9) and hi == pytest.approx(np.exp(0.06), rel=1e-9)
+    # Calibrated weights (0.8, 0.2) stay the weights: T and se_T move with them.
+    c = strata.combine([a, b], CALIBRATED)
+    assert c.weights == pytest.approx((0.8, 0.2)) and c.basis == strata.CALIBRATED
+    t, se, df = strata.t_sum([0.02, 0.04], [0.03, 0.03], [7, 7], [0.8, 0.2])
+    assert (c.tested.observed, c.tested.se, c.tested.df) == pytest.approx((t, se, df), rel=1e-12)
+    assert c.tested.p_value == pytest.approx(clustered.t_p_value(t, se, df), rel=1e-12)
+
+
+def test_two_runners_at_plus_30_percent_are_far_below_the_monte_carlo_floor():
+    """16 rounds each, round sd 2 %, both at +30 %: the analytic p is ~1e-35, where 2,000 t
+    draws could not go below 1 / 2001 (5.0e-4), above Holm's 0.01 / 3 / 7 (4.8e-4)."""
+    rng = np.random.default_rng(60)
+    runners = []
+    for seed in (1, 2):
+        y = np.log(1.30) + rng.normal(0.0, 0.02, 16)
+        se, df = clustered.standard_error(y)
+        runners.append(_round_level(float(y.mean()), se, df, seed))
+    c = strata.combine(runners).tested
+    assert c.df == pytest.approx(30.0, rel=0.2) and np.exp(c.observed) == pytest.approx(1.30, rel=0.01)
+    assert c.p_value < 1e-15 < 0.01 / 3 / 7 < 1 / 2001
+
+
+def test_permutation_strata_draw_the_product_of_their_nulls_far_below_holm():
+    """Permutation strata (df 0): the p is the product of their nulls, drawn PRODUCT_DRAWS
+    times from a fixed seed (reproducible), its floor 1 / (1 + PRODUCT_DRAWS) far below
+    Holm's first step, and no lower than the product of the strata's own floors."""
+    rng = np.random.default_rng(8)
+    a = runner_test(rng, level_us=25.0, noise=0.03, effect=1.30, pairs=16)
+    b = runner_test(rng, level_us=32.5, noise=0.03, effect=1.30, pairs=16)
+    c = strata.combine([a, b]).tested
+    assert c.df == 0 and len(c.null) == strata.PRODUCT_DRAWS
+    assert c.p_value == max(1 / (1 + strata.PRODUCT_DRAWS), c.smallest_p) < 0.01 / 3 / 7 / 20
+    assert strata.combine([a, b]).tested.p_value == c.p_value  # the same draws
+    # Mixed (one round-level t, one permutation): the product of the nulls too.
+    mixed = strata.combine([_round_level(np.log(1.3), 0.01, 15, 3), b]).tested
+    assert mixed.df == 0 and mixed.p_value < 0.01 / 3 / 7 / 20

@@ -7,7 +7,9 @@ verdict.json (which rounds it counted, its design, what its calibration guards).
 the hosted runner, every leg's counted rounds are tested as that leg tested them
 (compare.series_rows: its design, its guards), and the tests of one series × metric are added up
 across the runners that judge it (strata.py): blocks within runners, each runner a stratum,
-no value pooled across machines. A series is gated when at least one runner guards it, and
+no value pooled across machines; the legs' round-level t's make one Student's t (the weighted
+log ratio, its standard error, Welch–Satterthwaite's degrees of freedom), so the pooled p has
+no Monte Carlo floor. A series is gated when at least one runner guards it, and
 judged only by those. The weights are fixed before the data: each runner's calibrated noise,
 from the calibration.json its leg uploaded beside its verdict, where every judging runner has
 one for the series × metric; else equal. The family (Holm), the MDE and

@@ -92,9 +92,10 @@ class Tested:
     observed: float = float("nan")
     null: np.ndarray = field(default_factory=lambda: np.array([]))
     # A round-level t (clustered.py): the standard error of `observed` and its degrees of
-    # freedom; the interval is Student's, not the replicates' percentiles. df 0: not a t.
+    # freedom; the interval is Student's, not the replicates' percentiles. df 0: not a t. A
+    # pool's sum of runners' t's (strata.t_sum) has Welch–Satterthwaite's, not a whole number.
     se: float = float("nan")
-    df: int = 0
+    df: float = 0
     # A round-level t: (base, head) geometric means over the rounds, the values shown beside
     # its estimate exp(observed) (their ratio); None for the tests over runs.
     shown: tuple[float, float] | None = None

@@ -1,8 +1,9 @@
 """A pool's legs judged as one test: each runner's test of a series × metric, as that leg's
 own `ab` tested it (its design, its guards: compare.series_rows), added up across the runners
-that gate it, each runner a stratum (strata.py); the family, MDE and verdicts then follow as
-for one runner (family.py). `hftbench combine` (commands/combine.py) reads the legs and
-writes the verdict."""
+that gate it, each runner a stratum (strata.py: the round-level t's of `ab`'s designs as one
+Student's t, with no floor on its p); the family, MDE and verdicts then follow as for one
+runner (family.py). `hftbench combine` (commands/combine.py) reads the legs and writes the
+verdict."""
 
 from __future__ import annotations
 
@@ -236,8 +237,11 @@ def _pooled(
     for e, w in zip(judges, c.weights, strict=True):
         weights[entries.index(e)] = w
     _shown(row, judges, c.weights)
-    # p, interval and MDE noise as one runner's row gets them (a round-level t keeps Student's
-    # interval: a pool of one is that runner's verdict); several strata: the combined replicates.
+    # p, interval and MDE noise as one runner's row gets them: a pool of one is that runner's
+    # verdict; several round-level t's are one t (strata.t_sum: the weighted estimate, its
+    # standard error, Welch–Satterthwaite's degrees of freedom), whose Student's interval and
+    # p agree and whose shown values are the same weighted geometric means as _shown's;
+    # permutation strata: the product of their nulls and the stratified bootstrap.
     spread = compare._tested(row, c.tested, gates)
     return row, spread, weights, c.basis
 
