@@ -8,10 +8,12 @@ fixed, no binaries."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from gate_synth import encode_ns
-from hftbench.answers import REGRESSION
+from hftbench.answers import NO_CHANGE, REGRESSION
 from hftbench.commands.combine import pool_verdict
 from hftbench.design_names import PAIRED_ROUNDS
 from hftbench.judge import pooled
@@ -97,3 +99,21 @@ def test_two_runners_at_a_a_do_not_flag_the_pool():
     assert v.status != REGRESSION and v.exit_code == 0
     assert all(r.verdict != REGRESSION and 0.95 < r.ratio < 1.05 for r in comparison.results)
     assert min(r.p_adjusted for r in comparison.results) > 0.01 / LOOKS
+
+
+def test_a_runner_s_failed_orders_make_the_pool_s_failure_row_a_regression_that_names_it():
+    """The failure row (failures.py) is a count, not a test: the pool's is its worst runner's."""
+    gates = dataclasses.replace(
+        GATES,
+        metrics=[*GATES.metrics, dataclasses.replace(GATES.metrics[0], name="errors", kind="errors",
+                                                     quantile=None, threshold=0.001, min_samples=1)],
+    )  # fmt: skip
+    legs = [_leg("a", 5, 25.0, 1.0), _leg("b", 6, 32.5, 1.0)]
+    rounds = legs[1].head.series[("latency-3c", "hft")]
+    rounds[0] = dataclasses.replace(rounds[0], ok=ORDERS - 7, errors=7, failure_kinds=(("http_5xx", 7),))
+    comparison, _, _ = pooled.compare_legs(legs, gates, LOOKS)
+    rows = {(r.scenario, r.metric): r for r in comparison.results}
+    failed = rows[("latency-3c", "errors")]
+    assert failed.verdict == REGRESSION and failed.p_value is None
+    assert failed.reason.startswith("b: orders failed: 7 of 32,000 orders on head (http_5xx 7)")
+    assert rows[("latency-1c", "errors")].verdict == NO_CHANGE and comparison.status == REGRESSION

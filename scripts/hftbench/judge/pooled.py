@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import metrics
-from ..answers import NOT_GATED, REGRESSION
+from ..answers import INVALID, NOT_GATED, REGRESSION
 from ..errors import UsageError
 from ..verdict import Alone, MetricResult, SeenRow, Verdict, as_verdict
 from . import compare, family, strata
@@ -216,8 +216,15 @@ def _pooled(
         row.base_value = float(np.average([e.row.base_value for e in judges], weights=runs))
         row.head_value = float(np.average([e.row.head_value for e in judges], weights=runs))
         row.ratio = row.head_value / row.base_value if row.base_value > 0 else None
-        # Bonferroni over the runners: each runner's rank test is valid on its own.
-        row.p_value = min(1.0, len(judges) * min(e.row.p_value for e in judges))
+        # The failure row (failures.py) is a count, not a test: the pool's is its worst runner's
+        # (a base that failed anywhere: invalid; else a head that failed anywhere: regression),
+        # each such runner named.
+        worst = min(judges, key=lambda e: _FAILURE_ORDER.get(e.row.verdict, 2))
+        row.verdict = worst.row.verdict
+        said = [f"{e.leg}: {e.row.reason}" for e in judges if e.row.verdict == row.verdict and e.row.reason]
+        row.reason = "; ".join(said) or row.reason
+        if row.verdict == NOT_GATED:
+            row.gated = False
         weights = [float(e in judges) / len(judges) for e in entries]
         return row, None, weights, "runs"
     tests = [e.test for e in judges]
@@ -244,6 +251,10 @@ def _pooled(
     # permutation strata: the product of their nulls and the stratified bootstrap.
     spread = compare._tested(row, c.tested, gates)
     return row, spread, weights, c.basis
+
+
+# The failure row's verdicts, worst first (no change: 2); not gated only where none judged it.
+_FAILURE_ORDER = {INVALID: 0, REGRESSION: 1, NOT_GATED: 3}
 
 
 def _shown(row: MetricResult, entries: list[_Entry], weights) -> None:
