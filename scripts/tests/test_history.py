@@ -88,8 +88,8 @@ def _table_cells(markdown: str) -> list[list[str]]:
 
 def test_add_stores_the_headline_and_rows_verdict_text_renders(tmp_path):
     """What the dashboard shows of a verdict is stored rendered: the same headline and table
-    cells as verdict-text's summary of that verdict.json (a real compare's: both tables, an
-    error-rate row among the reported ones), so the page formats nothing itself."""
+    cells as verdict-text's summary of that verdict.json (a real compare's: both tables, its
+    failure rows said in a line), so the page formats nothing itself."""
     rng = np.random.default_rng(14)
     run = _run(tmp_path, rng, "run_20261126T010000Z", date="2026-11-26T01:00:00Z")
     store = tmp_path / "store"
@@ -104,9 +104,10 @@ def test_add_stores_the_headline_and_rows_verdict_text_renders(tmp_path):
     assert [c.strip() for c in head[1:-1].split("|")] == list(stored["columns"].values())
     assert list(stored["columns"]) == list(verdict_text.COLUMNS)
     table = _table_cells(markdown)
-    assert [list(r["cells"].values()) for r in stored["rows"]] == table and len(table) == 9
-    errors = next(r for r in stored["rows"] if r["metric"] == "errors")
-    assert errors["cells"]["base"] == "0%" and errors["gated"] is False
+    assert [list(r["cells"].values()) for r in stored["rows"]] == table and len(table) == 8
+    # the failure rows are gated on every series and said in a line, not a table row
+    assert not [r for r in stored["rows"] if r["metric"] == "errors"]
+    assert "No order failed on either side: latency-1c/hft, small/rust." in markdown
     assert [(r["metric"], r["gated"], r["verdict"]) for r in stored["rows"][:2]] == [
         ("p99_us", True, "regression"), ("p50_us", True, "no_change")]  # fmt: skip
 

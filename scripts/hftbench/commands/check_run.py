@@ -23,7 +23,7 @@ class CheckRunCommand(Command):
     @classmethod
     def add_arguments(cls, p) -> None:
         p.add_argument("verdict", type=Path, help="verdict.json written by combine / ab / compare")
-        p.add_argument("--head-sha", required=True, help="the commit the check run is on (the PR's head)")
+        flags.add(p, cls, ("head_sha",))
         p.add_argument(
             "--name", default=check_run.NAME, help=f"the check run's name (default {check_run.NAME!r})"
         )

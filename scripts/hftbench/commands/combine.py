@@ -177,7 +177,7 @@ class CombineCommand(Command):
         flags.add(p, cls, ("pool",))
         p.add_argument("--out", type=Path, required=True, help="folder for verdict.json and summary.md")
         p.add_argument("--base-sha", default=None, help="the commit every leg's base must be (the event's)")
-        p.add_argument("--head-sha", default=None, help="the commit every leg's head must be (the event's)")
+        flags.add(p, cls, ("head_sha",))
         p.add_argument(
             "--legs-result",
             default=None,

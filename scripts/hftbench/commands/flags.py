@@ -83,6 +83,12 @@ def choose_design(plan: Plan, wanted: str) -> str:
     return wanted
 
 
+def _head_sha_flag(command: type[Command]) -> dict[str, Any]:
+    if command.name == "check-run":
+        return {"required": True, "help": "the commit the check run is on (the PR's head)"}
+    return {"default": None, "help": "the commit every leg's head must be (the event's)"}
+
+
 # name -> (flags, keyword arguments of add_argument, or a function of the command that builds
 # them when it takes the flag); "{command}" in a help is the command's name.
 SHARED: dict[str, tuple[tuple[str, ...], dict[str, Any] | Callable[[type[Command]], dict[str, Any]]]] = {
@@ -135,6 +141,9 @@ SHARED: dict[str, tuple[tuple[str, ...], dict[str, Any] | Callable[[type[Command
     "branch": (("--branch",), {"default": "main", "help": "runs of this branch in the store (default main)"}),
     "last": (("--last",), {"type": int, "default": 10, "help": "the last N matching runs (default 10)"}),
     "pool": (("--pool",), {"type": Path, "help": "pool file (default bench-config/pool.yaml)"}),
+    # The pull request's head commit, from the event (combine: every leg's head must be it;
+    # check-run: the commit its check run is on).
+    "head_sha": (("--head-sha",), _head_sha_flag),
     # The gate's texts (verdict-text, regression-issue).
     "run_url": (("--run-url",), {"help": "link to the workflow run (built by the caller from the run id)"}),
 }

@@ -86,6 +86,8 @@ def _count(t: dict[str, Any], c: Comparison) -> None:
         t["regression"][name] += any(r.verdict == REGRESSION for r in rows)
         t["no_change"][name] += bool(rows) and all(r.verdict == NO_CHANGE for r in rows)
     for r in gated:
+        if r.metric == "errors":  # failures are counted on every series, never calibrated
+            continue
         key = f"{r.series} {r.metric}"
         t["series_tested"][key] = t["series_tested"].get(key, 0) + 1
         t["series_regression"][key] = t["series_regression"].get(key, 0) + (r.verdict == REGRESSION)
