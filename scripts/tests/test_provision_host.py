@@ -20,10 +20,12 @@ DEPS = ROOT / "scripts" / "deps.sh"
 GOOD = {"--go": "1.25.1", "--go-sha256": "a" * 64, "--rust": "1.89.0", "--rustup-sha256": "b" * 64}
 
 
-def provision(*args: str, **flags: str | None) -> subprocess.CompletedProcess:
+def provision(
+    *args: str, env: dict[str, str] | None = None, **flags: str | None
+) -> subprocess.CompletedProcess:
     given = {**GOOD, **{f"--{k.replace('_', '-')}": v for k, v in flags.items()}}
     argv = [a for k, v in given.items() if v is not None for a in (k, v)]
-    return subprocess.run([str(SCRIPT), *argv, *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([str(SCRIPT), *argv, *args], capture_output=True, text=True, timeout=60, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +79,7 @@ def test_a_real_run_needs_root():
 
 
 def test_every_step_is_shown_and_nothing_changes(log):
-    assert re.findall(r"^provision-host: step: (\d)/5", log, re.M) == list("12345")
+    assert re.findall(r"^provision-host: step: (\d)/6", log, re.M) == list("123456")
     assert log.rstrip().endswith("done (dry run: nothing changed)")
 
 
@@ -121,13 +123,61 @@ def test_the_tools_go_where_the_jobs_env_points(log):
 
 
 def test_the_check_runs_as_the_jobs_user_and_looks_for_anything_writable(log):
-    check = log.split("step: 5/5")[1]
+    check = log.split("step: 6/6")[1]
     tools = "/opt/hft-bench/tools/bin"
     wanted = ["cargo --version", "go version", "node --version", f"{tools}/actionlint -version",
               f"{tools}/act --version", f"{tools}/inferno-flamegraph --version"]  # fmt: skip
     for tool in wanted:
         assert "env -i HOME=/nonexistent PATH=" in check and f" {tool}\n" in check, tool
     assert "setpriv --reuid=" in check and "-writable (must find nothing)" in check
+
+
+def ptrace_step(tmp_path: Path, scope: str | None, path: str | None = None) -> str:
+    """Step 5's dry run on a kernel whose Yama says `scope` (None: no Yama at all)."""
+    proc_sys = tmp_path / "proc-sys"
+    if scope is not None:
+        (proc_sys / "kernel" / "yama").mkdir(parents=True)
+        (proc_sys / "kernel" / "yama" / "ptrace_scope").write_text(scope + "\n")
+    env = {**os.environ, "HFT_PROC_SYS": str(proc_sys), "PATH": path or os.environ["PATH"]}
+    r = provision("--dry-run", env=env)
+    assert r.returncode == 0, r.stderr  # never a failure: a VM may lack Yama or sysctl
+    return r.stdout.split("step: 5/6")[1].split("step: 6/6")[0]
+
+
+CONF = "/etc/sysctl.d/60-hft-bench-ptrace.conf"
+
+
+def test_ptrace_scope_is_set_to_1_now_and_at_every_boot(tmp_path):
+    """1: a job's processes trace (and read the memory of) their own children only, not
+    Runner.Worker or Runner.Listener, which started them and hold the job's tokens."""
+    step = ptrace_step(tmp_path, "0")
+    assert "= kernel.yama.ptrace_scope is 0 now" in step, step
+    assert f"+ write {CONF}: -kernel.yama.ptrace_scope = 1\n" in step
+    assert "+ sysctl -q -w kernel.yama.ptrace_scope=1\n" in step
+    assert "a job may trace only its own children" in step
+
+
+def test_a_stricter_ptrace_scope_is_kept(tmp_path):
+    step = ptrace_step(tmp_path, "2")
+    assert "kernel.yama.ptrace_scope is 2 already, stricter than 1: kept" in step, step
+    assert f"+ write {CONF}: -kernel.yama.ptrace_scope = 2\n" in step
+    assert "kernel.yama.ptrace_scope=2\n" in step and "ptrace_scope=1" not in step
+
+
+def test_a_kernel_without_yama_is_named_and_nothing_fails(tmp_path):
+    step = ptrace_step(tmp_path, None)
+    assert "! no " in step and "kernel/yama/ptrace_scope: Yama is not in this kernel" in step, step
+    assert "CONFIG_SECURITY_YAMA" in step and "a job could read the runner's memory" in step
+    assert f"+ write {CONF}: -kernel.yama.ptrace_scope = 1\n" in step, "ready for a kernel that has it"
+    assert "= not applied now (no Yama)" in step and "sysctl -q -w" not in step
+
+
+def test_a_missing_sysctl_or_an_odd_value_is_said_and_nothing_fails(tmp_path):
+    no_sbin = "/usr/bin:/bin"  # Debian's sysctl is /usr/sbin/sysctl
+    step = ptrace_step(tmp_path, "1", path=no_sbin)
+    assert "! sysctl not found (apt-get install procps)" in step and "applies at the next boot" in step, step
+    odd = ptrace_step(tmp_path / "odd", "banana")
+    assert "unreadable or odd (banana): setting 1" in odd and "kernel.yama.ptrace_scope=1\n" in odd, odd
 
 
 def pinned_versions() -> dict[str, str]:
