@@ -63,4 +63,19 @@ ProtectClock=yes
 ProtectHostname=yes
 LockPersonality=yes
 UMask=0077
+# Namespaces: only the ones bwrap makes for the sandbox of a pull request's build and server
+# (measure/sandbox.py: an unprivileged bwrap's user and mount namespaces, --unshare-pid,
+# --unshare-ipc; the network namespace is shared on purpose). No net, uts, cgroup.
+RestrictNamespaces=user mnt pid ipc
+# System calls: what a service needs (@system-service), the mounts bwrap makes inside its own
+# namespaces (@mount; in the host's, without a capability, they fail anyway) and ab's
+# perf record (perf_event_open); not the kernel keyrings (@keyring: the user's keyring would
+# outlive the job, state for the next one) nor userfaultfd (an exploit's tool, no benchmark's).
+# So no ptrace, bpf, kexec, module, swap, reboot, clock or raw I/O call. Refused with EPERM, not
+# killed: a program that probes for what is left out (V8's memory protection keys, a landlock
+# or seccomp call) falls back instead of dying.
+SystemCallFilter=@system-service @mount perf_event_open
+SystemCallFilter=~@keyring userfaultfd
+SystemCallErrorNumber=EPERM
+SystemCallArchitectures=native
 UNIT
