@@ -10,8 +10,11 @@
 #      runner user, runs it in the sandboxed unit hft-runner-job@.service, deletes the folder
 #      and clears the user's processes, crontab, at jobs, SysV IPC and temporary files.
 #      The job-started hook (job-started-hook.sh, root-owned, named in every job's .env,
-#      pinned to --repo) refuses every job that is not that repository's bench.yml, every
-#      event bench.yml does not run on, and any pull request of another repository (a fork)
+#      pinned to --repo and --protected) refuses every job that is not that repository's
+#      bench.yml as a protected branch has it (a push or run by hand of another branch, a pull
+#      request into another branch or changing bench.yml), every event bench.yml does not run
+#      on, and any pull request of another repository (a fork); the loop leaves each job a read
+#      token for it (contents: read), revoked when the job ends
 #   4. hft-tuning.service: setup_hft_system.sh --apply at every boot, before the loop; root
 #      runs a copy in /usr/local/sbin, not the runner's checkout (which PR code can edit)
 #   5. with --isolate CPUS: the boot-time tunings isolcpus / nohz_full / rcu_nocbs in
@@ -27,6 +30,7 @@
 #     hft/runner/install-runner.sh --repo OWNER/REPO --url https://github.com/ORG \
 #       --runner-group N --app-id N --installation-id N
 #       [--labels self-hosted,linux,x64,hft-tuned (this runner's; bench-config/pool.yaml)]
+#       [--protected main (comma list: the branches whose bench.yml is reviewed)]
 #       [--name NAME (default random)] [--version 2.x.y (default: runner-version/Dockerfile)]
 #       [--user ghrunner] [--isolate 2-7 --server-cpus 2-7 --client-cpus 8-27] [--dry-run]
 #   hft/runner/install-runner.sh --update VERSION SHA256    a newer runner for the next jobs
@@ -35,7 +39,9 @@
 # pinned to it). --url https://github.com/ORG registers organization runners, in the runner
 # group --runner-group (required: the id of a group limited to --repo, docs/adopting.md,
 # section 1; 1, the Default group, only when named); --url https://github.com/OWNER/REPO
-# registers repository runners of --repo (no runner group).
+# registers repository runners of --repo (no runner group). --protected names the branches
+# whose bench.yml the hook runs (pushes and runs by hand of them; pull requests into them that
+# leave bench.yml as the branch has it): branches that take no unreviewed commit.
 # --calibration installs calibration.json root-owned and world-readable in /etc/hft-bench
 # (the job user reads it; /etc/hft-runner is root's alone) and names it in the jobs' .env.
 # For tests: --root DIR puts every file under DIR and leaves the running system (systemctl,
@@ -52,7 +58,7 @@ VERSION=$(sed -n 's|^FROM ghcr\.io/actions/actions-runner:\([0-9.]*\)$|\1|p' "$H
 URL="" REPO="" NAME="" RUNNER_USER=ghrunner R="" API="" JOB_RUNNER=systemd CALIBRATION=""
 ISOLATE="" SERVER_CPUS="" CLIENT_CPUS="" DRY_RUN=false GROUP_ID="" APP_ID="" INSTALLATION_ID=""
 UPDATE="" UPDATE_SHA256="" DOWNLOAD_BASE=https://github.com/actions/runner/releases/download
-LABELS=self-hosted,linux,x64,hft-tuned
+LABELS=self-hosted,linux,x64,hft-tuned PROTECTED=main
 
 die() { printf '%s: %s\n' "$PROG" "$*" >&2; exit 2; }
 step() { printf '%s: step: %s\n' "$PROG" "$*"; }
@@ -102,6 +108,7 @@ while [ $# -gt 0 ]; do
     --name) NAME=${2:?--name needs a value}; shift 2 ;;
     --runner-group) GROUP_ID=${2:?--runner-group needs the runner group id}; shift 2 ;;
     --labels) LABELS=${2:?--labels needs a comma list}; shift 2 ;;
+    --protected) PROTECTED=${2:?--protected needs a comma list of branches}; shift 2 ;;
     --calibration) CALIBRATION=${2:?--calibration needs the calibration.json of hftbench calibrate}; shift 2 ;;
     --app-id) APP_ID=${2:?--app-id needs the GitHub App id}; shift 2 ;;
     --installation-id) INSTALLATION_ID=${2:?--installation-id needs the App installation id}; shift 2 ;;
@@ -116,7 +123,7 @@ while [ $# -gt 0 ]; do
     --server-cpus) SERVER_CPUS=${2:?--server-cpus needs a CPU list like 2-7}; shift 2 ;;
     --client-cpus) CLIENT_CPUS=${2:?--client-cpus needs a CPU list like 8-27}; shift 2 ;;
     --dry-run) DRY_RUN=true; shift ;;
-    -h|--help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1'; see --help" ;;
   esac
 done
@@ -180,6 +187,8 @@ fi
 [[ $NAME =~ ^[A-Za-z0-9._-]+$ ]] || die "--name must be a plain name (got '$NAME')"
 [[ $REPO =~ ^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$ ]] || die "--repo must be OWNER/REPO, the one repository whose bench.yml this runner runs (got '$REPO')"
 LABEL_LIST='^[A-Za-z0-9._-]+(,[A-Za-z0-9._-]+)*$'
+BRANCH_LIST='^[A-Za-z0-9_][A-Za-z0-9_./-]*(,[A-Za-z0-9_][A-Za-z0-9_./-]*)*$'
+[[ $PROTECTED =~ $BRANCH_LIST && $PROTECTED != *..* ]] || die "--protected must be a comma list of branch names like main,release: the branches whose bench.yml is reviewed (got '$PROTECTED')"
 [[ $LABELS =~ $LABEL_LIST ]] || die "--labels must be a comma list of labels like self-hosted,linux,x64,hft-tuned,pool-desktop: this runner's labels in bench-config/pool.yaml (got '$LABELS')"
 [[ $APP_ID =~ ^[0-9]+$ ]] || die "--app-id must be the GitHub App's numeric id, from its settings page (got '$APP_ID'; hft/runner/README.md, The GitHub App)"
 [[ $INSTALLATION_ID =~ ^[0-9]+$ ]] || die "--installation-id must be the App installation's number, the last part of its settings URL (got '$INSTALLATION_ID')"
@@ -271,6 +280,7 @@ run install -D -o root -g root -m 0755 "$HERE/runner-loop.sh" "$LOOP_BIN"
 write_file "$LOOP_CONF" 0600 <<CONF
 # hft-runner-loop's settings, written by install-runner.sh (re-run it to change them)
 user=$RUNNER_USER
+repo=$REPO
 api=$API
 scope=$SCOPE
 app_id=$APP_ID
@@ -294,12 +304,15 @@ CONF
 . "$HERE/runner-units.sh"
 
 # The runner runs it before every job's first step and fails the job when it exits non-zero.
-# It is pinned to --repo here, on the machine: the line the runner runs names the repository.
+# It is pinned to --repo and --protected here, on the machine: the line the runner runs names
+# them. Its read token is the one the loop leaves in the job's fresh home (runner-loop.sh,
+# HOOK_TOKEN): HOME comes from the job's unit, not from the workflow.
 run install -D -o root -g root -m 0755 "$HERE/job-started-hook.sh" "$HOOK_LIB"
 write_file "$HOOK_BIN" 0755 <<HOOK
 #!/usr/bin/env bash
-# hft-bench's job-started hook, pinned to $REPO by install-runner.sh --repo (re-run it to change).
-exec bash -e $HOOK_LIB --repo $REPO
+# hft-bench's job-started hook, pinned to $REPO and its protected branches $PROTECTED by
+# install-runner.sh --repo --protected (re-run it to change).
+exec bash -e $HOOK_LIB --repo $REPO --protected $PROTECTED --api $API --token-file "\$HOME/.hft-bench-hook-token"
 HOOK
 set_runner_env ACTIONS_RUNNER_HOOK_JOB_STARTED "$HOOK_BIN"
 

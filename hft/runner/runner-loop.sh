@@ -7,7 +7,10 @@
 #      (generate-jitconfig: one job, then GitHub removes the registration);
 #   3. copies the checked, root-owned pristine runner (pristine/current, switched atomically
 #      by `install-runner.sh --update`) into a fresh per-job folder owned by the runner user,
-#      with the root-owned .env that names the job-started hook;
+#      with the root-owned .env that names the job-started hook, and leaves the hook a read
+#      token in the job's fresh home (contents: read on the one repository, nothing else): the
+#      hook compares a pull request's bench.yml with its base branch's, deletes the token's
+#      file before the job's first step, and the loop revokes the token when the job ends;
 #   4. runs `run.sh` there as the runner user, the JIT configuration handed over in the
 #      environment (ACTIONS_RUNNER_INPUT_JITCONFIG, never an argument that ps shows), in the
 #      sandboxed unit hft-runner-job@<job>.service (job_runner=systemd), or directly
@@ -46,8 +49,8 @@ done
 [ -r "$CONF" ] || die "$CONF not readable: run hft/runner/install-runner.sh first"
 
 # loop.conf: KEY=VALUE lines written by install-runner.sh; read, never sourced.
-KEYS="user api scope app_id installation_id app_key runner_group_id labels name jobs_dir pristine_dir skel runner_env job_runner unit run_dir retry_s retry_max_s"
-cfg_user="" cfg_api="" cfg_scope="" cfg_app_id="" cfg_installation_id="" cfg_app_key="" cfg_runner_group_id=""
+KEYS="user repo api scope app_id installation_id app_key runner_group_id labels name jobs_dir pristine_dir skel runner_env job_runner unit run_dir retry_s retry_max_s"
+cfg_user="" cfg_repo="" cfg_api="" cfg_scope="" cfg_app_id="" cfg_installation_id="" cfg_app_key="" cfg_runner_group_id=""
 cfg_labels="" cfg_name="" cfg_jobs_dir="" cfg_pristine_dir="" cfg_skel="" cfg_runner_env="" cfg_job_runner=""
 cfg_unit="" cfg_run_dir="" cfg_retry_s="" cfg_retry_max_s=""
 while IFS= read -r line; do
@@ -61,6 +64,7 @@ for key in $KEYS; do
   [ -n "${!v:-}" ] || die "$CONF: $key is missing or empty: re-run hft/runner/install-runner.sh"
 done
 case $cfg_job_runner in systemd | direct) ;; *) die "$CONF: job_runner must be systemd or direct (got '$cfg_job_runner')" ;; esac
+[[ $cfg_repo =~ ^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$ ]] || die "$CONF: repo must be OWNER/REPO (got '$cfg_repo')"
 [[ $cfg_runner_group_id =~ ^[0-9]+$ ]] || die "$CONF: runner_group_id must be a number (got '$cfg_runner_group_id')"
 for key in retry_s retry_max_s; do
   v=cfg_$key
@@ -84,8 +88,9 @@ api() {
       -H 'X-GitHub-Api-Version: 2022-11-28' ${4+--data-binary "$4"} "$cfg_api/$3"
 }
 
-# installation_token: an hour-long token of the App's installation; the App holds only the
-# self-hosted runners permission, so this token can do nothing else.
+# installation_token [BODY]: an hour-long token of the App's installation. The App holds the
+# self-hosted runners permission and Contents: Read-only, so this token can do nothing else;
+# BODY narrows it further (repositories, permissions: read_token below).
 installation_token() {
   local now head body unsigned sig
   now=$(date +%s)
@@ -95,7 +100,20 @@ installation_token() {
   unsigned=$head.$body
   sig=$(printf '%s' "$unsigned" | openssl dgst -sha256 -sign "$cfg_app_key" -binary | b64url) || return 1
   [ -n "$sig" ] || return 1
-  api POST "$unsigned.$sig" "app/installations/$cfg_installation_id/access_tokens" "" | jq -er .token
+  api POST "$unsigned.$sig" "app/installations/$cfg_installation_id/access_tokens" "${1:-}" | jq -er .token
+}
+
+# The read token's file in the job's home, where the hook's root-owned line looks for it
+# ("$HOME/.hft-bench-hook-token", install-runner.sh).
+HOOK_TOKEN=.hft-bench-hook-token
+
+# read_token: the job-started hook's token for one job: contents: read on the one repository,
+# nothing else (not the runners permission). A job's own GITHUB_TOKEN reads as much; this one
+# never reaches a step (the hook deletes its file first), and it is revoked when the job ends.
+read_token() {
+  local body
+  body=$(jq -nc --arg r "${cfg_repo#*/}" '{repositories: [$r], permissions: {contents: "read"}}')
+  installation_token "$body"
 }
 
 # jit_config TOKEN NAME: "<runner id> <base64 JIT configuration>" of one runner for one job,
@@ -232,8 +250,21 @@ while true; do
       rc=1
     else
       log "job $id: runner ${pristine##*/} in $dir"
+      # Without it the hook refuses pull requests (it cannot compare their bench.yml) and says
+      # so in the job; pushes and runs by hand of a protected branch need none.
+      if ! read_tok=$(read_token); then
+        read_tok=""
+        log "WARNING: job $id: no read token for the job-started hook: it refuses pull requests until the App has Contents: Read-only on $cfg_repo (hft/runner/README.md, 'The GitHub App')"
+      elif ! { (umask 077 && printf '%s\n' "$read_tok" >"$dir/home/$HOOK_TOKEN") &&
+        chown "$uid:$gid" "$dir/home/$HOOK_TOKEN"; }; then
+        log "WARNING: job $id: could not leave the hook its read token in $dir/home: it refuses pull requests"
+      fi
       run_job "$id" "$dir" "$jit"
       rc=$?
+      if [ -n "$read_tok" ] && ! api DELETE "$read_tok" installation/token >/dev/null 2>&1; then
+        log "job $id: could not revoke the hook's read token (it lapses within the hour)"
+      fi
+      unset read_tok
       log "job $id: run.sh exited $rc"
       if [ "$rc" -eq "$DEPRECATED" ]; then
         log "ERROR: job $id: runner ${pristine##*/} is deprecated: GitHub sends it no job. Install a newer one: install-runner.sh --update VERSION SHA256 (hft/runner/README.md, 'Updating the runner')"

@@ -28,7 +28,9 @@ def b64url_decode(s: str) -> bytes:
 
 
 class FakeGitHub:
-    """generate-jitconfig and App installation tokens as GitHub answers them; /_fake/ hands the
+    """generate-jitconfig and App installation tokens as GitHub answers them (a token asked
+    with a body is narrowed by it: the job-started hook's read token; DELETE /installation/token
+    revokes the token it is sent with); /_fake/ hands the
     stand-in runner its job (GitHub's broker) and takes its result. A job that starts with "!"
     is the broker's error of that kind instead ({"errorKind": ...}: RunnerVersionTooOld,
     SessionFailure, SessionConflict); with no job left, the runner's registration is gone
@@ -37,6 +39,8 @@ class FakeGitHub:
     def __init__(self, public_key: Path, jobs: list[str]):
         self.public_key, self.jobs = public_key, list(jobs)
         self.tokens: list[dict] = []  # JWT payloads of the minted tokens
+        self.token_bodies: list[dict | None] = []  # what each asked for (None: the App's all)
+        self.revoked: list[str] = []  # tokens revoked with DELETE /installation/token
         self.jit_requests: list[dict] = []
         self.results: list[dict] = []
         self.errors: list[str] = []
@@ -73,6 +77,10 @@ class FakeGitHub:
 
             def do_DELETE(self):
                 url = urlparse(self.path)
+                if url.path == "/installation/token":
+                    fake.revoked.append(self.headers.get("Authorization", "").removeprefix("Bearer "))
+                    self.reply(204, "")
+                    return
                 ok = self.headers.get("Authorization") == f"Bearer ghs_test{len(fake.tokens)}"
                 fake.deleted.append(url.path if ok else f"unauthorized {url.path}")
                 self.reply(204 if ok else 401, "")
@@ -84,6 +92,7 @@ class FakeGitHub:
                 try:
                     if url.path == f"/app/installations/{INSTALLATION_ID}/access_tokens":
                         fake.tokens.append(fake.check_jwt(auth.removeprefix("Bearer ")))
+                        fake.token_bodies.append(json.loads(body) if body else None)
                         self.reply(
                             201,
                             {"token": f"ghs_test{len(fake.tokens)}", "expires_at": "2099-01-01T00:00:00Z"},

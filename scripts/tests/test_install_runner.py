@@ -47,13 +47,16 @@ def test_every_step_is_shown(log):
 
 def test_the_loop_registers_each_job_just_in_time_with_a_github_app(log):
     conf = section(log, "write /etc/hft-runner/loop.conf (mode 0600)", "+ write")
-    lines = ("scope=orgs/acme", "app_id=12", "installation_id=34", "app_key=/etc/hft-runner/app-key.pem",
-             "runner_group_id=3", f"labels={LABELS}", "job_runner=systemd", "retry_s=30",
-             "retry_max_s=900")  # fmt: skip
+    lines = ("repo=acme/hft-bench", "scope=orgs/acme", "app_id=12", "installation_id=34",
+             "app_key=/etc/hft-runner/app-key.pem", "runner_group_id=3", f"labels={LABELS}",
+             "job_runner=systemd", "retry_s=30", "retry_max_s=900")  # fmt: skip
     for line in lines:
         assert f"      {line}\n" in conf, line
     assert 'install -o root -g root -m 0600 "$RUNNER_APP_KEY_FILE" /etc/hft-runner/app-key.pem' in log
-    assert "/secret/app.pem" not in log and "--token" not in log and "config.sh" not in log
+    assert "/secret/app.pem" not in log and "config.sh" not in log
+    assert not re.search(r"--token\b(?!-file)", log), (
+        "no token as an argument (the hook's --token-file is a path)"
+    )
     assert (
         f"install -D -o root -g root -m 0755 {SCRIPT.parent}/runner-loop.sh /usr/local/sbin/hft-runner-loop"
         in log
@@ -181,7 +184,11 @@ def test_the_job_started_hook_is_installed_root_owned_pinned_and_named_in_the_ru
     hook, lib = "/usr/local/sbin/hft-job-started-hook.sh", "/usr/local/lib/hft-runner/job-started-hook.sh"
     assert f"install -D -o root -g root -m 0755 {SCRIPT.parent}/job-started-hook.sh {lib}" in log
     pinned = section(log, f"write {hook} (mode 0755)", "+ ")
-    assert f"exec bash -e {lib} --repo acme/hft-bench\n" in pinned, "the repository is pinned on the machine"
+    line = (
+        f"exec bash -e {lib} --repo acme/hft-bench --protected main --api https://api.github.com"
+        ' --token-file "$HOME/.hft-bench-hook-token"\n'
+    )
+    assert line in pinned, "the repository and its protected branches are pinned on the machine"
     assert f"set ACTIONS_RUNNER_HOOK_JOB_STARTED={hook} in /etc/hft-runner/runner.env" in log
     loop = (SCRIPT.parent / "runner-loop.sh").read_text()
     assert 'install -o root -g root -m 0644 "$cfg_runner_env" "$dir/runner/.env"' in loop, "every job's .env"
@@ -230,6 +237,29 @@ def test_the_runner_version_is_pinned_where_dependabot_watches_it(log):
     assert {"package-ecosystem": "docker", "directory": "/hft/runner/runner-version"}.items() <= next(
         u for u in updates if u["package-ecosystem"] == "docker"
     ).items()
+
+
+def test_the_protected_branches_are_pinned_in_the_hooks_line():
+    """--protected: the branches whose bench.yml is reviewed (default main), written into the
+    root-owned line the runner runs, as --repo is."""
+    r = dry_run(*ORG, "--runner-group", "3", *APP, "--protected", "main,release/1.x")
+    assert r.returncode == 0, r.stderr
+    assert " --repo acme/hft-bench --protected main,release/1.x --api " in r.stdout
+    for bad in ("main,,x", "main release", "../x", "-x", "main,"):
+        refused = dry_run(*ORG, "--runner-group", "3", *APP, "--protected", bad)
+        assert (
+            refused.returncode == 2 and "--protected must be a comma list of branch names" in refused.stderr
+        ), bad
+
+
+def test_the_loop_leaves_the_hook_its_read_token_where_the_hooks_line_looks():
+    """The loop writes the read token into the job's home under the name the hook's line reads
+    (`$HOME/...`: HOME is the job unit's, not the workflow's), and revokes it after the job."""
+    loop = (SCRIPT.parent / "runner-loop.sh").read_text()
+    name = re.search(r"^HOOK_TOKEN=(\S+)$", loop, re.M)[1]
+    assert f'--token-file "\\$HOME/{name}"' in SCRIPT.read_text()
+    assert '>"$dir/home/$HOOK_TOKEN"' in loop and 'api DELETE "$read_tok" installation/token' in loop
+    assert 'permissions: {contents: "read"}' in loop and "repositories: [$r]" in loop
 
 
 def unit_directives(log: str) -> dict[str, list[str]]:

@@ -59,6 +59,7 @@ setsid sleep 1000 </dev/null >/dev/null 2>&1 &
 echo planted >"$HOME/planted"
 echo "job 1 planted"
 echo "calibration: $HFTBENCH_CALIBRATION guards $(jq '.guards | length' "$HFTBENCH_CALIBRATION")"
+if [ -e "$HOME/.hft-bench-hook-token" ]; then echo "READ TOKEN LEFT"; else echo "read token gone"; fi
 """
 
 CHECK = """
@@ -148,7 +149,12 @@ def test_two_jobs_each_registered_just_in_time_with_an_app_token(world):
     gh, loop = world["github"], world["loop"]
     assert loop.returncode == 0, loop.stderr
     assert not gh.errors, gh.errors
-    assert len(gh.tokens) == 2 and len(gh.jit_requests) == 2, "one token and one JIT registration per job"
+    assert len(gh.tokens) == 4 and len(gh.jit_requests) == 2, "two tokens and one JIT registration per job"
+    # per job: the App's token for the registration, then the hook's read token (this
+    # repository's contents, read, nothing else), revoked when the job ended
+    read = {"repositories": [REPO.split("/")[1]], "permissions": {"contents": "read"}}
+    assert gh.token_bodies == [None, read, None, read], gh.token_bodies
+    assert gh.revoked == ["ghs_test2", "ghs_test4"], gh.revoked
     for req in gh.jit_requests:
         assert req["labels"] == ["self-hosted", "linux", "x64", "hft-tuned"] and req["runner_group_id"] == 1
         assert req["work_folder"] == "_work" and req["name"].startswith("hft-bench-test-")
@@ -167,6 +173,7 @@ def test_every_write_of_the_runner_is_allowed_and_the_hook_runs(world):
     assert results[0]["root"] != results[1]["root"], "each job in a fresh copy"
     assert [r["disable_update"] for r in results] == ["true", "true"], "no self-update: unchecked code"
     assert "job 1 planted" in results[0]["output"]
+    assert "read token gone" in results[0]["output"], "the hook deleted it before the job's step"
 
 
 def test_the_second_job_finds_nothing_of_the_first(world):
