@@ -328,7 +328,7 @@ def test_a_reported_only_row_beyond_its_threshold_is_a_warning_and_reaches_main_
 
 
 def test_an_undecided_row_beyond_its_threshold_says_it_fails_and_invalid_says_why():
-    beyond = _doc("inconclusive", [_row("p99_us", "inconclusive", 1.12, [0.98, 1.27], settle_runs=40)])
+    beyond = _doc("inconclusive", [_row("p99_us", "inconclusive", 1.12, [1.02, 1.23], settle_runs=40)])
     assert verdict_text.headline(beyond) == (
         "🟡 Inconclusive: 1 of 1 gated series × metrics undecided; about 40 runs a side would settle it; "
         "fails: the estimate is beyond the threshold (latency-1c/hft P99 +12.0%)"

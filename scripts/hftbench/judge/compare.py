@@ -62,11 +62,17 @@ class Comparison:
         return 1 if self.beyond_threshold() else 0
 
     def beyond_threshold(self) -> list[MetricResult]:
-        """Gated rows left inconclusive whose point estimate is at least the threshold worse."""
+        """Gated rows left undecided that are worse for certain (the shown interval excludes 1)
+        and whose point estimate is at least the threshold worse: a change known in direction,
+        unknown only in size, already past the line. An estimate past the line with an
+        interval holding 1 is noise as likely as change (an A/A's P99 on a busy host): neutral."""
 
         def beyond(r: MetricResult) -> bool:
             m = self.gates.metric(r.metric)
-            return m.kind != "errors" and worse_factor(r.ratio, m.lower_is_better) >= m.threshold
+            if m.kind == "errors" or r.ci is None:
+                return False
+            worse = sorted(worse_factor(x, m.lower_is_better) for x in r.ci)
+            return worse_factor(r.ratio, m.lower_is_better) >= m.threshold and worse[0] > 1.0
 
         return [
             r

@@ -65,7 +65,8 @@ def method(doc: Verdict | dict[str, Any]) -> str:
         "hangs, is a regression; a base that fails makes the comparison invalid; a gated series "
         "nothing judged fails the check. A regression needs significance and at least the "
         "threshold; *no change* means the whole interval shown lies within ±threshold and holds "
-        "1; an undecided row whose estimate is already beyond the threshold fails; *could detect* "
+        "1; an undecided row worse for certain whose estimate is already beyond the threshold "
+        "fails; *could detect* "
         "is the slowdown for which the gate fails with 80% power (significant and beyond the "
         f"threshold). Gates: `{mdsafe.code(doc.gates or 'gates.yaml')}`.{sandbox_sentence(doc)}"
     )

@@ -215,16 +215,20 @@ def failure_rows(doc: Verdict, verdict: str) -> list[MetricResult]:
 
 
 def beyond_threshold(doc: Verdict) -> list[MetricResult]:
-    """Gated rows left undecided whose estimate already lies beyond the threshold: they fail
-    the check (judge/compare.py Comparison.beyond_threshold)."""
+    """Gated rows left undecided, worse for certain, whose estimate already lies beyond the
+    threshold: they fail the check (judge/compare.py Comparison.beyond_threshold)."""
     out = []
     for r in gated_rows(doc):
         if r.verdict != answers.INCONCLUSIVE or r.ratio is None or not r.threshold:
             continue
-        worse = 1 / r.ratio if r.metric == "throughput_rps" and r.ratio else r.ratio
-        if worse >= r.threshold:
+        if r.ci and _worse(r, r.ratio) >= r.threshold and min(_worse(r, x) for x in r.ci) > 1.0:
             out.append(r)
     return out
+
+
+def _worse(r: MetricResult, x: float) -> float:
+    """A ratio as "how many times worse" (throughput: higher is better, so its inverse)."""
+    return 1 / x if r.metric == "throughput_rps" and x else x
 
 
 def warnings(doc: Verdict) -> list[MetricResult]:
