@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+from gate_synth import latency_run, result_doc, write_run
 from hftbench.judge.rounds import Rounds
-from hftbench.judge.session import RUNS_OUT, TIME_OUT, Session
+from hftbench.judge.session import FAILED, RUNS_OUT, TIME_OUT, Session
+from hftbench.results import load_run
 
 
 class Clock:
@@ -65,3 +68,39 @@ def test_time_spent_before_the_session_counts_against_the_budget():
     stopped = session.measure(lambda i: setattr(clock, "now", clock.now + 10.0), lambda: False,
                               spent_before_s=50.0)  # fmt: skip
     assert stopped == TIME_OUT and session.done == 8
+
+
+def test_failures_that_already_fail_the_check_end_the_session_before_the_first_look():
+    clock = Clock(per_round=1.0)
+    session = Session(ROUNDS, clock=clock)
+    measured = []
+
+    def one_round(i: int) -> None:
+        measured.append(i)
+        session.keep("base", f"b{i}")
+        session.keep("head", f"h{i}")
+
+    asked = []
+
+    def failed() -> bool:  # the head's third round failed orders
+        asked.append(session.done)
+        return session.done >= 3
+
+    stopped = session.measure(one_round, lambda: True, failed=failed)
+    assert stopped == FAILED and measured == [0, 1, 2] and asked == [2, 3]
+
+
+def test_failures_fail_reads_the_rounds_failure_rows(tmp_path):
+    rng = np.random.default_rng(3)
+    session = Session(ROUNDS)
+    for i in range(1, 3):
+        for side, errors in (("base", 0), ("head", 5 * (i == 2))):
+            doc = result_doc("latency-1c", "hft", latency_run(rng, 1000), errors=errors)
+            path = write_run(
+                tmp_path / side,
+                f"run_20261122T03{i:02d}00Z_{side}{i:02d}_abc123",
+                {("latency-1c", "hft"): [doc]},
+            )
+            session.keep(side, load_run(path))
+        session.done = i
+        assert session.failures_fail() == (i == 2)

@@ -53,7 +53,7 @@ from ..judge import calibration
 from ..judge.compare import Comparison, compare_sides
 from ..judge.gates import Gates, load_gates
 from ..judge.rounds import AB_ROUNDS, Rounds, rounds_from_args
-from ..judge.session import TIME_OUT, Session
+from ..judge.session import FAILED, TIME_OUT, Session
 from ..measure import duet, profile, sandbox
 from ..measure.cell import link_clients
 from ..measure.rig import Rig, RoundError
@@ -303,7 +303,12 @@ def measure(job: Job) -> Looked | None:
         say(f"inconclusive after {session.done} rounds a side; measuring up to {upto}")
 
     try:
-        stopped = session.measure(lambda pair: measure_round(job, pair), settled, on_more=more)
+        stopped = session.measure(
+            lambda pair: measure_round(job, pair), settled, on_more=more, failed=session.failures_fail
+        )
+        if stopped == FAILED:
+            say(f"failures after {session.done} rounds a side fail the check: no more rounds")
+            comparison = compare_job(job)
         if stopped == TIME_OUT:
             budget = f"time budget {job.rounds.time_budget_s:.0f} s spent"
             say(f"inconclusive after {session.done} rounds a side; {budget}")

@@ -13,12 +13,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..answers import INVALID, REGRESSION
 from ..results import Run
+from . import failures
 from .rounds import Rounds
 from .sides import Side, side_from_runs
 
 RUNS_OUT = "rounds"  # the most rounds a side allowed (max_repeats) were measured
 TIME_OUT = "time budget"  # the next look would end after the time budget
+FAILED = "failures"  # the rounds' failures already fail the check (a head that fails orders)
 
 
 @dataclass
@@ -40,6 +43,16 @@ class Session:
         """The runs of `name` so far, as the statistics read a side."""
         return side_from_runs(label or name, self.runs.get(name, []))
 
+    def failures_fail(self, base: str = "base", head: str = "head") -> bool:
+        """Whether the complete rounds' failures alone fail the check: a series whose failure
+        row is a regression or invalid (failures.judge over every round so far)."""
+        b = side_from_runs(base, self.runs.get(base, [])[: self.done])
+        h = side_from_runs(head, self.runs.get(head, [])[: self.done])
+        return any(
+            failures.judge(b.series.get(key, []), h.series.get(key, [])).verdict in (REGRESSION, INVALID)
+            for key in {*b.series, *h.series}
+        )
+
     def pairs(self, base: str = "base", head: str = "head") -> list[tuple[Run, Run]]:
         """(base run, head run) of each complete round, in round order."""
         return list(zip(self.runs.get(base, []), self.runs.get(head, []), strict=False))[: self.done]
@@ -54,16 +67,22 @@ class Session:
         *,
         spent_before_s: float = 0.0,
         on_more: Callable[[int], None] | None = None,
+        failed: Callable[[], bool] | None = None,
     ) -> str | None:
         """Rounds until `settled()` says a look decided; None then, else why it stopped
         (RUNS_OUT, TIME_OUT). `one_round(i)` measures round i and keeps its runs;
         `spent_before_s` counts time spent before this session against the budget (bisect's
-        earlier steps); `on_more(n)` is told when a look asks for rounds up to n."""
+        earlier steps); `on_more(n)` is told when a look asks for rounds up to n; `failed()`,
+        asked after every round from the second, ends the session at once (FAILED) when the
+        rounds already fail the check by their failures, which are counts, not tests: stopping
+        on them spends no alpha (judge/failures.py)."""
         look = min(self.rounds.repeats, self.rounds.max_repeats)
         while True:
             while self.done < look:
                 one_round(self.done)
                 self.done += 1
+                if failed is not None and self.done >= 2 and failed():
+                    return FAILED
             if settled():
                 return None
             if self.done >= self.rounds.max_repeats:
