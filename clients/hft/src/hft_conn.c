@@ -78,43 +78,21 @@ hft_step hft_conn_send(hft_conn *c, uint64_t seed, uint64_t k, hb_ts_cache *ts) 
     hft_request_set_body_len(&c->req, n);
     c->k = k;
     c->sent = 0;
-    c->fill = 0;
-    c->head_done = false;
-    c->body_got = 0;
+    hft_reply_start(&c->reply);
     return hft_conn_write_more(c);
-}
-
-/* Account for bytes just read into rbuf[fill - n .. fill). */
-static hft_step absorb(hft_conn *c, size_t n) {
-    if (!c->head_done) {
-        int rc = hft_parse_response_head(c->rbuf, c->fill, HFT_RBUF, &c->head);
-        if (rc == HFT_HEAD_INCOMPLETE) return HFT_STEP_PENDING;
-        if (rc == HFT_HEAD_MALFORMED) return failed(c, HB_ERR_OTHER);
-        c->head_done = true;
-        c->body_got = c->fill - c->head.head_len;
-    } else {
-        c->body_got += n;
-    }
-    if (c->body_got > c->head.content_length) return failed(c, HB_ERR_OTHER); /* bytes nobody asked for */
-    if (c->body_got < c->head.content_length) {
-        c->fill = 0; /* the head is parsed: the body is only counted, so reuse the buffer */
-        return HFT_STEP_PENDING;
-    }
-    c->status = c->head.status;
-    if (c->head.close) hft_conn_close(c);
-    else c->state = HFT_IDLE;
-    return HFT_STEP_DONE;
 }
 
 hft_step hft_conn_read(hft_conn *c) {
     for (;;) {
-        ssize_t n = read(c->fd, c->rbuf + c->fill, HFT_RBUF - c->fill);
+        ssize_t n = read(c->fd, c->rbuf + c->reply.fill, HFT_RBUF - c->reply.fill);
         if (n > 0) {
-            c->fill += (size_t)n;
-            hft_step s = absorb(c, (size_t)n);
-            if (s != HFT_STEP_PENDING) return s;
-            if (c->fill == HFT_RBUF) return failed(c, HB_ERR_OTHER); /* a head this large is not hft-server's */
-            continue; /* more may be waiting */
+            int rc = hft_reply_absorb(&c->reply, c->rbuf, HFT_RBUF, (size_t)n);
+            if (rc == HFT_REPLY_PENDING) continue; /* more may be waiting */
+            if (rc == HFT_REPLY_MALFORMED) return failed(c, HB_ERR_OTHER); /* incl. a head over HFT_RBUF */
+            c->status = c->reply.head.status;
+            if (c->reply.head.close) hft_conn_close(c);
+            else c->state = HFT_IDLE;
+            return HFT_STEP_DONE;
         }
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return HFT_STEP_PENDING;

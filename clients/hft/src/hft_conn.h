@@ -33,10 +33,7 @@ typedef struct hft_conn {
     int fd;                                 /* -1 when down */
     hft_conn_state state;
     size_t sent;          /* request bytes written so far */
-    size_t fill;          /* bytes in rbuf */
-    bool head_done;       /* the response head has been parsed */
-    hft_head head;        /* what it said */
-    uint64_t body_got;    /* body bytes seen (also those dropped) */
+    hft_reply reply;      /* the response being read into rbuf (fill, head, body bytes seen) */
     uint64_t t_start;     /* ticks: request start (before formatting) */
     uint64_t t_intended;  /* ticks: open loop's intended send time; = t_start in closed loop */
     uint64_t k;           /* index of the order in flight */

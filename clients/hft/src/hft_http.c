@@ -118,6 +118,27 @@ int hft_parse_request_head(const char *buf, size_t len, size_t max_head, hft_hea
     return parse_headers(first, end - 2, out);
 }
 
+void hft_reply_start(hft_reply *r) { memset(r, 0, sizeof *r); }
+
+int hft_reply_absorb(hft_reply *r, const char *buf, size_t cap, size_t n) {
+    r->fill += n;
+    if (!r->head_done) {
+        int rc = hft_parse_response_head(buf, r->fill, cap, &r->head);
+        if (rc == HFT_HEAD_INCOMPLETE) return r->fill < cap ? HFT_REPLY_PENDING : HFT_REPLY_MALFORMED;
+        if (rc == HFT_HEAD_MALFORMED) return HFT_REPLY_MALFORMED;
+        r->head_done = true;
+        r->body_got = r->fill - r->head.head_len;
+    } else {
+        r->body_got += n;
+    }
+    if (r->body_got > r->head.content_length) return HFT_REPLY_MALFORMED; /* bytes nobody asked for */
+    if (r->body_got < r->head.content_length) {
+        r->fill = 0; /* the head is parsed: the body is only counted, so reuse the buffer */
+        return HFT_REPLY_PENDING;
+    }
+    return HFT_REPLY_DONE;
+}
+
 size_t hft_canned_response(char *buf, size_t cap, size_t total) {
     static const char fmt[] = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %5zu\r\n\r\n";
     char head[128];

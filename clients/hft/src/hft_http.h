@@ -4,7 +4,7 @@
  * Content-Length digits are rewritten), and an incremental parser of a response head.
  *
  * Pure functions over caller buffers: no allocation, no system call, tested in
- * tests/test_http.c. Pipelining is not used, so a response is complete when its head
+ * tests/test_unit.c. Pipelining is not used, so a response is complete when its head
  * and Content-Length body bytes have arrived, and any byte beyond that is an error.
  */
 #ifndef HFT_HTTP_H
@@ -61,6 +61,33 @@ int hft_parse_response_head(const char *buf, size_t len, size_t max_head, hft_he
 
 /** The same for a request head (used by the floor's echo server): status is 0. */
 int hft_parse_request_head(const char *buf, size_t len, size_t max_head, hft_head *out);
+
+/**
+ * A response being read off one connection: what hft_conn keeps between read(2)s. The
+ * bytes land in the caller's buffer of cap bytes; the head must fit in it, and the body
+ * bytes after the head are counted, never kept (the buffer is reused for them).
+ */
+typedef struct hft_reply {
+    size_t fill;       /* bytes in the buffer: the next read goes to buf + fill, at most cap - fill */
+    bool head_done;    /* the head has been parsed into head */
+    hft_head head;     /* what it said */
+    uint64_t body_got; /* body bytes seen (also those dropped) */
+} hft_reply;
+
+#define HFT_REPLY_PENDING 0
+#define HFT_REPLY_DONE 1
+#define HFT_REPLY_MALFORMED (-1)
+
+/** Start reading a new response (after sending a request). */
+void hft_reply_start(hft_reply *r);
+
+/**
+ * Account for n > 0 bytes just read into buf[r->fill .. r->fill + n), buf holding cap bytes
+ * (n <= cap - r->fill). @return PENDING (read more; then r->fill < cap), DONE (complete:
+ * exactly head.head_len + head.content_length bytes since hft_reply_start), or MALFORMED
+ * (a bad head, one larger than cap, or a byte beyond the response).
+ */
+int hft_reply_absorb(hft_reply *r, const char *buf, size_t cap, size_t n);
 
 /**
  * Build a complete 200 response of exactly total bytes (JSON body padded with spaces),

@@ -1,4 +1,4 @@
-/* Unit tests of the pure parts: the request template, the response parser, the canned
+/* Unit tests of the pure parts: the request template, the response parser and reader, the canned
  * response, CPU lists, the tuning JSON, the clock, the busy-poll rule and the duet's flag
  * refusals (the schedule's: test_schedule.c). Run by `make test` (sanitized build). */
 #include <stdio.h>
@@ -69,6 +69,37 @@ static void test_response_parser(void) {
     CHECK(parse("HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", &h) == HFT_HEAD_MALFORMED);
     /* A head that does not end within max_head is malformed, not forever incomplete. */
     CHECK(hft_parse_response_head("HTTP/1.1 200 OK\r\nx: yyyyyyyy", 27, 20, &h) == HFT_HEAD_MALFORMED);
+}
+
+/* hft_reply_absorb: the reads of one reply, as hft_conn_read makes them (n bytes each). */
+static int absorb(hft_reply *r, char *buf, size_t cap, const char *bytes, size_t n) {
+    memcpy(buf + r->fill, bytes, n);
+    return hft_reply_absorb(r, buf, cap, n);
+}
+#define ABSORB(r, buf, text) absorb(r, buf, sizeof(buf), text, sizeof(text) - 1)
+
+static void test_reply_reads(void) {
+    char buf[64];
+    hft_reply r;
+    /* Byte by byte: pending until the last body byte, whatever the split. */
+    static const char full[] = "HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\n{x}";
+    hft_reply_start(&r);
+    for (size_t i = 0; i + 2 < sizeof full; i++)
+        CHECK(absorb(&r, buf, sizeof buf, full + i, 1) == HFT_REPLY_PENDING && r.fill < sizeof buf);
+    CHECK(ABSORB(&r, buf, "}") == HFT_REPLY_DONE && r.head.status == 200 && r.body_got == 3);
+    /* Once the head is parsed the body is only counted: the buffer starts over. */
+    hft_reply_start(&r);
+    CHECK(ABSORB(&r, buf, "HTTP/1.1 503 x\r\ncontent-length: 100\r\n\r\n{") == HFT_REPLY_PENDING);
+    CHECK(r.head_done && r.fill == 0 && r.body_got == 1);
+    for (int i = 0; i < 98; i++) CHECK(ABSORB(&r, buf, " ") == HFT_REPLY_PENDING && r.fill == 0);
+    CHECK(ABSORB(&r, buf, "}") == HFT_REPLY_DONE && r.head.status == 503);
+    /* No pipelining: a byte beyond the reply in the same read is an error. */
+    hft_reply_start(&r);
+    CHECK(ABSORB(&r, buf, "HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\n{}") == HFT_REPLY_MALFORMED);
+    /* A head that fills the buffer without ending is an error, never a read of 0 bytes. */
+    hft_reply_start(&r);
+    CHECK(ABSORB(&r, buf, "HTTP/1.1 200 OK\r\nx-pad: 012345678901234567890123") == HFT_REPLY_PENDING);
+    CHECK(r.fill == 48 && ABSORB(&r, buf, "0123456789abcd\r\n") == HFT_REPLY_MALFORMED);
 }
 
 static void test_canned_response(void) {
@@ -193,6 +224,7 @@ int main(void) {
     test_request_template();
     test_order_body_fits();
     test_response_parser();
+    test_reply_reads();
     test_canned_response();
     test_cpus();
     test_tuning_json();
