@@ -37,6 +37,7 @@ APT_PACKAGES=(
   wrk                                           # reference load generator
   valgrind                                      # HFT client memory checks
   clang-tidy shellcheck jq                      # linters, scripts
+  clang libclang-rt-dev                         # client-hft's reply-parser fuzzer (libFuzzer: make -C clients/hft fuzz)
   linux-perf                                    # ab's differential profile (perf record -e cpu-clock)
   bubblewrap                                    # the sandbox of a PR's build and server (measure/sandbox.py)
   chromium fonts-dejavu-core fonts-noto-color-emoji  # dashboard browser tests, screenshots

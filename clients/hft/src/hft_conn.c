@@ -86,6 +86,7 @@ hft_step hft_conn_read(hft_conn *c) {
     for (;;) {
         ssize_t n = read(c->fd, c->rbuf + c->reply.fill, HFT_RBUF - c->reply.fill);
         if (n > 0) {
+            /* The parser fuzzed by fuzz/fuzz_reply.c, called as this loop calls it. */
             int rc = hft_reply_absorb(&c->reply, c->rbuf, HFT_RBUF, (size_t)n);
             if (rc == HFT_REPLY_PENDING) continue; /* more may be waiting */
             if (rc == HFT_REPLY_MALFORMED) return failed(c, HB_ERR_OTHER); /* incl. a head over HFT_RBUF */

@@ -69,6 +69,7 @@ static int parse_headers(const char *p, const char *head_end, hft_head *out) {
                 if (*c < '0' || *c > '9') return HFT_HEAD_MALFORMED;
                 n = n * 10 + (uint64_t)(*c - '0');
             }
+            if (have_length && n != out->content_length) return HFT_HEAD_MALFORMED; /* RFC 9112 6.3 */
             out->content_length = n;
             have_length = true;
         } else if (name_is(p, nlen, "transfer-encoding")) {
@@ -103,6 +104,7 @@ int hft_parse_response_head(const char *buf, size_t len, size_t max_head, hft_he
         status = status * 10 + (buf[i] - '0');
     }
     if (buf[12] != ' ' && buf[12] != '\r') return HFT_HEAD_MALFORMED;
+    if (status < 100 || status > 599) return HFT_HEAD_MALFORMED; /* RFC 9110 15: not a status code */
     out->status = status;
     if (buf[7] == '0') out->close = true; /* HTTP/1.0 closes unless told otherwise */
     const char *first = memmem(buf, out->head_len, "\r\n", 2) + 2;

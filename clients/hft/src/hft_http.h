@@ -4,8 +4,9 @@
  * Content-Length digits are rewritten), and an incremental parser of a response head.
  *
  * Pure functions over caller buffers: no allocation, no system call, tested in
- * tests/test_unit.c. Pipelining is not used, so a response is complete when its head
- * and Content-Length body bytes have arrived, and any byte beyond that is an error.
+ * tests/test_unit.c and fuzzed by fuzz/fuzz_reply.c (a server's replies are untrusted
+ * input). Pipelining is not used, so a response is complete when its head and
+ * Content-Length body bytes have arrived, and any byte beyond that is an error.
  */
 #ifndef HFT_HTTP_H
 #define HFT_HTTP_H
@@ -54,8 +55,9 @@ typedef struct hft_head {
 
 /**
  * Parse a response head in buf[0..len). INCOMPLETE until the blank line has arrived;
- * MALFORMED for a bad status line, a missing or bad Content-Length, chunked encoding
- * (hft-server always sends a length), or a head larger than max_head.
+ * MALFORMED for a bad status line (a status outside 100..599 too), a missing or bad
+ * Content-Length (or two that differ), chunked encoding (hft-server always sends a
+ * length), or a head larger than max_head.
  */
 int hft_parse_response_head(const char *buf, size_t len, size_t max_head, hft_head *out);
 
@@ -84,7 +86,8 @@ void hft_reply_start(hft_reply *r);
 /**
  * Account for n > 0 bytes just read into buf[r->fill .. r->fill + n), buf holding cap bytes
  * (n <= cap - r->fill). @return PENDING (read more; then r->fill < cap), DONE (complete:
- * exactly head.head_len + head.content_length bytes since hft_reply_start), or MALFORMED
+ * exactly head.head_len + head.content_length bytes since hft_reply_start, status in
+ * 100..599), or MALFORMED
  * (a bad head, one larger than cap, or a byte beyond the response).
  */
 int hft_reply_absorb(hft_reply *r, const char *buf, size_t cap, size_t n);

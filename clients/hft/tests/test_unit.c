@@ -69,6 +69,20 @@ static void test_response_parser(void) {
     CHECK(parse("HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", &h) == HFT_HEAD_MALFORMED);
     /* A head that does not end within max_head is malformed, not forever incomplete. */
     CHECK(hft_parse_response_head("HTTP/1.1 200 OK\r\nx: yyyyyyyy", 27, 20, &h) == HFT_HEAD_MALFORMED);
+    /* Found by fuzz/fuzz_reply.c (fuzz/corpus/regress-*): a status outside 100..599 is no
+     * status code (RFC 9110 15), and a second Content-Length that differs makes the length
+     * unknown (RFC 9112 6.3); the same length twice is one length. */
+    const char *not_status[] = {"000", "020", "099", "600", "999"};
+    char text[64];
+    for (size_t i = 0; i < sizeof not_status / sizeof not_status[0]; i++) {
+        snprintf(text, sizeof text, "HTTP/1.1 %s OK\r\ncontent-length: 0\r\n\r\n", not_status[i]);
+        CHECK(parse(text, &h) == HFT_HEAD_MALFORMED);
+    }
+    CHECK(parse("HTTP/1.1 100 Continue\r\ncontent-length: 0\r\n\r\n", &h) == HFT_HEAD_DONE && h.status == 100);
+    CHECK(parse("HTTP/1.1 599 x\r\ncontent-length: 0\r\n\r\n", &h) == HFT_HEAD_DONE && h.status == 599);
+    CHECK(parse("HTTP/1.1 200 OK\r\ncontent-length:4\r\ncontent-length:6\r\n\r\n", &h) == HFT_HEAD_MALFORMED);
+    CHECK(parse("HTTP/1.1 200 OK\r\ncontent-length: 4\r\nContent-Length: 4\r\n\r\n", &h) == HFT_HEAD_DONE &&
+          h.content_length == 4);
 }
 
 /* hft_reply_absorb: the reads of one reply, as hft_conn_read makes them (n bytes each). */
