@@ -1,4 +1,4 @@
-"""hftbench: the hft-bench orchestrator (ARCHITECTURE.md, Contracts 3 and 4).
+"""hftbench: the hft-bench orchestrator (docs/architecture.md, Contracts 3 and 4).
 
 # Layout
 

@@ -1,4 +1,4 @@
-"""A results folder as typed objects (ARCHITECTURE.md, Contract 4). The gate reads runs here.
+"""A results folder as typed objects (docs/architecture.md, Contract 4). The gate reads runs here.
 
 Folder layout, written by `hftbench run`:
 

@@ -5,7 +5,7 @@ orders is a single sample. Two rules, one shape ("at least k samples beyond the 
 
 - DISPLAY (k = 10), for the report: P50 needs 20 samples, P90 100, P99 1,000,
   P99.9 10,000, P99.99 100,000. Below that the report says "n/a (needs ≥ N samples)".
-- GATE (k = 100), for regression verdicts (ARCHITECTURE.md, Measuring honestly): P99 needs
+- GATE (k = 100), for regression verdicts (docs/architecture.md, Measuring honestly): P99 needs
   10,000 samples and P99.9 100,000, exactly the architecture's thresholds.
 
 min, mean, stddev and max need only one sample (and the report shows them as measured).

@@ -4,7 +4,7 @@ measured; combine: the pool; bisect: the culprit), written by `to_json`, read ba
 `from_json` (the texts, the issue sync, the history store; old files too). Its rows are the
 judge's own: `MetricResult` (one series × metric) and `DriftResult` (a soak's drift).
 
-The file's shape is a contract (ARCHITECTURE.md, docs/history-store.md; the dashboard's build
+The file's shape is a contract (docs/architecture.md, docs/history-store.md; the dashboard's build
 reads it): `to_json` writes the keys and values verdict.json always had (compare's and ab's in
 their old order too; combine's sections now in this type's order), and a key a verdict may
 lack is `ABSENT` here, never written as null. A reader given verdict.json as parsed reads it

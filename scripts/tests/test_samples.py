@@ -17,7 +17,7 @@ def test_min_samples_per_rule(pct, display, gate):
 
 
 def test_gate_rule_is_the_architecture_threshold():
-    # ARCHITECTURE.md: gate P99 only with >= 10,000 samples, P99.9 with >= 100,000.
+    # docs/architecture.md: gate P99 only with >= 10,000 samples, P99.9 with >= 100,000.
     assert not samples.supports(9_999, 99, samples.GATE_MIN_BEYOND)
     assert samples.supports(10_000, 99, samples.GATE_MIN_BEYOND)
     assert not samples.supports(99_999, 99.9, samples.GATE_MIN_BEYOND)

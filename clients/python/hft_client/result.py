@@ -1,4 +1,4 @@
-"""The result document (ARCHITECTURE.md Contract 3, bench-config/schema/result.schema.json)
+"""The result document (docs/architecture.md Contract 3, bench-config/schema/result.schema.json)
 and the .hlog beside it: pure functions of the config, the run outcome and the merged
 histograms (summarised by stats.py), plus the two writers."""
 

@@ -1,6 +1,6 @@
 // Two stored runs side by side, unjudged: each series' stored percentiles and throughput, and the
 // plain ratio B / A. Stored runs were measured on different days (maybe on different runners) and
-// do not judge alone (ARCHITECTURE.md): a verdict needs both commits measured interleaved in one
+// do not judge alone (docs/architecture.md): a verdict needs both commits measured interleaved in one
 // job, the command `abCommand` spells out. So this module has no test, interval or verdict. Pure.
 
 /** What the side-by-side table shows of a stored result: [field, label]. */
