@@ -13,7 +13,8 @@ from hftbench.answers import INCONCLUSIVE, INVALID, NO_CHANGE, REGRESSION, SLOWE
 from hftbench.design_names import PAIRED_ROUNDS
 from hftbench.judge import failures
 from hftbench.judge.compare import compare_sides
-from hftbench.judge.gates import load_gates
+from hftbench.judge.gates import EARLY_SHARE, load_gates
+from hftbench.judge.rounds import AB_ROUNDS
 from hftbench.judge.rules import classify, detectable_effect, gate_detectable_effect
 from hftbench.publish import verdict_text
 from hftbench.results import orders_failed
@@ -66,11 +67,11 @@ def test_a_broken_head_round_is_a_regression_and_clean_sides_are_no_change():
     assert failures.judge([], base).verdict == INVALID
 
 
-def _rounds(tmp_path, side: str, rng, rounds: int = 8, *, fail=None):
+def _rounds(tmp_path, side: str, rng, rounds: int = 8, *, fail=None, median_us=30.0):
     """`rounds` run folders named as ab's rounds; `fail(i, cell)` may turn round i's cell into
     what measure/cell.py writes for a failure (its reason, a result or none)."""
     for i in range(1, rounds + 1):
-        doc = result_doc(*SERIES, latency_run(rng, 10_000, median_us=30.0))
+        doc = result_doc(*SERIES, latency_run(rng, 10_000, median_us=median_us))
         path = write_run(tmp_path / side, f"run_20261122T03{i:02d}00Z_{side}{i:02d}_abc123", {SERIES: [doc]})
         if fail is not None:
             results = json.loads((path / "results.json").read_text())
@@ -170,3 +171,22 @@ def test_could_detect_is_the_effect_the_gate_fails_with_80_percent_power():
     assert gate_detectable_effect(noisy, level, 1.10) == pytest.approx(
         np.exp((2.935199 + 0.841621) * noisy), rel=1e-5
     )
+
+
+def test_the_early_look_spends_a_thirty_first_of_alpha_and_stops_an_obvious_regression(tmp_path, gates):
+    """ab's early look after 8 rounds: alpha x EARLY_SHARE there, the usual looks keep the rest
+    (together alpha), and a head 1.5x slower is a regression at that small share already,
+    while an A/A of the same 8 rounds is not."""
+    looks = gates.for_looks(AB_ROUNDS.looks).spend(1 - EARLY_SHARE)
+    early = gates.spend(EARLY_SHARE)
+    alpha = gates.metric("p50_us").alpha
+    spent = AB_ROUNDS.looks * looks.metric("p50_us").alpha + early.metric("p50_us").alpha
+    assert spent == pytest.approx(alpha) and AB_ROUNDS.early == 8
+    rng = np.random.default_rng(21)
+    base = _rounds(tmp_path, "base", rng)
+    slow = compare_sides(base, _rounds(tmp_path, "head", rng, median_us=45.0), early, PAIRED_ROUNDS)
+    p50 = next(r for r in slow.results if r.metric == "p50_us")
+    assert p50.verdict == REGRESSION and slow.status == REGRESSION, (p50.ratio, p50.ci, p50.p_adjusted)
+    same = compare_sides(base, _rounds(tmp_path / "aa", "head", rng), early, PAIRED_ROUNDS)
+    p50 = next(r for r in same.results if r.metric == "p50_us")
+    assert p50.gated and p50.verdict != REGRESSION and same.status != REGRESSION

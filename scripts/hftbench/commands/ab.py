@@ -20,8 +20,10 @@
    Whatever the host does at an instant, it does to both sides; the test pairs to match.
 4. After `--repeats` rounds per side, compare; while a gated metric is inconclusive, add
    `--step` rounds a side, up to `--max-repeats` and within `--time-budget` (the pull
-   request waits). Each look is a test, so every look uses alpha / looks and a
-   1 - (1 - confidence) / looks interval (gates.Gates.for_looks).
+   request waits). Each look is a test, so every look uses alpha / looks (gates.Gates.for_looks),
+   less the early look's share: after 8 rounds a side (rounds.Rounds.early) one more look
+   stops only on a regression certain at alpha / 31 (gates.EARLY_SHARE), and from the second
+   round on, failures that already fail the check (counts, not tests) stop at once.
    Then write verdict.json + summary.md into --out (verdict_text.py writes every text).
 5. Interrupted (Ctrl-C, a cancelled job's SIGTERM): the rounds measured so far stay on disk,
    the exported trees are removed, and with two rounds a side or more a verdict marked
@@ -51,7 +53,7 @@ from ..absent import ABSENT
 from ..errors import UsageError, raise_interrupt
 from ..judge import calibration
 from ..judge.compare import Comparison, compare_sides
-from ..judge.gates import Gates, load_gates
+from ..judge.gates import EARLY_SHARE, Gates, load_gates
 from ..judge.rounds import AB_ROUNDS, Rounds, rounds_from_args
 from ..judge.session import FAILED, TIME_OUT, Session
 from ..measure import duet, profile, sandbox
@@ -194,6 +196,9 @@ class Job:
     builds: dict[str, float] = field(default_factory=dict)  # side -> build wall time (s)
     p50_us: dict[str, list[float]] = field(default_factory=dict)  # side -> each counted round's P50
     session: Session | None = None  # the rounds measured so far, in memory (session.py)
+    # The early look's gates (alpha x gates.EARLY_SHARE), asked once after rounds.early rounds
+    # a side whether a regression is already certain; None: no early look.
+    early: Gates | None = None
 
     def side_bin(self, side: str) -> Path:
         return self.out / side / "bin"
@@ -209,12 +214,15 @@ def make_job(o: AbOptions, cfg: config_mod.Config, root: Path) -> Job:
     out = new_out(o.out, root, "ab")
     plan = o.selection.plan(cfg, o.builds.clients_bin)
     flags = {"base": list(o.builds.server_flags), "head": [*o.builds.server_flags, *o.head_server_flags]}
+    gates = calibration.apply(load_gates(o.gates), o.calibration)
+    looks = gates.for_looks(o.rounds.looks)
     return Job(
         repo=o.builds.repo,
         root=root,
         out=out,
         cfg=cfg,
-        gates=calibration.apply(load_gates(o.gates), o.calibration).for_looks(o.rounds.looks),
+        gates=looks.spend(1.0 - EARLY_SHARE) if o.rounds.early else looks,
+        early=gates.spend(EARLY_SHARE) if o.rounds.early else None,
         rig=Rig.of(plan, choose_design(plan, o.design), cfg.targets),
         clients_bin=o.builds.clients_bin,
         sha={side: resolve_commit(o.builds.repo, ref) for side, ref in o.refs.items()},
@@ -299,15 +307,26 @@ def measure(job: Job) -> Looked | None:
         comparison = compare_job(job)
         return not comparison.needs_more_repeats()
 
+    def certain() -> bool:
+        """The rounds already fail the check: by their failures (counts: every round), or by a
+        regression certain at the early look's share of alpha (once, after rounds.early)."""
+        if session.failures_fail():
+            return True
+        if job.early is None or session.done != job.rounds.early:
+            return False
+        early = compare_sides(session.side("base"), session.side("head"), job.early, design=job.rig.design)
+        return early.status == answers.REGRESSION
+
     def more(upto: int) -> None:
         say(f"inconclusive after {session.done} rounds a side; measuring up to {upto}")
 
     try:
         stopped = session.measure(
-            lambda pair: measure_round(job, pair), settled, on_more=more, failed=session.failures_fail
+            lambda pair: measure_round(job, pair), settled, on_more=more, failed=certain
         )
         if stopped == FAILED:
-            say(f"failures after {session.done} rounds a side fail the check: no more rounds")
+            say(f"after {session.done} rounds a side the check already fails (its failures, or a "
+                "regression certain at the early look): no more rounds")  # fmt: skip
             comparison = compare_job(job)
         if stopped == TIME_OUT:
             budget = f"time budget {job.rounds.time_budget_s:.0f} s spent"

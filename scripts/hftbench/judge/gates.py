@@ -17,6 +17,12 @@ GATES_SCHEMA_VERSION = 1
 KNOWN = {m.name: m for m in metrics.GATEABLE}
 
 
+# ab's early look (rounds.Rounds.early): after 8 rounds a side it stops on a regression
+# certain at alpha x EARLY_SHARE, and the usual looks keep alpha x (1 - EARLY_SHARE): the
+# error rates stay alpha, and an obvious regression ends the session in half the rounds.
+EARLY_SHARE = 1 / 31
+
+
 @dataclass(frozen=True)
 class MetricGate:
     name: str  # "p99_us": also the key in results and the store
@@ -58,6 +64,11 @@ class Gates:
     # From the same record (judge/hidden.py): per injected kind, "series metric" -> the share of
     # its effect alone that this runner's design shows; the verdict says what it could not see.
     survival: dict[str, dict[str, float | None]] | None = None
+
+    def spend(self, share: float) -> Gates:
+        """These gates with every alpha times `share`: an early look's part of it
+        (EARLY_SHARE), or what that leaves the usual looks (1 - EARLY_SHARE)."""
+        return replace(self, metrics=[replace(m, alpha=m.alpha * share) for m in self.metrics])
 
     def for_looks(self, looks: int) -> Gates:
         """The gates for a comparison looked at `looks` times as runs are added (Bonferroni):

@@ -20,6 +20,9 @@ class Rounds:
     max_repeats: int  # most rounds a side while undecided
     step: int  # rounds a side added per look
     time_budget_s: float  # no further round once measuring would pass it
+    # An early look (ab): after this many rounds a side, stop only on a regression certain at
+    # a small share of alpha (gates.EARLY_SHARE); 0: none. It decides nothing else.
+    early: int = 0
 
     @property
     def looks(self) -> int:
@@ -33,8 +36,9 @@ class Rounds:
 # P50 MDE under 1 % on the 2-core VM (its A/A round sd is about 0.7 %: 12 rounds gave
 # +1.2 %) for 4/3 of 12 rounds' measuring (a duet round of suite pr is about 4.5 s there);
 # shorter rounds would not do it: at half the orders a round's P99 is at the mercy of one
-# host stall (docs/measurements.md, 2026-11-28 and 2026-11-29).
-AB_ROUNDS = Rounds(repeats=16, max_repeats=48, step=16, time_budget_s=270.0)
+# host stall (docs/measurements.md, 2026-11-28 and 2026-11-29). The early look at 8 rounds
+# stops only on a regression certain at alpha / 31 (gates.EARLY_SHARE): an obvious one.
+AB_ROUNDS = Rounds(repeats=16, max_repeats=48, step=16, time_budget_s=270.0, early=8)
 
 
 def rounds_from_args(args: argparse.Namespace, min_repeats: int = 1) -> Rounds:
@@ -48,4 +52,5 @@ def rounds_from_args(args: argparse.Namespace, min_repeats: int = 1) -> Rounds:
         raise UsageError(f"--step must be >= 1 (got {args.step})")
     if args.time_budget < 0:
         raise UsageError(f"--time-budget must be >= 0 seconds (got {args.time_budget})")
-    return Rounds(args.repeats, args.max_repeats, args.step, args.time_budget)
+    early = AB_ROUNDS.early if args.repeats > AB_ROUNDS.early else 0
+    return Rounds(args.repeats, args.max_repeats, args.step, args.time_budget, early)
