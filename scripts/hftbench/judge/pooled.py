@@ -149,16 +149,12 @@ def compare_legs(
                 for e, w in zip(metric_entries, weights, strict=True):
                     seen[e.leg].append(SeenRow(e.row.series, e.row.metric, e.row.ratio, e.row.gated,
                                                round(w, 4), basis))  # fmt: skip
-    confidence = family.correct(out, gates, noise)
+    family.correct(out, gates, noise)
     alone = own_regressions(legs, out)
     order = {m.name: i for i, m in enumerate(gates.metrics)}
     out.sort(key=lambda r: (order[r.metric], r.scenario, r.client))
     merged = [_merged(side, used) for side in ("base", "head")]
-    comparison = compare.Comparison(
-        merged[0], merged[1], gates, out, [], used[0].design, confidence=confidence
-    )
-    comparison.unjudged = compare.unjudged(out, gates)
-    return comparison, seen, alone
+    return compare.Comparison(merged[0], merged[1], gates, out, [], used[0].design), seen, alone
 
 
 def own_regressions(legs: list[Leg], rows: list[MetricResult]) -> list[Alone]:
