@@ -154,7 +154,9 @@ def compare_legs(
     order = {m.name: i for i, m in enumerate(gates.metrics)}
     out.sort(key=lambda r: (order[r.metric], r.scenario, r.client))
     merged = [_merged(side, used) for side in ("base", "head")]
-    return compare.Comparison(merged[0], merged[1], gates, out, [], used[0].design), seen, alone
+    comparison = compare.Comparison(merged[0], merged[1], gates, out, [], used[0].design)
+    comparison.unjudged = compare.unjudged(out, gates)  # a gated series no runner judged
+    return comparison, seen, alone
 
 
 def own_regressions(legs: list[Leg], rows: list[MetricResult]) -> list[Alone]:

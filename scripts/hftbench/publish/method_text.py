@@ -15,8 +15,9 @@ ROUNDS = (
     "(the servers, their slots and placement are drawn once per round, so a test over blocks would "
     "leave that variance out); significance is the same t. Each server's own CPU time per order "
     "is gated beside its latency: a duet's servers share a CPU, so work one side does after its "
-    "replies slows both, and only its CPU per order says which. A significant change whose whole "
-    "interval is under the threshold is named *slower* or *faster, under the gate*, never *no change*"
+    "replies slows both, and only its CPU per order says which. A change whose whole interval is "
+    "under the threshold, and that is significant or whose interval excludes 1, is named *slower* or "
+    "*faster, under the gate*, never *no change*"
 )
 UNITS = {
     "duet": "Base and head were served at once, each order sent to both in a random order (or, "

@@ -268,7 +268,9 @@ def _headline(doc: Verdict, esc) -> str:
         parts = [f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}" for r in hit]
         more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
         within = f"{(hit[0].threshold or 1.1) - 1:.0%}"
-        return f"{lead} of {within}: {', '.join(parts[:3])}{more} (significant, the whole interval under it)"
+        return (
+            f"{lead} of {within}: {', '.join(parts[:3])}{more} (the whole interval under it, and excluding 1)"
+        )
     if status in (answers.REGRESSION, answers.IMPROVEMENT) and (hit or errors or drifted):
         parts = [f"{_series(r, esc)} {esc(r.reason or 'orders failed')}" for r in errors]
         parts += [_hit(r, esc) for r in hit]
