@@ -125,7 +125,7 @@ export function seriesRows(trendList, open, spark = 60) {
   });
 }
 
-const STATUS_RANK = { regression: 0, inconclusive: 1, slower: 2, improvement: 3, faster: 4, no_change: 5, unjudged: 6, not_gated: 7 };
+const STATUS_RANK = { invalid: 0, regression: 0, inconclusive: 1, slower: 2, improvement: 3, faster: 4, no_change: 5, unjudged: 6, not_gated: 7 };
 
 /** Sorted copy: by change (largest slowdown first, or last), by status, or by name. */
 export function sortRows(rows, key) {

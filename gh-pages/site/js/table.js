@@ -5,7 +5,7 @@ import { el } from './dom.js';
 import { sortRows } from './overview.js';
 import { formatValue } from './series.js';
 
-const DOT = { regression: 'open regression', inconclusive: 'inconclusive', slower: 'slower, under the gate', improvement: 'improvement', faster: 'faster, under the gate', no_change: 'no change', unjudged: 'no verdict' };
+const DOT = { invalid: 'invalid: base failed, or nothing judged', regression: 'open regression', inconclusive: 'inconclusive', slower: 'slower, under the gate', improvement: 'improvement', faster: 'faster, under the gate', no_change: 'no change', unjudged: 'no verdict' };
 
 function sparkline(values) {
   const canvas = el('canvas', { class: 'spark', width: 120, height: 24, 'aria-hidden': 'true' });
