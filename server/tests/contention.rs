@@ -7,78 +7,35 @@
 //! held, it makes orders queue), not a speed of this machine: N = 100 ms dwarfs loopback
 //! and the scheduling delays of a busy 2-core host.
 
-#[allow(dead_code)] // TestServer and order only.
+#[allow(dead_code)] // TestServer and RawConnection only.
 mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{order, TestServer};
+use common::{RawConnection, TestServer};
 use hft_server::Config;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 const N: Duration = Duration::from_millis(100);
 
-/// One keep-alive connection to the server.
-struct Connection(TcpStream);
+/// One raw keep-alive connection to the server, its orders timed.
+struct Connection(RawConnection);
 
 impl Connection {
     async fn open(server: &TestServer) -> Connection {
-        let addr = server.base.strip_prefix("http://").unwrap();
-        let tcp = TcpStream::connect(addr).await.unwrap();
-        tcp.set_nodelay(true).unwrap();
-        Connection(tcp)
-    }
-
-    /// Sends one request; the time to its whole answer, and the answer's body.
-    async fn ask(&mut self, request: &str) -> (Duration, String) {
-        let started = Instant::now();
-        self.0.write_all(request.as_bytes()).await.unwrap();
-        let mut bytes = Vec::new();
-        let mut chunk = [0u8; 4096];
-        loop {
-            let read = self.0.read(&mut chunk).await.unwrap();
-            assert!(read > 0, "closed: {:?}", String::from_utf8_lossy(&bytes));
-            bytes.extend_from_slice(&chunk[..read]);
-            let mut headers = [httparse::EMPTY_HEADER; 16];
-            let mut head = httparse::Response::new(&mut headers);
-            if let httparse::Status::Complete(size) = head.parse(&bytes).unwrap() {
-                assert_eq!(
-                    head.code,
-                    Some(200),
-                    "{:?}",
-                    String::from_utf8_lossy(&bytes)
-                );
-                let length: usize = head
-                    .headers
-                    .iter()
-                    .find(|h| h.name.eq_ignore_ascii_case("content-length"))
-                    .map(|h| std::str::from_utf8(h.value).unwrap().parse().unwrap())
-                    .unwrap();
-                if bytes.len() >= size + length {
-                    let body = String::from_utf8_lossy(&bytes[size..size + length]);
-                    return (started.elapsed(), body.into_owned());
-                }
-            }
-        }
+        Connection(RawConnection::open(server).await)
     }
 
     /// Sends one valid order; the time to its whole answer.
     async fn order(&mut self) -> Duration {
-        let body = order("buy", 7, "10.00", 1, "limit", "ioc");
-        let request = format!(
-            "POST /order HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        self.ask(&request).await.0
+        let started = Instant::now();
+        let (code, body) = self.0.order().await;
+        assert_eq!(code, 200, "{body}");
+        started.elapsed()
     }
 
     /// `connections_open` of `GET /stats`.
     async fn connections_open(&mut self) -> u64 {
-        let (_, body) = self.ask("GET /stats HTTP/1.1\r\nHost: test\r\n\r\n").await;
-        let stats: serde_json::Value = serde_json::from_str(&body).unwrap();
-        stats["connections_open"].as_u64().unwrap()
+        self.0.stats().await["connections_open"].as_u64().unwrap()
     }
 }
 

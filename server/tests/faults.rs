@@ -3,73 +3,15 @@
 //! 0, and `--inject-crash-after` (exit 101) on the binary, whose exit it is. Connections
 //! are raw keep-alive sockets, so that a test knows exactly how many are open.
 
-#[allow(dead_code)] // TestServer and order only.
+#[allow(dead_code)] // TestServer, RawConnection, order and spawn_binary_piped only.
 mod common;
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Stdio};
+use std::io::Read;
+use std::process::Command;
 use std::time::Duration;
 
-use common::{order, TestServer};
+use common::{order, RawConnection as Connection, TestServer};
 use hft_server::Config;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-
-/// One keep-alive connection to the server.
-struct Connection(TcpStream);
-
-impl Connection {
-    async fn open(server: &TestServer) -> Connection {
-        let addr = server.base.strip_prefix("http://").unwrap();
-        let tcp = TcpStream::connect(addr).await.unwrap();
-        tcp.set_nodelay(true).unwrap();
-        Connection(tcp)
-    }
-
-    /// Sends one request; the status and the body of its answer.
-    async fn ask(&mut self, request: &str) -> (u16, String) {
-        self.0.write_all(request.as_bytes()).await.unwrap();
-        let mut bytes = Vec::new();
-        let mut chunk = [0u8; 4096];
-        loop {
-            let read = self.0.read(&mut chunk).await.unwrap();
-            assert!(read > 0, "closed: {:?}", String::from_utf8_lossy(&bytes));
-            bytes.extend_from_slice(&chunk[..read]);
-            let mut headers = [httparse::EMPTY_HEADER; 16];
-            let mut head = httparse::Response::new(&mut headers);
-            if let httparse::Status::Complete(size) = head.parse(&bytes).unwrap() {
-                let length: usize = head
-                    .headers
-                    .iter()
-                    .find(|h| h.name.eq_ignore_ascii_case("content-length"))
-                    .map(|h| std::str::from_utf8(h.value).unwrap().parse().unwrap())
-                    .unwrap();
-                if bytes.len() >= size + length {
-                    let body = String::from_utf8_lossy(&bytes[size..size + length]);
-                    return (head.code.unwrap(), body.into_owned());
-                }
-            }
-        }
-    }
-
-    /// Sends one valid order (an IOC on an empty book); the status and body of its answer.
-    async fn order(&mut self) -> (u16, String) {
-        let body = order("buy", 7, "10.00", 1, "limit", "ioc");
-        let request = format!(
-            "POST /order HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        self.ask(&request).await
-    }
-
-    /// `GET /stats`.
-    async fn stats(&mut self) -> serde_json::Value {
-        let (code, body) = self.ask("GET /stats HTTP/1.1\r\nHost: test\r\n\r\n").await;
-        assert_eq!(code, 200, "{body}");
-        serde_json::from_str(&body).unwrap()
-    }
-}
 
 /// The statuses of `n` orders sent one after another on `connection`, with the body of
 /// every answer that is not 200 checked to be the usual JSON error naming the knob.
@@ -220,16 +162,8 @@ async fn post_order(client: &reqwest::Client, port: u16) -> Option<u16> {
 
 #[tokio::test]
 async fn the_binary_exits_101_after_n_orders_with_its_last_words_on_stderr() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hft-server"))
-        .args(["--addr", "127.0.0.1:0", "--inject-crash-after", "3"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let (mut child, line) =
+        common::spawn_binary_piped(&["--addr", "127.0.0.1:0", "--inject-crash-after", "3"]);
     let port: u16 = line.trim_end().rsplit(':').next().unwrap().parse().unwrap();
     let client = reqwest::Client::new();
     assert_eq!(post_order(&client, port).await, Some(200));

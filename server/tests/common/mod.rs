@@ -3,7 +3,8 @@
 use std::net::SocketAddr;
 
 use hft_server::Config;
-use tokio::net::TcpListener;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -103,12 +104,22 @@ pub fn order(
 /// /proc CPU time) rather than the library.
 #[allow(dead_code)] // a test file that starts servers through the library does not use it
 pub fn spawn_binary(args: &[&str]) -> (std::process::Child, String) {
+    spawn_with_stderr(args, std::process::Stdio::null())
+}
+
+/// As spawn_binary, with stderr piped: for a test that reads the server's last words.
+#[allow(dead_code)]
+pub fn spawn_binary_piped(args: &[&str]) -> (std::process::Child, String) {
+    spawn_with_stderr(args, std::process::Stdio::piped())
+}
+
+fn spawn_with_stderr(args: &[&str], stderr: std::process::Stdio) -> (std::process::Child, String) {
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
     let mut child = Command::new(env!("CARGO_BIN_EXE_hft-server"))
         .args(args)
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .unwrap();
     let mut line = String::new();
@@ -116,4 +127,63 @@ pub fn spawn_binary(args: &[&str]) -> (std::process::Child, String) {
         .read_line(&mut line)
         .unwrap();
     (child, line)
+}
+
+/// One raw keep-alive connection to a test server: for the tests that must know exactly how
+/// many connections are open (a pooling client may open a second one between requests).
+#[allow(dead_code)] // the tests that count their connections use it (contention, faults)
+pub struct RawConnection(TcpStream);
+
+#[allow(dead_code)]
+impl RawConnection {
+    pub async fn open(server: &TestServer) -> RawConnection {
+        let addr = server.base.strip_prefix("http://").unwrap();
+        let tcp = TcpStream::connect(addr).await.unwrap();
+        tcp.set_nodelay(true).unwrap();
+        RawConnection(tcp)
+    }
+
+    /// Sends one request; the status and the body of its answer.
+    pub async fn ask(&mut self, request: &str) -> (u16, String) {
+        self.0.write_all(request.as_bytes()).await.unwrap();
+        let mut bytes = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            let read = self.0.read(&mut chunk).await.unwrap();
+            assert!(read > 0, "closed: {:?}", String::from_utf8_lossy(&bytes));
+            bytes.extend_from_slice(&chunk[..read]);
+            let mut headers = [httparse::EMPTY_HEADER; 16];
+            let mut head = httparse::Response::new(&mut headers);
+            if let httparse::Status::Complete(size) = head.parse(&bytes).unwrap() {
+                let length: usize = head
+                    .headers
+                    .iter()
+                    .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+                    .map(|h| std::str::from_utf8(h.value).unwrap().parse().unwrap())
+                    .unwrap();
+                if bytes.len() >= size + length {
+                    let body = String::from_utf8_lossy(&bytes[size..size + length]);
+                    return (head.code.unwrap(), body.into_owned());
+                }
+            }
+        }
+    }
+
+    /// Sends one valid order (an IOC on an empty book); the status and body of its answer.
+    pub async fn order(&mut self) -> (u16, String) {
+        let body = order("buy", 7, "10.00", 1, "limit", "ioc");
+        let request = format!(
+            "POST /order HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        self.ask(&request).await
+    }
+
+    /// `GET /stats`.
+    pub async fn stats(&mut self) -> serde_json::Value {
+        let (code, body) = self.ask("GET /stats HTTP/1.1\r\nHost: test\r\n\r\n").await;
+        assert_eq!(code, 200, "{body}");
+        serde_json::from_str(&body).unwrap()
+    }
 }
