@@ -208,9 +208,17 @@ def compare_sides(base: Side, head: Side, gates: Gates, design: str = UNPAIRED) 
     return Comparison(base, head, gates, out, drifts, design, unjudged(out, gates))
 
 
-def unjudged(rows: list[MetricResult], gates: Gates) -> list[str]:
+def unjudged(rows: list[MetricResult], gates: Gates, judges=None) -> list[str]:
     """Gated series that nothing judged although nothing failed: "series: why" for each. A
-    series whose failure row already failed the check (a regression, invalid) is said there."""
+    series whose failure row already failed the check (a regression, invalid) is said there.
+    `judges(key, metric)`: whether some judge gates that row (default: `gates`; a pool: any
+    runner's own calibrated gates), so a row no runner's calibration guards is reported, not
+    wanted."""
+    if judges is None:
+
+        def judges(key, metric):
+            return gates.why_not_judged(*key, metric) is None
+
     by_series: dict[tuple[str, str], list[MetricResult]] = {}
     for r in rows:
         by_series.setdefault((r.scenario, r.client), []).append(r)
@@ -222,9 +230,7 @@ def unjudged(rows: list[MetricResult], gates: Gates) -> list[str]:
         wanted = [
             r
             for r in series_rows_
-            if r.metric != "errors"
-            and gates.metric(r.metric).gated
-            and gates.why_not_judged(*key, r.metric) is None
+            if r.metric != "errors" and gates.metric(r.metric).gated and judges(key, r.metric)
         ]
         if wanted and not any(r.gated and r.verdict != NOT_GATED for r in wanted):
             whys = sorted({r.reason or r.why_not_gated or "not judged" for r in wanted})

@@ -155,7 +155,12 @@ def compare_legs(
     out.sort(key=lambda r: (order[r.metric], r.scenario, r.client))
     merged = [_merged(side, used) for side in ("base", "head")]
     comparison = compare.Comparison(merged[0], merged[1], gates, out, [], used[0].design)
-    comparison.unjudged = compare.unjudged(out, gates)  # a gated series no runner judged
+    # a series some runner gates and none judged (a row no runner's calibration guards is reported)
+    comparison.unjudged = compare.unjudged(
+        out,
+        gates,
+        lambda key, metric: any(own[leg.name].why_not_judged(*key, metric) is None for leg in used),
+    )
     return comparison, seen, alone
 
 
