@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Heads that fail, and the A/A, each as independent `hftbench ab --suite pr` sessions of this
 checkout against itself with the head's server given a failure knob (server/README.md,
-"Calibration knobs"); the tally docs/measurements.md ("Failures") quotes.
+"Calibration knobs"); the tally docs/measurements.md ("A failure is data") quotes.
 
     .venv/bin/python scripts/experiments/failure-heads.py OUT SESSIONS [KIND ...]
 
