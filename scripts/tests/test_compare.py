@@ -209,7 +209,15 @@ def test_a_series_pattern_may_gate_one_metric_of_a_series_with_its_errors_and_cp
     assert g.why_not_judged("load", "hft", "errors") is None
     assert g.why_not_judged("load", "hft", "p99_us").startswith("reported only: too noisy to judge here")
     assert g.why_not_judged("latency-1c", "hft", "p99_us") is None
-    host = "reported only: the scenario measures the host"
-    assert g.why_not_judged("large", "hft", "p50_us").startswith(host)
+    assert g.why_not_judged("large", "hft", "p50_us") == "reported only: not in gates.yaml's series"
+    reported = parse_gates(
+        {**doc, "reported": {"latency-8c/*": "the duet magnifies it", "*": "the host"}}, "g"
+    )
+    assert g.why_not_judged("latency-8c", "hft", "p99_us") == "reported only: not in gates.yaml's series"
+    assert reported.why_not_judged("latency-8c", "hft", "p99_us") == "reported only: the duet magnifies it"
+    assert reported.why_not_judged("latency-8c", "hft", "cpu_us_per_order").endswith("the duet magnifies it")
+    assert reported.why_not_judged("large", "hft", "p50_us") == "reported only: the host"
+    with pytest.raises(UsageError, match="reported must map"):
+        parse_gates({**doc, "reported": ["latency-8c/*"]}, "g.yaml")
     with pytest.raises(UsageError, match="names 'p42_us', not a metric"):
         parse_gates({**doc, "series": ["load/hft p42_us"]}, "g.yaml")

@@ -19,7 +19,7 @@ from ..results import Run
 from . import calibration, designs
 from .compare import Comparison, compare_sides
 from .gates import Gates
-from .hidden import SOLO_CONFIDENCE, Pool, survival
+from .hidden import MIN_SOLO_PAIRS, SOLO_CONFIDENCE, Pool, survival
 from .sides import load_runs, side_from_runs
 
 KINDS = ("aa", "slow", "stall", "after", "contention")
@@ -157,8 +157,12 @@ def analyse(
         "aa_pool": pool_offsets(_compare(pools["aa"], "aa", gates, design), done["aa"]["series_tested"]),
         "effects": effects,
         "survival": seen,
-        # what decided `magnified`: the texts (no numpy there) read it from the record
-        "survival_rule": {"confidence": SOLO_CONFIDENCE, "magnifies_beyond": calibration.MAX_AMPLIFICATION},
+        # what decided `whole`: the texts (no numpy there) read it from the record
+        "survival_rule": {
+            "confidence": SOLO_CONFIDENCE,
+            "magnifies_beyond": calibration.MAX_AMPLIFICATION,
+            "min_pairs": MIN_SOLO_PAIRS,
+        },
         "confidence": gates.confidence,
         "guards": guards,
         "as_judged": _draw_tallies(pools, record, comparisons, k, seed, design),

@@ -39,6 +39,9 @@ class Comparison:
     # Gated series that no row judged, and why ("latency-8c/hft: n too small …"): each makes
     # the comparison invalid (what is not judged cannot be green).
     unjudged: list[str] = field(default_factory=list)
+    # The rows' interval level (family.correct: the gated family's Bonferroni level); None: the
+    # gates' own (no row was tested).
+    confidence: float | None = None
 
     @property
     def status(self) -> str:
@@ -145,7 +148,7 @@ class Comparison:
             status=self.status,
             exit_code=self.exit_code,
             gates=paths.shown(self.gates.source),
-            confidence=self.gates.confidence,
+            confidence=self.confidence if self.confidence is not None else self.gates.confidence,
             looks=self.gates.looks,
             design=Design(self.design, designs.DESCRIBE[self.design]),
             calibration=self.gates.calibration,
@@ -200,12 +203,12 @@ def compare_sides(base: Side, head: Side, gates: Gates, design: str = UNPAIRED) 
         where = "base" if key in base.series else "head"
         for m in gates.metrics:
             out.append(_missing(key, m, where, base.series.get(key, []), head.series.get(key, [])))
-    family.correct(out, gates, noise)
+    confidence = family.correct(out, gates, noise)
     order = {m.name: i for i, m in enumerate(gates.metrics)}
     out.sort(key=lambda r: (order[r.metric], r.scenario, r.client))
     # A duet's .hlog is cut into blocks, not a soak's intervals: it has no drift to test.
     drifts = drift.soak_drift(head, gates) if design != DUET else []
-    return Comparison(base, head, gates, out, drifts, design, unjudged(out, gates))
+    return Comparison(base, head, gates, out, drifts, design, unjudged(out, gates), confidence)
 
 
 def unjudged(rows: list[MetricResult], gates: Gates, judges=None) -> list[str]:

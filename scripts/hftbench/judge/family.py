@@ -12,17 +12,28 @@ from typing import TYPE_CHECKING
 
 from ..answers import INCONCLUSIVE, NOT_GATED, settle_text
 from ..verdict import MetricResult
-from . import stats
+from . import clustered, stats
 from .rules import classify, detectable_effect, gate_detectable_effect, rounds_to_settle
 
 if TYPE_CHECKING:
     from .gates import Gates, MetricGate
 
 
-def correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple]) -> None:
-    """Holm within each family (gated latency/throughput, reported-only), the MDE, the verdicts."""
+def correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple]) -> float | None:
+    """Holm within each family (gated latency/throughput, reported-only), the MDE, the
+    intervals the decision uses, the verdicts. Returns the intervals' confidence (None: no
+    row tested).
+
+    The interval shown is the decision's: at the gated family's Bonferroni level, 1 - alpha /
+    (rows in the family) after the looks, for every tested row (one level, one label). An
+    interval that excludes 1 is then significant after Holm too, so "no change" (the interval
+    inside the band and holding 1) is never said of a row the test finds changed, and an
+    interval at the looks' level alone (1 - 0.05 / 3) no longer reads "+2.5 % (+1.0 … +4.1 %)
+    no change" (issue 60)."""
     testable = [r for r in results if r.p_value is not None and r.verdict != NOT_GATED]
     families = [[r for r in testable if r.gated == g] for g in (True, False)]
+    leading = next((f for f in families if f), [])
+    shown = gates.metric(leading[0].metric).alpha / len(leading) if leading else None
     for family in families:
         for r, adj in zip(family, stats.holm([r.p_value for r in family]), strict=True):
             r.p_adjusted = adj
@@ -33,9 +44,23 @@ def correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple]) 
                 r.mde = detectable_effect(sd, level, smallest_p=smallest_p, df=df)
                 threshold = gates.metric(r.metric).threshold
                 r.fails_at = gate_detectable_effect(sd, level, threshold, smallest_p=smallest_p, df=df)
+                if test and shown is not None:
+                    r.ci = decision_interval(test[0], 1.0 - shown) or r.ci
     for r in testable:
         r.verdict, why = _verdict(r, gates.metric(r.metric))
         r.reason = why or r.reason
+    return None if shown is None else 1.0 - shown
+
+
+def decision_interval(t, confidence: float) -> tuple[float, float] | None:
+    """A test's interval at `confidence`: Student's about a round-level t's estimate, or the
+    bootstrap replicates' expanded percentiles (designs.Tested); None when it carries neither."""
+    if getattr(t, "df", 0) > 0:
+        return clustered.t_interval(t.observed, t.se, t.df, confidence)
+    replicates = getattr(t, "replicates", None)
+    if replicates is None or not len(replicates):
+        return None
+    return stats.ratio_interval(replicates, confidence, t.n)
 
 
 def _verdict(r: MetricResult, m: MetricGate) -> tuple[str, str | None]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,9 @@ class Gates:
     # A pattern may name one metric ("load/hft p50_us"): only that metric of the series,
     # with its error rate and server CPU per order (why_not_judged).
     series: tuple[str, ...] | None = None
+    # "scenario/client" pattern -> why the series is reported only (gates.yaml `reported`), said
+    # in the verdict's guard lines where `series` leaves it out.
+    reported: dict[str, str] = field(default_factory=dict)
 
     looks: int = 1  # verdicts taken on growing data (ab's sequential rounds); see for_looks
     # The metric a soak's drift is tested on (drift.py): its threshold, alpha, min_samples
@@ -111,7 +114,9 @@ class Gates:
                 return None
             if self.gates_series(scenario, client):
                 return "reported only: too noisy to judge here (gates.yaml series names other metrics of it)"
-            return "reported only: the scenario measures the host, not the server (gates.yaml series)"
+            name = f"{scenario}/{client}"
+            why = next((w for pat, w in self.reported.items() if fnmatch.fnmatchcase(name, pat)), None)
+            return f"reported only: {why}" if why else "reported only: not in gates.yaml's series"
         series = f"{scenario}/{client}"
         if metric == "cpu_us_per_order":
             # The server's own CPU per order (no shared host in it): judged wherever the
@@ -172,6 +177,12 @@ def parse_gates(doc: Any, source: str) -> Gates:
         _, _, only = pat.partition(" ")
         if only and only not in {m.name for m in metrics}:
             raise UsageError(f"{source}: series {pat!r} names {only!r}, not a metric of 'metrics'")
+    reported = doc.get("reported", {})
+    if not isinstance(reported, dict) or not all(isinstance(v, str) for v in reported.values()):
+        raise UsageError(
+            f"{source}: reported must map 'scenario/client' patterns to the reason they are reported "
+            f"only (got {reported!r}); e.g. {{latency-8c/hft: the duet magnifies it}}"
+        )
     drift_doc = doc.get("drift", {})
     drift_metric = drift_doc.get("metric", "p99_us") if isinstance(drift_doc, dict) else None
     if drift_metric not in {m.name for m in metrics if m.kind == "quantile"}:
@@ -187,6 +198,7 @@ def parse_gates(doc: Any, source: str) -> Gates:
         source=source,
         permutations=perms,
         series=tuple(series) if series else None,
+        reported=dict(reported),
         drift_metric=drift_metric,
     )
 

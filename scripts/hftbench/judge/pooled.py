@@ -149,12 +149,14 @@ def compare_legs(
                 for e, w in zip(metric_entries, weights, strict=True):
                     seen[e.leg].append(SeenRow(e.row.series, e.row.metric, e.row.ratio, e.row.gated,
                                                round(w, 4), basis))  # fmt: skip
-    family.correct(out, gates, noise)
+    confidence = family.correct(out, gates, noise)
     alone = own_regressions(legs, out)
     order = {m.name: i for i, m in enumerate(gates.metrics)}
     out.sort(key=lambda r: (order[r.metric], r.scenario, r.client))
     merged = [_merged(side, used) for side in ("base", "head")]
-    comparison = compare.Comparison(merged[0], merged[1], gates, out, [], used[0].design)
+    comparison = compare.Comparison(
+        merged[0], merged[1], gates, out, [], used[0].design, confidence=confidence
+    )
     # a series some runner gates and none judged (a row no runner's calibration guards is reported)
     comparison.unjudged = compare.unjudged(
         out,

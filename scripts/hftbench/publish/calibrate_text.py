@@ -32,22 +32,26 @@ def survival_lines(
     survival: dict[str, dict[str, dict[str, Any]]], rule: dict[str, float] | None
 ) -> list[str]:
     """What of each kind's effect, measured with each server alone, the design still shows;
-    `rule` is the record's survival_rule (its interval's level and the magnification refused)."""
+    `rule` is the record's survival_rule (its interval's level and the magnification allowed)."""
     if not survival:
         return []
     # a record written before it kept its rule names neither number
     level = f"{100 * rule['confidence']:g} %" if rule else "stated"
     beyond = f"{rule['magnifies_beyond']:g}×" if rule else "a multiple of"
+    least = f"{rule['min_pairs']}+" if rule and "min_pairs" in rule else "enough"
     lines = ["", "What of each kind survives the design (its effect with each server alone, one at a "
              f"time: each kind's run against the build's run just before it, with the {level} interval "
              "over those pairs; against the effect the design measured; 1 sees it whole, 0 not at all; "
-             f"\"magnifies\" where the design shows more than {beyond} the top of that interval):", "",
+             f"\"not magnified\" where {least} pairs show the design's effect within {beyond} the bottom of "
+             "that interval: only a row not magnified for every kind is guarded):", "",
              f"| kind | series metric | alone | alone, {level} | in the design | this design |",
              "|---|---|---|---|---|---|"]  # fmt: skip
     for kind, rows in survival.items():
         for key, r in rows.items():
             interval = f"×{r['alone_low']} … ×{r['alone_high']} ({r['pairs']} pairs)" if "pairs" in r else "–"
-            shown = seen_text(r["seen"]) + (": magnifies" if r.get("magnified") else "")
+            shown = seen_text(r["seen"]) + (
+                ": not magnified" if r.get("whole") else ": magnification not ruled out"
+            )
             lines.append(f"| {TITLE[kind]} | {key} | ×{r['alone']} | {interval} | ×{r['design']} | {shown} |")
     return lines
 

@@ -44,12 +44,12 @@ def guard_lines(doc: Verdict) -> list[str]:
 
 def method(doc: Verdict | dict[str, Any]) -> str:
     doc = as_verdict(doc)
-    conf = round(100 * doc.shown_confidence)
+    conf = f"{100 * doc.shown_confidence:.4g}"
     units = UNITS[doc.design.name or "unpaired"].format(conf=conf)
     looks = doc.shown_looks
     sequential = (
-        f" Rounds were added while undecided, so each of the {looks} possible looks uses alpha / {looks} "
-        f"and a {conf}% interval."
+        f" Rounds were added while undecided, so each of the {looks} possible looks uses alpha / {looks}; "
+        f"the {conf}% interval is the decision's (alpha / looks / the gated rows)."
         if looks > 1
         else ""
     )

@@ -147,7 +147,7 @@ def row_cells(r: Row | dict[str, Any], esc=mdsafe.text) -> list[str]:
 
 def table_head_cells(confidence: float) -> list[str]:
     """The table head's cells, in COLUMNS order."""
-    interval_label = f"{round(100 * confidence)}% interval"
+    interval_label = f"{100 * confidence:.4g}% interval"
     return ["", "series", "metric", "base", "head", "change", interval_label, "could detect", "verdict"]
 
 
