@@ -174,6 +174,11 @@ class Cell:
     # The server process's own CPU seconds over the cell (warm-up included, like server_orders):
     # what one side of a duet cannot share with the other (judge: cpu_us_per_order).
     server_cpu_s: float | None = None
+    # Where server_cpu_s was read: "cgroup" (the side's group: every process that was in it,
+    # exited ones included; measure/cgroups.py) or "proc" (the server and its live descendants).
+    server_cpu_from: str | None = None
+    # The side's group's memory high-water mark so far (bytes), at the end of the cell.
+    server_memory_peak_bytes: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -200,6 +205,8 @@ class Cell:
             server_orders=d.get("server_orders"),
             link=d.get("link"),
             server_cpu_s=d.get("server_cpu_s"),
+            server_cpu_from=d.get("server_cpu_from"),
+            server_memory_peak_bytes=d.get("server_memory_peak_bytes"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -216,6 +223,12 @@ class Cell:
             "server_orders": self.server_orders,
             **({"link": self.link} if self.link is not None else {}),
             **({"server_cpu_s": self.server_cpu_s} if self.server_cpu_s is not None else {}),
+            **({"server_cpu_from": self.server_cpu_from} if self.server_cpu_from is not None else {}),
+            **(
+                {"server_memory_peak_bytes": self.server_memory_peak_bytes}
+                if self.server_memory_peak_bytes is not None
+                else {}
+            ),
         }
 
 

@@ -173,3 +173,25 @@ def tuning_attack(marker: Path) -> str:
     """The head's own hft/scripts/setup_hft_system.sh: writes `marker`, then answers --check
     --json as the real one would (with nothing). Run by the harness, it runs the head's code."""
     return f'#!/bin/bash\necho pwned > "{marker}"\necho \'{{"knobs": {{}}}}\'\n'
+
+
+# Issue 61: a head that forks short-lived children which spin on the CPU it shares with base,
+# and exit before the harness looks. CPU per order read from /proc counts only live processes:
+# the head reads as cheap as base while it slows base down. Its side's cgroup counts them.
+
+
+def spinning_children(tag: str, server: Path = SERVER, iterations: int = 8000) -> str:
+    """A head's bin/hft-server: it starts a loop that forks, one after another while the real
+    server runs, children that burn CPU (a shell count to `iterations`, about 10 ms each) and
+    exit, each first trying to leave its cgroup (its pid written to every hierarchy's root
+    cgroup.procs: read-only in the sandbox, allowed to root outside it); then it execs the real
+    server. The loop carries HFT_PWN=<tag> (left_behind finds it) and ends with the server."""
+    procs = "/sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/*/cgroup.procs"
+    # a subshell's own pid: its $$ is its parent's
+    escape = f"read -r me _ < /proc/self/stat; for f in {procs}; do echo $me > $f; done"
+    spin = f"i=0; while [ $i -lt {iterations} ]; do i=$((i+1)); done"
+    loop = f"escape() {{ {escape}; }} 2>/dev/null; escape; while kill -0 $1; do ( escape; {spin} ); done"
+    return (
+        f"#!/bin/sh\nenv HFT_PWN={tag} sh -c '{loop}' spinner $$ </dev/null >/dev/null 2>&1 &\n"
+        f'exec {server} "$@"\n'
+    )

@@ -56,7 +56,7 @@ from ..judge.compare import Comparison, compare_sides
 from ..judge.gates import EARLY_SHARE, Gates, load_gates
 from ..judge.rounds import AB_ROUNDS, Rounds, rounds_from_args
 from ..judge.session import FAILED, TIME_OUT, Session
-from ..measure import duet, profile, sandbox
+from ..measure import cgroups, duet, profile, sandbox
 from ..measure.cell import link_clients
 from ..measure.rig import Rig, RoundError
 from ..measure.served import Served
@@ -211,6 +211,9 @@ class Job:
 
 
 def make_job(o: AbOptions, cfg: config_mod.Config, root: Path) -> Job:
+    # Each side's server in a cgroup of its own (cgroups.py): said once, before any build, where
+    # none can be made (HFT_CGROUPS=on refuses instead; a bad limit variable is refused here).
+    cgroups.policy(say=True)
     out = new_out(o.out, root, "ab")
     plan = o.selection.plan(cfg, o.builds.clients_bin)
     flags = {"base": list(o.builds.server_flags), "head": [*o.builds.server_flags, *o.head_server_flags]}

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import roster
 from ..config import FLOOR, Scenario
@@ -311,7 +312,16 @@ def run_cell(
         exit_code=code,
         server_orders=server_orders,
         server_cpu_s=cpu_s,
+        **server_readings(server, cpu_s),
     )
+
+
+def server_readings(server: Server | None, cpu_s: float | None) -> dict[str, Any]:
+    """A measured cell's server_cpu_from (where `cpu_s` was read: "cgroup" or "proc") and
+    server_memory_peak_bytes (its cgroup's peak so far), as Cell keywords; {} without them."""
+    if server is None or cpu_s is None:
+        return {}
+    return {"server_cpu_from": server.cpu_source(), "server_memory_peak_bytes": server.memory_peak()}
 
 
 def cpu_spent(server: Server | None, before: float | None) -> float | None:

@@ -32,7 +32,7 @@ from .. import paths, roster
 from ..config import Scenario
 from ..results import UNMEASURED, Cell, ClientResult, Run
 from ..schema import check_result
-from . import fingerprint
+from . import cgroups, fingerprint
 from .cell import (
     build_command,
     client_binary,
@@ -42,6 +42,7 @@ from .cell import (
     held_interrupts,
     kill_session,
     result_name,
+    server_readings,
     start_client,
     why_not_clean,
 )
@@ -106,7 +107,13 @@ def run_round(
         host["placement"] = placement.describe()
     runs = {s: _new_run(dirs[s], sides[s], suite, targets, scenarios, host, tools) for s in SIDES}
     started = time.perf_counter()
+    # Each side's server in a cgroup of its own (cgroups.py): its CPUs, limits, and its CPU
+    # per order read from the group, so a head's exited children still count as its own.
+    groups = cgroups.for_run(f"round_{stamp}_{pair + 1:02d}_{dirs['head'].name[-6:]}",
+                             {s: servers[s].cpus for s in SIDES})  # fmt: skip
     try:
+        for s in SIDES:
+            servers[s].cgroup = groups.get(s)
         # Started in slot order, so which build's server is the older process is drawn per
         # round too: base always first read a 40-round A/A's latency-1c P99 as head −0.70 %
         # (3.2 standard errors; docs/measurements.md, 2026-11-28).
@@ -119,6 +126,7 @@ def run_round(
                 continue
             runs[s].server = servers[s].describe()
             runs[s].server["duet_slot"] = "a" if s == slot_a else "b"
+            runs[s].server["cgroup"] = groups.describe(s)
         for scenario in scenarios:
             down.update(_died(servers, down))
             if down:
@@ -133,6 +141,8 @@ def run_round(
     finally:
         for s in SIDES:
             servers[s].stop()
+        groups.remove()  # what a side left in its group is killed with it
+        for s in SIDES:
             runs[s].finished_at = paths.utc_iso()
             runs[s].wall_s = round(time.perf_counter() - started, 3)
             runs[s].write()
@@ -344,4 +354,5 @@ def _cell(
         exit_code=code,
         server_orders=server_orders,
         server_cpu_s=cpu_s,
+        **server_readings(server, cpu_s),
     )

@@ -17,7 +17,7 @@ from .. import paths
 from ..config import FLOOR
 from ..errors import UsageError
 from ..results import Cell, Run
-from . import capacity, fingerprint
+from . import capacity, cgroups, fingerprint
 from . import placement as placement_mod
 from .cell import CellSetup, describe_server_exit, run_cell
 from .netcells import NetworkCells
@@ -125,9 +125,12 @@ def run_plan(
         placement=placement,
     )
     network = NetworkCells(plan.links, setup, server_flags, progress.note)
+    # The server in a cgroup of its own for the run (cgroups.py), restarts included.
+    groups = cgroups.for_run(run.run_id, {"server": server.cpus})
+    server.cgroup = groups.get("server")
     try:
         server.start()
-        run.server = server.describe()
+        run.server = {**server.describe(), "cgroup": groups.describe("server")}
         run.write()
         down: str | None = None  # set once the server is dead and will not start again
         for scenario, client, repeat in cells:
@@ -147,9 +150,15 @@ def run_plan(
                 on_cell(cell)
         run.complete = True
     except BaseException:
-        _finish(run, started, progress, server, network, raising=True)
+        try:
+            _finish(run, started, progress, server, network, raising=True)
+        finally:
+            groups.remove()  # once the server is stopped: what it left in its group is killed
         raise
-    _finish(run, started, progress, server, network)
+    try:
+        _finish(run, started, progress, server, network)
+    finally:
+        groups.remove()
     return run
 
 

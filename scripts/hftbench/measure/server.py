@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from . import proc_sampler, procs
+from . import cgroups, proc_sampler, procs
 from .placement import format_cpu_list
 
 # Read here and only here (procs.start_ready); server/src/main.rs prints it.
@@ -69,6 +69,9 @@ class Server:
         self.url: str = ""  # http://127.0.0.1:PORT once started
         self.version: str | None = None  # from /health when the server reports one
         self.proc: subprocess.Popen[bytes] | None = None
+        # The side's cgroup (cgroups.py), set by the run before start: entered before exec, and
+        # the CPU read from it; None: no group, the CPU from /proc.
+        self.cgroup: cgroups.Group | None = None
 
     def __enter__(self) -> Server:
         self.start()
@@ -137,14 +140,19 @@ class Server:
         server outlives an hftbench, ab or pytest run); a build without --cpus is confined to
         the CPUs instead."""
         if not self.cpus or self._has_cpus_flag():
-            return procs.die_with_parent
+            return self._in_cgroup(procs.die_with_parent)
         cpus = set(self.cpus)
 
         def confine() -> None:
             os.sched_setaffinity(0, cpus)
             procs.die_with_parent()
 
-        return confine
+        return self._in_cgroup(confine)
+
+    def _in_cgroup(self, then: Callable[[], None]) -> Callable[[], None]:
+        """`then`, preceded by the move into the side's cgroup where it has one: in the child
+        before exec, so nothing the server starts is ever outside it (cgroups.py)."""
+        return self.cgroup.preexec(then) if self.cgroup is not None else then
 
     def wait_healthy(self, deadline: float) -> None:
         last = ""
@@ -178,10 +186,21 @@ class Server:
     def cpu_seconds(self) -> float | None:
         """CPU seconds the server has used so far, its process and every live one under it
         (a head's server runs under bwrap, sandbox.py: the server is a descendant, and whatever
-        the PR's code started beside it counts too); None when /proc cannot tell."""
+        the PR's code started beside it counts too); None when /proc cannot tell. In a cgroup
+        (self.cgroup): the group's, which keeps the CPU of processes that have exited."""
+        if self.cgroup is not None and (spent := self.cgroup.cpu_seconds()) is not None:
+            return spent
         if self.proc is None or (own := proc_sampler.cpu_seconds(self.proc.pid)) is None:
             return None
         return own + sum(proc_sampler.cpu_seconds(pid) or 0.0 for pid in procs.descendants(self.proc.pid))
+
+    def cpu_source(self) -> str:
+        """Where cpu_seconds reads: "cgroup" (the side's group) or "proc" (live processes)."""
+        return "cgroup" if self.cgroup is not None and self.cgroup.cpu_seconds() is not None else "proc"
+
+    def memory_peak(self) -> int | None:
+        """The side's cgroup's memory high-water mark in bytes; None without a group."""
+        return self.cgroup.memory_peak() if self.cgroup is not None else None
 
     def serving_pid(self) -> int | None:
         """The server process's own pid, for what samples one process (a soak's RSS and

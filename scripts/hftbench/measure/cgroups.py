@@ -1,0 +1,511 @@
+"""Each side's server in a cgroup of its own: its CPUs, a memory and a pids limit, and its CPU
+read from the group, so that what its processes spend is counted even after they exit.
+
+Why: CPU per order read from /proc counts the server and its *live* descendants. A head whose
+server forks short-lived children that spin (on the CPU base shares with it) and exit reads
+as cheap as base while it slows base down; the group's own counter (v2 `cpu.stat`
+usage_usec, v1 `cpuacct.usage`) keeps the CPU of every process that was ever in it.
+
+Per run and side a group `hft-bench/<run id>/<side>`, made under the cgroup hftbench itself
+runs in (in each hierarchy: so the limits set on the job still hold, and only groups we made
+are touched), with
+- `cpuset.cpus`: the side's CPUs (placement.py; unpinned: all its parent allows),
+- a memory limit (`$HFTBENCH_SERVER_MEMORY`, default 2 GiB) and a pids limit
+  (`$HFTBENCH_SERVER_PIDS`, default 1024): a head that forks without end or eats the host's
+  memory is stopped by the kernel, and its cells fail as its own.
+
+The server enters its group in the child between fork and exec (Server's preexec): whatever
+it runs after that, bwrap and the head's code included, starts inside; no child can be forked
+before the move and escape it, as one could between a spawn and a later write of its pid.
+The head cannot leave either: in the sandbox /sys is read-only (bwrap `--ro-bind / /`) and
+its capabilities are dropped, so no write to any `cgroup.procs` goes through.
+
+After the run the side's group is emptied (SIGKILL to the pids listed in *its own*
+`cgroup.procs`, nothing else) and removed, the run's group and `hft-bench/` with it where
+empty (a concurrent run's keep them), also when the run fails.
+
+Where groups cannot be made (not root, a read-only cgroupfs, a controller missing, v2 with
+processes in hftbench's own group) every run folder says why (results.json's
+`server.cgroup`), ab says it once on stderr, and CPU is read from /proc as before; ab's
+`--require-sandbox` does not refuse for it: the self-hosted runner's job unit
+(hft/runner/runner-units.sh: ProtectControlGroups=yes, no Delegate=) cannot make groups
+today, so it would refuse every pull request. `HFT_CGROUPS=on` refuses instead (for a runner
+that can), `HFT_CGROUPS=off` never tries. The parsing is pure functions of the files' texts,
+tested on fake trees.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UsageError
+from .placement import format_cpu_list
+
+ENV = "HFT_CGROUPS"  # on, off, auto (unset)
+ENV_MEMORY = "HFTBENCH_SERVER_MEMORY"
+ENV_PIDS = "HFTBENCH_SERVER_PIDS"
+DEFAULT_MEMORY = 2 << 30  # bytes: the server needs tens of MiB; a head needing more is its fault
+DEFAULT_PIDS = 1024  # tasks (threads count): the server runs a few dozen
+ROOT = Path("/sys/fs/cgroup")
+SELF = Path("/proc/self/cgroup")
+TOP = "hft-bench"
+# v1: the hierarchies a group needs (cpuacct for the CPU, cpuset for the CPUs, memory, pids);
+# v2: the controllers enabled for it (cpu.stat's usage_usec needs none).
+V1_CONTROLLERS = ("cpuset", "cpuacct", "memory", "pids")
+V2_CONTROLLERS = ("cpuset", "memory", "pids")
+FIX = (
+    "run hftbench as root where /sys/fs/cgroup is writable: cgroup v1 with the cpuset, cpuacct, "
+    "memory and pids hierarchies, or cgroup v2 with those controllers and hftbench in the root "
+    "group of its cgroup namespace (v2 enables controllers only below a group without "
+    f"processes); or set {ENV}=off to measure without groups"
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure parsing
+
+
+def own_paths(text: str) -> dict[str, str]:
+    """/proc/self/cgroup ("ID:CONTROLLERS:PATH" lines) as {controller: path}; the v2 line
+    (ID 0, no controllers) under "". `name=systemd` and other named hierarchies are kept under
+    their name."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        parts = line.strip().split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, path = parts
+        for name in controllers.split(",") if controllers else [""]:
+            out[name] = path
+    return out
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where this host's groups go. `version` 2 (unified: one tree, `base[""]`), 1 (one tree
+    per controller: `base["cpuset"]` …) or 0 (none usable: `problem` says why in words). `base`
+    is the directory of hftbench's own group in each tree: ours go below it."""
+
+    version: int
+    base: Mapping[str, Path] = field(default_factory=dict)
+    problem: str | None = None
+
+    def describe(self) -> str:
+        return {2: "cgroup v2", 1: "cgroup v1"}.get(self.version, f"no cgroups ({self.problem})")
+
+
+def _own_dir(mount: Path, rel: str | None) -> Path:
+    """The directory of the group `rel` (from /proc/self/cgroup) on `mount`; the mount itself
+    where that path is not visible there (a cgroup namespace whose root is not the mount's)."""
+    if rel:
+        candidate = mount / rel.lstrip("/")
+        if candidate.is_dir():
+            return candidate
+    return mount
+
+
+def detect(root: Path, self_cgroup: str) -> Layout:
+    """The layout under `root` (/sys/fs/cgroup) for a process whose /proc/self/cgroup is
+    `self_cgroup`: v2 where `root` itself is the unified tree (its cgroup.controllers lists
+    cpuset, memory and pids), v1 where each controller has its tree (root/cpuset …, a hybrid
+    host's root/unified without controllers is not used), else version 0 with the reason."""
+    own = own_paths(self_cgroup)
+    controllers_file = root / "cgroup.controllers"
+    if controllers_file.is_file():
+        try:
+            have = controllers_file.read_text().split()
+        except OSError as exc:
+            return Layout(0, problem=f"cannot read {controllers_file} ({exc.strerror})")
+        base = _own_dir(root, own.get(""))
+        have_here = _controllers_at(base, have)
+        missing = [c for c in V2_CONTROLLERS if c not in have_here]
+        if missing:
+            where = base / "cgroup.controllers"
+            return Layout(0, problem=f"cgroup v2 without the {', '.join(missing)} controller in {where}")
+        return Layout(2, {"": base})
+    if not root.is_dir():
+        return Layout(0, problem=f"{root} does not exist (no cgroupfs mounted)")
+    base = {}
+    missing = []
+    for name in V1_CONTROLLERS:
+        mount = root / name
+        if (mount / "tasks").is_file():
+            base[name] = _own_dir(mount, own.get(name))
+        else:
+            missing.append(name)
+    if missing:
+        hybrid = (root / "unified").is_dir()
+        unified = " (a cgroup2 tree without controllers does not count)" if hybrid else ""
+        what = f"cgroup v1 without the {', '.join(missing)} hierarchy under {root}{unified}"
+        return Layout(0, problem=what)
+    return Layout(1, base)
+
+
+def _controllers_at(base: Path, fallback: list[str]) -> list[str]:
+    try:
+        return (base / "cgroup.controllers").read_text().split()
+    except OSError:
+        return fallback
+
+
+def cpu_stat_usage_ns(text: str) -> int:
+    """v2 cpu.stat's usage_usec, in ns; ValueError naming the file when it has none."""
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "usage_usec":
+            return int(value) * 1000
+    raise ValueError("cpu.stat has no usage_usec line")
+
+
+def cpuacct_usage_ns(text: str) -> int:
+    """v1 cpuacct.usage: one number, ns."""
+    return int(text.strip())
+
+
+def memory_bytes(text: str) -> int | None:
+    """memory.peak / memory.current / memory.max_usage_in_bytes: a number of bytes ("max" and
+    an empty file: None)."""
+    text = text.strip()
+    return int(text) if text and text != "max" else None
+
+
+def pids_of(text: str) -> list[int]:
+    """cgroup.procs / tasks: one pid a line."""
+    return [int(line) for line in text.split() if line.strip().isdigit()]
+
+
+SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str, source: str) -> int:
+    """ "2G", "512M", "1073741824", "1.5G" (binary units, an optional "iB"/"B") -> bytes;
+    UsageError naming `source` and the fix."""
+    raw = text.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = raw[-1:] if raw[-1:] in SIZE_UNITS and raw[-1:] else ""
+    number = raw[: len(raw) - len(unit)]
+    try:
+        value = float(number)
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        raise UsageError(f"{source}={text!r}: pass a size such as 2G, 512M or a number of bytes")
+    size = int(value * SIZE_UNITS[unit])
+    if size < 16 << 20:
+        raise UsageError(f"{source}={text!r}: a server needs more than 16 MiB; pass 64M or more")
+    return size
+
+
+def limits(env: Mapping[str, str] = os.environ) -> tuple[int, int]:
+    """(memory bytes, pids) a side's group is limited to: $HFTBENCH_SERVER_MEMORY and
+    $HFTBENCH_SERVER_PIDS, else the defaults; UsageError naming the variable."""
+    memory = parse_size(env[ENV_MEMORY], ENV_MEMORY) if env.get(ENV_MEMORY, "").strip() else DEFAULT_MEMORY
+    text = env.get(ENV_PIDS, "").strip()
+    if not text:
+        return memory, DEFAULT_PIDS
+    if not text.isdigit() or int(text) < 16:
+        raise UsageError(f"{ENV_PIDS}={text!r}: pass a number of tasks, 16 or more (default {DEFAULT_PIDS})")
+    return memory, int(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# The filesystem
+
+
+def _write(path: Path, value: str) -> None:
+    with open(path, "w") as f:
+        f.write(value)
+
+
+def _read(path: Path) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+class Group:
+    """One side's group, `rel` (hft-bench/<run>/<side>) below each tree's base of `layout`."""
+
+    def __init__(self, layout: Layout, rel: str) -> None:
+        self.layout = layout
+        self.rel = rel
+        self.dirs = {name: base / rel for name, base in layout.base.items()}
+        self._memory_peak_file: str | None = None
+
+    @property
+    def path(self) -> Path:
+        """The directory its CPU is read from (v2: the group; v1: its cpuacct group)."""
+        return self.dirs["" if self.layout.version == 2 else "cpuacct"]
+
+    def _unique_dirs(self) -> list[Path]:
+        return list(dict.fromkeys(self.dirs.values()))
+
+    def create(self, cpus: Iterable[int], memory: int, pids: int) -> None:
+        """Make the group and its parents, then its limits; OSError where the kernel refuses."""
+        cpus = tuple(cpus)
+        for attempt in range(3):
+            try:
+                self._make_dirs()
+                break
+            except FileNotFoundError:  # a run that ended removed hft-bench/ between two mkdirs
+                if attempt == 2:
+                    raise
+        if self.layout.version == 2:
+            leaf = self.dirs[""]
+            if cpus:
+                _write(leaf / "cpuset.cpus", format_cpu_list(cpus))
+            _write(leaf / "memory.max", str(memory))
+            _write(leaf / "pids.max", str(pids))
+            return
+        if cpus:
+            _write(self.dirs["cpuset"] / "cpuset.cpus", format_cpu_list(cpus))
+        _write(self.dirs["memory"] / "memory.limit_in_bytes", str(memory))
+        _write(self.dirs["pids"] / "pids.max", str(pids))
+
+    def _make_dirs(self) -> None:
+        """The group's folders level by level: v2 enables the controllers for each parent's
+        children; v1 fills each new cpuset from its parent's (one starts empty, and no task
+        may join an empty cpuset)."""
+        if self.layout.version == 2:
+            enable = " ".join(f"+{c}" for c in V2_CONTROLLERS)
+            parent = self.layout.base[""]
+            for part in Path(self.rel).parts:
+                _write(parent / "cgroup.subtree_control", enable)
+                parent = parent / part
+                parent.mkdir(exist_ok=True)
+            return
+        for name, base in self.layout.base.items():
+            parent = base
+            for part in Path(self.rel).parts:
+                child = parent / part
+                child.mkdir(exist_ok=True)
+                if name == "cpuset":
+                    for knob in ("cpuset.cpus", "cpuset.mems"):
+                        if not _read(child / knob).strip():
+                            _write(child / knob, _read(parent / knob).strip())
+                parent = child
+
+    def enter(self) -> None:
+        """Move the calling process into the group (every tree). Meant for a preexec_fn: the
+        child moves itself before it execs, so nothing it starts can be outside."""
+        pid = str(os.getpid())
+        for d in self._unique_dirs():
+            _write(d / "cgroup.procs", pid)
+
+    def preexec(self, then: Callable[[], None] | None = None) -> Callable[[], None]:
+        """A preexec_fn: enter the group, then `then` (die_with_parent, the CPU mask)."""
+
+        def run() -> None:
+            self.enter()
+            if then is not None:
+                then()
+
+        return run
+
+    def pids(self) -> list[int]:
+        """Every process in the group, in any of its trees (an empty list once it is gone)."""
+        found: list[int] = []
+        for d in self._unique_dirs():
+            try:
+                found += [p for p in pids_of(_read(d / "cgroup.procs")) if p not in found]
+            except OSError:
+                continue
+        return found
+
+    def holds(self, pid: int) -> bool:
+        try:
+            return pid in pids_of(_read(self.path / "cgroup.procs"))
+        except OSError:
+            return False
+
+    def cpu_seconds(self) -> float | None:
+        """CPU the group's processes have used since it was made, exited ones included; None
+        when it cannot be read."""
+        try:
+            if self.layout.version == 2:
+                return cpu_stat_usage_ns(_read(self.path / "cpu.stat")) / 1e9
+            return cpuacct_usage_ns(_read(self.path / "cpuacct.usage")) / 1e9
+        except (OSError, ValueError):
+            return None
+
+    def memory_peak(self) -> int | None:
+        """The group's memory high-water mark in bytes since it was made (v2 memory.peak,
+        memory.current before kernel 5.19; v1 memory.max_usage_in_bytes); None: unreadable."""
+        d = self.dirs["" if self.layout.version == 2 else "memory"]
+        v2 = self.layout.version == 2
+        names = ("memory.peak", "memory.current") if v2 else ("memory.max_usage_in_bytes",)
+        for name in names:
+            try:
+                return memory_bytes(_read(d / name))
+            except (OSError, ValueError):
+                continue
+        return None
+
+    def remove(self, timeout_s: float = 5.0) -> str | None:
+        """SIGKILL what is left in the group (only its own pids), then remove it, and the run's
+        group and hft-bench/ above it where empty (another side or run still there keeps them:
+        it removes them); None when done, else what is left, in words."""
+        deadline = time.monotonic() + timeout_s
+        while (left := self.pids()) and time.monotonic() < deadline:
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.02)
+        stuck = []
+        for d in self._unique_dirs():
+            for path in (d, d.parent, d.parent.parent):  # the side's group, the run's, hft-bench/
+                while True:
+                    try:
+                        path.rmdir()
+                        break
+                    except FileNotFoundError:
+                        break
+                    except OSError as exc:
+                        if path != d and exc.errno in (errno.ENOTEMPTY, errno.EBUSY):
+                            break
+                        if time.monotonic() > deadline:
+                            stuck.append(f"{path} ({exc.strerror})")
+                            break
+                        time.sleep(0.02)
+        return "; ".join(stuck) or None
+
+    def describe(self, memory: int, pids: int) -> dict[str, object]:
+        """The `cgroup` object of results.json's `server`."""
+        return {"path": str(self.path), "version": self.layout.version, "memory_max_bytes": memory,
+                "pids_max": pids}  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# Policy: once per process
+
+
+@dataclass(frozen=True)
+class Policy:
+    enabled: bool
+    note: str  # what the verdict and the run folders say: ON_NOTE, or "none: <why>"
+    layout: Layout = field(default_factory=lambda: Layout(0))
+
+    def to_json(self) -> dict[str, object]:
+        return {"groups": self.layout.describe() if self.enabled else "none", "note": self.note}
+
+
+ON_NOTE = (
+    "each side's server ran in a cgroup of its own (cpuset, memory and pids limits); "
+    "CPU per order read from it"
+)
+
+
+def policy(*, say: bool = False) -> Policy:
+    """Whether servers get groups here (module docstring); UsageError naming what is missing
+    and the fix where HFT_CGROUPS=on requires them and none can be made. With `say`, a run
+    without them is said once on stderr (ab); every run folder records it anyway (results.json's
+    server.cgroup)."""
+    mode = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    if mode not in ("on", "off", "auto"):
+        raise UsageError(f"{ENV}={mode!r}: use on, off or auto")
+    if mode == "off":
+        return Policy(False, f"none: {ENV}=off")
+    limits()  # a bad variable is said before anything runs
+    layout, problem = probe()
+    if problem is None:
+        return Policy(True, ON_NOTE, layout)
+    if mode == "on":
+        raise UsageError(f"each side's server must run in a cgroup of its own ({ENV}=on), and none can be "
+                         f"made here: {problem}. Fix: {FIX}")  # fmt: skip
+    if say:
+        _warn(f"note: servers run without cgroups ({problem}); CPU per order counts live processes "
+              f"only (exited children are nobody's); {ENV}=on refuses instead")  # fmt: skip
+    return Policy(False, f"none: {problem}", layout)
+
+
+@functools.cache
+def _warn(message: str) -> None:
+    print(f"hftbench: {message}", file=sys.stderr, flush=True)
+
+
+@functools.cache
+def probe() -> tuple[Layout, str | None]:
+    """This host's layout, and None when a group can be made and removed here, else why not."""
+    try:
+        self_text = SELF.read_text()
+    except OSError as exc:
+        return Layout(0), f"cannot read {SELF} ({exc.strerror})"
+    layout = detect(ROOT, self_text)
+    if layout.version == 0:
+        return layout, layout.problem
+    group = Group(layout, f"{TOP}/probe-{os.getpid()}-{uuid.uuid4().hex[:6]}/probe")
+    memory, pids = limits()
+    try:
+        group.create((), memory, pids)
+        subprocess.run(["true"], preexec_fn=group.preexec(), check=True, timeout=10)
+    except OSError as exc:
+        where = exc.filename or group.path
+        problem = f"{layout.describe()}: cannot make a group ({where}: {exc.strerror})"
+        if layout.version == 2 and exc.errno == errno.EBUSY:
+            problem += "; v2 enables controllers only below a group without processes, and ours has them"
+        group.remove(timeout_s=1.0)
+        return layout, problem
+    except subprocess.SubprocessError as exc:
+        group.remove(timeout_s=1.0)
+        return layout, f"{layout.describe()}: a process cannot join a group made in {group.path} ({exc})"
+    left = group.remove(timeout_s=1.0)
+    return layout, (f"{layout.describe()}: cannot remove a group ({left})" if left else None)
+
+
+class RunGroups:
+    """The groups of one run's sides: `for_run(run_id, {side: cpus})` makes them (none where
+    the policy says no), `get(side)`, and `remove()` in a finally."""
+
+    def __init__(self, groups: dict[str, Group], memory: int, pids: int, note: str) -> None:
+        self.groups = groups
+        self.memory, self.pids = memory, pids
+        self.note = note
+
+    def get(self, side: str) -> Group | None:
+        return self.groups.get(side)
+
+    def describe(self, side: str) -> dict[str, object]:
+        group = self.groups.get(side)
+        return group.describe(self.memory, self.pids) if group else {"none": self.note}
+
+    def remove(self) -> None:
+        for side, group in self.groups.items():
+            left = group.remove()
+            if left:
+                _warn(f"warning: the {side} server's cgroup could not be removed: {left}")
+        self.groups = {}
+
+
+def for_run(run_id: str, sides: Mapping[str, Iterable[int]]) -> RunGroups:
+    """A group per side (its CPUs: `sides[side]`, empty = all its parent allows) under
+    hft-bench/<run_id>/, or none, with the reason, where the policy says no. A group that
+    cannot be made after the probe could is an error naming it (OSError)."""
+    chosen = policy()
+    memory, pids = limits()
+    if not chosen.enabled:
+        return RunGroups({}, memory, pids, chosen.note)
+    made: dict[str, Group] = {}
+    try:
+        for side, cpus in sides.items():
+            made[side] = Group(chosen.layout, f"{TOP}/{run_id}/{side}")
+            made[side].create(tuple(cpus), memory, pids)
+    except OSError as exc:  # the probe's group could be made: the side's CPUs, most likely
+        RunGroups(made, memory, pids, "").remove()
+        cpus = {s: format_cpu_list(c) or "all" for s, c in sides.items()}
+        problem = f"cannot make {exc.filename or run_id} ({exc.strerror}; CPUs {cpus})"
+        if os.environ.get(ENV, "").strip().lower() == "on":
+            raise UsageError(
+                f"{ENV}=on: {problem}. Fix: pass server CPUs the parent cpuset allows, or {FIX}"
+            ) from None
+        _warn(f"warning: servers run without cgroups: {problem}")
+        return RunGroups({}, memory, pids, f"none: {problem}")
+    return RunGroups(made, memory, pids, chosen.note)
