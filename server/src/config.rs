@@ -1,7 +1,27 @@
-//! The server's settings: the command-line flags other than `--addr`, `--workers` and
-//! `--cpus`, as `main.rs` parsed them.
+//! The server's settings: where it listens (`--addr` or `--listen-fd`, as `Listen`), and
+//! the command-line flags other than those, `--workers` and `--cpus` (`Config`), as
+//! `main.rs` parsed them.
 
+use std::net::SocketAddr;
+use std::os::fd::RawFd;
 use std::time::Duration;
+
+/// Where the server takes connections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listen {
+    /// `--addr`: bind and listen on this address (port 0: one the kernel picks).
+    Addr(SocketAddr),
+    /// `--listen-fd N`: a TCP socket already bound and listening, inherited as file
+    /// descriptor N (the harness binds it, so the server needs no network of its own and
+    /// cannot choose where it is reached). `runtime::serve` checks that it is one.
+    Fd(RawFd),
+}
+
+impl From<SocketAddr> for Listen {
+    fn from(addr: SocketAddr) -> Self {
+        Listen::Addr(addr)
+    }
+}
 
 /// Server settings (the command-line flags other than `--addr`, `--workers` and `--cpus`).
 #[derive(Clone, Debug, PartialEq, Eq)]

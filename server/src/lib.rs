@@ -18,7 +18,8 @@
 //! - `stats`: the `/stats` document, derived from the counters over a period.
 //! - `metrics`: renders the Prometheus text of `/metrics`.
 //! - `error`: the `{"error", "field"}` answer shared by every 4xx.
-//! - `config`: the server settings (`Config`, `Stall`).
+//! - `config`: the server settings (`Config`, `Stall`) and where it listens (`Listen`:
+//!   `--addr` or an inherited socket, `--listen-fd`).
 //! - `faults`: the injected faults (`--inject-fail-every`, `--inject-crash-after`,
 //!   `--inject-hang-every`): which valid order fails, ends the process or hangs.
 //! - `cpus`: `--cpus LIST`, the CPU list syntax and pinning a thread to CPUs.
@@ -33,7 +34,8 @@
 //!   header limits, the header-read timeout, the connection cap, graceful shutdown with
 //!   a deadline).
 //! - `runtime`: the process around `run`: the tokio runtime and its worker threads
-//!   (`--workers`), each pinned to its CPU (`--cpus`), binding `--addr`, SIGINT/SIGTERM;
+//!   (`--workers`), each pinned to its CPU (`--cpus`), binding `--addr` or taking the
+//!   socket of `--listen-fd`, SIGINT/SIGTERM;
 //!   `main.rs` only parses flags, sets up logging, prints the startup line and maps
 //!   `runtime::serve`'s error to an exit status.
 //!
@@ -57,7 +59,7 @@ pub mod serve;
 pub mod service;
 pub mod stats;
 
-pub use config::{Config, Stall};
+pub use config::{Config, Listen, Stall};
 pub use routes::router;
 pub use runtime::{Threads, WORKER_THREAD};
 pub use serve::run;

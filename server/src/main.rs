@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use hft_server::runtime::{self, Threads};
-use hft_server::{cpus, Config, Stall};
+use hft_server::{cpus, Config, Listen, Stall};
 
 /// The order-entry server measured by hft-bench (see server/README.md).
 #[derive(Parser, Debug)]
@@ -19,6 +19,12 @@ struct Args {
     /// Address to listen on; port 0 picks a free port (printed on startup).
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
+    /// Serve on the TCP socket inherited as file descriptor N, already bound and listening
+    /// (instead of --addr): whoever starts the server chooses where it is reached, and the
+    /// server needs no network of its own. The startup line prints the socket's address.
+    #[arg(long, value_name = "N", conflicts_with = "addr",
+          value_parser = clap::value_parser!(i32).range(0..))]
+    listen_fd: Option<i32>,
     /// Tokio worker threads [default: the CPUs of --cpus, else the CPUs it may use].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     workers: Option<u16>,
@@ -163,12 +169,14 @@ fn main() -> ExitCode {
     };
     let ready = |local: SocketAddr| {
         let mut stdout = std::io::stdout();
-        // Scripts wait for this exact line to learn the port.
+        // Scripts wait for this exact line: to learn the port of --addr, or (--listen-fd,
+        // whose address the starter already knows) only that the server is ready.
         let _ = writeln!(stdout, "hft-server listening on http://{local}");
         let _ = stdout.flush();
     };
+    let listen = args.listen_fd.map_or(Listen::Addr(args.addr), Listen::Fd);
     match runtime::serve(
-        args.addr,
+        listen,
         args.config(),
         &threads,
         runtime::shutdown_signal(),
@@ -177,7 +185,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("hft-server: {err}");
-            // A setting to fix (CPUs, workers, address) is 2, like a bad flag.
+            // A setting to fix (CPUs, workers, address, descriptor) is 2, like a bad flag.
             match err {
                 runtime::Error::Serve { .. } => ExitCode::FAILURE,
                 _ => ExitCode::from(2),

@@ -60,6 +60,7 @@ from ..measure import cgroups, duet, profile, sandbox
 from ..measure.cell import link_clients
 from ..measure.rig import Rig, RoundError
 from ..measure.served import Served
+from ..measure.server import takes_listen_fd
 from ..measure.worktrees import build_server, remove_worktrees, resolve_commit
 from ..profile_record import ProfileRecord
 from ..verdict import AbSection, Sandbox, Verdict
@@ -262,9 +263,21 @@ def build(job: Job) -> None:
             if side == "base" and job.sandboxing.enabled:  # both sides serve alike (an A/A copies it)
                 sandbox.serve_inside(job.out / "base")
         link_clients(job.clients_bin, job.side_bin(side), job.rig.plan.clients)
+    isolate_servers(job)
     plan = job.rig.plan
     say(f"built in {sum(job.builds.values()):.0f} s; measuring "
         f"{', '.join(s.name for s in plan.scenarios)} × {', '.join(plan.clients)}")  # fmt: skip
+
+
+def isolate_servers(job: Job) -> None:
+    """Each side's server is handed a socket the harness binds (--listen-fd, server.py) where its
+    build knows the flag, and in the sandbox then has a network of its own. A head without it
+    is refused under --require-sandbox, and named in the sandbox note otherwise; a base from
+    before the flag binds its own port, as it always did, and the run says so."""
+    job.sandboxing = sandbox.isolate_network(job.sandboxing, job.side_bin("head") / "hft-server")
+    if not takes_listen_fd(job.side_bin("base") / "hft-server"):
+        say(f"base {job.sha['base'][:10]}'s server has no --listen-fd (its commit predates it): it binds "
+            "its own port on the host's network, as before")  # fmt: skip
 
 
 def resolve_load(job: Job) -> None:

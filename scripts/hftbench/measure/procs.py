@@ -78,11 +78,12 @@ def start_ready(
     preexec: Callable[[], None] | None = None,
     env: Mapping[str, str] | None = None,
     error: type[Exception] = StartError,
+    pass_fds: Sequence[int] = (),
 ) -> tuple[subprocess.Popen[bytes], re.Match[str]]:
-    """Start `cmd` with stdout and stderr appended to `log_path`; return the process and the
-    match of `ready` once its output has that line. Raises `error` naming `name`, the exit
-    status and the log's last lines when it exits first, or stops it and raises when
-    `timeout_s` passes without the line."""
+    """Start `cmd` with stdout and stderr appended to `log_path` and `pass_fds` left open in
+    it; return the process and the match of `ready` once its output has that line. Raises
+    `error` naming `name`, the exit status and the log's last lines when it exits first, or
+    stops it and raises when `timeout_s` passes without the line."""
     log_path = Path(log_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     offset = log_path.stat().st_size if log_path.exists() else 0
@@ -94,6 +95,7 @@ def start_ready(
             stdin=subprocess.DEVNULL,
             preexec_fn=preexec,
             env=None if env is None else dict(env),
+            pass_fds=tuple(pass_fds),
         )
     deadline = time.monotonic() + timeout_s
     while True:

@@ -73,8 +73,9 @@ def unavailable(root: Path | None = None) -> str | None:
 
 
 def wrap_server(real: Path, wrapper: Path, data: Path, root: Path | None = None) -> None:
-    """`wrapper` runs `real` under perf record when it serves (--addr); `--version` and
-    `--help` (asked by the orchestrator) run bare, so they do not overwrite the profile."""
+    """`wrapper` runs `real` under perf record when it serves (--listen-fd, or --addr for a
+    build from before it); `--version` and `--help` (asked by the orchestrator) run bare, so
+    they do not overwrite the profile."""
     perf = tool("perf", root)
     record = (
         f'"{perf}" record -e {event()} -F {FREQUENCY_HZ} --call-graph dwarf,{STACK_BYTES} -q -o "{data}" --'
@@ -82,7 +83,7 @@ def wrap_server(real: Path, wrapper: Path, data: Path, root: Path | None = None)
     wrapper.parent.mkdir(parents=True, exist_ok=True)
     wrapper.write_text(
         "#!/bin/sh\n# hftbench profile: the server under perf record (profiled rounds only)\n"
-        f'case " $* " in *" --addr "*) exec {record} "{real}" "$@" ;; esac\n'
+        f'case " $* " in *" --listen-fd "*|*" --addr "*) exec {record} "{real}" "$@" ;; esac\n'
         f'exec "{real}" "$@"\n'
     )
     wrapper.chmod(0o755)

@@ -17,8 +17,15 @@ past the verdict. So every head build and head server runs under bubblewrap (`bw
   process it started dies with it (the kernel kills a pid namespace with its first process);
 - `--clearenv`: a short allow-list (PATH, HOME=scratch, the cargo and rustup homes, read-only);
   no GITHUB_TOKEN, ACTIONS_RUNTIME_TOKEN or anything else of the job;
-- the network namespace is shared on purpose: the client runs outside and must reach the
-  head's server on loopback.
+- the server has a network namespace of its own (`--unshare-net`: only its own `lo`, no
+  route out, no port of the host's, base's included). The client, outside, reaches it through
+  the one socket the harness binds on the host's loopback and hands in as `--listen-fd`
+  (server.py): a socket belongs to the namespace it was made in, so it still takes the host's
+  connections. Only a server told to bind its own port (`--addr`: a build from before the
+  flag, a base older than it, or a network scenario's server in its namespace) gets the
+  host's network; `--help` and `--version` run without one too. A head without the flag is
+  refused under `--require-sandbox` and named in the note otherwise (`isolate_network`).
+  Builds share the network (cargo fetches beforehand).
 
 `HFT_SANDBOX`: `on` requires it, `off` switches it off (said in the verdict; refused with
 `--require-sandbox`), unset = `auto`: used when it works; where it cannot start (no bwrap,
@@ -28,6 +35,7 @@ once and runs unsandboxed. The verdict's "How this was decided" says which it wa
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import shlex
@@ -38,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from .server import LISTEN_FD, takes_listen_fd
 
 ENV = "HFT_SANDBOX"
 FIX = (
@@ -58,7 +67,8 @@ class Policy:
     """Whether the head runs sandboxed here, and the sentence the verdict says about it."""
 
     enabled: bool
-    note: str  # ON_NOTE, or "unsandboxed: <why>" (HFT_SANDBOX=off, bwrap missing, ...)
+    note: str  # ON_NOTE (+ NET_NOTE or SHARED_NOTE), or "unsandboxed: <why>" (HFT_SANDBOX=off, ...)
+    required: bool = False  # --require-sandbox: a head the sandbox cannot isolate is refused
 
     def to_json(self) -> dict[str, object]:
         return {"head": "bubblewrap" if self.enabled else "none", "note": self.note}
@@ -67,6 +77,12 @@ class Policy:
 ON_NOTE = (
     "the head was built and served in a bubblewrap sandbox: the filesystem read-only but for its "
     "own source tree and scratch dirs, no job token in its environment, its processes killed with it"
+)
+NET_NOTE = "; its server had a network of its own, reached only through the socket the harness passed it"
+SHARED_NOTE = "network shared: head's server has no --listen-fd"
+NET_FIX = (
+    "rebase the pull request onto a base whose server has --listen-fd (server/src/main.rs): the "
+    "harness then binds the server's socket and the sandbox gives the server no network of its own"
 )
 
 
@@ -82,7 +98,7 @@ def policy(*, required: bool = False) -> Policy:
         return Policy(False, f"unsandboxed: {ENV}=off")
     problem = probe()
     if problem is None:
-        return Policy(True, ON_NOTE)
+        return Policy(True, ON_NOTE, required)
     if required or mode == "on" or os.environ.get("CI", "").lower() == "true":
         why = f"{ENV}=on" if mode == "on" else "--require-sandbox" if required else "CI=true"
         raise UsageError(
@@ -92,6 +108,26 @@ def policy(*, required: bool = False) -> Policy:
     _warn(f"warning: the head builds and runs UNSANDBOXED ({problem}); its code can write this "
           f"checkout and its output. Fix: {FIX}")  # fmt: skip
     return Policy(False, f"unsandboxed: {problem}")
+
+
+def isolate_network(box: Policy, server: Path) -> Policy:
+    """`box` once the head's server is built (its launcher, `server`): a sandboxed head whose
+    server takes --listen-fd runs with a network of its own (NET_NOTE); one without it would
+    share the host's network, base's port included: refused under --require-sandbox, else
+    said first in the note (SHARED_NOTE) and warned. An unsandboxed head is `box` as it is."""
+    if not box.enabled:
+        return box
+    if takes_listen_fd(server):
+        return dataclasses.replace(box, note=box.note + NET_NOTE)
+    if box.required:
+        raise UsageError(
+            f"the head's server ({server}) has no {LISTEN_FD} (its --help does not list it), so it would "
+            f"bind its own port on the network base's server shares, and --require-sandbox wants it "
+            f"isolated. Fix: {NET_FIX}"
+        )
+    _warn(f"warning: the head's server has no {LISTEN_FD}: it runs on the shared network, where it "
+          f"can reach base's port and any address. Fix: {NET_FIX}")  # fmt: skip
+    return dataclasses.replace(box, note=f"{SHARED_NOTE}; {box.note}")
 
 
 @functools.cache
@@ -122,15 +158,20 @@ def wrap(
     readonly: tuple[Path, ...] = (),
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
+    own_network: bool = False,
 ) -> list[str]:
     """`cmd` under bwrap: everything read-only but `writable` (bound read-write) and a private
-    /dev, `readonly` read-only again inside those; its own pid namespace; the environment is
-    exactly `env`."""
+    /dev, `readonly` read-only again inside those; its own pid namespace, and with
+    `own_network` its own network namespace (a loopback of its own, nothing else); the
+    environment is exactly `env`. Descriptors it inherits open (not close-on-exec) stay open
+    in `cmd`: bwrap passes them through."""
     # `env -i`: bwrap's own environment must be empty too, as its pid 1 in the sandbox keeps
     # it (readable in /proc/1/environ from inside); --clearenv only clears the command's.
     args = ["/usr/bin/env", "-i", shutil.which("bwrap") or "/usr/bin/bwrap", "--die-with-parent",
             "--unshare-pid", "--unshare-ipc", "--new-session",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]  # fmt: skip
+    if own_network:
+        args.append("--unshare-net")
     if os.geteuid() == 0:  # bwrap keeps root's capabilities unless told (one could remount /)
         args += ["--cap-drop", "ALL"]
     for path in writable:
@@ -162,13 +203,23 @@ def server_launcher(real: Path, launcher: Path) -> None:
     """Write `launcher`, an executable that runs `real` (the head's built server) in the
     sandbox with the arguments it is given. Every caller that starts a side's bin/hft-server
     (runs, duets, profiles, --version / --help) then runs the head's inside without knowing it;
-    the server reads no environment, so it gets only PATH and a HOME that does not exist."""
+    the server reads no environment, so it gets only PATH and a HOME that does not exist.
+    It runs in a network namespace of its own (its own `lo`, nothing else: served through the
+    socket server.py passes as --listen-fd, or asked --help / --version) unless told to bind a
+    port itself (`--addr`: a build from before --listen-fd, or a network scenario's server,
+    which binds in the namespace it is started in): then in the host's."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent", "LANG": "C.UTF-8"}
-    cmd = wrap([str(real.resolve())], writable=(), env=env)
+    shared = shlex.join(wrap([str(real.resolve())], writable=(), env=env))
+    own = shlex.join(wrap([str(real.resolve())], writable=(), env=env, own_network=True))
     launcher.parent.mkdir(parents=True, exist_ok=True)
     launcher.write_text(
         "#!/bin/sh\n# The head's hft-server in a sandbox (hftbench/measure/sandbox.py); the binary: "
-        f'{real.resolve()}\nexec {shlex.join(cmd)} "$@"\n'
+        f"{real.resolve()}\n# Told to bind a port itself (--addr), on the host's network; else a network of\n"
+        "# its own: only its own lo, and the socket it is handed (--listen-fd).\n"
+        'for arg in "$@"; do\n'
+        f'  case "$arg" in --addr|--addr=*) exec {shared} "$@" ;; esac\n'
+        "done\n"
+        f'exec {own} "$@"\n'
     )
     launcher.chmod(0o755)
 

@@ -1,12 +1,18 @@
 """bin/hft-server under our control: start on a free port, wait until healthy, /stats, stop.
 
-The server binds `127.0.0.1:0` (the kernel picks a free port, so a port in use never stops a
-run) and prints `hft-server listening on http://127.0.0.1:PORT`; its stdout and stderr go
-to the run folder's server.log, which is also where that line is read from (procs.py). A
-network scenario starts it inside its namespace (`wrapper` = `ip netns exec NS`) on that
-namespace's address instead (netcells.py). This is the one place that starts the server: the
-conformance suite, clients/bench/throughput.py and the shell drivers (through `hftbench
-serve`) use it too.
+Where the build knows `--listen-fd` (asked once per binary, from its `--help`), this process
+binds `127.0.0.1:0` and listens itself (the kernel picks a free port, so a port in use never
+stops a run), hands the socket to the server as `--listen-fd N`, and reaches the server only
+at its own socket's address: the server's `hft-server listening on ...` line is then only the
+signal that it is ready, whatever address it names. A server whose sandbox has a network of its
+own (sandbox.py: a head's, and base's where it serves alike) is reachable through that socket
+and nothing else. An older build (`hftbench ab` builds base from the pull request's base
+commit) binds `127.0.0.1:0` itself, and the address its line prints is the one used. Its
+stdout and stderr go to the run folder's server.log, which is also where that line is read
+from (procs.py). A network scenario starts it inside its namespace (`wrapper` = `ip netns exec
+NS`), where it binds that namespace's address itself (netcells.py). This is the one place that
+starts the server: the conformance suite, clients/bench/throughput.py and the shell drivers
+(through `hftbench serve`) use it too.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+import socket
 import subprocess
 import time
 import urllib.error
@@ -29,6 +36,10 @@ from .placement import format_cpu_list
 
 # Read here and only here (procs.start_ready); server/src/main.rs prints it.
 LISTENING = re.compile(r"hft-server listening on (http://\d+\.\d+\.\d+\.\d+:\d+)")
+# The same line under --listen-fd: a readiness signal only; the address is this process's own.
+READY = re.compile(r"hft-server listening on ")
+LISTEN_FD = "--listen-fd"
+BACKLOG = 4096  # the kernel caps it at net.core.somaxconn, as it does the server's own bind
 
 
 class ServerError(RuntimeError):
@@ -41,6 +52,33 @@ def sha256(path: Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+_HELP: dict[tuple[str, int, int, int], str] = {}
+
+
+def help_text(binary: Path) -> str:
+    """`binary --help`'s stdout, asked once per binary file (a rebuilt or replaced file is asked
+    again); "" when it does not answer. A head's binary is its sandbox launcher: asked inside."""
+    try:
+        st = Path(binary).stat()
+    except OSError:
+        return ""
+    key = (str(Path(binary).resolve()), st.st_ino, st.st_mtime_ns, st.st_size)
+    if key not in _HELP:
+        try:
+            out = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=5,
+                                 stdin=subprocess.DEVNULL)  # fmt: skip
+            _HELP[key] = out.stdout if out.returncode == 0 else ""
+        except (OSError, subprocess.TimeoutExpired):
+            _HELP[key] = ""
+    return _HELP[key]
+
+
+def takes_listen_fd(binary: Path) -> bool:
+    """Whether this build serves on a socket it is handed (`--listen-fd`, server/src/main.rs);
+    a build from before the flag binds its own port."""
+    return LISTEN_FD in help_text(binary)
 
 
 class Server:
@@ -103,6 +141,8 @@ class Server:
             "version": self.binary_version() or self.version,
             "flags": self.flags + self._pin_flags(),
             "url": self.url,
+            # who bound the socket: the harness (passed in) or the server itself (an old build)
+            "listen": LISTEN_FD if self.passes_socket() else "--addr",
         }
 
     def start(self) -> str:
@@ -110,6 +150,10 @@ class Server:
             raise UsageError(f"{self.binary} not found: build it with `make build-rust` (or `make build`)")
         self.url = ""
         deadline = time.monotonic() + self.start_timeout_s
+        if self.passes_socket():
+            self._start_on_socket()
+            self.wait_healthy(deadline)
+            return self.url
         # The log is appended to, so a restart after a crash keeps the first server's output.
         self.proc, match = procs.start_ready(
             [*self.wrapper, str(self.binary), "--addr", f"{self.host}:0", *self.flags, *self._pin_flags()],
@@ -125,11 +169,46 @@ class Server:
         self.wait_healthy(deadline)
         return self.url
 
+    def passes_socket(self) -> bool:
+        """Whether start() binds the socket and hands it in (--listen-fd): where the build knows
+        the flag and the server runs in this process's network namespace (a network scenario's
+        server, behind `wrapper`, binds in its own namespace)."""
+        return not self.wrapper and takes_listen_fd(self.binary)
+
+    def _start_on_socket(self) -> None:
+        """Bind and listen on `host`:0 here, start the server with the socket as --listen-fd,
+        and take the URL from the socket: never from what the server prints. This process's
+        copy is closed once the server has started (or failed to), so a server that dies
+        refuses connections rather than leaving them queued on a socket no one accepts."""
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            try:
+                sock.bind((self.host, 0))
+                sock.listen(BACKLOG)
+            except OSError as exc:
+                raise ServerError(f"cannot listen on {self.host}:0 to pass the server a socket: {exc}; "
+                                  "pass a local IPv4 address as the host") from exc  # fmt: skip
+            host, port = sock.getsockname()[:2]
+            self.url = f"http://{host}:{port}"
+            fd = sock.fileno()
+            # The log is appended to, so a restart after a crash keeps the first server's output.
+            self.proc, _ = procs.start_ready(
+                [str(self.binary), LISTEN_FD, str(fd), *self.flags, *self._pin_flags()],
+                self.log_path,
+                READY,
+                name=str(self.binary),
+                timeout_s=self.start_timeout_s,
+                preexec=self._before_exec(),
+                env=self.env,
+                error=ServerError,
+                pass_fds=(fd,),
+            )
+        finally:
+            sock.close()
+
     def _has_cpus_flag(self) -> bool:
         """Whether this build knows --cpus (`hftbench ab` may build a base from before it)."""
-        if not hasattr(self, "_cpus_flag"):
-            self._cpus_flag = "--cpus" in (self._ask("--help") or "")
-        return self._cpus_flag
+        return "--cpus" in help_text(self.binary)
 
     def _pin_flags(self) -> list[str]:
         """--cpus LIST: the server pins one worker thread per CPU (placement.py)."""

@@ -113,15 +113,51 @@ pub fn spawn_binary_piped(args: &[&str]) -> (std::process::Child, String) {
     spawn_with_stderr(args, std::process::Stdio::piped())
 }
 
+/// As spawn_binary, with the test's descriptor `fd` (a listening socket) left open in the
+/// server under the same number: for `--listen-fd`.
+#[allow(dead_code)]
+pub fn spawn_binary_with_fd(
+    args: &[&str],
+    fd: std::os::fd::RawFd,
+) -> (std::process::Child, String) {
+    let mut command = binary_command(args);
+    keep_open(&mut command, fd);
+    read_startup_line(command.stderr(std::process::Stdio::null()))
+}
+
+/// The hft-server binary's command with `args`, stdout piped.
+#[allow(dead_code)]
+pub fn binary_command(args: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_hft-server"));
+    command.args(args).stdout(std::process::Stdio::piped());
+    command
+}
+
+/// Leaves `fd` open across `command`'s exec (std opens every descriptor close-on-exec),
+/// in the child only: the test's other spawns do not inherit it.
+#[allow(dead_code)]
+pub fn keep_open(command: &mut std::process::Command, fd: std::os::fd::RawFd) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: fcntl is async-signal-safe; only the child's descriptor table changes.
+    unsafe {
+        command.pre_exec(move || {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags < 0 || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 fn spawn_with_stderr(args: &[&str], stderr: std::process::Stdio) -> (std::process::Child, String) {
+    read_startup_line(binary_command(args).stderr(stderr))
+}
+
+/// Spawns `command` and reads its first stdout line, the startup line.
+fn read_startup_line(command: &mut std::process::Command) -> (std::process::Child, String) {
     use std::io::{BufRead, BufReader};
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hft-server"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .unwrap();
+    let mut child = command.spawn().unwrap();
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
