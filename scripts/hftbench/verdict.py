@@ -179,6 +179,27 @@ class AbSection:
 
 
 @dataclass
+class BuildTimeout:
+    """A side whose build did not finish in ab's --build-timeout (measure/worktrees.py): killed
+    with every process it started, no round measured. The head's makes the verdict a
+    regression; base's makes the comparison invalid."""
+
+    side: str  # "base" or "head"
+    commit: str
+    timeout_s: float
+    log: str  # the build's output, as ab's folder has it: "head/build.log"
+    why: str  # the headline's words: "head's build did not finish in 900 s: …"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> BuildTimeout:
+        return cls(**{"side": "", "commit": "", "timeout_s": 0.0, "log": "", "why": "",
+                      **known_fields(cls, d)})  # fmt: skip
+
+
+@dataclass
 class SeenRow:
     """What one runner of a pool saw of a row (judge/pooled.py): its own ratio and its weight."""
 
@@ -283,6 +304,7 @@ class Verdict:
     attachments: list[dict[str, str]] = ABSENT  # files the texts list: {"title", "path"}
     # Gated series that no row judged, and why: each makes the comparison invalid (compare.py).
     unjudged: list[str] = ABSENT
+    build_timeout: BuildTimeout = ABSENT  # a side's build killed at ab's --build-timeout: no rounds
     # Keys this type does not know (a later version's): kept as read, written back after the rest.
     other: dict[str, Any] = field(default_factory=dict)
 
@@ -290,7 +312,7 @@ class Verdict:
                  "calibration", "survival", "guarded", "unguarded", "suite", "base", "head", "flags",
                  "results", "drift")  # fmt: skip
     SECTION_KEYS = ("partial", "ab", "profile", "harness_changes", "pool_leg", "bisect", "pool",
-                    "attachments", "unjudged")  # fmt: skip
+                    "attachments", "unjudged", "build_timeout")  # fmt: skip
 
     @property
     def shown_confidence(self) -> float:
@@ -312,7 +334,7 @@ class Verdict:
                 continue
             if key in ("results", "drift"):
                 value = [asdict(r) for r in value]
-            elif key in ("ab", "profile", "bisect"):
+            elif key in ("ab", "profile", "bisect", "build_timeout"):
                 value = value.to_json()
             elif key == "pool":
                 value = asdict(value)
@@ -328,7 +350,8 @@ class Verdict:
     def from_json(cls, d: dict[str, Any]) -> Verdict:
         """A verdict.json as written by any version (a missing list reads as empty)."""
         known = {*cls.HEAD_KEYS, *cls.SECTION_KEYS}
-        typed = {"ab": AbSection, "profile": ProfileRecord, "bisect": BisectRecord, "pool": PoolSection}
+        typed = {"ab": AbSection, "profile": ProfileRecord, "bisect": BisectRecord, "pool": PoolSection,
+                 "build_timeout": BuildTimeout}  # fmt: skip
         design = d.get("design") or {}
         return cls(
             schema_version=d.get("schema_version", SCHEMA_VERSION),

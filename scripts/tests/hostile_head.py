@@ -180,6 +180,20 @@ def tuning_attack(marker: Path) -> str:
     return f'#!/bin/bash\necho pwned > "{marker}"\necho \'{{"knobs": {{}}}}\'\n'
 
 
+# Issue 61: a build that never ends held the runner until the job's own limit (90 minutes a
+# pool leg): ab's --build-timeout kills it with every process it started.
+
+
+def endless_build(tag: str, *, escape: bool = True) -> str:
+    """Shell lines for a build (as a build.rs would run them) that never ends, saying "still
+    building" every 0.2 s (its log shows it was alive until it was killed), every process of
+    it tagged HFT_PWN=<tag> (found by left_behind); with `escape`, first a child that leaves
+    into a session of its own (a double fork), as a hostile head's would. It never leaves a
+    bin/hft-server."""
+    child = f"( setsid env HFT_PWN={tag} sleep 1000 </dev/null >/dev/null 2>&1 & )\n" if escape else ""
+    return child + f"env HFT_PWN={tag} sh -c 'while :; do echo still building; sleep 0.2; done'\n"
+
+
 # Issue 61: a head that forks short-lived children which spin on the CPU it shares with base,
 # and exit before the harness looks. CPU per order read from /proc counts only live processes:
 # the head reads as cheap as base while it slows base down. Its side's cgroup counts them.

@@ -301,3 +301,28 @@ def test_weights_come_from_the_legs_calibration_records_and_a_leg_s_regression_s
     weights = [x["weight"] for r in doc["pool"]["runners"] for x in r["rows"] if x["metric"] == "p50_us"]
     assert code == 1 and weights == [0.5, 0.5] and _p50(doc)["ratio"] >= 1.10
     assert [a["decided"] for a in doc["pool"]["alone"] if a["metric"] == "p50_us"] == [False]
+
+
+def test_a_leg_whose_build_ran_past_its_limit_failed_in_combines_words(tmp_path):
+    """ab's verdict when a side's build ran past --build-timeout has no rounds: combine counts
+    the leg failed (a required runner's fails the check), says why in its own words (the side
+    and the limit, never the leg's text), and refuses nothing it would otherwise have read."""
+    from hftbench.commands.combine import read_leg
+
+    folder = tmp_path / "pr-bench-a"
+    folder.mkdir()
+    doc = {"status": "regression", "results": [], "pool_leg": "a", "base": {"run_ids": []},
+           "head": {"run_ids": []}, "build_timeout": {"side": "head", "timeout_s": 900.0,
+           "why": "[click me](https://evil.example)"}}  # fmt: skip
+    (folder / "verdict.json").write_text(json.dumps(doc))
+    leg = read_leg("a", folder, {"name": "a"}, None)
+    assert leg.state == pooled.FAILED and not leg.measured
+    assert (
+        leg.why == "head's build did not finish in 900 s: no round measured (the leg's build.log says more)"
+    )
+    doc["build_timeout"] = {"side": "`x`", "timeout_s": True}
+    (folder / "verdict.json").write_text(json.dumps(doc))
+    assert read_leg("a", folder, {}, None).why.startswith("a side's build did not finish: ")
+    del doc["build_timeout"]
+    (folder / "verdict.json").write_text(json.dumps(doc))
+    assert read_leg("a", folder, {}, None).state == pooled.REFUSED  # no rounds, no reason: not believed

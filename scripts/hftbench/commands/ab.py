@@ -5,7 +5,10 @@
    (`--build-cmd`, default cargo with one shared target dir, so dependencies compile once).
    Identical commits are built once: the same binary on both sides, a true A/A.
    The head's code is the pull request's: its build and its server run in a sandbox that
-   cannot write the harness (sandbox.py, worktrees.py); the verdict says whether it did. The
+   cannot write the harness (sandbox.py, worktrees.py); the verdict says whether it did. A
+   build still running at `--build-timeout` (default 15 minutes) is killed with every process
+   it started, and the verdict says so in its headline: the head's fails the check (a
+   regression), base's makes the comparison invalid; no round is measured. The
    harness runs nothing in the head's folder after its build: each run's git info is read
    from the clone by sha, the host's tuning check is this checkout's own.
 2. The clients are NOT rebuilt: both sides use the current checkout's bin/client-* (symlinked
@@ -32,8 +35,9 @@
    under perf, never counted, gives a differential flame graph <out>/profile/diff.svg and the
    top 5 functions by added self time in the verdict (profile.py).
 
-Exit 0 no regression (or still inconclusive at --max-repeats), 1 a gated metric regressed,
-2 it could not run (bad ref, build failed, server did not start), 130 interrupted.
+Exit 0 no regression (or still inconclusive at --max-repeats), 1 a gated metric regressed
+(or the comparison is invalid, or a build ran past --build-timeout), 2 it could not run (bad
+ref, build failed, server did not start), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -47,11 +51,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import answers
+from .. import answers, paths
 from .. import config as config_mod
 from ..absent import ABSENT
 from ..errors import UsageError, raise_interrupt
-from ..judge import calibration
+from ..judge import calibration, designs
 from ..judge.compare import Comparison, compare_sides
 from ..judge.gates import EARLY_SHARE, Gates, load_gates
 from ..judge.rounds import AB_ROUNDS, Rounds, rounds_from_args
@@ -61,9 +65,9 @@ from ..measure.cell import link_clients
 from ..measure.rig import Rig, RoundError
 from ..measure.served import Served
 from ..measure.server import takes_listen_fd
-from ..measure.worktrees import build_server, remove_worktrees, resolve_commit
+from ..measure.worktrees import BuildTimedOut, build_server, remove_worktrees, resolve_commit
 from ..profile_record import ProfileRecord
-from ..verdict import AbSection, Sandbox, Verdict
+from ..verdict import AbSection, BuildTimeout, Design, Sandbox, SideRefs, Verdict
 from . import flags
 from .base import Command
 from .flags import Builds, Selection, choose_design, new_out
@@ -73,7 +77,7 @@ class AbCommand(Command):
     name = "ab"
     help = "build two refs, run them interleaved until conclusive, compare (the PR gate)"
     shared = ("suite", "scenarios", "clients", "orders", "out", "repo", "clients_bin", "build_cmd",
-              "require_sandbox", "server_flags", "design", "gates", "quiet")  # fmt: skip
+              "build_timeout", "require_sandbox", "server_flags", "design", "gates", "quiet")  # fmt: skip
     rounds = AB_ROUNDS
     time_budget_help = "no further pair once measuring would pass this many seconds, builds excluded"
 
@@ -117,7 +121,10 @@ class AbCommand(Command):
         # SIGTERM (a cancelled CI job) must still remove the exported trees and keep the rounds.
         previous = signal.signal(signal.SIGTERM, raise_interrupt)
         try:
-            build(job)
+            try:
+                build(job)
+            except BuildTimedOut as exc:
+                return self.unbuilt(job, exc)
             resolve_load(job)
             looked = measure(job)
             return 130 if looked is None else self.conclude(job, looked)
@@ -126,6 +133,14 @@ class AbCommand(Command):
             sandbox.remove_scratch(job.scratch)
             if not self.args.keep_worktrees:
                 remove_worktrees(job.repo, [job.out / side / "worktree" for side in ("base", "head")])
+
+    def unbuilt(self, job: Job, exc: BuildTimedOut) -> int:
+        """A side's build killed at --build-timeout: its verdict, written like any (exit 1)."""
+        v = timeout_verdict(job, exc)
+        self.close(v, [v.build_timeout.why], verdict=job.out / "verdict.json", summary=job.out / "summary.md",
+                   quiet=self.args.quiet)  # fmt: skip
+        say(f"{v.status}: {v.build_timeout.why}; {job.out / 'summary.md'}")
+        return v.exit_code
 
     def conclude(self, job: Job, looked: Looked) -> int:
         """The profile where wanted, then the verdict written, printed and its failures said."""
@@ -190,6 +205,7 @@ class Job:
     label: dict[str, str | None]  # side -> branch or ref name shown in texts (None: the sha says it)
     flags: dict[str, list[str]]  # side -> hft-server flags
     build_cmd: str
+    build_timeout_s: float | None  # --build-timeout: a build still running then is killed (None: no limit)
     rounds: Rounds  # rounds a side, looks, time budget
     sandboxing: sandbox.Policy  # whether the head builds and serves in the sandbox (sandbox.py)
     scratch: Path | None = None  # the sandboxed build's own target dir and home, removed after
@@ -234,6 +250,7 @@ def make_job(o: AbOptions, cfg: config_mod.Config, root: Path) -> Job:
         label={side: o.labels[side] or (None if SHA.match(ref) else ref) for side, ref in o.refs.items()},
         flags=flags,
         build_cmd=o.builds.build_cmd,
+        build_timeout_s=o.builds.build_timeout_s,
         rounds=o.rounds,
         sandboxing=sandbox.policy(required=o.builds.require_sandbox),
         profile=o.profile,
@@ -259,7 +276,7 @@ def build(job: Job) -> None:
             how = "" if side == "base" else " in the sandbox" if job.scratch else f" ({job.sandboxing.note})"
             say(f"building {side} {job.sha[side][:10]}{how} …")
             job.builds[side] = build_server(job.repo, job.sha[side], job.out / side, job.build_cmd, target,
-                                            scratch=job.scratch)  # fmt: skip
+                                            scratch=job.scratch, timeout_s=job.build_timeout_s)  # fmt: skip
             if side == "base" and job.sandboxing.enabled:  # both sides serve alike (an A/A copies it)
                 sandbox.serve_inside(job.out / "base")
         link_clients(job.clients_bin, job.side_bin(side), job.rig.plan.clients)
@@ -379,5 +396,41 @@ def verdict_doc(job: Job, c: Comparison, rounds: int, measured: float, *, partia
         server_flags={side: shlex.join(flags) for side, flags in job.flags.items()},
         sandbox=Sandbox(**job.sandboxing.to_json()),
         capacity_rps=round(job.rig.capacity_rps) if job.rig.capacity_rps else ABSENT,
+    )
+    return v
+
+
+def timeout_verdict(job: Job, exc: BuildTimedOut) -> Verdict:
+    """verdict.json of an A/B whose side's build ran past --build-timeout: no round measured.
+    The head's build is the pull request's code: a build that never ends fails it (a
+    regression, as a head whose server dies is). Base's makes the comparison invalid: nothing
+    judged, and what is not judged is not green."""
+    side = "base" if exc.sha == job.sha["base"] else "head"
+    why = (f"{side}'s build did not finish in {exc.limit_s:g} s: it was killed with every process it "
+           f"started (see {side}/build.log; a longer limit: --build-timeout)")  # fmt: skip
+    design = job.rig.design
+    v = Verdict(
+        status=answers.REGRESSION if side == "head" else answers.INVALID,
+        exit_code=1,
+        gates=paths.shown(job.gates.source),
+        confidence=job.gates.confidence,
+        looks=job.gates.looks,
+        design=Design(design, designs.DESCRIBE[design]),
+        calibration=job.gates.calibration,
+        guarded=[],
+        unguarded=[],
+        suite=job.rig.plan.suite,
+        base=SideRefs(0, [], job.sha["base"], ref=job.label["base"]),
+        head=SideRefs(0, [], job.sha["head"], ref=job.label["head"]),
+        flags=[],
+        results=[],
+    )
+    v.build_timeout = BuildTimeout(side, job.sha[side], exc.limit_s, f"{side}/build.log", why)
+    v.ab = AbSection(
+        rounds_per_side=0,
+        design=design,
+        build_s={k: round(s, 1) for k, s in job.builds.items()},
+        server_flags={s: shlex.join(f) for s, f in job.flags.items()},
+        sandbox=Sandbox(**job.sandboxing.to_json()),
     )
     return v

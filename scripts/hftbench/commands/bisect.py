@@ -69,8 +69,8 @@ class BisectCommand(Command):
     name = "bisect"
     help = "find the commit that made a series slower (interleaved A/B at each step)"
     raw_description = True
-    shared = ("suite", "orders", "out", "repo", "clients_bin", "build_cmd", "require_sandbox", "server_flags",
-              "gates", "quiet")  # fmt: skip
+    shared = ("suite", "orders", "out", "repo", "clients_bin", "build_cmd", "build_timeout",
+              "require_sandbox", "server_flags", "gates", "quiet")  # fmt: skip
     rounds = BISECT_ROUNDS
     time_budget_help = "seconds for the whole bisect, builds included"
 
@@ -163,6 +163,7 @@ class Bisect:
     commits: list[bs.Commit]  # [good, …, bad]
     clients_bin: Path
     build_cmd: str
+    build_timeout_s: float | None  # --build-timeout (None: no limit)
     server_flags: list[str]
     rounds: Rounds  # a step's rounds and looks; its time budget is the whole bisect's
     started: float = field(default_factory=time.perf_counter)
@@ -223,6 +224,7 @@ def make_bisect(o: BisectOptions, cfg: config_mod.Config, root: Path) -> Bisect:
         commits=commits,
         clients_bin=o.builds.clients_bin,
         build_cmd=o.builds.build_cmd,
+        build_timeout_s=o.builds.build_timeout_s,
         server_flags=list(o.builds.server_flags),
         rounds=o.rounds,
     )
@@ -237,7 +239,8 @@ def built(b: Bisect, commit: bs.Commit) -> Path:
     if commit.sha not in b.built:
         folder = b.out / "builds" / commit.sha[:12]
         say(f"building {commit.sha[:10]} {commit.subject[:50]}{'' if b.scratch else ' UNSANDBOXED'} …")
-        build_server(b.repo, commit.sha, folder, b.build_cmd, b.root / "target" / "ab", scratch=b.scratch)
+        build_server(b.repo, commit.sha, folder, b.build_cmd, b.root / "target" / "ab", scratch=b.scratch,
+                     timeout_s=b.build_timeout_s)  # fmt: skip
         link_clients(b.clients_bin, folder / "bin", b.rig.plan.clients)
         b.built[commit.sha] = folder
     return b.built[commit.sha]

@@ -76,6 +76,9 @@ def read_leg(name: str, folder: Path, runner: dict[str, Any], expect: legcheck.E
         doc = json.loads(path.read_text())
         if not isinstance(doc, dict):
             raise ValueError("verdict.json is not an object")
+        unbuilt = _build_timeout(doc)
+        if unbuilt:  # no round measured: failed, as a leg without a verdict (never believed green)
+            return Leg(name, FAILED, unbuilt, optional=optional)
         ids = legcheck.run_ids(name, doc)
         runs = {side: [load_run(_run_folder(folder, side, rid)) for rid in ids[side]] for side in ids}
         trusted = legcheck.trust(name, folder, doc, runs, runner, expect)
@@ -90,6 +93,19 @@ def read_leg(name: str, folder: Path, runner: dict[str, Any], expect: legcheck.E
     why = "interrupted: judged on the rounds it completed" if partial else None
     return Leg(name, state, why, doc, sides["base"], sides["head"], trusted.mdes, trusted.guards,
                trusted.digest, trusted.design, optional)  # fmt: skip
+
+
+def _build_timeout(doc: dict[str, Any]) -> str | None:
+    """Why a leg measured nothing, where its verdict says a side's build ran past ab's
+    --build-timeout; in words of combine's own, from the side and the number alone (the leg's
+    text is the PR's to write)."""
+    bt = doc.get("build_timeout")
+    if not isinstance(bt, dict):
+        return None
+    side = bt.get("side") if bt.get("side") in ("base", "head") else "a side"
+    limit = bt.get("timeout_s")
+    within = f" in {limit:g} s" if isinstance(limit, (int, float)) and not isinstance(limit, bool) else ""
+    return f"{side}'s build did not finish{within}: no round measured (the leg's build.log says more)"
 
 
 def shared_run_ids(legs: list[Leg]) -> None:

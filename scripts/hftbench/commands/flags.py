@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .. import paths
 from ..design_names import DUET, PAIRED_ROUNDS
 from ..errors import UsageError
-from ..measure.worktrees import DEFAULT_BUILD
+from ..measure.worktrees import DEFAULT_BUILD, DEFAULT_BUILD_TIMEOUT_S
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -105,6 +105,17 @@ SHARED: dict[str, tuple[tuple[str, ...], dict[str, Any] | Callable[[type[Command
     "build_cmd": (
         ("--build-cmd",),
         {"default": DEFAULT_BUILD, "help": "run in each commit's tree (no .git); must leave bin/hft-server"},
+    ),
+    "build_timeout": (
+        ("--build-timeout",),
+        {
+            "type": float,
+            "default": DEFAULT_BUILD_TIMEOUT_S,
+            "metavar": "S",
+            "help": f"seconds a commit's build may take (default {DEFAULT_BUILD_TIMEOUT_S:.0f}); one still "
+            "running then is killed with every process it started, and ab's verdict says so (the "
+            "head's: a regression; base's: invalid); 0: no limit",
+        },
     ),
     "require_sandbox": (
         ("--require-sandbox",),
@@ -213,12 +224,13 @@ class Selection:
 
 @dataclass(frozen=True)
 class Builds:
-    """--repo, --clients-bin, --build-cmd, --require-sandbox, --server-flags: where ab and bisect
-    find the commits, how each one's server is built, and the flags it is served with."""
+    """--repo, --clients-bin, --build-cmd, --build-timeout, --require-sandbox, --server-flags: where
+    ab and bisect find the commits, how each one's server is built, and the flags it is served with."""
 
     repo: Path  # the repository holding the commits
     clients_bin: Path  # the client binaries every side uses
     build_cmd: str  # run in each commit's exported tree (no .git); leaves bin/hft-server
+    build_timeout_s: float | None  # --build-timeout: a build still running then is killed (None: no limit)
     require_sandbox: bool  # never build or run the code under test unsandboxed
     server_flags: tuple[str, ...]  # hft-server flags for every side
 
@@ -228,9 +240,17 @@ class Builds:
             repo=(args.repo or root).resolve(),
             clients_bin=(args.clients_bin or paths.bin_dir(root)).resolve(),
             build_cmd=args.build_cmd,
+            build_timeout_s=_build_timeout(args.build_timeout),
             require_sandbox=bool(args.require_sandbox),
             server_flags=tuple(shlex.split(args.server_flags)),
         )
+
+
+def _build_timeout(seconds: float) -> float | None:
+    """--build-timeout's limit (0: none), or UsageError naming the flag."""
+    if not seconds >= 0:  # negative or NaN
+        raise UsageError(f"--build-timeout {seconds:g}: pass the seconds a build may take (0: no limit)")
+    return seconds or None
 
 
 def _tuple(values: list[str] | None) -> tuple[str, ...] | None:

@@ -14,12 +14,19 @@ host's tuning from the harness's own checkout (fingerprint.host). A populated su
 .git planted there by a build would otherwise make `git status` run its `core.fsmonitor`. As a
 second fence, every git command of the harness goes through git_cmd (core.fsmonitor off, no
 descent into submodules). The folders are removed on every way out (remove_worktrees).
+
+A build has a time limit (ab's and bisect's --build-timeout, DEFAULT_BUILD_TIMEOUT_S): a
+build.rs that never ends would hold the runner until the job's own limit. At the limit the
+build is killed with every process it started (_run_build) and BuildTimedOut names it; ab
+turns that into a verdict (the head's: a regression; base's: invalid).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -35,6 +42,11 @@ DEFAULT_BUILD = (
     "cargo build --release --locked --quiet -p hft-server && "
     'install -D -m 755 "$CARGO_TARGET_DIR/release/hft-server" bin/hft-server'
 )
+
+
+# A clean build of the server with its dependencies takes minutes on a runner; 15 is far past
+# any honest build and well inside a job's limit (bench.yml's pool legs: 90 minutes).
+DEFAULT_BUILD_TIMEOUT_S = 900.0
 
 
 def git_cmd(repo: Path, *args: str) -> list[str]:
@@ -95,13 +107,15 @@ def build_server(
     target_dir: Path,
     *,
     scratch: Path | None = None,
+    timeout_s: float | None = None,
 ) -> float:
     """Export `sha` into side_dir/worktree (export_commit), run build_cmd there, copy its bin/hft-server
     into side_dir/bin. With `scratch` (sandbox.scratch_for) the build runs in the sandbox with
     scratch/target as its target dir, and side_dir/bin/hft-server is a launcher of the built
     server in the sandbox (the binary in side_dir/sandboxed/). Both ways the build sees the
-    same short environment (sandbox.build_env). Returns the build's wall time (excluded from
-    the measurement)."""
+    same short environment (sandbox.build_env). A build still running after `timeout_s`
+    (None: no limit) is killed with everything it started, and BuildTimedOut raised
+    (_run_build). Returns the build's wall time (excluded from the measurement)."""
     tree = side_dir / "worktree"
     export_commit(repo, sha, tree)
     if scratch is None:
@@ -114,14 +128,13 @@ def build_server(
         env = sandbox.build_env(scratch / "home", scratch / "target", scratch / "tmp")
         _fetch_crates(tree, build_cmd, env)
         cmd = sandbox.wrap(["bash", "-c", build_cmd], writable=(tree, scratch), env=env, cwd=tree)
-    started = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    took = time.perf_counter() - started
     log = side_dir / "build.log"
-    log.write_text(proc.stdout + proc.stderr)
+    started = time.perf_counter()
+    code = _run_build(cmd, tree, env, log, sha, timeout_s)
+    took = time.perf_counter() - started
     built = tree / "bin" / "hft-server"
-    if proc.returncode != 0 or not built.is_file():
-        why = f"exit {proc.returncode}" if proc.returncode else "it left no bin/hft-server"
+    if code != 0 or not built.is_file():
+        why = f"exit {code}" if code else "it left no bin/hft-server"
         hint = "; it built in a sandbox: only its tree and scratch are writable" if scratch else ""
         raise UsageError(f"building {sha[:10]} failed ({why}{hint}); see {log}")
     # A symlink would make this copy read whatever it names (a file of the runner) into the output.
@@ -136,6 +149,44 @@ def build_server(
         shutil.copy2(built.resolve(), side_dir / "sandboxed" / "hft-server")
         sandbox.server_launcher(side_dir / "sandboxed" / "hft-server", side_dir / "bin" / "hft-server")
     return took
+
+
+class BuildTimedOut(UsageError):
+    """A build still running at its time limit: killed, with every process it started."""
+
+    def __init__(self, sha: str, limit_s: float, log: Path) -> None:
+        self.sha, self.limit_s, self.log = sha, limit_s, log
+        super().__init__(
+            f"building {sha[:10]} did not finish in {limit_s:g} s: it was killed with every process it "
+            f"started; see {log}. A build that needs longer: pass a larger --build-timeout"
+        )
+
+
+def _run_build(cmd: list[str], tree: Path, env: dict[str, str], log: Path, sha: str,
+               timeout_s: float | None) -> int:  # fmt: skip
+    """Run the build with its output (stdout and stderr, in order) in `log`; its exit status.
+    It runs in a session and process group of its own, so at `timeout_s`, or when this process
+    is interrupted, the whole group is killed: a sandboxed build is bwrap, whose pid namespace
+    dies with it (--die-with-parent), taking every process the build started, double forks
+    included; an unsandboxed one (a trusted base) loses its process group. The output goes to
+    a file, not a pipe, so a process that kept it open cannot make this wait."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=tree, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        try:
+            return proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            raise BuildTimedOut(sha, timeout_s or 0.0, log) from None
+        except BaseException:  # Ctrl-C, a cancelled job's SIGTERM: the build goes too
+            _kill_group(proc)
+            raise
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 def _fetch_crates(tree: Path, build_cmd: str, env: dict[str, str]) -> None:

@@ -257,6 +257,8 @@ def _headline(doc: Verdict, esc) -> str:
     lead = HEADLINE.get(status, status)
     if doc.partial:
         lead += f" (partial: {pool_text.partial_why(doc)})"
+    if doc.build_timeout:  # ab: a side's build killed at --build-timeout, nothing measured
+        return f"{lead}: {esc(doc.build_timeout.why)}"
     if status == answers.INVALID:
         parts = [f"{_series(r, esc)}: {esc(r.reason or '')}" for r in failure_rows(doc, answers.INVALID)]
         parts += [esc(why) for why in doc.unjudged or []]
@@ -396,6 +398,10 @@ def markdown(doc: Verdict | dict[str, Any], *, run_url: str | None = None, budge
     for a in doc.attachments or []:
         links += [f"- {mdsafe.text(a['title'])}: `{mdsafe.code(a['path'])}`"]
     none = ["No gated metric could be tested (see below).", ""]
+    if doc.build_timeout:
+        bt = doc.build_timeout
+        killed = f"{mdsafe.text(bt.side)}'s build was killed at its limit of {bt.timeout_s:g} s"
+        none = [f"Nothing was measured: {killed}; its output is in `{mdsafe.code(bt.log)}` of the run.", ""]
     table = [_table_head(doc.shown_confidence), *(_row(r) for r in rows), ""] if rows else none
     # The soak's drift, where the time went and which commit: right under the table, kept when
     # detail is cut.
