@@ -50,3 +50,76 @@ def test_publish_twice_in_one_checkout_without_a_gh_pages_branch(tmp_path):
         assert [e["run_id"] for e in shard["runs"]] == [f"run_20261124T000000Z_00000{n}"]
     assert "orphan" not in git(repo, "branch", "--list")  # the temporary branch is gone
     assert git(repo, "worktree", "list").count("\n") == 1
+
+
+def _checkout(tmp_path: Path) -> Path:
+    """A clone of this checkout, as the publish job has it: origin without gh-pages, this tree's
+    scripts/ci, the installed .venv and dashboard packages."""
+    origin, repo = tmp_path / "origin.git", tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    subprocess.run(["git", "clone", "-q", "--no-local", str(ROOT), str(repo)], check=True)
+    git(repo, "remote", "set-url", "origin", str(origin))
+    shutil.copytree(ROOT / "scripts" / "ci", repo / "scripts" / "ci", dirs_exist_ok=True)
+    for name in (".venv", "gh-pages/node_modules"):
+        (repo / name).symlink_to(ROOT / name)
+    return repo
+
+
+def _leg(legs: Path, name: str, run_id: str, rng) -> None:
+    """A push's leg as its artifact holds it: bench-run-<name>/runs/<run_id>/ and its verdict."""
+    doc = result_doc("large", "rust", latency_run(rng, 2_000))
+    write_run(legs / f"bench-run-{name}" / "runs", run_id, {("large", "rust"): [doc]})
+    verdict = {"status": "no_change", "exit_code": 0, "results": [], "pool_leg": name,
+               "base": {"run_ids": []}, "head": {"run_ids": [run_id]}}  # fmt: skip
+    (legs / f"bench-run-{name}" / "verdict.json").write_text(json.dumps(verdict))
+
+
+@needs
+def test_publish_leaves_out_a_leg_that_combine_refused_and_publishes_the_one_it_accepted(tmp_path):
+    repo = _checkout(tmp_path)
+    legs, rng = tmp_path / "bench", np.random.default_rng(3)
+    _leg(legs, "a", "run_20261124T000000Z_0000aa", rng)
+    _leg(legs, "b", "run_20261124T000000Z_0000bb", rng)
+    why = "leg b: verdict.json pool_leg: 'a', but its artifact is runner b's\n::error::forged"
+    pool = {"status": "no_change", "pool": {"runners": [
+        {"name": "a", "state": "complete", "why": None},
+        {"name": "b", "state": "refused", "why": why},
+    ]}}  # fmt: skip
+    (tmp_path / "pool.json").write_text(json.dumps(pool))
+    publish = repo / "scripts" / "ci" / "publish"
+
+    def run(pool_verdict: Path | None) -> subprocess.CompletedProcess:
+        env = {**os.environ, "POOL_VERDICT": str(pool_verdict)} if pool_verdict else dict(os.environ)
+        return subprocess.run([str(publish), str(legs)], capture_output=True, text=True, env=env)
+
+    r = run(tmp_path / "pool.json")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert ("publish: leg bench-run-b not published: combine refused it: leg b: verdict.json pool_leg: "
+            "'a', but its artifact is runner b's ::error::forged; neither its runs nor its verdict go "
+            "into the history") in r.stderr  # fmt: skip
+    shard = json.loads(git(repo, "show", "gh-pages-publish:data/shards/pr/2026-11.json"))
+    assert [e["run_id"] for e in shard["runs"]] == ["run_20261124T000000Z_0000aa"]
+    # Every leg refused: nothing is published, and it fails saying so.
+    pool["pool"]["runners"][0]["state"] = "refused"
+    (tmp_path / "pool.json").write_text(json.dumps(pool))
+    r = run(tmp_path / "pool.json")
+    assert r.returncode == 2 and "leg bench-run-a not published: combine refused it" in r.stderr
+    assert "holds no run folder to publish" in r.stderr
+    # combine wrote no verdict (no leg compared): a leg that brings one was never judged.
+    r = run(tmp_path / "missing.json")
+    assert r.returncode == 2 and "it brings a verdict, but combine wrote none" in r.stderr
+    # Not combine's verdict: refused with the fix, nothing published.
+    (tmp_path / "other.json").write_text('{"status": "no_change"}')
+    r = run(tmp_path / "other.json")
+    assert (
+        r.returncode == 2
+        and "has no pool.runners: pass the verdict.json that scripts/ci/combine wrote" in r.stderr
+    )
+    # Without POOL_VERDICT (a run by hand), both legs: what publish did before.
+    r = run(None)
+    assert r.returncode == 0, r.stderr[-3000:]
+    shard = json.loads(git(repo, "show", "gh-pages-publish:data/shards/pr/2026-11.json"))
+    assert sorted(e["run_id"] for e in shard["runs"]) == [
+        "run_20261124T000000Z_0000aa",
+        "run_20261124T000000Z_0000bb",
+    ]
