@@ -33,6 +33,7 @@
 #       [--protected main (comma list: the branches whose bench.yml is reviewed)]
 #       [--name NAME (default random)] [--version 2.x.y (default: runner-version/Dockerfile)]
 #       [--user ghrunner] [--isolate 2-7 --server-cpus 2-7 --client-cpus 8-27] [--dry-run]
+#       [--instance N (one of several runners on this host: its own user hft-runner-N)]
 #   hft/runner/install-runner.sh --update VERSION SHA256    a newer runner for the next jobs
 #   hft/runner/install-runner.sh --calibration FILE         hftbench calibrate's record, for jobs
 # --repo is the one repository whose bench.yml this runner runs (the job-started hook is
@@ -44,6 +45,12 @@
 # leave bench.yml as the branch has it): branches that take no unreviewed commit.
 # --calibration installs calibration.json root-owned and world-readable in /etc/hft-bench
 # (the job user reads it; /etc/hft-runner is root's alone) and names it in the jobs' .env.
+# --instance N (1-99): runner N of several on one host. Each has its own system user
+# (hft-runner-N, unless --user names another), loop (hft-runner-N.service, loop-N.conf), job
+# unit (hft-runner-N-job@.service), job and run folders, .env, hook line and calibration
+# record, so that one loop's cleanup between jobs (every process of its user killed, its
+# folders emptied, its job units stopped) never touches the other's job. A user another
+# runner's loop.conf on this host already names is refused. Pass it to --calibration too.
 # For tests: --root DIR puts every file under DIR and leaves the running system (systemctl,
 # update-grub) alone; --api URL and --download-base URL stand in for GitHub; --job-runner
 # direct runs jobs without systemd, and so without its sandbox.
@@ -55,7 +62,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 
 # The runner version is pinned in runner-version/Dockerfile, where Dependabot watches it.
 VERSION=$(sed -n 's|^FROM ghcr\.io/actions/actions-runner:\([0-9.]*\)$|\1|p' "$HERE/runner-version/Dockerfile" 2>/dev/null || true)
-URL="" REPO="" NAME="" RUNNER_USER=ghrunner R="" API="" JOB_RUNNER=systemd CALIBRATION=""
+URL="" REPO="" NAME="" RUNNER_USER="" R="" API="" JOB_RUNNER=systemd CALIBRATION="" INSTANCE=""
 ISOLATE="" SERVER_CPUS="" CLIENT_CPUS="" DRY_RUN=false GROUP_ID="" APP_ID="" INSTALLATION_ID=""
 UPDATE="" UPDATE_SHA256="" DOWNLOAD_BASE=https://github.com/actions/runner/releases/download
 LABELS=self-hosted,linux,x64,hft-tuned PROTECTED=main
@@ -115,6 +122,7 @@ while [ $# -gt 0 ]; do
     --version) VERSION=${2:?--version needs a value}; shift 2 ;;
     --update) UPDATE=${2:?--update needs VERSION SHA256}; UPDATE_SHA256=${3:?--update needs VERSION SHA256}; shift 3 ;;
     --user) RUNNER_USER=${2:?--user needs a value}; shift 2 ;;
+    --instance) INSTANCE=${2:?--instance needs a number 1-99}; shift 2 ;;
     --root) R=${2:?--root needs a folder}; shift 2 ;;
     --api) API=${2:?--api needs a URL}; shift 2 ;;
     --download-base) DOWNLOAD_BASE=${2:?--download-base needs a URL}; shift 2 ;;
@@ -130,21 +138,30 @@ done
 
 [ -z "$R" ] || [[ $R == /* ]] || die "--root must be an absolute folder (got '$R')"
 R=${R%/}
+[ -z "$INSTANCE" ] || [[ $INSTANCE =~ ^[1-9][0-9]?$ ]] || die "--instance must be a number from 1 to 99, this runner's on the host (got '$INSTANCE')"
+# One runner per host: the names below. Runner N of several (--instance N): its own of each
+# name that one loop's cleanup acts on (user, units, job and run folders), and of its .env,
+# hook line and calibration record (its CPUs and its calibration are its own).
+sfx=${INSTANCE:+-$INSTANCE}
+[ -n "$RUNNER_USER" ] || RUNNER_USER=${INSTANCE:+hft-runner-$INSTANCE}
+[ -n "$RUNNER_USER" ] || RUNNER_USER=ghrunner
+LOOP_UNIT=hft-runner$sfx
+JOB_UNIT=hft-runner$sfx-job
 RUNNER_HOME=$R/opt/hft-runner
 PRISTINE=$RUNNER_HOME/pristine
-JOBS_DIR=$R/var/lib/hft-runner/jobs
-RUN_DIR=$R/run/hft-runner
+JOBS_DIR=$R/var/lib/hft-runner${INSTANCE:+/runner-$INSTANCE}/jobs
+RUN_DIR=$R/run/hft-runner${INSTANCE:+/runner-$INSTANCE}
 SECRETS=$R/etc/hft-runner
 # What jobs may read (root-owned, world-readable), apart from the root-only $SECRETS.
 PUBLIC=$R/etc/hft-bench
-CALIBRATION_FILE=$PUBLIC/calibration.json
+CALIBRATION_FILE=$PUBLIC/calibration$sfx.json
 APP_KEY=$SECRETS/app-key.pem
-LOOP_CONF=$SECRETS/loop.conf
-RUNNER_ENV=$SECRETS/runner.env
+LOOP_CONF=$SECRETS/loop$sfx.conf
+RUNNER_ENV=$SECRETS/runner$sfx.env
 SKEL=$SECRETS/skel
 TUNING_BIN=$R/usr/local/sbin/hft-setup-system
 LOOP_BIN=$R/usr/local/sbin/hft-runner-loop
-HOOK_BIN=$R/usr/local/sbin/hft-job-started-hook.sh  # .sh: the runner runs it as `bash -e PATH`
+HOOK_BIN=$R/usr/local/sbin/hft-job-started-hook$sfx.sh  # .sh: the runner runs it as `bash -e PATH`
 HOOK_LIB=$R/usr/local/lib/hft-runner/job-started-hook.sh
 TOOLS_DIR=$R/opt/hft-bench/tools  # provision-host's act, actionlint, inferno (scripts/deps.sh)
 UNITS=$R/etc/systemd/system
@@ -235,6 +252,15 @@ fi
 [ "$SCOPE" = "repos/$REPO" ] || [ "$GROUP_ID" != 1 ] ||
   printf '  ! --runner-group 1 is the Default group: limit it to %s (docs/adopting.md, section 1); the job-started hook refuses every other repository anyway\n' "$REPO"
 
+# One user per runner: a loop clears every process of its user between jobs (runner-loop.sh,
+# scrub), so a user two runners share would have each kill the other's job.
+for conf in "$SECRETS"/loop.conf "$SECRETS"/loop-*.conf; do
+  if [ "$conf" = "$LOOP_CONF" ] || [ ! -r "$conf" ]; then continue; fi
+  if grep -qx "user=$RUNNER_USER" "$conf"; then
+    die "user $RUNNER_USER already runs the runner of $conf: two runners sharing a user kill each other's jobs when either clears its user's processes between jobs. Give this one its own: --instance N (user hft-runner-N), or --user NAME"
+  fi
+done
+
 step "1/6 runner user $RUNNER_USER (no sudo, no login shell, no home: each job gets a fresh one)"
 if id "$RUNNER_USER" >/dev/null 2>&1; then
   printf '  = user %s exists\n' "$RUNNER_USER"
@@ -249,6 +275,7 @@ deny_user "$R/etc/at.deny"
 step "2/6 GitHub Actions runner $VERSION, checked, root-owned in $PRISTINE; jobs run from copies"
 install_pristine "$VERSION" "${RUNNER_SHA256:-0000000000000000000000000000000000000000000000000000000000000000}"
 run install -d -o root -g root -m 0755 "$R/var/lib/hft-runner"
+[ -z "$INSTANCE" ] || run install -d -o root -g root -m 0711 "${JOBS_DIR%/jobs}"
 run install -d -o root -g root -m 0711 "$JOBS_DIR"
 run install -d -o root -g root -m 0700 "$SECRETS"
 # The calibration record lives here, not in the root-only $SECRETS: every job reads it.
@@ -264,7 +291,7 @@ set_runner_env HFT_CI true
 set_runner_env HFT_TOOLS_DIR "$TOOLS_DIR"
 printf '  ! rustup must live in /opt/rust (RUSTUP_HOME=/opt/rust/rustup CARGO_HOME=/opt/rust/cargo), root-owned; Go in /usr/local/go\n'
 
-step "3/6 hft-runner.service: one JIT registration and a fresh runner folder per job, a sandboxed job unit, a job-started hook"
+step "3/6 $LOOP_UNIT.service: one JIT registration and a fresh runner folder per job, a sandboxed job unit, a job-started hook"
 # shellcheck disable=SC2016  # prints the command, the variable stays unexpanded on purpose
 printf '  + install -o root -g root -m 0600 "$RUNNER_APP_KEY_FILE" %s (the App key: root only)\n' "$APP_KEY"
 if [ "$DRY_RUN" = false ] && [ -n "${RUNNER_APP_KEY_FILE:-}" ]; then
@@ -294,7 +321,7 @@ pristine_dir=$PRISTINE
 skel=$SKEL
 runner_env=$RUNNER_ENV
 job_runner=$JOB_RUNNER
-unit=hft-runner-job
+unit=$JOB_UNIT
 run_dir=$RUN_DIR
 retry_s=30
 retry_max_s=900
@@ -350,6 +377,6 @@ fi
 [ -n "$SERVER_CPUS$CLIENT_CPUS" ] || printf '  = server and clients not pinned (no --server-cpus / --client-cpus)\n'
 
 step "6/6 start (a loop already running is restarted onto the new one; a job it runs is ended)"
-system systemctl enable hft-runner.service
-system systemctl restart hft-runner.service
+system systemctl enable "$LOOP_UNIT.service"
+system systemctl restart "$LOOP_UNIT.service"
 printf '%s: done%s\n' "$PROG" "$([ "$DRY_RUN" = true ] && echo ' (dry run: nothing changed)')"

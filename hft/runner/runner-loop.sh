@@ -70,6 +70,19 @@ for key in retry_s retry_max_s; do
   v=cfg_$key
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$CONF: $key must be a number of seconds > 0 (got '${!v}')"
 done
+# One loop per user, job unit and job folder. Between jobs a loop kills every process of its
+# user (scrub); when it starts it stops its job units and empties its job and run folders. A
+# second runner on this host (install-runner.sh --instance N: loop-N.conf beside this one)
+# naming the same of any would have each loop kill, stop or delete the other's job.
+for other in "${CONF%/*}"/loop.conf "${CONF%/*}"/loop-*.conf; do
+  if [ ! -f "$other" ] || [ "$other" -ef "$CONF" ]; then continue; fi
+  for key in user unit jobs_dir run_dir; do
+    v=cfg_$key
+    if grep -qxF "$key=${!v}" "$other"; then
+      die "$CONF and $other both name $key=${!v}: two runners of one host sharing it would kill, stop or delete each other's jobs between jobs. Give each its own: install-runner.sh --instance N (user hft-runner-N, its own units and folders)"
+    fi
+  done
+done
 if ! uid=$(id -u "$cfg_user") || ! gid=$(id -g "$cfg_user"); then
   die "user $cfg_user does not exist: re-run install-runner.sh"
 fi
@@ -144,7 +157,8 @@ remove_runner() {
 
 # scrub: everything of the runner user outside the per-job folder, as root. The unit's
 # sandbox keeps most of it from being made (hft/runner/README.md); this clears it anyway,
-# and is all there is under job_runner=direct.
+# and is all there is under job_runner=direct. It selects by this runner's user alone (uid,
+# owner): never by a name or pattern, and the user is this runner's only (checked above).
 scrub() {
   local kind id left
   # Every process of the dedicated uid, whatever session or cgroup it escaped to.

@@ -3,10 +3,12 @@
 #   hft-runner.service        the root loop (runner-loop.sh), always on
 #   hft-runner-job@.service   one job: run.sh of the job's runner copy, as the runner user,
 #                             sandboxed; the loop starts hft-runner-job@<job>.service
-# Needs from install-runner.sh: UNITS, LOOP_BIN, LOOP_CONF, JOBS_DIR, RUN_DIR, RUNNER_USER,
-# write_file.
+# Runner N of several on one host (--instance N): hft-runner-N.service and
+# hft-runner-N-job@.service, its own user, job and run folders.
+# Needs from install-runner.sh: UNITS, LOOP_UNIT, JOB_UNIT, LOOP_BIN, LOOP_CONF, JOBS_DIR,
+# RUN_DIR, RUNNER_USER, write_file.
 
-write_file "$UNITS/hft-runner.service" 0644 <<UNIT
+write_file "$UNITS/$LOOP_UNIT.service" 0644 <<UNIT
 [Unit]
 Description=hft-bench self-hosted runner loop (one just-in-time registration per job)
 After=network-online.target hft-tuning.service
@@ -26,7 +28,7 @@ UNIT
 # multiprocessing; cleared by the loop). Everything else is read-only or hidden.
 # No ProtectProc=invisible: check-runner (setup_hft_system.sh) looks for root's irqbalance
 # with pgrep, and would report it stopped when it runs.
-write_file "$UNITS/hft-runner-job@.service" 0644 <<UNIT
+write_file "$UNITS/$JOB_UNIT@.service" 0644 <<UNIT
 [Unit]
 Description=hft-bench runner job %i (one job of one just-in-time registration, sandboxed)
 

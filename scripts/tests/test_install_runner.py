@@ -322,3 +322,57 @@ def test_the_filter_keeps_what_bwrap_and_a_benchmark_call_and_leaves_out_ptrace(
     r = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True)
     said = [line for line in r.stderr.splitlines() if "is not executable" not in line and line.strip()]
     assert not said, said  # the one complaint left: run.sh of a job that does not exist here
+
+
+def test_runners_sharing_a_host_each_get_their_own_user_units_folders_and_env():
+    """A loop kills every process of its user between jobs, and at its start stops its job
+    units and empties its folders: runner N of a host (--instance N) owns each of them alone."""
+    r = dry_run(*ORG, "--runner-group", "3", *APP, "--instance", "2", "--server-cpus", "4-5")
+    assert r.returncode == 0, r.stderr
+    log = r.stdout
+    assert "step: 1/6 runner user hft-runner-2 " in log
+    assert (
+        "+ useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin hft-runner-2"
+        in log
+    )
+    conf = section(log, "write /etc/hft-runner/loop-2.conf (mode 0600)", "+ write")
+    for line in ("user=hft-runner-2", "unit=hft-runner-2-job", "jobs_dir=/var/lib/hft-runner/runner-2/jobs",
+                 "run_dir=/run/hft-runner/runner-2", "runner_env=/etc/hft-runner/runner-2.env"):  # fmt: skip
+        assert f"      {line}\n" in conf, line
+    loop = section(log, "write /etc/systemd/system/hft-runner-2.service", "+ write")
+    assert "ExecStart=/usr/local/sbin/hft-runner-loop --config /etc/hft-runner/loop-2.conf" in loop
+    job = [x.strip() for x in section(log, "write /etc/systemd/system/hft-runner-2-job@.service", "+ install")
+           .splitlines()]  # fmt: skip
+    assert "User=hft-runner-2" in job and "Group=hft-runner-2" in job
+    assert "ReadWritePaths=/var/lib/hft-runner/runner-2/jobs/%i" in job
+    assert "set HFTBENCH_SERVER_CPUS=4-5 in /etc/hft-runner/runner-2.env" in log
+    hook = "/usr/local/sbin/hft-job-started-hook-2.sh"
+    assert f"set ACTIONS_RUNNER_HOOK_JOB_STARTED={hook} in /etc/hft-runner/runner-2.env" in log
+    assert "systemctl restart hft-runner-2.service" in log
+    # Nothing of the host's single runner is written or restarted.
+    for single in ("/etc/hft-runner/loop.conf", "/etc/hft-runner/runner.env", "hft-runner.service",
+                   "hft-runner-job@", "/var/lib/hft-runner/jobs"):  # fmt: skip
+        assert single not in log, single
+
+
+@pytest.mark.parametrize("instance", ["0", "100", "a", "-1"])
+def test_an_instance_is_a_number_from_1_to_99(instance):
+    r = dry_run(*ORG, "--runner-group", "3", *APP, "--instance", instance)
+    assert r.returncode == 2 and "--instance must be a number from 1 to 99" in r.stderr
+
+
+def test_a_user_another_runner_of_the_host_runs_as_is_refused(tmp_path):
+    secrets = tmp_path / "etc" / "hft-runner"
+    secrets.mkdir(parents=True)
+    (secrets / "loop.conf").write_text("user=ghrunner\nunit=hft-runner-job\n")
+    (secrets / "loop-1.conf").write_text("user=hft-runner-1\nunit=hft-runner-1-job\n")
+    args = (*ORG, "--runner-group", "3", *APP, "--root", str(tmp_path))
+    for given, taken in ((("--instance", "2", "--user", "ghrunner"), "loop.conf"),
+                         (("--instance", "2", "--user", "hft-runner-1"), "loop-1.conf"),
+                         (("--user", "hft-runner-1"), "loop-1.conf")):  # fmt: skip
+        r = dry_run(*args, *given)
+        assert r.returncode == 2, r.stdout
+        assert f"already runs the runner of {secrets / taken}" in r.stderr and "--instance N" in r.stderr
+    assert dry_run(*args, "--instance", "2").returncode == 0  # hft-runner-2: its own
+    assert dry_run(*args, "--instance", "1").returncode == 0  # runner 1 reinstalled: its own conf
+    assert dry_run(*args).returncode == 0  # the single runner reinstalled, as ghrunner: its own conf

@@ -332,3 +332,39 @@ def test_a_terminated_runner_and_a_deprecated_version_back_off_and_register_anew
     results = gh.results[before_results:]
     assert [r["rc"] for r in results] == ["0"] and "job after the back-off" in results[0]["output"]
     assert list((root / "var/lib/hft-runner/jobs").iterdir()) == []
+
+
+def test_a_loop_refuses_a_user_unit_or_folder_another_runner_of_the_host_names(tmp_path):
+    """Between jobs a loop kills every process of its user, and at its start it stops its job
+    units and empties its job and run folders: a second runner of the host (install-runner.sh
+    --instance N, loop-N.conf beside the first) that shares any of them is refused before the
+    loop touches anything. Users that do not exist here: past the check, the loop stops there."""
+    loop = ROOT / "hft" / "runner" / "runner-loop.sh"
+
+    def conf(n: int, **same: str) -> dict[str, str]:
+        own = {"user": f"hft-test-nouser-{n}", "unit": f"hft-runner-{n}-job",
+               "jobs_dir": str(tmp_path / f"runner-{n}" / "jobs"),
+               "run_dir": str(tmp_path / f"run-{n}")}  # fmt: skip
+        return {"repo": REPO, "api": "http://127.0.0.1:9", "scope": f"repos/{REPO}", "app_id": "1",
+                "installation_id": "2", "app_key": str(tmp_path / "key.pem"), "runner_group_id": "1",
+                "labels": "self-hosted", "name": "t", "pristine_dir": str(tmp_path / "pristine"),
+                "skel": str(tmp_path / "skel"), "runner_env": str(tmp_path / f"runner-{n}.env"),
+                "job_runner": "direct", "retry_s": "1", "retry_max_s": "2", **own, **same}  # fmt: skip
+
+    def write(name: str, c: dict[str, str]) -> Path:
+        path = tmp_path / name
+        path.write_text("".join(f"{k}={v}\n" for k, v in c.items()))
+        return path
+
+    first = conf(1)
+    for key in ("user", "unit", "jobs_dir", "run_dir"):
+        write("loop-2.conf", conf(2, **{key: first[key]}))
+        r = subprocess.run([str(loop), "--config", str(write("loop-1.conf", first)), "--jobs", "1"],
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert r.returncode == 2, r.stderr
+        assert f"both name {key}={first[key]}" in r.stderr and "install-runner.sh --instance N" in r.stderr
+        assert not Path(first["jobs_dir"]).exists()
+    write("loop-2.conf", conf(2))
+    r = subprocess.run([str(loop), "--config", str(tmp_path / "loop-1.conf"), "--jobs", "1"],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 2 and "user hft-test-nouser-1 does not exist" in r.stderr, r.stderr
