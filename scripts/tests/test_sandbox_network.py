@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
 import time
 import urllib.request
@@ -20,6 +21,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hftbench import cli
 from hftbench.errors import UsageError
 from hftbench.measure import sandbox
 from hftbench.measure.server import LISTEN_FD, Server, takes_listen_fd
@@ -226,3 +228,73 @@ def test_the_heads_server_reaches_no_outside_address_from_the_sandbox(tmp_path):
             time.sleep(0.05)
         assert any(f"pwned {tag}".encode() in r for r in outside.received), outside.received
         assert "egress sent" in (tmp_path / "open.log").read_text()
+
+
+# `hftbench ab` with builds from before the flag: a server.sh that hides --listen-fd from its
+# --help is what such a build looks like to the harness (it then binds its own port, --addr).
+OLD = (
+    f'#!/bin/sh\nif [ "$1" = --help ]; then {SERVER} --help | grep -v -e --listen-fd; exit 0; fi\n'
+    f'exec {SERVER} "$@"\n'
+)
+NEW = f'#!/bin/sh\nexec {SERVER} "$@"\n'
+
+
+def _ab_repo(root: Path, base_server: str, head_server: str) -> Path:
+    repo = root / "repo"
+    repo.mkdir()
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    (repo / "build.sh").write_text("mkdir -p bin && install -m 755 server.sh bin/hft-server\n")
+    for message, server in (("base", base_server), ("head", head_server)):
+        (repo / "server.sh").write_text(server)
+        git("add", ".")
+        git("commit", "-qm", message)
+    return repo
+
+
+def _ab(repo: Path, out: Path, *extra: str) -> int:
+    return cli.main([
+        "ab", "--repo", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--scenarios", "latency-1c",
+        "--clients", "hft", "--orders", "300", "--repeats", "2", "--max-repeats", "2", "--no-profile",
+        "--out", str(out), "--build-cmd", "sh build.sh", "--quiet", *extra,
+    ])  # fmt: skip
+
+
+def _listen(out: Path, side: str) -> set[str]:
+    return {json.loads(p.read_text())["server"]["listen"] for p in (out / side).glob("run_*/results.json")}
+
+
+@needs_binaries
+@needs_sandbox
+def test_ab_serves_a_base_from_before_the_flag_the_old_way_and_says_so(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv(sandbox.ENV, raising=False)
+    out = tmp_path / "ab"
+    code = _ab(_ab_repo(tmp_path, OLD, NEW), out, "--require-sandbox")
+    assert code in (0, 1), capsys.readouterr().err
+    assert "server has no --listen-fd (its commit predates it)" in capsys.readouterr().err
+    assert _listen(out, "base") == {"--addr"} and _listen(out, "head") == {LISTEN_FD}
+    note = json.loads((out / "verdict.json").read_text())["ab"]["sandbox"]["note"]
+    assert note == sandbox.ON_NOTE + sandbox.NET_NOTE
+
+
+@needs_binaries
+@needs_sandbox
+def test_ab_refuses_a_head_without_the_flag_when_required_and_names_it_otherwise(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.delenv(sandbox.ENV, raising=False)
+    repo = _ab_repo(tmp_path, NEW, OLD)
+    assert _ab(repo, tmp_path / "required", "--require-sandbox") == 2
+    err = capsys.readouterr().err
+    assert "has no --listen-fd" in err and "Fix: rebase the pull request" in err, err
+    assert not list((tmp_path / "required").glob("*/run_*")), "rounds were measured"
+    out = tmp_path / "local"
+    assert _ab(repo, out) in (0, 1)
+    note = json.loads((out / "verdict.json").read_text())["ab"]["sandbox"]["note"]
+    assert note.startswith("network shared: head's server has no --listen-fd; ")
+    assert _listen(out, "head") == {"--addr"} and _listen(out, "base") == {LISTEN_FD}
