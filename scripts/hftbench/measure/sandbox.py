@@ -137,12 +137,16 @@ def _warn(message: str) -> None:
 
 @functools.cache
 def probe() -> str | None:
-    """None when bwrap can start a sandbox here, else why not (in words)."""
+    """None when bwrap can start a sandbox here, a network namespace of its own included, else why
+    not (in words)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return "bwrap (bubblewrap) is not installed"
     try:
-        proc = subprocess.run(wrap(["true"], writable=()), capture_output=True, text=True, timeout=20)
+        # With a network of its own, as a server handed its socket runs (a host or job unit that
+        # refuses network namespaces is told here, not by a server that cannot start).
+        proc = subprocess.run(wrap(["true"], writable=(), own_network=True), capture_output=True, text=True,
+                              timeout=20)  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bwrap did not run ({exc})"
     if proc.returncode != 0:
