@@ -3,6 +3,8 @@ what a duet shares cannot hide a head that does more work (issue 35)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 
 import numpy as np
@@ -106,8 +108,10 @@ def test_the_same_work_per_order_is_no_change_and_a_small_certain_slowdown_is_na
     assert {r.metric: r.verdict for r in aa.results if r.gated}["cpu_us_per_order"] == NO_CHANGE
     assert aa.status == NO_CHANGE and aa.exit_code == 0
     # +5 % on every order, known to well under a percent: passes the gate, never as "no change"
+    # (P50 and CPU judged: the rounds' 3,000 orders leave P99 too wide for a decision in 8)
     _rounds(tmp_path / "five", rng, head_median=42.0, head_cpu=10.0)
-    five = compare_sides(load_side(tmp_path / "five/base"), load_side(tmp_path / "five/head"), gates, DUET)
+    p50_only = replace(gates, series=("latency-1c/hft p50_us",))
+    five = compare_sides(load_side(tmp_path / "five/base"), load_side(tmp_path / "five/head"), p50_only, DUET)
     p50 = next(r for r in five.results if r.metric == "p50_us")
     assert p50.verdict == SLOWER and five.status == SLOWER and five.exit_code == 0
 

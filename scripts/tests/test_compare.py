@@ -182,7 +182,7 @@ def test_a_series_whose_generator_fell_behind_on_base_says_so_and_is_not_gated(t
     assert not [r for r in c.results if r.gated and r.metric != "errors"]
     # nothing of the gated series judged, and nothing failed: invalid, never green
     assert c.status == INVALID and c.exit_code == 1
-    assert c.unjudged and c.unjudged[0].startswith("latency-1c/hft: no gated row was judged (n too small")
+    assert c.unjudged and c.unjudged[0].startswith("latency-1c/hft: no gated row was judged (")
     assert "the load generator fell behind in 8 of 8 of base's runs" in c.unjudged[0]
 
 
@@ -207,7 +207,10 @@ def test_a_series_pattern_may_gate_one_metric_of_a_series_with_its_errors_and_cp
     assert g.why_not_judged("load", "hft", "p50_us") is None
     assert g.why_not_judged("load", "hft", "cpu_us_per_order") is None  # follows the latency
     assert g.why_not_judged("load", "hft", "errors") is None
-    assert g.why_not_judged("load", "hft", "p99_us").startswith("reported only: too noisy to judge here")
+    assert (
+        g.why_not_judged("load", "hft", "p99_us")
+        == "reported only: gates.yaml's series guards other metrics of it"
+    )
     assert g.why_not_judged("latency-1c", "hft", "p99_us") is None
     assert g.why_not_judged("large", "hft", "p50_us") == "reported only: not in gates.yaml's series"
     reported = parse_gates(

@@ -113,7 +113,7 @@ class Gates:
             if self.gates_series(scenario, client, None if follows else metric):
                 return None
             if self.gates_series(scenario, client):
-                return "reported only: too noisy to judge here (gates.yaml series names other metrics of it)"
+                return "reported only: gates.yaml's series guards other metrics of it"
             name = f"{scenario}/{client}"
             why = next((w for pat, w in self.reported.items() if fnmatch.fnmatchcase(name, pat)), None)
             return f"reported only: {why}" if why else "reported only: not in gates.yaml's series"
