@@ -67,8 +67,9 @@ LockPersonality=yes
 UMask=0077
 # Namespaces: only the ones bwrap makes for the sandbox of a pull request's build and server
 # (measure/sandbox.py: an unprivileged bwrap's user and mount namespaces, --unshare-pid,
-# --unshare-ipc; the network namespace is shared on purpose). No net, uts, cgroup.
-RestrictNamespaces=user mnt pid ipc
+# --unshare-ipc, and --unshare-net for a server handed its socket by the harness). No uts,
+# cgroup.
+RestrictNamespaces=user mnt pid ipc net
 # System calls: what a service needs (@system-service), the mounts bwrap makes inside its own
 # namespaces (@mount; in the host's, without a capability, they fail anyway) and ab's
 # perf record (perf_event_open); not the kernel keyrings (@keyring: the user's keyring would

@@ -274,12 +274,15 @@ def unit_directives(log: str) -> dict[str, list[str]]:
 
 def test_the_job_unit_allows_only_the_namespaces_the_sandbox_makes(log):
     """bwrap, as measure/sandbox.py starts it, unprivileged: a user and a mount namespace, and
-    one per --unshare-* flag. Exactly those are allowed (the network one is shared on purpose)."""
+    one per --unshare-* flag, for a build and for a server (which has a network of its own:
+    the harness hands it its socket). Exactly those are allowed."""
     from hftbench.measure import sandbox
 
-    flags = [a for a in sandbox.wrap(["true"], writable=()) if a.startswith("--unshare-")]
+    build = sandbox.wrap(["true"], writable=())
+    server = sandbox.wrap(["true"], writable=(), own_network=True)
+    flags = [a for a in build + server if a.startswith("--unshare-")]
     made = {"user", "mnt"} | {f.removeprefix("--unshare-") for f in flags}
-    assert made == {"user", "mnt", "pid", "ipc"}, flags
+    assert made == {"user", "mnt", "pid", "ipc", "net"}, flags
     (allowed,) = unit_directives(log)["RestrictNamespaces"]
     assert set(allowed.split()) == made, allowed
 
