@@ -9,11 +9,13 @@ import json
 import os
 import shutil
 import signal
+import socketserver
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -112,10 +114,16 @@ def pool_yaml(rounds: int = ACT_ROUNDS, text: str | None = None) -> str:
     return text + f"rounds: {{repeats: {rounds}, max_repeats: {rounds}}}\n"
 
 
+class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+
 class StartCounter:
-    """How many times each side's server has started serving, over loopback: ab runs both
-    sides' servers in its sandbox, where they can write nothing but share the network
-    (measure/sandbox.py). GET /<side> answers that side's count so far (0 at first) and adds one."""
+    """How many times each side's server has started serving, over a Unix socket: ab runs both
+    sides' servers in its sandbox, where they can write nothing and have no network but the
+    socket the harness hands in (measure/sandbox.py), and a socket file on the read-only
+    filesystem still connects. GET /<side> answers that side's count so far (0 at first) and
+    adds one."""
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
@@ -135,8 +143,9 @@ class StartCounter:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Count)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.dir = Path(tempfile.mkdtemp(prefix="act-starts-"))  # short: a socket path has 108 bytes
+        self.path = self.dir / "counter.sock"
+        self.server = _UnixHTTPServer(str(self.path), Count)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def __enter__(self) -> StartCounter:
@@ -146,6 +155,7 @@ class StartCounter:
     def __exit__(self, *exc) -> None:
         self.server.shutdown()
         self.server.server_close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def alternating_server(counter: StartCounter, side: str, slow_pair: int, delay_us: int) -> str:
@@ -154,12 +164,12 @@ def alternating_server(counter: StartCounter, side: str, slow_pair: int, delay_u
     slot once in a pair of rounds (rig.py), so with base slowed in one pair and head in the next
     every slot sees both ways, and the rounds' log ratios cancel out of the estimate but not out
     of its spread: the verdict is inconclusive, whatever the draw, never slower, faster or beyond
-    the threshold. Only a serving start counts (--addr), not --version."""
+    the threshold. Only a serving start counts (--listen-fd, or --addr), not --version."""
     curl, server = shutil.which("curl") or "curl", ROOT / "bin" / "hft-server"
     return (
         "#!/bin/sh\n"
-        'case " $* " in *" --addr "*)\n'
-        f"  n=$({curl} -fsS --max-time 5 {counter.url}/{side}) || n=-2\n"
+        'case " $* " in *" --listen-fd "*|*" --addr "*)\n'
+        f"  n=$({curl} -fsS --max-time 5 --unix-socket {counter.path} http://counter/{side}) || n=-2\n"
         f"  if [ $(( n / 2 % 2 )) -eq {slow_pair} ]; then\n"
         f'    exec {server} --inject-delay-us {delay_us} "$@"\n'
         "  fi ;;\n"
