@@ -98,11 +98,35 @@ def test_the_steps_spread_is_read_at_the_intervals_level():
     v = stored_verdict("b" * 40, 1.0, 0.0, answers.NO_CHANGE)
     v["gated"][0]["ci"] = [math.exp(-0.01), math.exp(0.01)]
     one = creep.link_from_verdict(v, commit="h", date=None, message="")
-    v["looks"] = 4  # the same width at a wider level is a smaller spread
+    # `confidence` is the level the intervals were drawn at, the looks already in it: the looks
+    # do not narrow the spread a second time, a wider level does
+    v["looks"] = 4
     four = creep.link_from_verdict(v, commit="h", date=None, message="")
-    assert four.steps[P50].se < one.steps[P50].se
+    assert four.steps[P50].se == pytest.approx(one.steps[P50].se)
+    v["confidence"] = 0.9975
+    wider = creep.link_from_verdict(v, commit="h", date=None, message="")
+    assert wider.steps[P50].se < one.steps[P50].se
     assert one.steps[P50].se == pytest.approx(0.01 / 2.5758, rel=1e-3)
     assert creep.link_from_verdict({**v, "partial": True}, commit="h", date=None, message="") is None
+
+
+def test_sixty_pushes_at_seven_tenths_of_a_percent_creep_against_the_fixed_reference_only():
+    # One push a day, each +0.7 % and "slower, under the gate" alone: a window of ten days
+    # back never sees more than +7 %, while the reference a person fixed (c0, 60 pushes back)
+    # sees all of it, and the creep issue opens naming it.
+    entries = history([1.007] * 60)
+    window = creep.judge(
+        creep.chain(newest(entries), entries[:-1], since=NOW - timedelta(days=10, hours=1)), load_gates()
+    )
+    assert window.status == answers.NO_CHANGE and window.rows[0].ratio < 1.08
+    fixed = creep.judge(creep.chain(newest(entries), entries[:-1], reference="c0" * 20), load_gates())
+    (row,) = fixed.rows
+    assert fixed.status == answers.REGRESSION and row.measured_in == 60
+    assert row.ratio == pytest.approx(1.007**60) and row.ci[0] > 1.10
+    from dataclasses import asdict
+
+    opened = creep_issue.issue_action({"suite": "pr", "status": fixed.status, **asdict(fixed)}, None)
+    assert opened.kind == "open" and "c0" * 5 in opened.body
 
 
 def issue_doc(ratios: list[float]) -> dict:

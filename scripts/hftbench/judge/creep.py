@@ -99,10 +99,11 @@ class Creep:
 
 
 def level(verdict: Verdict | StoredVerdict) -> float:
-    """The two-sided level of a verdict's intervals: the gate's confidence, widened for its looks."""
-    confidence = float(verdict.confidence or 0.99)
-    looks = max(1, int(verdict.looks or 1))
-    return 1.0 - (1.0 - confidence) / looks
+    """The two-sided level of a verdict's intervals: its `confidence`, which is already the level
+    its intervals were drawn at (widened for the looks and the gated family where ab drew them:
+    compare.Comparison.confidence). Widening it again for the looks read every link's spread too
+    small, and the chain's interval too narrow."""
+    return float(verdict.confidence or 0.99)
 
 
 def link_from_verdict(
