@@ -6,7 +6,6 @@ REST API (fakes/github_api.py), the token never an argument, and fails exactly o
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from hftbench.publish import check_run
 from hftbench.verdict import Verdict
 
 sys.path.insert(0, str(Path(__file__).parent / "fakes"))
-from github_api import FakeGitHub  # noqa: E402
+from github_api import FakeGitHub, recording_curl  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "ci" / "check-run"
@@ -211,14 +210,7 @@ def test_the_command_runs_without_numpy_or_scipy_and_exits_1_only_on_failure(tmp
 
 def post(tmp_path: Path, api: FakeGitHub, verdict: Path, **env: str) -> subprocess.CompletedProcess:
     """scripts/ci/check-run VERDICT with a curl on PATH that records its arguments."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    wrapper = bin_dir / "curl"
-    wrapper.write_text(
-        f'#!/bin/sh\nprintf "%s\\n" "$@" >>"{tmp_path / "argv"}"\nexec {shutil.which("curl")} "$@"\n'
-    )
-    wrapper.chmod(0o755)
-    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "GITHUB_TOKEN": TOKEN,
+    env = {"PATH": recording_curl(tmp_path), "GITHUB_TOKEN": TOKEN,
            "GITHUB_REPOSITORY": "acme/hft-bench", "GITHUB_API_URL": api.url, "HEAD_SHA": HEAD,
            "GITHUB_RUN_ID": "42", **env}  # fmt: skip
     return subprocess.run([str(SCRIPT), str(verdict)], env=env, capture_output=True, text=True)

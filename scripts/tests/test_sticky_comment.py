@@ -4,7 +4,6 @@ GitHub in a header and never appears among curl's arguments (ps shows those to e
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "fakes"))
-from github_api import FakeGitHub  # noqa: E402
+from github_api import FakeGitHub, recording_curl  # noqa: E402
 
 pytestmark = [pytest.mark.ci, pytest.mark.skipif(shutil.which("jq") is None, reason="needs jq")]
 
@@ -25,17 +24,10 @@ MARKER = "<!-- hft-bench-verdict -->"
 
 def post(tmp_path: Path, api: FakeGitHub, body: str, token: str = TOKEN) -> subprocess.CompletedProcess:
     """sticky-comment BODY with a curl on PATH that records its arguments, then runs curl."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    wrapper = bin_dir / "curl"
-    wrapper.write_text(
-        f'#!/bin/sh\nprintf "%s\\n" "$@" >>"{tmp_path / "argv"}"\nexec {shutil.which("curl")} "$@"\n'
-    )
-    wrapper.chmod(0o755)
     (tmp_path / "body.md").write_text(body)
     env = {
         **{
-            "PATH": f"{bin_dir}:{os.environ['PATH']}",
+            "PATH": recording_curl(tmp_path),
             "GITHUB_TOKEN": token,
             "GITHUB_REPOSITORY": "acme/hft-bench",
         },

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -174,6 +176,19 @@ class FakeGitHub:
     def state(self) -> dict:
         with self.store.lock:
             return json.loads(json.dumps(self.store.doc()))
+
+
+def recording_curl(folder: Path) -> str:
+    """A PATH whose curl first appends its arguments to folder/argv, one a line, then runs the
+    real curl: a test reads what the CI script put on curl's command line (ps shows those to
+    every user, so a token must never be one)."""
+    bin_dir = folder / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    wrapper = bin_dir / "curl"
+    argv, curl = folder / "argv", shutil.which("curl")
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >>"{argv}"\nexec {curl} "$@"\n')
+    wrapper.chmod(0o755)
+    return f"{bin_dir}:{os.environ['PATH']}"
 
 
 def main() -> None:
