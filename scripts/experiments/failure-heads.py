@@ -5,9 +5,9 @@ checkout against itself with the head's server given a failure knob (server/READ
 
     .venv/bin/python scripts/experiments/failure-heads.py OUT SESSIONS [KIND ...]
 
-KIND: aa | fail-concurrency | fail-1c | crash | hang | cpu150 (default: all). Each session
-is a fresh `hftbench ab` (its own build check, capacity probe and rounds); sessions of the
-kinds are interleaved (kind after kind, SESSIONS times), so a slow hour of the host falls on
+KIND: aa | fail-concurrency | fail-1c | crash | hang | cpu150 | cpu105 | stall-p999 (default:
+all). Each session is a fresh `hftbench ab` (its own build check, capacity probe and rounds);
+sessions of the kinds are interleaved (kind after kind, SESSIONS times), so a slow hour of the host falls on
 all of them. Prints one line per session, then per kind: sessions that failed the check
 (exit != 0), the statuses, how many headlines name the failures, none of "no change",
 "improvement" or a plain ✅ where the head fails, and the median seconds measuring.
@@ -38,6 +38,11 @@ KINDS = {
     "hang": "--inject-hang-every 30000",
     # an obvious regression: 15 µs of busy CPU per order, about x1.5 on latency-1c's P50
     "cpu150": "--inject-delay-us 15",
+    # about half the threshold: 1 µs of busy CPU per order, +5 % on latency-1c's P50 of ~20 µs
+    "cpu105": "--inject-delay-us 1",
+    # a rare stall past P99: 300 µs on 1 order in 700 (0.14 %), so P99.9 becomes the stall
+    # while P99 moves by the few orders it pushes past it
+    "stall-p999": "--inject-stall-us 300 --inject-stall-every 700",
 }
 FAILING = {"fail-concurrency", "fail-1c", "crash", "hang"}
 
