@@ -60,10 +60,10 @@ try {
     readies.push(ready);
     // Two clicks on the first chart's points (an old one as A, a recent one as B), as a person picks them.
     const card = page.locator('#trends .card').first();
-    await card.scrollIntoViewIfNeeded(); // below the 50-row table: drawn when scrolled to
+    await card.locator('.plot').scrollIntoViewIfNeeded(); // below the 50-row table: drawn when scrolled to (the chart, not the creep under it)
     await page.waitForFunction(() => document.querySelector('#trends .card')?.dataset.drawn === 'true');
     for (const [fraction, which] of [[0.1, 'a'], [0.9, 'b']]) {
-      const box = await card.locator('.u-over').boundingBox();
+      const box = await card.locator('.plot .u-over').boundingBox();
       await page.mouse.click(box.x + box.width * fraction, box.y + box.height / 2);
       await card.locator(`.hover button[data-pick="${which}"]`).click();
     }

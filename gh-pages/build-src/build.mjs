@@ -1,14 +1,17 @@
 #!/usr/bin/env node
 // Assemble the publishable site: the static page, uPlot from node_modules, the history
 // store as data/, derived/trend/ (shards without histograms), derived/latest-<suite>.json and
-// derived/curves/<suite>/<run_id>.json (the compare view's distributions). Usage:
-//   node build-src/build.mjs --store <history store dir> --out <folder to publish>
+// derived/curves/<suite>/<run_id>.json (the compare view's distributions) and
+// derived/creep-<suite>.json (main's creep since the reference). Usage:
+//   node build-src/build.mjs --store <history store dir> --out <folder to publish> [--creep-reference SHA]
+// The creep reference: --creep-reference, else the store index's `creep_reference`, else the
+// oldest push of main in the store.
 // --out may be the gh-pages worktree whose data/ already is the store.
 import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { deriveLatest, deriveOpen, runCurves, slimShard } from './derive.mjs';
+import { deriveCreep, deriveLatest, deriveOpen, runCurves, slimShard } from './derive.mjs';
 import { writeJsonAtomic } from '../lib/fsio.mjs';
 import { check } from '../lib/schema.mjs';
 
@@ -34,7 +37,9 @@ function readJson(path) {
   }
 }
 
-export function build({ store, out }) {
+const SHA = /^[0-9a-f]{7,40}$/;
+
+export function build({ store, out, creepReference = null }) {
   const index = readJson(join(store, 'index.json'));
   if (!Number.isInteger(index.schema_version) || index.schema_version > SCHEMA_VERSION) {
     fail(`${store}/index.json has schema_version ${index.schema_version}; this build reads ${SCHEMA_VERSION}: update gh-pages/ from a newer hft-bench`);
@@ -46,6 +51,8 @@ export function build({ store, out }) {
       if (!MONTH.test(month)) fail(`${store}/index.json: shard ${JSON.stringify(month)} of suite ${suite} is not YYYY-MM; fix or remove it`);
     }
   }
+  const reference = creepReference ?? index.creep_reference ?? null;
+  if (reference !== null && !SHA.test(String(reference))) fail(`creep reference ${JSON.stringify(reference)} is not a 7 to 40 digit lowercase hex sha`);
   if (!existsSync(join(UPLOT, 'dist', 'uPlot.esm.js'))) fail(`uPlot missing in ${UPLOT}: run 'npm ci' in gh-pages/ (or make deps)`);
   mkdirSync(out, { recursive: true });
   cpSync(join(ROOT, 'site'), out, { recursive: true });
@@ -77,6 +84,9 @@ export function build({ store, out }) {
       }
     }
     writeJsonAtomic(join(out, 'derived', `open-${suite}.json`), deriveOpen(suite, allRuns));
+    const creep = deriveCreep(suite, allRuns, reference);
+    if (reference && creep.creep.reference && !creep.creep.reference.found) warnings.push(`suite ${suite}: the creep reference ${reference} is not among main's stored runs; its creep lines start at the oldest push`);
+    writeJsonAtomic(join(out, 'derived', `creep-${suite}.json`), creep);
     const latest = deriveLatest(suite, entry, (month) => readJson(join(store, 'shards', suite, `${month}.json`)).runs ?? [], (w) => warnings.push(w));
     if (latest) writeJsonAtomic(join(out, 'derived', `latest-${suite}.json`), latest);
   }
@@ -86,9 +96,9 @@ export function build({ store, out }) {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { store: { type: 'string' }, out: { type: 'string' } } });
-  if (!values.store || !values.out) fail('usage: node build-src/build.mjs --store <history store dir> --out <site dir>');
-  const { warnings, suites } = build({ store: resolve(values.store), out: resolve(values.out) });
+  const { values } = parseArgs({ options: { store: { type: 'string' }, out: { type: 'string' }, 'creep-reference': { type: 'string' } } });
+  if (!values.store || !values.out) fail('usage: node build-src/build.mjs --store <history store dir> --out <site dir> [--creep-reference SHA]');
+  const { warnings, suites } = build({ store: resolve(values.store), out: resolve(values.out), creepReference: values['creep-reference'] || null });
   for (const w of warnings) process.stderr.write(`build: warning: ${w}\n`);
   process.stdout.write(`build: site for ${suites} suite(s) in ${values.out}\n`);
 }

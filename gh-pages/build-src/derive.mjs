@@ -3,6 +3,7 @@
 import { decode, percentileLevels, valuesAtPercentiles } from '../lib/hdr.mjs';
 import { openRegressions, slimOpen } from '../site/js/overview.js';
 import { filterRuns } from '../site/js/series.js';
+import { creepLines, slimCreep } from '../site/js/creep.js';
 
 /** [[percentile, value_us], ...] of one base64 histogram (values in ns, as stored). */
 export function percentileCurve(histogram) {
@@ -88,4 +89,13 @@ export function runCurves(run, cache = new Map(), warn = () => {}) {
 export function deriveOpen(suite, runs) {
   const main = filterRuns(runs, { branch: 'main', runner: 'all' });
   return { schema_version: 1, suite, open: openRegressions(main).map(slimOpen) };
+}
+
+/**
+ * The creep lines of main over the whole store (the page loads only a few months): from
+ * `reference` (the build's --creep-reference, else the index's `creep_reference`), else from the
+ * oldest push of main; by the page's own computation (creep.js creepLines).
+ */
+export function deriveCreep(suite, runs, reference = null) {
+  return { schema_version: 1, suite, creep: slimCreep(creepLines(runs, { reference })) };
 }

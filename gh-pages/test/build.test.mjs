@@ -103,3 +103,32 @@ test('build refuses suite and month names that are paths, writing nothing', () =
     }
   }
 });
+
+test('the creep lines are derived over the whole store, from the index\'s creep_reference or --creep-reference', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'hft-build-'));
+  try {
+    const store = join(tmp, 'store');
+    synthStore({ out: store, commits: 120, scenarios: 2, clients: 2, gated: 2, runners: 1, creep: { pushes: 60, step: 1.007, reference: 80, uncompared: 70 } });
+    const index = JSON.parse(readFileSync(join(store, 'index.json'), 'utf8'));
+    const read = () => JSON.parse(readFileSync(join(tmp, 'site', 'derived', 'creep-standard.json'), 'utf8')).creep;
+    execFileSync('node', [BUILD, '--store', store, '--out', join(tmp, 'site')]);
+    const creep = read();
+    assert.equal(creep.reference.commit, index.creep_reference, 'the index names the reference');
+    assert.equal(creep.reference.found, true);
+    assert.equal(creep.pushes.length, 80, 'the reference (80 commits back) and the 79 pushes after it');
+    assert.equal(creep.segments.length, 2, 'the push stored without a verdict breaks the chain');
+    assert.equal(creep.segments[1].start, 10);
+    const [p50] = creep.series.filter((s) => s.key === 'small/python p50_us');
+    assert.ok(p50.ratio.at(-1) > 1.45 && p50.ratio.at(-1) < 1.6, `60 pushes at +0.7 %: ${p50.ratio.at(-1)}`);
+    assert.ok(p50.lo.at(-1) > 1.10);
+    // A build flag names another reference (before the break: two segments still).
+    const earlier = JSON.parse(readFileSync(join(store, 'shards', 'standard', `${creep.pushes[0].date.slice(0, 7)}.json`), 'utf8'));
+    execFileSync('node', [BUILD, '--store', store, '--out', join(tmp, 'site'), '--creep-reference', earlier.runs[0].commit.slice(0, 12)]);
+    assert.equal(read().reference.commit, earlier.runs[0].commit);
+    const bad = spawnSync('node', [BUILD, '--store', store, '--out', join(tmp, 'other'), '--creep-reference', 'v1.4'], { encoding: 'utf8' });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /creep reference "v1\.4" is not a 7 to 40 digit lowercase hex sha/);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});

@@ -69,7 +69,8 @@ test('sorting by change puts the largest slowdown first, and the URL keeps the s
 /** Click the point at `fraction` of a chart's width and pick it as `which` (a or b). */
 async function pickPoint(page, fraction, which) {
   const card = page.locator('#trends .card').first();
-  const box = await card.locator('.u-over').boundingBox();
+  await card.locator('.plot .u-over').scrollIntoViewIfNeeded(); // the chart under the table may start below the fold
+  const box = await card.locator('.plot .u-over').boundingBox();
   await page.mouse.move(box.x + box.width * fraction, box.y + box.height / 2);
   await page.mouse.click(box.x + box.width * fraction, box.y + box.height / 2);
   await card.locator(`.hover button[data-pick="${which}"]`).click();
@@ -287,4 +288,61 @@ test('at 400 px the page never scrolls sideways, nor does the series table: one 
     assert.deepEqual(problems, [], query);
     await page.close();
   }
+});
+
+test('creep: under a gated series\' trend, its lines since the reference push, named; none under a series never gated', async () => {
+  const { page, problems } = await open('', { init: recordCanvasText });
+  const creep = page.locator('#trends .card[data-series="small/python"] .creep');
+  await creep.locator('canvas').waitFor();
+  // No creep reference in this store's index: the oldest push of main, named with its date.
+  const [first] = storeRuns();
+  assert.equal(await creep.getAttribute('data-reference'), first.commit);
+  assert.equal(await creep.locator('h4').textContent(), `Creep since ${first.commit.slice(0, 7)} · ${first.date.slice(0, 10)}`);
+  assert.match(await creep.locator('.legend').textContent(), /^Reference: the oldest push of main here \(no creep reference set\)\. .*Band: its 95 % interval, the gate's level .*Orange dashed: the gate's threshold \+10 %\.$/);
+  assert.deepEqual(await creep.locator('.key .k').allTextContents(), ['— P50', '— P99']);
+  assert.match(await creep.locator('.creep-now').textContent(), /^Latest push [0-9a-f]{7}: P50 ×\d\.\d\d \(×\d\.\d\d … ×\d\.\d\d, 399 links\) · P99 /);
+  assert.equal(await creep.getAttribute('data-breaks'), '0', 'every push of this store was compared with the one before');
+  assert.equal(await creep.locator('.creep-break').count(), 0);
+  assert.doesNotMatch(await creep.textContent(), /\[object /);
+  assert.ok(await inkOf(page, '#trends .card[data-series="small/python"] .creep canvas') > 2000, 'lines, band and threshold drawn');
+  assert.ok((await drawnTexts(page, /^gate \+10%$/)).length >= 1, 'the threshold named on the chart');
+  // medium × python was never gated: no creep lines to draw.
+  await page.locator('#trends .card[data-series="medium/python"]').scrollIntoViewIfNeeded();
+  await page.locator('#trends .card[data-series="medium/python"] .plot canvas').waitFor();
+  assert.equal(await page.locator('#trends .card[data-series="medium/python"] .creep canvas').count(), 0);
+  await creep.screenshot({ path: join(SHOTS, 'creep.png') });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('creep without the build\'s file: from the loaded runs; a push stored without a verdict breaks the chain, and the page says so', async () => {
+  const { page, problems } = await watchedPage(chromium.browser);
+  await page.route('**/derived/creep-*.json', (route) => route.fulfill({ status: 404, body: '' }));
+  let broken = null;
+  await page.route('**/derived/trend/**', async (route) => {
+    const shard = await (await route.fetch()).json();
+    // The newest shard: its middle run stored without a verdict (not compared).
+    if (!broken && shard.runs.length > 2) {
+      broken = shard.runs[Math.floor(shard.runs.length / 2)];
+      broken.verdict = null;
+    }
+    await route.fulfill({ json: shard });
+  });
+  await page.goto(`${server.url}?scenario=small&client=python`);
+  await page.waitForFunction(() => document.body.dataset.state === 'ready');
+  const creep = page.locator('#trends .card .creep');
+  await creep.locator('canvas').waitFor();
+  // The oldest push of main the page loaded (the default range: the 3 newest months) is the reference.
+  const months = [...new Set(storeRuns().map((r) => r.date.slice(0, 7)))].sort();
+  const oldest = storeRuns().find((r) => r.date.slice(0, 7) === months.at(-3));
+  assert.equal(await creep.getAttribute('data-reference'), oldest.commit);
+  assert.equal(await creep.locator('h4').textContent(), `Creep since ${oldest.commit.slice(0, 7)} · ${oldest.date.slice(0, 10)}`);
+  assert.equal(await creep.getAttribute('data-breaks'), '1');
+  assert.deepEqual(await creep.locator('.creep-break').allTextContents(),
+    [`Chain broken at ${broken.commit.slice(0, 10)} (${broken.date.slice(0, 10)}): it has no verdict (not compared with the push before it); the lines start again there at ×1.00.`]);
+  assert.doesNotMatch(await creep.textContent(), /\[object /);
+  await creep.screenshot({ path: join(SHOTS, 'creep-broken.png') });
+  // The browser logs the creep file's 404 itself (a site built before the build derived it); nothing else.
+  assert.deepEqual(problems, ['console: Failed to load resource: the server responded with a status of 404 (Not Found)']);
+  await page.close();
 });

@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // Screenshots of the dashboard at 1400 px and 400 px (phone), light and dark, for a person to
-// look at: the first screen, the whole page, the compare view, and one series over the whole store.
+// look at: the first screen, the whole page, the compare view, one series over the whole store,
+// and its creep since the reference.
 //   node tools/screenshots.mjs [--store DIR] [--out DIR] [--commits 600]
-// Without --store a synthetic store is made (tools/synth-store.mjs). Headless Debian chromium.
+// Without --store a synthetic store is made (tools/synth-store.mjs) whose first series creeps: +0.7 %
+// at each of the last 60 pushes, the index's creep_reference 80 pushes back, one push 70 back stored
+// without a verdict (the chain breaks there). Headless Debian chromium.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -23,7 +26,7 @@ try {
   let store = values.store && resolve(values.store);
   if (!store) {
     store = join(tmp, 'store');
-    synthStore({ out: store, commits: +values.commits, scenarios: 10, clients: 5 });
+    synthStore({ out: store, commits: +values.commits, scenarios: 10, clients: 5, creep: { pushes: 60, step: 1.007, reference: 80, uncompared: 70 } });
   }
   build({ store, out: join(tmp, 'site') });
   server = await serve(join(tmp, 'site'));
@@ -58,6 +61,9 @@ try {
         await page.goto(`${server.url}?range=all&scenario=${encodeURIComponent(scenario)}&client=${encodeURIComponent(client)}`);
         await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 60_000 });
         await page.locator('#trends .card').first().screenshot({ path: join(out, `${name}-${scheme}-series.png`) });
+        // Its creep since the reference (drawn when the store's verdicts gated the series).
+        const creep = page.locator('#trends .card .creep[data-drawn="true"]').first();
+        if (await creep.count()) await creep.screenshot({ path: join(out, `${name}-${scheme}-creep.png`) });
       }
       await page.close();
     }

@@ -5,7 +5,11 @@
 // and the run after each step carries a gate verdict flagging it. Every run has 16 rounds (a
 // run-level spread of P50 and P99) and a job link; the first `gated` series are judged in every
 // verdict (gated rows, with the headline and row texts `history add` stores beside them), and the
-// first regression among them carries a bisect culprit.
+// first regression among them carries a bisect culprit. Verdicts are stored at the gate's 95 %.
+// `creep` ({pushes, step, reference, uncompared}, counted back from the newest commit) makes the
+// first series slower by `step` at each of the last `pushes` commits (each passing the gate, ci ±1 %),
+// names the commit `reference` back as the index's `creep_reference`, and stores the commit
+// `uncompared` back without a verdict (null: none), so the creep chain breaks there.
 // A pool of `runners` machines (default 2) takes the commits in turn: the second a server part
 // 30 % faster, so the same series stand apart by level; each runner's runs see each step (at its
 // first run from the step's commit on) as its own change point.
@@ -68,7 +72,7 @@ function shownVerdict(status, rows) {
   return { headline, columns: COLUMNS, rows: sorted.map(({ ratio, ...row }) => row) };
 }
 
-export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, seed = 1, suite = 'standard', xss = false, gated = 4, spread = 0.03, runners = 2 }) {
+export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, seed = 1, suite = 'standard', xss = false, gated = 4, spread = 0.03, runners = 2, creep = null }) {
   const random = rng(seed);
   const scenarioNames = Array.from({ length: scenarios }, (_, i) => ['small', 'medium', 'large', 'latency-1c', 'open-5k'][i] ?? `scenario-${i}`);
   const clientNames = Array.from({ length: clients }, (_, i) => ['python', 'c', 'cpp', 'rust', 'go', 'hft'][i] ?? `client-${i}`);
@@ -87,6 +91,7 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
   let lastRunId = null;
   let prevCommit = null;
   let firstBisect = false;
+  let creepReference = null;
   for (let c = 0; c < commits; c += 1) {
     const date = new Date(start + c * step);
     const iso = date.toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -98,15 +103,19 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
     const gatedRows = [];
     const shown = [];
     let bisect;
+    const creeping = creep && c >= commits - creep.pushes; // this commit makes the first series slower
+    const crept = creep ? creep.step ** Math.max(0, c - (commits - creep.pushes) + 1) : 1;
     const results = series.map((s, i) => {
-      const level = base[i] * runner.speed * (c >= stepAt[i] ? stepSize[i] : 1) * (1 + 0.03 * (random() - 0.5));
+      const level = base[i] * runner.speed * (c >= stepAt[i] ? stepSize[i] : 1) * (i === 0 ? crept : 1) * (1 + 0.03 * (random() - 0.5));
       if (c === stepAt[i] && stepSize[i] > 1) flags.push({ scenario: s.scenario, client: s.client, metric: 'p99_us', ratio: stepSize[i], verdict: 'regression' });
       if (i < gated) {
-        const ratio = c === stepAt[i] ? stepSize[i] : 1 + 0.02 * (random() - 0.5);
-        const verdict = c !== stepAt[i] ? 'no_change' : stepSize[i] > 1 ? 'regression' : 'improvement';
+        const creepStep = creeping && i === 0;
+        const ratio = creepStep ? creep.step * (1 + 0.004 * (random() - 0.5)) : c === stepAt[i] ? stepSize[i] : 1 + 0.02 * (random() - 0.5);
+        const verdict = creepStep ? 'no_change' : c !== stepAt[i] ? 'no_change' : stepSize[i] > 1 ? 'regression' : 'improvement';
+        const width = creepStep ? 0.01 : 0.03;
         for (const metric of ['p99_us', 'p50_us']) {
           const g = { scenario: s.scenario, client: s.client, metric, ratio: +ratio.toFixed(4),
-            ci: [+(ratio * 0.97).toFixed(4), +(ratio * 1.03).toFixed(4)], mde: 1.05, verdict };
+            ci: [+(ratio * (1 - width)).toFixed(4), +(ratio * (1 + width)).toFixed(4)], mde: 1.05, verdict };
           gatedRows.push(g);
           shown.push({ ...shownRow(g, metric === 'p99_us' ? level * 2.5 : level), ratio: g.ratio });
         }
@@ -132,8 +141,10 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
       url: `https://github.com/example/hft-bench/commit/${commit}`,
       job_url: `https://github.com/example/hft-bench/actions/runs/${1000000 + c}`, runner: runner.id, dirty: false,
       rounds: 16, results,
-      verdict: { status, base: prevCommit, partial: false, flags, gated: gatedRows, ...(bisect ? { bisect } : {}), ...shownVerdict(status, shown) },
+      verdict: creep?.uncompared && c === commits - creep.uncompared ? null
+        : { status, base: prevCommit, partial: false, confidence: 0.95, flags, gated: gatedRows, ...(bisect ? { bisect } : {}), ...shownVerdict(status, shown) },
     };
+    if (creep?.reference && c === commits - creep.reference) creepReference = commit;
     prevCommit = commit;
     const month = iso.slice(0, 7);
     if (!shards.has(month)) shards.set(month, []);
@@ -162,6 +173,7 @@ export function synthStore({ out, commits = 5000, scenarios = 10, clients = 5, s
     schema_version: 1, updated_at: now,
     suites: { [suite]: { shards: [...shards.keys()].sort(), runs: commits, series, latest_run: lastRunId } },
     branches: ['main'], runners: Object.fromEntries(pool.map(({ id, speed, ...fingerprint }) => [id, fingerprint])),
+    ...(creepReference ? { creep_reference: creepReference } : {}),
   });
   return { shards: shards.size, series: series.length, runs: commits };
 }

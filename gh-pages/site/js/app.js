@@ -5,7 +5,8 @@ import { el, clear } from './dom.js';
 import { KEYS, METRICS, choices, monthOfRun, parseView, serializeView, shardsFor, storeProblem, SCHEMA_VERSION } from './state.js';
 import { filterRuns, visibleSeries, trends, changeMarkers, regressionFlags, latestRun, safeUrl, formatValue, runnersOf, splitByRunner, trendLines } from './series.js';
 import { latestMainRun, openRegressions, own, runnerLabel, seriesRows } from './overview.js';
-import { trendChart, barChart, percentileChart, COLORS, LABELS } from './charts.js';
+import { trendChart, barChart, percentileChart, creepChart, COLORS, CREEP_ORDER, LABELS } from './charts.js';
+import { creepCaption, creepLines, creepOf, creepPoint, METRIC_LABELS } from './creep.js';
 import { renderHeader } from './header.js';
 import { renderTable } from './table.js';
 import { renderCompare, runLabel } from './compare-view.js';
@@ -14,7 +15,7 @@ import { verdictBlock } from './verdict-view.js';
 
 const $ = (id) => document.getElementById(id);
 const cache = new Map();
-const page = { index: null, changepoints: null, view: null, charts: [], compareCharts: [], token: 0, runs: [] };
+const page = { index: null, changepoints: null, view: null, charts: [], compareCharts: [], token: 0, runs: [], creep: Promise.resolve(null) };
 const TABLE_FIELDS = ['p50_us', 'p99_us', 'p999_us'];
 
 function fetchJson(path, { optional = false } = {}) {
@@ -132,6 +133,8 @@ function drawTrends(runs) {
       el('span', { class: `rk rk${runners.indexOf(id) % 3}`, 'data-runner': id ?? '' }, runnerName(id)))) : '';
     const card = el('section', { class: 'card', 'data-series': `${trend.scenario}/${trend.client}`, 'data-lines': lines.length },
       el('h3', {}, `${trend.scenario} × ${trend.client}`), key, runnerKey, plot, hover);
+    const creepBox = el('div', { class: 'creep' });
+    card.append(creepBox);
     box.append(card);
     let pinned = null;
     const show = (i) => hover.replaceChildren(...runLine(trend.runs[i]), pooled ? el('div', { class: 'hover-runner' }, `runner: ${runnerName(trend.runs[i].runner)}`) : '',
@@ -146,6 +149,7 @@ function drawTrends(runs) {
       // The grid sizes the cards (two columns at 1400 px, one on a phone); the chart fills its card.
       const width = Math.max(240, (plot.clientWidth || chartWidth(box)) - 2);
       page.charts.push(trendChart(plot, trend, fields, { markers, flags, width, onHover, onClick, runners }));
+      drawCreep(creepBox, trend, width, page.creep);
     };
     if (card.getBoundingClientRect().top < window.innerHeight) card.drawChart();
     else lazy.observe(card);
@@ -153,6 +157,35 @@ function drawTrends(runs) {
   }
   if (drawn === 0) box.append(el('p', {}, 'No runs match these filters.'));
   return drawn;
+}
+
+/**
+ * Under a series' trend: its creep since the reference (creep.js), one line per gated metric, when
+ * main's stored verdicts gated it. `creep` resolves to creepLines' result (the build's, over the
+ * whole store, else from the loaded runs).
+ */
+async function drawCreep(box, trend, width, creep) {
+  const data = await creep;
+  const lines = data?.reference ? creepOf(data, trend.scenario, trend.client) : [];
+  if (!lines.length || !box.isConnected) return;
+  const text = creepCaption(data, lines);
+  const hover = el('div', { class: 'creep-hover' }, '');
+  const plot = el('div', { class: 'creep-plot' });
+  box.dataset.reference = data.reference.commit;
+  box.dataset.breaks = data.segments.length - 1;
+  box.replaceChildren(
+    el('h4', {}, text.title),
+    el('p', { class: 'key' }, lines.map((s) => el('span', { class: `k k${CREEP_ORDER.indexOf(s.metric)}`, 'data-metric': s.metric }, `— ${METRIC_LABELS[s.metric] ?? s.metric}`)),
+      ' · shaded: ', `${+(100 * data.level).toFixed(2)}% interval`, ' · ', el('span', { class: 'gate' }, '- - gate')),
+    plot,
+    el('p', { class: 'creep-now' }, text.now),
+    hover,
+    ...text.breaks.map((b) => el('p', { class: 'creep-break' }, b)),
+    el('p', { class: 'legend' }, `${text.source} ${text.legend}`),
+  );
+  const onHover = (i) => hover.replaceChildren(i === null ? '' : creepPoint(data, lines, i));
+  page.charts.push(creepChart(plot, data, lines, { width, onHover }));
+  box.dataset.drawn = 'true';
 }
 
 /** Clicking a table row opens its chart: drawn now, scrolled to, outlined. */
@@ -288,6 +321,7 @@ async function render() {
   const runs = [];
   // Open regressions over the whole store (derived at publish time), else over the loaded months.
   const openFile = fetchJson(`derived/open-${encodeURIComponent(view.suite)}.json`, { optional: true }).catch(() => null);
+  const creepFile = fetchJson(`derived/creep-${encodeURIComponent(view.suite)}.json`, { optional: true }).catch(() => null);
   let derivedOpen = null;
   const paint = async (final, first) => {
     for (const c of page.charts) c.destroy();
@@ -295,6 +329,8 @@ async function render() {
     page.runs = filterRuns(runs, { branch: 'all', runner: 'all' });
     const mainRuns = filterRuns(runs, { branch: 'main', runner: 'all' });
     page.open = Array.isArray(derivedOpen?.open) ? derivedOpen.open : openRegressions(mainRuns);
+    // Creep over the whole store from the build's reference (derived), else over the loaded months.
+    page.creep = creepFile.then((d) => d?.creep ?? creepLines(mainRuns));
     renderHeader($('overview'), { index, suite: view.suite, mainRuns, latest: latestMainRun(mainRuns) ?? page.runs.at(-1), open: page.open, changepoints: page.changepoints, runner: view.runner });
     const shown = filterRuns(runs, view);
     drawTable(shown);

@@ -13,7 +13,7 @@ export const RUNNER_DASH = [undefined, [8, 4], [2, 3]];
 /** The page's foreground and grid colours (light or dark, from CSS). */
 function theme() {
   const css = getComputedStyle(document.documentElement);
-  return { fg: css.getPropertyValue('--fg').trim() || '#222', grid: css.getPropertyValue('--grid').trim() || '#0001', flag: css.getPropertyValue('--bad').trim() || '#d00' };
+  return { fg: css.getPropertyValue('--fg').trim() || '#222', grid: css.getPropertyValue('--grid').trim() || '#0001', flag: css.getPropertyValue('--bad').trim() || '#d00', gate: css.getPropertyValue('--warn').trim() || '#b7791f' };
 }
 
 function axis(t, extra) {
@@ -237,6 +237,112 @@ export function percentileChart(parent, curves, { width }) {
       { label: 'percentile', value: (u, x) => (x === null ? '' : `${(100 - 100 / x).toFixed(4)}%`) },
       ...curves.map((c, k) => ({ label: c.label, stroke: c.color ?? COLORS[k % COLORS.length], width: 1.5, dash: c.dash, spanGaps: true, points: { show: false } })),
     ],
+  };
+  return new uPlot(opts, data, parent);
+}
+
+// A creep line's colour by metric, as the trend chart colours P50, P99, P99.9 (COLORS 0, 1, 2).
+export const CREEP_ORDER = ['p50_us', 'p99_us', 'p999_us', 'throughput_rps', 'cpu_us_per_order', 'p90_us'];
+function creepColor(metric) {
+  const k = CREEP_ORDER.indexOf(metric);
+  return COLORS[k < 0 ? 6 : k];
+}
+
+/**
+ * The creep chart of one scenario × client (creep.js creepLines, its series for this pair):
+ * per metric the product since the reference and its band, the gate's threshold dashed in orange,
+ * ×1.00 solid, and a dotted line where the chain broke and starts again. x is the push's position
+ * from the reference; a break leaves a gap in the lines. onHover(i) gets that position.
+ */
+export function creepChart(parent, creep, lines, { width, height = 200, onHover = () => {} }) {
+  const t = theme();
+  const n = creep.pushes.length;
+  const starts = creep.segments.slice(1).map((s) => s.start);
+  // A gap (an x with no values) just before each restart: the lines do not join across a break.
+  const xs = [];
+  const at = []; // the push of each x, null for a gap
+  for (let i = 0; i < n; i += 1) {
+    if (starts.includes(i)) { xs.push(i - 0.5); at.push(null); }
+    xs.push(i);
+    at.push(i);
+  }
+  const pick = (values) => at.map((i) => (i === null ? null : values[i]));
+  const data = [xs];
+  const series = [{ label: 'push' }];
+  const bands = [];
+  for (const s of lines) {
+    data.push(pick(s.ratio));
+    series.push({ label: s.metric, stroke: creepColor(s.metric), width: 1.75, points: { show: false } });
+  }
+  for (const s of lines) {
+    const lo = data.length;
+    data.push(pick(s.lo), pick(s.hi));
+    series.push({ label: `${s.metric} low`, stroke: 'transparent', width: 0, points: { show: false } },
+      { label: `${s.metric} high`, stroke: 'transparent', width: 0, points: { show: false } });
+    bands.push({ series: [lo + 1, lo], fill: `${creepColor(s.metric)}30` });
+  }
+  const thresholds = [...new Set(lines.map((s) => s.threshold).filter((x) => x !== null))];
+  const all = lines.flatMap((s) => [...s.lo, ...s.hi]).filter(Number.isFinite);
+  const low = Math.min(0.97, ...all);
+  const high = Math.max(1.03, ...thresholds.map((x) => x * 1.02), ...all);
+  const opts = {
+    width,
+    height,
+    scales: { x: { time: false, range: [0, Math.max(1, n - 1)] }, y: { range: () => [low, high * 1.01] } },
+    axes: [
+      axis(t, { incrs: RUN_INCRS, space: 70, values: tickLabels(creep.pushes) }),
+      axis(t, { label: 'since the reference', size: 60, values: (u, splits) => splits.map((y) => `×${y.toFixed(2)}`) }),
+    ],
+    series,
+    bands,
+    legend: { show: false },
+    cursor: { points: { show: true } },
+    hooks: {
+      draw: [(u) => {
+        const { ctx, bbox } = u;
+        const px = devicePixelRatio;
+        ctx.save();
+        ctx.font = `${11 * px}px sans-serif`;
+        ctx.textAlign = 'left';
+        ctx.textBaseline = 'alphabetic';
+        const hline = (y, color, dash, width) => {
+          const py = u.valToPos(y, 'y', true);
+          ctx.strokeStyle = color;
+          ctx.lineWidth = width * px;
+          ctx.setLineDash(dash);
+          ctx.beginPath();
+          ctx.moveTo(bbox.left, py);
+          ctx.lineTo(bbox.left + bbox.width, py);
+          ctx.stroke();
+          ctx.setLineDash([]);
+          return py;
+        };
+        hline(1, t.fg, [], 1);
+        for (const th of thresholds) {
+          const py = hline(th, t.gate, [6 * px, 4 * px], 1.5);
+          const label = `gate +${Math.round(100 * (th - 1))}%`;
+          ctx.fillStyle = t.gate;
+          ctx.fillText(label, bbox.left + 4 * px, py - 4 * px);
+        }
+        for (const s of starts) {
+          const x = u.valToPos(s, 'x', true);
+          ctx.strokeStyle = t.fg;
+          ctx.lineWidth = 1 * px;
+          ctx.setLineDash([2 * px, 3 * px]);
+          ctx.beginPath();
+          ctx.moveTo(x, bbox.top);
+          ctx.lineTo(x, bbox.top + bbox.height);
+          ctx.stroke();
+          ctx.setLineDash([]);
+          const label = `chain restarts ${creep.pushes[s].commit.slice(0, 7)}`;
+          const w = ctx.measureText(label).width;
+          ctx.fillStyle = t.fg;
+          ctx.fillText(label, x + 3 * px + w > bbox.left + bbox.width ? x - 3 * px - w : x + 3 * px, bbox.top + 12 * px);
+        }
+        ctx.restore();
+      }],
+      setCursor: [(u) => onHover(u.cursor.idx === null || u.cursor.idx === undefined ? null : at[u.cursor.idx] ?? null)],
+    },
   };
   return new uPlot(opts, data, parent);
 }
