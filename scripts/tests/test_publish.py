@@ -50,6 +50,11 @@ def test_publish_twice_in_one_checkout_without_a_gh_pages_branch(tmp_path):
         assert [e["run_id"] for e in shard["runs"]] == [f"run_20261124T000000Z_00000{n}"]
     assert "orphan" not in git(repo, "branch", "--list")  # the temporary branch is gone
     assert git(repo, "worktree", "list").count("\n") == 1
+    # CREEP_REFERENCE (bench.yml: vars.CREEP_REFERENCE) reaches the dashboard's build, which
+    # refuses a reference that is no commit sha
+    env = {**os.environ, "CREEP_REFERENCE": "v1.4"}
+    r = subprocess.run([str(publish), str(run)], capture_output=True, text=True, env=env)
+    assert r.returncode != 0 and 'creep reference "v1.4" is not a 7 to 40 digit' in r.stderr
 
 
 def _checkout(tmp_path: Path) -> Path:
