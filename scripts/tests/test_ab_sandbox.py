@@ -25,7 +25,8 @@ import pytest
 from hftbench import cli
 from hftbench.errors import UsageError
 from hftbench.measure import fingerprint, sandbox
-from hftbench.measure.server import Server
+from hftbench.measure.server import Server, real_binary
+from hftbench.measure.server import sha256 as server_sha256
 from hftbench.measure.worktrees import git_cmd, remove_worktrees
 from hftbench.publish import method_text
 from hostile_head import (
@@ -500,3 +501,42 @@ def _read(path: Path) -> str:
         return path.read_text()
     except FileNotFoundError:
         return ""
+
+
+def test_a_launcher_is_hashed_as_the_binary_it_runs(tmp_path):
+    real = tmp_path / "sandboxed" / "hft-server"
+    real.parent.mkdir()
+    real.write_bytes(b"\x7fELF the server")
+    launcher = tmp_path / "bin" / "hft-server"
+    sandbox.server_launcher(real, launcher)
+    assert real_binary(launcher) == real.resolve() and real_binary(real) == real
+    assert server_sha256(real_binary(launcher)) == server_sha256(real) != server_sha256(launcher)
+
+
+@needs_binaries
+@needs_sandbox
+def test_a_head_that_changes_server_yet_serves_bases_binary_is_named(tmp_path):
+    repo = tmp_path / "repo"
+    _repo(repo)
+    (repo / "build.sh").write_text("mkdir -p bin && install -m 755 server.sh bin/hft-server\n")
+    (repo / "server.sh").write_text(f'#!/bin/sh\nexec {SERVER} "$@"\n')
+    (repo / "server" / "src").mkdir(parents=True)
+    (repo / "server" / "src" / "lib.rs").write_text("pub fn order() {}\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "base")
+    # the head rewrites the server's source, yet its build installs the very same binary
+    (repo / "server" / "src" / "lib.rs").write_text("pub fn order() { /* faster, it says */ }\n")
+    _git(repo, "commit", "-qam", "head: a new order path")
+    clients = tmp_path / "clients"
+    clients.mkdir()
+    (clients / "client-hft").symlink_to(CLIENT)
+    out = tmp_path / "ab"
+    cli.main([
+        "ab", "--repo", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--scenarios", "latency-1c",
+        "--clients", "hft", "--clients-bin", str(clients), "--orders", "2000", "--repeats", "8",
+        "--max-repeats", "8", "--no-profile", "--out", str(out), "--build-cmd", BUILD, "--quiet",
+    ])  # fmt: skip
+    note = json.loads((out / "verdict.json").read_text())["ab"]["sandbox"]["note"]
+    assert note.startswith("head serves base's binary: its hft-server is byte-identical to base's")
+    assert "changes server/ (1 files)" in note
+    assert "head serves base's binary" in (out / "summary.md").read_text()

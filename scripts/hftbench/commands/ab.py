@@ -43,6 +43,7 @@ ref, build failed, server did not start), 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import shlex
 import shutil
@@ -60,7 +61,8 @@ from ..judge.compare import Comparison, compare_sides
 from ..judge.gates import EARLY_SHARE, Gates, load_gates
 from ..judge.rounds import AB_ROUNDS, Rounds, rounds_from_args
 from ..judge.session import FAILED, TIME_OUT, Session
-from ..measure import cgroups, duet, profile, sandbox
+from ..measure import cgroups, duet, profile, sandbox, worktrees
+from ..measure import server as server_mod
 from ..measure.cell import link_clients
 from ..measure.rig import Rig, RoundError
 from ..measure.served import Served
@@ -281,6 +283,7 @@ def build(job: Job) -> None:
                 sandbox.serve_inside(job.out / "base")
         link_clients(job.clients_bin, job.side_bin(side), job.rig.plan.clients)
     isolate_servers(job)
+    same_server(job)
     plan = job.rig.plan
     say(f"built in {sum(job.builds.values()):.0f} s; measuring "
         f"{', '.join(s.name for s in plan.scenarios)} × {', '.join(plan.clients)}")  # fmt: skip
@@ -295,6 +298,28 @@ def isolate_servers(job: Job) -> None:
     if not takes_listen_fd(job.side_bin("base") / "hft-server"):
         say(f"base {job.sha['base'][:10]}'s server has no --listen-fd (its commit predates it): it binds "
             "its own port on the host's network, as before")  # fmt: skip
+
+
+def same_server(job: Job) -> None:
+    """A head whose pull request changes server/ and yet serves base's very binary (a build
+    script that copies it, say) would compare base with itself: the sandbox note names it, and
+    the verdict's method text with it. The binaries behind the launchers are compared."""
+    if job.sha["head"] == job.sha["base"]:
+        return
+    digests = {
+        s: server_mod.sha256(server_mod.real_binary(job.side_bin(s) / "hft-server")) for s in ("base", "head")
+    }
+    changed = worktrees.git_output(
+        job.repo, "diff", "--name-only", job.sha["base"], job.sha["head"], "--", "server/"
+    )
+    if digests["base"] != digests["head"] or not changed:
+        return
+    note = (
+        f"head serves base's binary: its hft-server is byte-identical to base's (sha256 "
+        f"{digests['base'][:12]}) though the pull request changes server/ ({len(changed.splitlines())} files)"
+    )
+    say(f"warning: {note}")
+    job.sandboxing = dataclasses.replace(job.sandboxing, note=f"{note}; {job.sandboxing.note}")
 
 
 def resolve_load(job: Job) -> None:

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from .server import LISTEN_FD, takes_listen_fd
+from .server import LAUNCHER_MARK, LISTEN_FD, takes_listen_fd
 
 ENV = "HFT_SANDBOX"
 FIX = (
@@ -217,8 +217,8 @@ def server_launcher(real: Path, launcher: Path) -> None:
     own = shlex.join(wrap([str(real.resolve())], writable=(), env=env, own_network=True))
     launcher.parent.mkdir(parents=True, exist_ok=True)
     launcher.write_text(
-        "#!/bin/sh\n# The head's hft-server in a sandbox (hftbench/measure/sandbox.py); the binary: "
-        f"{real.resolve()}\n# Told to bind a port itself (--addr), on the host's network; else a network of\n"
+        f"#!/bin/sh\n{LAUNCHER_MARK}{real.resolve()}\n"
+        "# Told to bind a port itself (--addr), on the host's network; else a network of\n"
         "# its own: only its own lo, and the socket it is handed (--listen-fd).\n"
         'for arg in "$@"; do\n'
         f'  case "$arg" in --addr|--addr=*) exec {shared} "$@" ;; esac\n'

@@ -46,6 +46,26 @@ class ServerError(RuntimeError):
     """The server did not start, is not healthy, or answered /stats with something unexpected."""
 
 
+# The line of a sandbox launcher (sandbox.server_launcher) that names the binary it runs.
+LAUNCHER_MARK = "# The head's hft-server in a sandbox (hftbench/measure/sandbox.py); the binary: "
+
+
+def real_binary(path: Path) -> Path:
+    """The server a side serves: the binary a sandbox launcher runs, else `path` itself. What is
+    hashed, so that a head serving base's binary behind its own launcher shows as base's."""
+    try:
+        with open(path, "rb") as f:
+            start = f.read(4096)
+    except OSError:
+        return path
+    if not start.startswith(b"#!"):
+        return path
+    for line in start.decode(errors="replace").splitlines():
+        if line.startswith(LAUNCHER_MARK):
+            return Path(line[len(LAUNCHER_MARK) :])
+    return path
+
+
 def sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
@@ -137,7 +157,7 @@ class Server:
         """The `server` object of results.json."""
         return {
             "binary": str(self.binary),
-            "sha256": sha256(self.binary) if self.binary.is_file() else None,
+            "sha256": sha256(real_binary(self.binary)) if self.binary.is_file() else None,
             "version": self.binary_version() or self.version,
             "flags": self.flags + self._pin_flags(),
             "url": self.url,
