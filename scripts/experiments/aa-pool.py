@@ -67,15 +67,19 @@ def report(pool: Path, k: int, draws: int) -> None:
 
             cp, cm = coverage(qb, qh, pooled, k, draws)
             sd = np.log(qh / qb).std(ddof=1)
-            print(f"{key[0]:>11} P{q * 100:g}: level {np.median(qb) / 1e3:9.1f} us, round sd {sd:6.2%}, "
-                  f"covered about the pooled ratio {cp:6.1%}, about the mean {cm:6.1%}")  # fmt: skip
+            print(
+                f"{key[0]:>11} P{q * 100:g}: level {np.median(qb) / 1e3:9.1f} us, round sd {sd:6.2%}, "
+                f"covered about the pooled ratio {cp:6.1%}, about the mean {cm:6.1%}"
+            )
             by_slot(f"{key[0]:>11} P{q * 100:g}", np.log(qh / qb), np.array(u.slots))
         pairs = designs.pairs(base.series[key], head.series[key])
         cb = np.array([b.cpu_us_per_order for b, _ in pairs], dtype=float)
         ch = np.array([h.cpu_us_per_order for _, h in pairs], dtype=float)
         cp, cm = coverage(cb, ch, lambda idx, b=cb, h=ch: np.log(h[idx].mean() / b[idx].mean()), k, draws)
-        print(f"{key[0]:>11} CPU per order: round sd {np.log(ch / cb).std(ddof=1):6.2%}, "
-              f"covered about the pooled ratio {cp:6.1%}, about the mean {cm:6.1%}")  # fmt: skip
+        print(
+            f"{key[0]:>11} CPU per order: round sd {np.log(ch / cb).std(ddof=1):6.2%}, "
+            f"covered about the pooled ratio {cp:6.1%}, about the mean {cm:6.1%}"
+        )
 
 
 def by_slot(name: str, y: np.ndarray, slots: np.ndarray) -> None:
@@ -85,8 +89,10 @@ def by_slot(name: str, y: np.ndarray, slots: np.ndarray) -> None:
     if len(a) < 2 or len(b) < 2:
         return
     resid = np.concatenate([a - a.mean(), b - b.mean()])
-    print(f"{name} by base's slot: a {a.mean():+.2%} ({len(a)}), b {b.mean():+.2%} ({len(b)}); "
-          f"sd within a slot {np.sqrt(resid @ resid / (len(y) - 2)):6.2%}")  # fmt: skip
+    print(
+        f"{name} by base's slot: a {a.mean():+.2%} ({len(a)}), b {b.mean():+.2%} ({len(b)}); "
+        f"sd within a slot {np.sqrt(resid @ resid / (len(y) - 2)):6.2%}"
+    )
 
 
 def client_records(pool: Path) -> None:
@@ -105,16 +111,20 @@ def client_records(pool: Path) -> None:
         actual = np.median([r["uncorrected_latency_us"]["p99"] for r in records.values()])
         intended = np.median([r["latency_us"]["p99"] for r in records.values()])
         most = [r["latency_us"]["max"] for r in records.values()]
-        print(f"{series:>15} client records ({len(records)}): P99 from the actual send {actual:,.0f} us, "
-              f"from the intended send {intended:,.0f} us; max median {np.median(most):,.0f} us "
-              f"({min(most):,.0f}-{max(most):,.0f})")  # fmt: skip
+        print(
+            f"{series:>15} client records ({len(records)}): P99 from the actual send {actual:,.0f} us, "
+            f"from the intended send {intended:,.0f} us; max median {np.median(most):,.0f} us "
+            f"({min(most):,.0f}-{max(most):,.0f})"
+        )
         rounds = sorted({rnd for _, rnd in records} & {rnd for side, rnd in records if side == "head"})
         pairs = [(records[("base", r)], records[("head", r)]) for r in rounds if ("base", r) in records]
         for field, send in (("uncorrected_latency_us", "actual"), ("latency_us", "intended")):
             for q in ("p95", "p99"):
                 y = np.log([h[field][q] / b[field][q] for b, h in pairs])
-                print(f"{series:>15} {q.upper()} from the {send} send: round sd {y.std(ddof=1):6.2%} "
-                      f"({len(pairs)} rounds)")  # fmt: skip
+                print(
+                    f"{series:>15} {q.upper()} from the {send} send: round sd {y.std(ddof=1):6.2%} "
+                    f"({len(pairs)} rounds)"
+                )
 
 
 def slot_cpu(pool: Path) -> None:
@@ -138,8 +148,10 @@ def slot_cpu(pool: Path) -> None:
                 )
                 by.setdefault((cb["scenario"], slot), []).append(float(np.log(ratio)))
     for (scenario, slot), y in sorted(by.items()):
-        print(f"{scenario:>15} CPU per order, head in slot {slot}: mean log ratio {np.mean(y):+.2%}, "
-              f"sd {np.std(y, ddof=1):.2%} ({len(y)} rounds)")  # fmt: skip
+        print(
+            f"{scenario:>15} CPU per order, head in slot {slot}: mean log ratio {np.mean(y):+.2%}, "
+            f"sd {np.std(y, ddof=1):.2%} ({len(y)} rounds)"
+        )
 
 
 def _side_round(run_id: str) -> tuple[str, str]:

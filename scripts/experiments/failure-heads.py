@@ -49,8 +49,22 @@ FAILING = {"fail-concurrency", "fail-1c", "crash", "hang"}
 
 def session(out: Path, kind: str, i: int) -> dict:
     folder = out / f"{kind}-{i:02d}"
-    cmd = [str(HFTBENCH), "ab", "--base", "HEAD", "--head", "HEAD", "--suite", "pr", "--quiet",
-           "--no-profile", "--out", str(folder), "--head-server-flags", KINDS[kind]]  # fmt: skip
+    cmd = [
+        str(HFTBENCH),
+        "ab",
+        "--base",
+        "HEAD",
+        "--head",
+        "HEAD",
+        "--suite",
+        "pr",
+        "--quiet",
+        "--no-profile",
+        "--out",
+        str(folder),
+        "--head-server-flags",
+        KINDS[kind],
+    ]
     with open(f"{folder}.log", "w") as log:
         code = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT).returncode
     try:

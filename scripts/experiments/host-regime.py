@@ -37,8 +37,11 @@ def free_port() -> int:
 
 def start_server() -> tuple[subprocess.Popen, int]:
     port = free_port()
-    server = subprocess.Popen([BIN / "hft-server", "--addr", f"127.0.0.1:{port}", "--cpus", SERVER_CPU],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    server = subprocess.Popen(
+        [BIN / "hft-server", "--addr", f"127.0.0.1:{port}", "--cpus", SERVER_CPU],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     for _ in range(250):
         try:
             socket.create_connection(("127.0.0.1", port), 0.1).close()
@@ -60,17 +63,38 @@ def confine() -> None:
 
 
 def client(ports: list[int], rate: int, out: Path) -> list[tuple[float, float, float, float]]:
-    cmd = [str(BIN / "client-hft"), "--url", f"http://127.0.0.1:{ports[0]}", "--rate", str(rate),
-           "--orders", "40000", "--connections", "8", "--warmup", "2000", "--cpus", str(CLIENT_CPU),
-           "--busy-poll", "--output", str(out / "a.json")]  # fmt: skip
+    cmd = [
+        str(BIN / "client-hft"),
+        "--url",
+        f"http://127.0.0.1:{ports[0]}",
+        "--rate",
+        str(rate),
+        "--orders",
+        "40000",
+        "--connections",
+        "8",
+        "--warmup",
+        "2000",
+        "--cpus",
+        str(CLIENT_CPU),
+        "--busy-poll",
+        "--output",
+        str(out / "a.json"),
+    ]
     if len(ports) > 1:
         cmd += ["--duet-url", f"http://127.0.0.1:{ports[1]}", "--duet-output", str(out / "b.json")]
     subprocess.run(cmd, preexec_fn=confine, stderr=subprocess.DEVNULL, check=False)
     rows = []
     for side in "ab"[: len(ports)]:
         d = json.loads((out / f"{side}.json").read_text())
-        rows.append((d["latency_us"]["p99"], d["uncorrected_latency_us"]["p99"],
-                     d["send_lateness_us"]["p99"], d["latency_us"]["max"]))  # fmt: skip
+        rows.append(
+            (
+                d["latency_us"]["p99"],
+                d["uncorrected_latency_us"]["p99"],
+                d["send_lateness_us"]["p99"],
+                d["latency_us"]["max"],
+            )
+        )
     return rows
 
 
@@ -88,8 +112,10 @@ def one(kind: int, rate: int) -> list[tuple[float, float, float, float]]:
 def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 8
     rate = int(sys.argv[2]) if len(sys.argv) > 2 else 26_000
-    print(f"{rounds} rounds, {rate:,} orders/s; per side: P99 from the intended send / from the actual "
-          "send / send lateness P99 / max, in us")  # fmt: skip
+    print(
+        f"{rounds} rounds, {rate:,} orders/s; per side: P99 from the intended send / from the actual "
+        "send / send lateness P99 / max, in us"
+    )
     for i in range(rounds):
         for name, kind in (("solo", 1), ("duet", 2)):
             cells = [f"{a:7.1f} {b:6.1f} {c:7.1f} {d:6.0f}" for a, b, c, d in one(kind, rate)]

@@ -43,8 +43,10 @@ def main() -> None:
     share = (time.process_time() - cpu0) / (time.perf_counter() - start)
     gaps.sort()
     p99, most = (gaps[int(len(gaps) * 0.99)], gaps[-1]) if gaps else (0.0, 0.0)
-    print(f"CPU {args.cpu}, nice {args.nice}, {group}: share {share:.3f}; {len(gaps)} gaps > 50 us, "
-          f"{sum(gaps) * 1e3:.1f} ms in all, P99 {p99 * 1e3:.2f} ms, max {most * 1e3:.2f} ms")  # fmt: skip
+    print(
+        f"CPU {args.cpu}, nice {args.nice}, {group}: share {share:.3f}; {len(gaps)} gaps > 50 us, "
+        f"{sum(gaps) * 1e3:.1f} ms in all, P99 {p99 * 1e3:.2f} ms, max {most * 1e3:.2f} ms"
+    )
 
 
 if __name__ == "__main__":

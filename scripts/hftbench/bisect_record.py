@@ -111,10 +111,14 @@ class BisectRecord:
             value = getattr(self, f.name)
             if f.name != "other" and value is not ABSENT:
                 out[f.name] = (
-                    value.to_json() if isinstance(value, BisectEffect)
-                    else asdict(value) if isinstance(value, BisectCulprit)
-                    else [step.to_json() for step in value] if f.name == "steps" else value
-                )  # fmt: skip
+                    value.to_json()
+                    if isinstance(value, BisectEffect)
+                    else asdict(value)
+                    if isinstance(value, BisectCulprit)
+                    else [step.to_json() for step in value]
+                    if f.name == "steps"
+                    else value
+                )
         return {**out, **self.other}
 
     def stored(self) -> dict[str, Any]:

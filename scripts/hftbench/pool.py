@@ -24,8 +24,17 @@ from .errors import UsageError
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 CPUS = re.compile(r"^[0-9,\-]*$")
 DEFAULT_TIMEOUT_MINUTES = 90
-KEYS = {"name", "labels", "suites", "scenarios", "server_cpus", "client_cpus", "timeout_minutes",
-        "optional", "calibration_sha256"}  # fmt: skip
+KEYS = {
+    "name",
+    "labels",
+    "suites",
+    "scenarios",
+    "server_cpus",
+    "client_cpus",
+    "timeout_minutes",
+    "optional",
+    "calibration_sha256",
+}
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 ROUND_KEYS = ("repeats", "max_repeats", "step")
 
@@ -117,8 +126,12 @@ def _runner(path: Path, i: int, r: Any) -> dict[str, Any]:
         raise _fail(path, f"runner {name}", f"`optional` must be true or false (got {r['optional']!r})")
     digest = r.get("calibration_sha256")
     if digest is not None and not (isinstance(digest, str) and SHA256.match(digest)):
-        raise _fail(path, f"runner {name}", "`calibration_sha256` must be 64 lowercase hex digits: "
-                    f"`sha256sum` of the runner's calibration.json (got {digest!r})")  # fmt: skip
+        raise _fail(
+            path,
+            f"runner {name}",
+            "`calibration_sha256` must be 64 lowercase hex digits: "
+            f"`sha256sum` of the runner's calibration.json (got {digest!r})",
+        )
     return r
 
 

@@ -195,8 +195,9 @@ class BuildTimeout:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> BuildTimeout:
-        return cls(**{"side": "", "commit": "", "timeout_s": 0.0, "log": "", "why": "",
-                      **known_fields(cls, d)})  # fmt: skip
+        return cls(
+            **{"side": "", "commit": "", "timeout_s": 0.0, "log": "", "why": "", **known_fields(cls, d)}
+        )
 
 
 @dataclass
@@ -261,12 +262,23 @@ class PoolSection:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> PoolSection:
-        runners = [PoolRunner(**{**known_fields(PoolRunner, r), "rows": [SeenRow(**known_fields(SeenRow, x))
-                   for x in r.get("rows") or []]}) for r in d.get("runners") or []]  # fmt: skip
+        runners = [
+            PoolRunner(
+                **{
+                    **known_fields(PoolRunner, r),
+                    "rows": [SeenRow(**known_fields(SeenRow, x)) for x in r.get("rows") or []],
+                }
+            )
+            for r in d.get("runners") or []
+        ]
         check = d.get("check") or {}
-        return cls(runners, list(d.get("missing") or []), bool(d.get("partial")),
-                   [Alone(**known_fields(Alone, a)) for a in d.get("alone") or []],
-                   PoolCheck(bool(check.get("passes", True)), list(check.get("why") or [])))  # fmt: skip
+        return cls(
+            runners,
+            list(d.get("missing") or []),
+            bool(d.get("partial")),
+            [Alone(**known_fields(Alone, a)) for a in d.get("alone") or []],
+            PoolCheck(bool(check.get("passes", True)), list(check.get("why") or [])),
+        )
 
 
 @dataclass
@@ -308,11 +320,37 @@ class Verdict:
     # Keys this type does not know (a later version's): kept as read, written back after the rest.
     other: dict[str, Any] = field(default_factory=dict)
 
-    HEAD_KEYS = ("schema_version", "status", "exit_code", "gates", "confidence", "looks", "design",
-                 "calibration", "survival", "guarded", "unguarded", "suite", "base", "head", "flags",
-                 "results", "drift")  # fmt: skip
-    SECTION_KEYS = ("partial", "ab", "profile", "harness_changes", "pool_leg", "bisect", "pool",
-                    "attachments", "unjudged", "build_timeout")  # fmt: skip
+    HEAD_KEYS = (
+        "schema_version",
+        "status",
+        "exit_code",
+        "gates",
+        "confidence",
+        "looks",
+        "design",
+        "calibration",
+        "survival",
+        "guarded",
+        "unguarded",
+        "suite",
+        "base",
+        "head",
+        "flags",
+        "results",
+        "drift",
+    )
+    SECTION_KEYS = (
+        "partial",
+        "ab",
+        "profile",
+        "harness_changes",
+        "pool_leg",
+        "bisect",
+        "pool",
+        "attachments",
+        "unjudged",
+        "build_timeout",
+    )
 
     @property
     def shown_confidence(self) -> float:
@@ -350,8 +388,13 @@ class Verdict:
     def from_json(cls, d: dict[str, Any]) -> Verdict:
         """A verdict.json as written by any version (a missing list reads as empty)."""
         known = {*cls.HEAD_KEYS, *cls.SECTION_KEYS}
-        typed = {"ab": AbSection, "profile": ProfileRecord, "bisect": BisectRecord, "pool": PoolSection,
-                 "build_timeout": BuildTimeout}  # fmt: skip
+        typed = {
+            "ab": AbSection,
+            "profile": ProfileRecord,
+            "bisect": BisectRecord,
+            "pool": PoolSection,
+            "build_timeout": BuildTimeout,
+        }
         design = d.get("design") or {}
         return cls(
             schema_version=d.get("schema_version", SCHEMA_VERSION),

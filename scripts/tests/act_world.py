@@ -209,8 +209,9 @@ class World:
         )
         build = tmp / "build-server"  # ab runs it in each side's worktree; a commit's build.sh
         # (none but a hostile head's) runs first, as cargo runs a commit's build.rs
-        build.write_text("#!/bin/sh\n[ ! -f build.sh ] || sh build.sh\n"
-                         "install -D -m 755 server.sh bin/hft-server\n")  # fmt: skip
+        build.write_text(
+            "#!/bin/sh\n[ ! -f build.sh ] || sh build.sh\ninstall -D -m 755 server.sh bin/hft-server\n"
+        )
         build.chmod(0o755)
 
     def commit(self, message: str, delay_us: int = 0, branch: str = "main", files: dict | None = None) -> str:
@@ -239,9 +240,21 @@ class World:
         extra = f"--inject-delay-us {delay_us} " if delay_us else ""
         (self.dev / "server.sh").write_text(f'#!/bin/sh\nexec {ROOT / "bin" / "hft-server"} {extra}"$@"\n')
 
-    def act(self, name: str, event: str, payload: dict, sha: str, ref: str, *, workflow="bench.yml",
-            extra=(), background=False, cut_leg: str | None = None, rounds: int = ACT_ROUNDS,
-            micro: str = "go"):  # fmt: skip
+    def act(
+        self,
+        name: str,
+        event: str,
+        payload: dict,
+        sha: str,
+        ref: str,
+        *,
+        workflow="bench.yml",
+        extra=(),
+        background=False,
+        cut_leg: str | None = None,
+        rounds: int = ACT_ROUNDS,
+        micro: str = "go",
+    ):
         """act EVENT on a fresh clone checked out at sha (act copies it for actions/checkout);
         `cut_leg`: SIGTERM that pool leg's `hftbench ab` once it has measured 3 rounds;
         `rounds`: the A/B's rounds (ab's --repeats and --max-repeats); `micro`: the repository
@@ -258,26 +271,48 @@ class World:
             json.dumps({"ref": ref, "repository": {"full_name": REPO}, **payload})
         )
         env = {
-            "HFT_CI_PREBUILT": str(ROOT), "ALLOW_UNTUNED": "true", "ACT_ARTIFACTS": str(run / "artifacts"),
-            "GITHUB_API_URL": self.api.url, "SUITE": "pr", "REPORT_SUITE": "", "ROUNDS": "2",
-            "ACT_STANDINS": str(STANDINS), "ACT_REPO": str(work),
+            "HFT_CI_PREBUILT": str(ROOT),
+            "ALLOW_UNTUNED": "true",
+            "ACT_ARTIFACTS": str(run / "artifacts"),
+            "GITHUB_API_URL": self.api.url,
+            "SUITE": "pr",
+            "REPORT_SUITE": "",
+            "ROUNDS": "2",
+            "ACT_STANDINS": str(STANDINS),
+            "ACT_REPO": str(work),
             # micro-bench's go benchmarks 0.1 s each, not 1 s: the chart needs a result, not
             # its precision, and the job runs beside the next push's measured jobs
             "GOFLAGS": "-benchtime=100ms",
             "RUN_ARGS": "--scenarios latency-1c --clients hft --orders 3000 --warmup 300",
             "AB_ARGS": f"--scenarios latency-1c --clients hft --orders 3000 --repeats {rounds} "
-                       f"--max-repeats {rounds} "
-                       f"--build-cmd {self.tmp / 'build-server'}",
-        }  # fmt: skip
+            f"--max-repeats {rounds} "
+            f"--build-cmd {self.tmp / 'build-server'}",
+        }
         cmd = [
-            str(ACT), event, "-W", f".github/workflows/{workflow}", "-e", str(run / "event.json"),
-            "--json", "-P", "self-hosted=-self-hosted", "-P", "ubuntu-latest=-self-hosted",
-            "--remote-name", "github", "--action-cache-path", str(run / "cache"),
-            "--action-offline-mode", "-s", f"GITHUB_TOKEN={TOKEN}",
+            str(ACT),
+            event,
+            "-W",
+            f".github/workflows/{workflow}",
+            "-e",
+            str(run / "event.json"),
+            "--json",
+            "-P",
+            "self-hosted=-self-hosted",
+            "-P",
+            "ubuntu-latest=-self-hosted",
+            "--remote-name",
+            "github",
+            "--action-cache-path",
+            str(run / "cache"),
+            "--action-offline-mode",
+            "-s",
+            f"GITHUB_TOKEN={TOKEN}",
             *[a for k, v in PINNED.items() for a in ("--local-repository", f"{k}={STANDINS / v}")],
-            *[a for k, v in env.items() for a in ("--env", f"{k}={v}")], "--var", f"MICRO_SUITES={micro}",
+            *[a for k, v in env.items() for a in ("--env", f"{k}={v}")],
+            "--var",
+            f"MICRO_SUITES={micro}",
             *extra,
-        ]  # fmt: skip
+        ]
         with open(run / "act.log", "w") as log:
             proc = subprocess.Popen(cmd, cwd=work, stdout=log, stderr=subprocess.STDOUT)
         if background:
@@ -303,8 +338,13 @@ class World:
                 outputs.setdefault(job, {})[doc["name"]] = doc["arg"]
             elif doc.get("command") == "summary":
                 summaries[job] = summaries.get(job, "") + doc["content"]
-        result = {"exit": code, "jobs": jobs, "outputs": outputs, "summaries": summaries,
-                  "log": "\n".join(lines)[-6000:]}  # fmt: skip
+        result = {
+            "exit": code,
+            "jobs": jobs,
+            "outputs": outputs,
+            "summaries": summaries,
+            "log": "\n".join(lines)[-6000:],
+        }
         self.runs[name] = result
         return result
 

@@ -55,11 +55,33 @@ def make_leg(repo: Path, legs: Path, name: str, head: str, *, env: dict, flags: 
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        code = cli.main([
-            "ab", "--repo", str(repo), "--base", "HEAD~1", "--head", head, "--scenarios", "latency-1c",
-            "--clients", "hft", "--orders", "2000", "--repeats", "8", "--max-repeats", "8",
-            "--out", str(out / "ab"), "--build-cmd", BUILD, "--quiet", *flags,
-        ])  # fmt: skip
+        code = cli.main(
+            [
+                "ab",
+                "--repo",
+                str(repo),
+                "--base",
+                "HEAD~1",
+                "--head",
+                head,
+                "--scenarios",
+                "latency-1c",
+                "--clients",
+                "hft",
+                "--orders",
+                "2000",
+                "--repeats",
+                "8",
+                "--max-repeats",
+                "8",
+                "--out",
+                str(out / "ab"),
+                "--build-cmd",
+                BUILD,
+                "--quiet",
+                *flags,
+            ]
+        )
     finally:
         for k, v in saved.items():
             os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
@@ -70,8 +92,22 @@ def make_leg(repo: Path, legs: Path, name: str, head: str, *, env: dict, flags: 
 
 
 def combine(legs: Path, pool_file: Path, out: Path, *extra: str) -> tuple[int, dict]:
-    code = cli.main(["combine", "--legs", str(legs), "--prefix", "pr-bench-", "--suite", "pr",
-                     "--pool", str(pool_file), "--out", str(out), *extra])  # fmt: skip
+    code = cli.main(
+        [
+            "combine",
+            "--legs",
+            str(legs),
+            "--prefix",
+            "pr-bench-",
+            "--suite",
+            "pr",
+            "--pool",
+            str(pool_file),
+            "--out",
+            str(out),
+            *extra,
+        ]
+    )
     path = out / "verdict.json"
     return code, json.loads(path.read_text()) if path.is_file() else {}
 

@@ -19,8 +19,12 @@ def pool_legs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("pool")
     repo = make_repo(tmp / "repo")
     (tmp / "pool.yaml").write_text(TWO)
-    sha = {ref: subprocess.run(["git", "-C", str(repo), "rev-parse", ref], check=True, capture_output=True,
-                               text=True).stdout.strip() for ref in ("HEAD~1", "HEAD")}  # fmt: skip
+    sha = {
+        ref: subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", ref], check=True, capture_output=True, text=True
+        ).stdout.strip()
+        for ref in ("HEAD~1", "HEAD")
+    }
     found = {"pool": tmp / "pool.yaml", "repo": repo, "base": sha["HEAD~1"], "head": sha["HEAD"]}
     for case, head in (("aa", "HEAD~1"), ("slow", "HEAD")):
         found[case] = tmp / case

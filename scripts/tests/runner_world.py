@@ -68,8 +68,16 @@ class FakeGitHub:
                 elif url.path == "/_fake/job" and fake.jobs:
                     event = {"ref": "refs/heads/main", "repository": {"full_name": REPO}}
                     workflow = f"{REPO}/.github/workflows/bench.yml@refs/heads/main"
-                    self.reply(200, {"repository": REPO, "event_name": "push", "workflow_ref": workflow,
-                                     "event": event, "script": fake.jobs.pop(0)})  # fmt: skip
+                    self.reply(
+                        200,
+                        {
+                            "repository": REPO,
+                            "event_name": "push",
+                            "workflow_ref": workflow,
+                            "event": event,
+                            "script": fake.jobs.pop(0),
+                        },
+                    )
                 elif url.path == "/_fake/job":
                     self.reply(404, {"errorKind": "RunnerNotFound", "message": "Runner not found"})
                 else:
@@ -124,18 +132,38 @@ class FakeGitHub:
         with tempfile.TemporaryDirectory() as d:
             (Path(d) / "sig").write_bytes(b64url_decode(sig))
             (Path(d) / "data").write_bytes(f"{head}.{payload}".encode())
-            r = subprocess.run(["openssl", "dgst", "-sha256", "-verify", str(self.public_key),
-                                "-signature", f"{d}/sig", f"{d}/data"], capture_output=True)  # fmt: skip
+            r = subprocess.run(
+                [
+                    "openssl",
+                    "dgst",
+                    "-sha256",
+                    "-verify",
+                    str(self.public_key),
+                    "-signature",
+                    f"{d}/sig",
+                    f"{d}/data",
+                ],
+                capture_output=True,
+            )
             assert r.returncode == 0, "JWT signature does not verify with the App's public key"
         return claims
 
     def jit_config(self, req: dict, port: int) -> dict:
         n = len(self.jit_requests)
-        runner = {"agentId": n, "agentName": req["name"], "poolId": req["runner_group_id"],
-                  "serverUrl": f"http://127.0.0.1:{port}/_fake", "gitHubUrl": f"https://github.com/{REPO}",
-                  "workFolder": req["work_folder"], "ephemeral": True}  # fmt: skip
-        files = {".runner": runner, ".credentials": {"scheme": "OAuth", "data": {"clientId": f"c{n}"}},
-                 ".credentials_rsaparams": {"d": "secret", "modulus": "m"}}  # fmt: skip
+        runner = {
+            "agentId": n,
+            "agentName": req["name"],
+            "poolId": req["runner_group_id"],
+            "serverUrl": f"http://127.0.0.1:{port}/_fake",
+            "gitHubUrl": f"https://github.com/{REPO}",
+            "workFolder": req["work_folder"],
+            "ephemeral": True,
+        }
+        files = {
+            ".runner": runner,
+            ".credentials": {"scheme": "OAuth", "data": {"clientId": f"c{n}"}},
+            ".credentials_rsaparams": {"d": "secret", "modulus": "m"},
+        }
         enc = {k: base64.b64encode(json.dumps(v).encode()).decode() for k, v in files.items()}
         jit = base64.b64encode(json.dumps(enc).encode()).decode()
         return {"runner": {"id": n, "name": req["name"]}, "encoded_jit_config": jit}

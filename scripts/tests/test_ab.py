@@ -58,11 +58,33 @@ def repo(tmp_path):
 
 
 def _ab(repo, out, base, head, *extra, orders="2000", rounds="8"):
-    return cli.main([
-        "ab", "--repo", str(repo), "--base", base, "--head", head, "--scenarios", "latency-1c",
-        "--clients", "hft", "--orders", orders, "--repeats", rounds, "--max-repeats", rounds,
-        "--out", str(out), "--build-cmd", BUILD, "--quiet", *extra,
-    ])  # fmt: skip
+    return cli.main(
+        [
+            "ab",
+            "--repo",
+            str(repo),
+            "--base",
+            base,
+            "--head",
+            head,
+            "--scenarios",
+            "latency-1c",
+            "--clients",
+            "hft",
+            "--orders",
+            orders,
+            "--repeats",
+            rounds,
+            "--max-repeats",
+            rounds,
+            "--out",
+            str(out),
+            "--build-cmd",
+            BUILD,
+            "--quiet",
+            *extra,
+        ]
+    )
 
 
 def _leg_ab(pool_legs, case: str) -> Path:
@@ -99,8 +121,21 @@ def test_time_budget_stops_adding_rounds(repo, tmp_path):
     # 1 round a side is inconclusive (min_repeats); a zero budget allows no further pair. One
     # round has no interval, so its estimate, far beyond the threshold, is not a certain change:
     # undecided, neutral (exit 0), never green in the check run.
-    assert _ab(repo, tmp_path / "out", "HEAD~2", "HEAD~1", "--repeats", "1", "--max-repeats", "5",
-               "--time-budget", "0") == 0  # fmt: skip
+    assert (
+        _ab(
+            repo,
+            tmp_path / "out",
+            "HEAD~2",
+            "HEAD~1",
+            "--repeats",
+            "1",
+            "--max-repeats",
+            "5",
+            "--time-budget",
+            "0",
+        )
+        == 0
+    )
     verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
     assert verdict["status"] == "inconclusive" and verdict["ab"]["rounds_per_side"] == 1
 
@@ -136,8 +171,23 @@ def test_a_tail_only_stall_is_a_p99_regression_with_p50_unchanged(repo, tmp_path
 def test_bad_ref_and_bad_build_are_usage_errors(repo, tmp_path):
     with pytest.raises(UsageError, match="is not a commit"):
         resolve_commit(repo, "no-such-branch")
-    args = ["ab", "--repo", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--out", str(tmp_path / "o"),
-            "--scenarios", "small", "--clients", "hft", "--build-cmd", "exit 3"]  # fmt: skip
+    args = [
+        "ab",
+        "--repo",
+        str(repo),
+        "--base",
+        "HEAD~1",
+        "--head",
+        "HEAD",
+        "--out",
+        str(tmp_path / "o"),
+        "--scenarios",
+        "small",
+        "--clients",
+        "hft",
+        "--build-cmd",
+        "exit 3",
+    ]
     code = cli.main(args)
     assert code == 2
 
@@ -154,12 +204,42 @@ def test_an_interrupted_ab_keeps_its_rounds_and_writes_a_partial_verdict(repo, t
     # SIGTERM is what a cancelled CI job sends, SIGINT what Ctrl-C sends. The signal goes to ab
     # itself, in a session of its own, mid-round (a client measuring).
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "hftbench", "ab", "--repo", str(repo), "--base", "HEAD~2",
-           "--head", "HEAD~2", "--scenarios", "latency-1c", "--clients", "hft", "--orders", "2000",
-           "--repeats", "40", "--max-repeats", "40", "--out", str(out), "--build-cmd", BUILD,
-           "--quiet"]  # fmt: skip
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, preexec_fn=_default_sigint)  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "hftbench",
+        "ab",
+        "--repo",
+        str(repo),
+        "--base",
+        "HEAD~2",
+        "--head",
+        "HEAD~2",
+        "--scenarios",
+        "latency-1c",
+        "--clients",
+        "hft",
+        "--orders",
+        "2000",
+        "--repeats",
+        "40",
+        "--max-repeats",
+        "40",
+        "--out",
+        str(out),
+        "--build-cmd",
+        BUILD,
+        "--quiet",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=_default_sigint,
+    )
     try:
         deadline = time.monotonic() + 120
         while len(list(out.glob("head/run_*/results.json"))) < 4 and time.monotonic() < deadline:

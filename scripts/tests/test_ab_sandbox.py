@@ -111,12 +111,35 @@ def world(tmp_path, monkeypatch):
 @needs_sandbox
 def test_the_heads_code_changes_nothing_of_the_harness_and_the_verdict_stands(world):
     client_before = sha(world["client"])
-    code = cli.main([
-        "ab", "--repo", str(world["repo"]), "--base", "HEAD~1", "--head", "HEAD",
-        "--scenarios", "latency-1c", "--clients", "hft", "--clients-bin", str(world["clients"]),
-        "--orders", "2000", "--repeats", "8", "--max-repeats", "8", "--no-profile",
-        "--out", str(world["out"] / "ab"), "--build-cmd", BUILD, "--quiet",
-    ])  # fmt: skip
+    code = cli.main(
+        [
+            "ab",
+            "--repo",
+            str(world["repo"]),
+            "--base",
+            "HEAD~1",
+            "--head",
+            "HEAD",
+            "--scenarios",
+            "latency-1c",
+            "--clients",
+            "hft",
+            "--clients-bin",
+            str(world["clients"]),
+            "--orders",
+            "2000",
+            "--repeats",
+            "8",
+            "--max-repeats",
+            "8",
+            "--no-profile",
+            "--out",
+            str(world["out"] / "ab"),
+            "--build-cmd",
+            BUILD,
+            "--quiet",
+        ]
+    )
     wait_for_none_left(world["tag"])
     problems = []
     planted = sorted(str(p) for d in world["dirs"] for p in d.glob(f"_pwned_{world['tag']}_*"))
@@ -131,14 +154,18 @@ def test_the_heads_code_changes_nothing_of_the_harness_and_the_verdict_stands(wo
     if (world["artifact"] / "verdict.json").read_text() != "{}\n":
         problems.append("the artifact folder's verdict.json was overwritten")
     secrets = [f"ghs_{world['tag']}".encode(), f"rt_{world['tag']}".encode()]
-    leaked = [str(p) for p in world["tmp"].rglob("*") if p.is_file() and not p.is_symlink()
-              and any(s in p.read_bytes() for s in secrets)]  # fmt: skip
+    leaked = [
+        str(p)
+        for p in world["tmp"].rglob("*")
+        if p.is_file() and not p.is_symlink() and any(s in p.read_bytes() for s in secrets)
+    ]
     if leaked:
         problems.append(f"the job's tokens were written into {leaked}")
     if left_behind(world["tag"]):
         problems.append(f"processes left behind: {left_behind(world['tag'])}")
-    head_sha = subprocess.run(["git", "-C", str(world["repo"]), "rev-parse", "HEAD"], capture_output=True,
-                              text=True).stdout.strip()  # fmt: skip
+    head_sha = subprocess.run(
+        ["git", "-C", str(world["repo"]), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     commits = {
         json.loads(p.read_text())["git"]["commit"]
         for p in (world["out"] / "ab" / "head").glob("run_*/results.json")
@@ -201,9 +228,11 @@ def test_in_the_sandbox_nothing_outside_its_scratch_is_writable_and_nothing_outl
     outside.mkdir()
     scratch.mkdir()
     tag = uuid.uuid4().hex[:12]
-    script = (f"echo x > {outside}/f; echo x > {scratch}/f; echo x > /tmp/_pwned_{tag}; "
-              f"( setsid env HFT_PWN={tag} sleep 1000 </dev/null >/dev/null 2>&1 & ); "
-              "echo started")  # fmt: skip
+    script = (
+        f"echo x > {outside}/f; echo x > {scratch}/f; echo x > /tmp/_pwned_{tag}; "
+        f"( setsid env HFT_PWN={tag} sleep 1000 </dev/null >/dev/null 2>&1 & ); "
+        "echo started"
+    )
     proc = subprocess.run(
         sandbox.wrap(["sh", "-c", script], writable=(scratch,)), capture_output=True, text=True
     )
@@ -298,8 +327,12 @@ def test_a_commits_git_info_is_read_from_the_clone_by_sha(tmp_path, monkeypatch)
     first = _git(repo, "rev-parse", "HEAD")
     _git(repo, "commit", "-q", "--allow-empty", "-m", "second")
     assert fingerprint.commit_info(repo, first, "main") == {
-        "commit": first, "branch": "main", "dirty": False, "message": "first", "author": "t <t@example.com>",
-    }  # fmt: skip
+        "commit": first,
+        "branch": "main",
+        "dirty": False,
+        "message": "first",
+        "author": "t <t@example.com>",
+    }
     assert fingerprint.commit_info(repo, first)["branch"] == "HEAD"  # as a detached checkout's
     unknown = fingerprint.commit_info(tmp_path / "no-repo", first)
     assert unknown["commit"] == first and unknown["message"] is None and unknown["dirty"] is False
@@ -316,8 +349,12 @@ def test_removing_a_tree_undoes_what_its_build_made_read_only_and_names_what_sur
     outside.write_text("x")
     outside.chmod(0o444)
     (tree / "link").symlink_to(outside)
-    for path, mode in ((tree / "locked" / "in" / "f", 0o444), (tree / "locked" / "in", 0o555),
-                       (tree / "locked", 0o555), (tree / "closed", 0o000)):  # fmt: skip
+    for path, mode in (
+        (tree / "locked" / "in" / "f", 0o444),
+        (tree / "locked" / "in", 0o555),
+        (tree / "locked", 0o555),
+        (tree / "closed", 0o000),
+    ):
         path.chmod(mode)
     assert remove_worktrees(tmp_path, [tree, tmp_path / "never-made"]) == [] and not tree.exists()
     assert outside.stat().st_mode & 0o777 == 0o444  # a link inside was not followed
@@ -358,11 +395,35 @@ def fenced_world(tmp_path):
 @pytest.mark.parametrize("design", ["duet", "paired-rounds"])
 def test_the_harness_runs_nothing_in_the_heads_tree_after_its_build(fenced_world, design):
     w = fenced_world
-    code = cli.main([
-        "ab", "--repo", str(w["repo"]), "--base", "HEAD~1", "--head", "HEAD", "--design", design,
-        "--scenarios", "latency-1c", "--clients", "hft", "--orders", "300", "--repeats", "2",
-        "--max-repeats", "2", "--no-profile", "--out", str(w["out"]), "--build-cmd", BUILD, "--quiet",
-    ])  # fmt: skip
+    code = cli.main(
+        [
+            "ab",
+            "--repo",
+            str(w["repo"]),
+            "--base",
+            "HEAD~1",
+            "--head",
+            "HEAD",
+            "--design",
+            design,
+            "--scenarios",
+            "latency-1c",
+            "--clients",
+            "hft",
+            "--orders",
+            "300",
+            "--repeats",
+            "2",
+            "--max-repeats",
+            "2",
+            "--no-profile",
+            "--out",
+            str(w["out"]),
+            "--build-cmd",
+            BUILD,
+            "--quiet",
+        ]
+    )
     assert code in (0, 1) and (w["out"] / "verdict.json").is_file()
     assert "fsmonitor planted" in (w["out"] / "head" / "build.log").read_text()  # the attack was in place
     ran = {name: marker for name, marker in w["markers"].items() if marker.exists()}
@@ -395,9 +456,33 @@ def _endless_repo(tmp_path: Path, endless: str, side: str) -> Path:
 
 
 def _ab(repo: Path, out: Path, timeout_s: str) -> list[str]:
-    return ["ab", "--repo", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--scenarios", "latency-1c",
-            "--clients", "hft", "--orders", "300", "--repeats", "2", "--max-repeats", "2", "--no-profile",
-            "--out", str(out), "--build-cmd", BUILD, "--build-timeout", timeout_s, "--quiet"]  # fmt: skip
+    return [
+        "ab",
+        "--repo",
+        str(repo),
+        "--base",
+        "HEAD~1",
+        "--head",
+        "HEAD",
+        "--scenarios",
+        "latency-1c",
+        "--clients",
+        "hft",
+        "--orders",
+        "300",
+        "--repeats",
+        "2",
+        "--max-repeats",
+        "2",
+        "--no-profile",
+        "--out",
+        str(out),
+        "--build-cmd",
+        BUILD,
+        "--build-timeout",
+        timeout_s,
+        "--quiet",
+    ]
 
 
 @pytest.fixture
@@ -531,11 +616,35 @@ def test_a_head_that_changes_server_yet_serves_bases_binary_is_named(tmp_path):
     clients.mkdir()
     (clients / "client-hft").symlink_to(CLIENT)
     out = tmp_path / "ab"
-    cli.main([
-        "ab", "--repo", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--scenarios", "latency-1c",
-        "--clients", "hft", "--clients-bin", str(clients), "--orders", "2000", "--repeats", "8",
-        "--max-repeats", "8", "--no-profile", "--out", str(out), "--build-cmd", BUILD, "--quiet",
-    ])  # fmt: skip
+    cli.main(
+        [
+            "ab",
+            "--repo",
+            str(repo),
+            "--base",
+            "HEAD~1",
+            "--head",
+            "HEAD",
+            "--scenarios",
+            "latency-1c",
+            "--clients",
+            "hft",
+            "--clients-bin",
+            str(clients),
+            "--orders",
+            "2000",
+            "--repeats",
+            "8",
+            "--max-repeats",
+            "8",
+            "--no-profile",
+            "--out",
+            str(out),
+            "--build-cmd",
+            BUILD,
+            "--quiet",
+        ]
+    )
     note = json.loads((out / "verdict.json").read_text())["ab"]["sandbox"]["note"]
     assert note.startswith("head serves base's binary: its hft-server is byte-identical to base's")
     assert "changes server/ (1 files)" in note

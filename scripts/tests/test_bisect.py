@@ -58,8 +58,17 @@ def test_midpoint_and_steps_left_halve_the_range():
 
 def _step(sha, decision, ratio):
     cmp = StepComparison(answers.REGRESSION, ratio, [ratio - 0.1, ratio + 0.1])
-    return BisectStep(sha, f"s {sha}", good="a", bad="h", range=["a", "h"], rounds=8, vs_good=cmp, vs_bad=cmp,
-                      decision=decision)  # fmt: skip
+    return BisectStep(
+        sha,
+        f"s {sha}",
+        good="a",
+        bad="h",
+        range=["a", "h"],
+        rounds=8,
+        vs_good=cmp,
+        vs_bad=cmp,
+        decision=decision,
+    )
 
 
 def test_the_record_names_the_culprit_only_when_the_range_closed():
@@ -148,11 +157,34 @@ def _repo(path: Path, delays: dict[int, int]) -> Path:
 
 
 def _bisect(repo: Path, out: Path) -> int:
-    return cli.main([
-        "bisect", "--repo", str(repo), "--good", f"HEAD~{COMMITS - 1}", "--bad", "HEAD",
-        "--series", "latency-1c/hft", "--metric", "p50_us", "--orders", "1000", "--repeats", "8",
-        "--max-repeats", "8", "--step", "8", "--out", str(out), "--build-cmd", BUILD, "--quiet",
-    ])  # fmt: skip
+    return cli.main(
+        [
+            "bisect",
+            "--repo",
+            str(repo),
+            "--good",
+            f"HEAD~{COMMITS - 1}",
+            "--bad",
+            "HEAD",
+            "--series",
+            "latency-1c/hft",
+            "--metric",
+            "p50_us",
+            "--orders",
+            "1000",
+            "--repeats",
+            "8",
+            "--max-repeats",
+            "8",
+            "--step",
+            "8",
+            "--out",
+            str(out),
+            "--build-cmd",
+            BUILD,
+            "--quiet",
+        ]
+    )
 
 
 def _sha(repo: Path, ref: str) -> str:

@@ -38,14 +38,19 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
     kinds = {
         "aa": (24, {}, []),
         "slow": (16, {"body_scale": 1.3, "tail_scale": 1.3}, ["--inject-delay-us", "7"]),
-        "stall": (16, {"slow_fraction": 0.02, "slow_us": 90.0},
-                  ["--inject-stall-us", "60", "--inject-stall-every", "50"]),
-    }  # fmt: skip
+        "stall": (
+            16,
+            {"slow_fraction": 0.02, "slow_us": 90.0},
+            ["--inject-stall-us", "60", "--inject-stall-every", "50"],
+        ),
+    }
     for kind, (count, shape, flags) in kinds.items():
         for i in range(count):
             # A/A also has a series whose rounds spread 30 %: it cannot be guarded
-            noisy = [latency_run(rng, 2_000, median_us=80.0, run_noise=0.3) if kind == "aa" else None
-                     for _ in range(2)]  # fmt: skip
+            noisy = [
+                latency_run(rng, 2_000, median_us=80.0, run_noise=0.3) if kind == "aa" else None
+                for _ in range(2)
+            ]
             base = latency_run(rng, 10_000, median_us=30.0, run_noise=0.01)
             _round(tmp_path, kind, "base", i, base, [], noisy[0])
             head = latency_run(rng, 10_000, median_us=30.0, run_noise=0.01, **shape)
@@ -59,8 +64,19 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
             run = latency_run(rng, 10_000, median_us=30.0, run_noise=0.01, body_scale=scale, tail_scale=scale)
             _round(tmp_path, kind, "", i, run, [])
     # 12 round pairs: 8 could not reach the gate's level (a sign flip over 8 pairs: p >= 2 / 256)
-    args = ["calibrate", "--from", str(tmp_path), "--comparisons", "10", "--k", "12", "--bootstrap", "200",
-            "--permutations", "500"]  # fmt: skip
+    args = [
+        "calibrate",
+        "--from",
+        str(tmp_path),
+        "--comparisons",
+        "10",
+        "--k",
+        "12",
+        "--bootstrap",
+        "200",
+        "--permutations",
+        "500",
+    ]
     assert cli.main(args) == 0
     doc = json.loads((tmp_path / "calibration.json").read_text())
     assert (
@@ -126,8 +142,19 @@ def test_the_whole_a_a_pool_states_its_own_offset(tmp_path):
     for i in range(16):
         for side, median in (("base", 30.0), ("head", 30.9)):
             _round(tmp_path, "aa", side, i, latency_run(rng, 3_000, median_us=median, run_noise=0.002), [])
-    args = ["calibrate", "--from", str(tmp_path), "--comparisons", "5", "--k", "12", "--bootstrap", "200",
-            "--permutations", "500"]  # fmt: skip
+    args = [
+        "calibrate",
+        "--from",
+        str(tmp_path),
+        "--comparisons",
+        "5",
+        "--k",
+        "12",
+        "--bootstrap",
+        "200",
+        "--permutations",
+        "500",
+    ]
     assert cli.main(args) == 0
     pool = json.loads((tmp_path / "calibration.json").read_text())["aa_pool"]["latency-1c/hft p50_us"]
     assert pool["rounds"] == 16 and pool["ratio"] == pytest.approx(1.03, abs=0.01) and pool["p"] < 0.001
@@ -201,8 +228,12 @@ def test_only_a_metric_the_solo_pairs_show_whole_is_guarded(tmp_path):
     # The burden of proof lies with the design: scattered pairs leave the effect alone anywhere
     # from about -5 % to +30 %, so ×1.35 in the design is not shown whole, and not guarded.
     assert slow8["alone_low"] < 1.0 and not slow8["whole"]
-    aa = {"comparisons": 200, "series_tested": dict.fromkeys(keys, 200), "series_regression": {},
-          "mde": dict.fromkeys(keys, 1.02)}  # fmt: skip
+    aa = {
+        "comparisons": 200,
+        "series_tested": dict.fromkeys(keys, 200),
+        "series_regression": {},
+        "mde": dict.fromkeys(keys, 1.02),
+    }
     rows = {(r["series"], r["metric"]): r for r in guard_rows(aa, load_gates(), seen)}
     assert not rows[("latency-1c/hft", "p50_us")]["guarded"]
     why = rows[("latency-1c/hft", "p50_us")]["why_not"]
@@ -277,11 +308,39 @@ def test_calibrate_measures_duet_rounds_and_records_what_it_guards(tmp_path):
     # latency-1c only (the load series adds a capacity probe and seconds of open loop a round);
     # 4,000 orders a round: the delay is 10x the order, its verdict needs no more
     out = tmp_path / "cal"
-    args = ["calibrate", "--out", str(out), "--scenarios", "latency-1c", "--clients", "hft", "--runs", "8",
-            "--slow-runs", "8", "--stall-runs", "0", "--after-runs", "0", "--contention-runs", "0",
-            "--solo-runs", "1", "--orders", "4000",
-            "--inject-delay-us", "300", "--k", "8", "--comparisons", "3", "--bootstrap", "200",
-            "--permutations", "500"]  # fmt: skip
+    args = [
+        "calibrate",
+        "--out",
+        str(out),
+        "--scenarios",
+        "latency-1c",
+        "--clients",
+        "hft",
+        "--runs",
+        "8",
+        "--slow-runs",
+        "8",
+        "--stall-runs",
+        "0",
+        "--after-runs",
+        "0",
+        "--contention-runs",
+        "0",
+        "--solo-runs",
+        "1",
+        "--orders",
+        "4000",
+        "--inject-delay-us",
+        "300",
+        "--k",
+        "8",
+        "--comparisons",
+        "3",
+        "--bootstrap",
+        "200",
+        "--permutations",
+        "500",
+    ]
     assert cli.main(args) == 0
     doc = json.loads((out / "calibration.json").read_text())
     assert doc["design"] == "duet" and doc["runs"]["aa"] == 8 and doc["runs"]["slow"] == 8
@@ -332,7 +391,7 @@ def test_the_gate_judges_what_the_runner_guards_and_names_the_rest(tmp_path):
             }
         )
     )
-    # fmt: skip
+
     base, head = load_side(tmp_path / "base"), load_side(tmp_path / "head")
     plain = compare_sides(base, head, load_gates(), design="paired-rounds")
     assert plain.exit_code == 1  # the tail regressed: P99 fails the gate without a record
@@ -340,8 +399,7 @@ def test_the_gate_judges_what_the_runner_guards_and_names_the_rest(tmp_path):
     assert gated.exit_code == 0  # this runner cannot judge P99: reported, not gated
     doc = gated.to_json()
     assert doc["guarded"] == ["latency-1c/hft errors", "latency-1c/hft p50_us"]
-    why = {"series": "latency-1c/hft", "metric": "p99_us",
-            "why": "MDE +31.0 % > 10 % on this runner"}  # fmt: skip
+    why = {"series": "latency-1c/hft", "metric": "p99_us", "why": "MDE +31.0 % > 10 % on this runner"}
     assert why in doc["unguarded"]
     assert doc["survival"] == {
         "after": {"latency-1c/hft p50_us": -0.64, "latency-1c/hft cpu_us_per_order": 1.0}

@@ -51,9 +51,14 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
 
 def test_own_paths_reads_each_hierarchy_and_the_unified_line():
     assert cgroups.own_paths(V1_SELF) == {
-        "name=systemd": "/", "pids": "/", "memory": "/process_api/e381", "cpuset": "/", "cpuacct": "/",
-        "cpu": "/", "": "/",
-    }  # fmt: skip
+        "name=systemd": "/",
+        "pids": "/",
+        "memory": "/process_api/e381",
+        "cpuset": "/",
+        "cpuacct": "/",
+        "cpu": "/",
+        "": "/",
+    }
     assert cgroups.own_paths("5:cpu,cpuacct:/a/b\n0::/x\n") == {"cpu": "/a/b", "cpuacct": "/a/b", "": "/x"}
     assert cgroups.own_paths("garbage\n") == {}
 
@@ -64,8 +69,12 @@ def test_a_v1_host_has_a_tree_per_controller_and_our_groups_go_under_our_own(tmp
     (root / "unified").mkdir()
     layout = cgroups.detect(root, V1_SELF)
     assert layout.version == 1 and layout.problem is None
-    assert layout.base == {"cpuset": root / "cpuset", "cpuacct": root / "cpuacct",
-                           "memory": root / "memory/process_api/e381", "pids": root / "pids"}  # fmt: skip
+    assert layout.base == {
+        "cpuset": root / "cpuset",
+        "cpuacct": root / "cpuacct",
+        "memory": root / "memory/process_api/e381",
+        "pids": root / "pids",
+    }
     # a group path the mount does not show (another cgroup namespace's): the mount's root
     assert cgroups.detect(root, "4:memory:/elsewhere\n").base["memory"] == root / "memory"
 
@@ -81,8 +90,13 @@ def test_a_v1_host_without_a_controller_is_none_and_says_which(tmp_path):
 
 def test_a_v2_host_is_one_tree_and_needs_cpuset_memory_and_pids_where_we_run(tmp_path):
     scope = "user.slice/job.scope/cgroup.controllers"
-    root = _tree(tmp_path, {"cgroup.controllers": "cpuset cpu io memory hugetlb pids rdma misc\n",
-                            scope: "cpuset cpu memory pids\n"})  # fmt: skip
+    root = _tree(
+        tmp_path,
+        {
+            "cgroup.controllers": "cpuset cpu io memory hugetlb pids rdma misc\n",
+            scope: "cpuset cpu memory pids\n",
+        },
+    )
     layout = cgroups.detect(root, V2_SELF)
     assert layout.version == 2 and layout.base == {"": root / "user.slice" / "job.scope"}
     (root / "user.slice/job.scope/cgroup.controllers").write_text("cpu pids\n")  # not delegated
@@ -198,11 +212,14 @@ def test_in_the_sandbox_a_process_cannot_leave_its_group_and_outside_it_root_can
     read-only. Unsandboxed (as root) the same lines move it: the test can fail."""
     group = groups.get("head")
     targets = [base / "cgroup.procs" for base in group.layout.base.values()]
-    script = ("read -r me _ < /proc/self/stat; for f in \"$@\"; do echo $me > $f && echo LEFT $f; done; "
-              "cat /proc/self/cgroup")  # fmt: skip
+    script = (
+        'read -r me _ < /proc/self/stat; for f in "$@"; do echo $me > $f && echo LEFT $f; done; '
+        "cat /proc/self/cgroup"
+    )
     cmd = ["sh", "-c", script, "escape", *map(str, targets)]
-    jailed = subprocess.run(sandbox.wrap(cmd, writable=()), capture_output=True, text=True,
-                            preexec_fn=group.preexec())  # fmt: skip
+    jailed = subprocess.run(
+        sandbox.wrap(cmd, writable=()), capture_output=True, text=True, preexec_fn=group.preexec()
+    )
     assert "LEFT" not in jailed.stdout and "Read-only file system" in jailed.stderr
     assert group.rel in jailed.stdout  # /proc/self/cgroup: still in the side's group
     if os.geteuid() == 0:

@@ -27,21 +27,42 @@ TOKEN = "ghs_check0run0token"
 
 def _row(metric="p50_us", verdict="no_change", ratio=1.0, ci=(0.99, 1.01), gated=True, **extra):
     return {
-        "scenario": "latency-1c", "client": "hft", "metric": metric, "gated": gated, "base_runs": 16,
-        "head_runs": 16, "min_samples": 50000, "threshold": 1.10, "verdict": verdict, "ratio": ratio,
-        "ci": list(ci), "p_value": 0.2, "p_adjusted": 0.4, "base_value": 20.0,
-        "head_value": 20.0 * (ratio or 1), "reason": None, "mde": 1.06, "settle_runs": None, **extra,
-    }  # fmt: skip
+        "scenario": "latency-1c",
+        "client": "hft",
+        "metric": metric,
+        "gated": gated,
+        "base_runs": 16,
+        "head_runs": 16,
+        "min_samples": 50000,
+        "threshold": 1.10,
+        "verdict": verdict,
+        "ratio": ratio,
+        "ci": list(ci),
+        "p_value": 0.2,
+        "p_adjusted": 0.4,
+        "base_value": 20.0,
+        "head_value": 20.0 * (ratio or 1),
+        "reason": None,
+        "mde": 1.06,
+        "settle_runs": None,
+        **extra,
+    }
 
 
 def _doc(status, rows, exit_code=None, **extra) -> dict:
     return {
-        "schema_version": 1, "status": status,
+        "schema_version": 1,
+        "status": status,
         "exit_code": int(status in ("regression", "invalid")) if exit_code is None else exit_code,
-        "gates": "bench-config/gates.yaml", "confidence": 0.95, "looks": 1, "suite": "pr",
+        "gates": "bench-config/gates.yaml",
+        "confidence": 0.95,
+        "looks": 1,
+        "suite": "pr",
         "base": {"commit": "a" * 40, "ref": "main", "runs": 16},
-        "head": {"commit": HEAD, "ref": "feature/x", "runs": 16}, "results": rows, **extra,
-    }  # fmt: skip
+        "head": {"commit": HEAD, "ref": "feature/x", "runs": 16},
+        "results": rows,
+        **extra,
+    }
 
 
 def decide(doc: dict) -> check_run.CheckRun:
@@ -83,8 +104,9 @@ def test_a_failing_pool_check_or_a_failing_exit_or_nothing_tested_is_never_green
 
 
 def test_an_inconclusive_verdict_is_neutral_and_names_the_runs_that_would_settle_it():
-    run = decide(_doc("inconclusive", [UNDECIDED, _row("p50_us", "inconclusive", 1.0, (0.95, 1.05),
-                                                       settle_runs=12)]))  # fmt: skip
+    run = decide(
+        _doc("inconclusive", [UNDECIDED, _row("p50_us", "inconclusive", 1.0, (0.95, 1.05), settle_runs=12)])
+    )
     assert run.conclusion == "neutral" and not run.fails
     # The largest estimate of the undecided rows, in the headline's words (answers.settle_text).
     assert run.title == (
@@ -170,14 +192,19 @@ def test_no_verdict_is_a_failure_and_the_payload_is_the_api_s_body():
         "[The job's log](https://github.com/acme/x/actions/runs/5)"
     )
     assert run.payload(HEAD) == {
-        "name": "bench verdict (gate)", "head_sha": HEAD, "status": "completed", "conclusion": "failure",
+        "name": "bench verdict (gate)",
+        "head_sha": HEAD,
+        "status": "completed",
+        "conclusion": "failure",
         "output": {"title": "No verdict", "summary": run.summary},
-    }  # fmt: skip
+    }
 
 
 def test_a_huge_verdict_stays_within_github_s_summary_limit():
-    rows = [_row("p99_us", "inconclusive", 1.0, (0.5, 2.0), settle_runs=9, scenario=f"s{i:04d}" + "x" * 80)
-            for i in range(2000)]  # fmt: skip
+    rows = [
+        _row("p99_us", "inconclusive", 1.0, (0.5, 2.0), settle_runs=9, scenario=f"s{i:04d}" + "x" * 80)
+        for i in range(2000)
+    ]
     run = decide(_doc("inconclusive", rows))
     assert len(run.summary) <= check_run.SUMMARY_LIMIT and run.conclusion == "neutral"
     assert len(run.title) <= check_run.TITLE_LIMIT
@@ -190,15 +217,21 @@ def test_the_command_runs_without_numpy_or_scipy_and_exits_1_only_on_failure(tmp
         "sys.argv = ['hftbench', *sys.argv[1:]]; runpy.run_module('hftbench', run_name='__main__')"
     )
     codes = {}
-    for name, doc in (("inconclusive", _doc("inconclusive", [UNDECIDED])),
-                      ("regression", _doc("regression", [_row("p99_us", "regression", 1.3, (1.2, 1.4))])),
-                      ("missing", None)):  # fmt: skip
+    for name, doc in (
+        ("inconclusive", _doc("inconclusive", [UNDECIDED])),
+        ("regression", _doc("regression", [_row("p99_us", "regression", 1.3, (1.2, 1.4))])),
+        ("missing", None),
+    ):
         path = tmp_path / f"{name}.json"
         if doc is not None:
             path.write_text(json.dumps(doc))
-        r = subprocess.run([sys.executable, "-c", block, "check-run", str(path), "--head-sha", HEAD],
-                           capture_output=True, text=True, cwd=tmp_path,
-                           env={"PYTHONPATH": str(SCRIPTS), "PATH": "/usr/bin:/bin"})  # fmt: skip
+        r = subprocess.run(
+            [sys.executable, "-c", block, "check-run", str(path), "--head-sha", HEAD],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={"PYTHONPATH": str(SCRIPTS), "PATH": "/usr/bin:/bin"},
+        )
         body = json.loads(r.stdout)
         codes[name] = (r.returncode, body["conclusion"], body["head_sha"], body["name"])
     assert codes == {
@@ -210,9 +243,15 @@ def test_the_command_runs_without_numpy_or_scipy_and_exits_1_only_on_failure(tmp
 
 def post(tmp_path: Path, api: FakeGitHub, verdict: Path, **env: str) -> subprocess.CompletedProcess:
     """scripts/ci/check-run VERDICT with a curl on PATH that records its arguments."""
-    env = {"PATH": recording_curl(tmp_path), "GITHUB_TOKEN": TOKEN,
-           "GITHUB_REPOSITORY": "acme/hft-bench", "GITHUB_API_URL": api.url, "HEAD_SHA": HEAD,
-           "GITHUB_RUN_ID": "42", **env}  # fmt: skip
+    env = {
+        "PATH": recording_curl(tmp_path),
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_REPOSITORY": "acme/hft-bench",
+        "GITHUB_API_URL": api.url,
+        "HEAD_SHA": HEAD,
+        "GITHUB_RUN_ID": "42",
+        **env,
+    }
     return subprocess.run([str(SCRIPT), str(verdict)], env=env, capture_output=True, text=True)
 
 

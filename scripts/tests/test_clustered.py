@@ -3,9 +3,8 @@ what a duet shares cannot hide a head that does more work (issue 35)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -72,8 +71,11 @@ def _rounds(
     for i in range(1, k + 1):
         for side, median, cpu in (("base", 40.0, base_cpu), ("head", head_median, head_cpu)):
             doc = result_doc("latency-1c", "hft", latency_run(rng, 3_000, median_us=median, run_noise=0.002))
-            run = write_run(tmp_path / side, f"run_20261127T0300{i:02d}Z_{side}{i:02d}_abcdef",
-                            {("latency-1c", "hft"): [doc]})  # fmt: skip
+            run = write_run(
+                tmp_path / side,
+                f"run_20261127T0300{i:02d}Z_{side}{i:02d}_abcdef",
+                {("latency-1c", "hft"): [doc]},
+            )
             results = json.loads((run / "results.json").read_text())
             for cell in results["cells"]:
                 jitter = float(np.exp(rng.normal(0.0, 0.01)))
@@ -140,8 +142,13 @@ def test_in_a_duet_a_schedule_that_slipped_for_both_sides_keeps_the_load_series_
         for side in ("base", "head"):
             doc = result_doc("load", "hft", latency_run(rng, 3_000, median_us=40.0, run_noise=0.002))
             late = dict(doc["latency_us"], p99=500.0)
-            doc.update(mode="open", target_rate_rps=10_000.0, connections=8, send_lateness_us=late,
-                       send_lateness_histogram=doc["histogram"])  # fmt: skip
+            doc.update(
+                mode="open",
+                target_rate_rps=10_000.0,
+                connections=8,
+                send_lateness_us=late,
+                send_lateness_histogram=doc["histogram"],
+            )
             write_run(
                 tmp_path / side, f"run_20261127T0300{i:02d}Z_{side}{i:02d}_abcdef", {("load", "hft"): [doc]}
             )
@@ -194,8 +201,10 @@ def test_rounds_without_both_slots_keep_the_plain_mean():
     assert clustered.round_estimate(y) == plain  # paired rounds: no slots
     assert clustered.round_estimate(y, ("a",) * 4) == plain  # every round in one slot
     assert clustered.round_estimate(y, ("a", "b", None, "a")) == plain  # a round without one
-    assert clustered.round_estimate(y[:2], ("a", "b")) == (clustered.mean_log_ratio(y[:2]),
-                                                            *clustered.standard_error(y[:2]))  # fmt: skip
+    assert clustered.round_estimate(y[:2], ("a", "b")) == (
+        clustered.mean_log_ratio(y[:2]),
+        *clustered.standard_error(y[:2]),
+    )
 
 
 def test_unbalanced_slots_weigh_each_slot_half_and_the_shown_means_give_the_estimate():
@@ -218,8 +227,11 @@ def test_a_duet_s_slots_reach_the_round_test_from_the_run_folders(tmp_path):
             in_b = (side == "head") != head_in_a
             median = 40.0 * (1.2 if in_b else 1.0)
             doc = result_doc("latency-1c", "hft", latency_run(rng, 3_000, median_us=median, run_noise=0.002))
-            run = write_run(tmp_path / side, f"run_20261127T0300{i:02d}Z_{side}{i:02d}_abcdef",
-                            {("latency-1c", "hft"): [doc]})  # fmt: skip
+            run = write_run(
+                tmp_path / side,
+                f"run_20261127T0300{i:02d}Z_{side}{i:02d}_abcdef",
+                {("latency-1c", "hft"): [doc]},
+            )
             results = json.loads((run / "results.json").read_text())
             results["server"] = {"duet_slot": "b" if in_b else "a"}
             (run / "results.json").write_text(json.dumps(results))

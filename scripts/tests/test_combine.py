@@ -112,8 +112,19 @@ def test_a_leg_without_a_verdict_or_an_artifact_makes_a_partial_verdict_that_nam
 def test_no_leg_measured_is_a_usage_error(tmp_path):
     (tmp_path / "pool.yaml").write_text(TWO)
     (tmp_path / "legs").mkdir()
-    code = cli.main(["combine", "--legs", str(tmp_path / "legs"), "--suite", "pr", "--pool",
-                     str(tmp_path / "pool.yaml"), "--out", str(tmp_path / "out")])  # fmt: skip
+    code = cli.main(
+        [
+            "combine",
+            "--legs",
+            str(tmp_path / "legs"),
+            "--suite",
+            "pr",
+            "--pool",
+            str(tmp_path / "pool.yaml"),
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     assert code == 2 and not (tmp_path / "out" / "verdict.json").exists()
 
 
@@ -137,9 +148,15 @@ def test_the_product_pool_and_the_matrix_it_gives(tmp_path, monkeypatch, capsys)
         lines = dict(line.split("=", 1) for line in out.read_text().splitlines())
         legs = json.loads(lines["legs"])
         assert [leg["name"] for leg in legs] == names and lines["max_parallel"] == "1"
-    assert legs[1] == {"name": "b", "labels": ["self-hosted", "pool-b"], "scenarios": "large",
-                       "server_cpus": "0", "client_cpus": "1", "timeout_minutes": 30,
-                       "rounds": "--repeats 8 --max-repeats 8"}  # fmt: skip
+    assert legs[1] == {
+        "name": "b",
+        "labels": ["self-hosted", "pool-b"],
+        "scenarios": "large",
+        "server_cpus": "0",
+        "client_cpus": "1",
+        "timeout_minutes": 30,
+        "rounds": "--repeats 8 --max-repeats 8",
+    }
 
 
 @pytest.mark.parametrize(
@@ -205,8 +222,19 @@ def test_each_series_is_judged_by_the_runners_whose_calibration_guards_it(pools,
 
 
 def _row(metric: str, ratio: float, verdict: str, *, gated: bool = True) -> MetricResult:
-    return MetricResult("latency-1c", "hft", metric, gated, 8, 8, 20000, threshold=1.10,
-                                verdict=verdict, ratio=ratio, ci=(ratio - 0.02, ratio + 0.02))  # fmt: skip
+    return MetricResult(
+        "latency-1c",
+        "hft",
+        metric,
+        gated,
+        8,
+        8,
+        20000,
+        threshold=1.10,
+        verdict=verdict,
+        ratio=ratio,
+        ci=(ratio - 0.02, ratio + 0.02),
+    )
 
 
 def _own_leg(name: str, state: str, rows: list[MetricResult]) -> pooled.Leg:
@@ -254,11 +282,13 @@ def test_only_a_complete_leg_s_own_gated_regression_decides():
 
 
 def test_a_calibration_record_gives_the_figures_and_a_bad_one_none():
-    record = {"guards": [
-        {"series": "latency-1c/hft", "metric": "p50_us", "mde": 1.004, "guarded": True},
-        {"series": "latency-1c/hft", "metric": "p99_us", "mde": None, "guarded": False},
-        {"series": "load/hft", "metric": "p99_us", "mde": float("inf"), "guarded": False},
-    ]}  # fmt: skip
+    record = {
+        "guards": [
+            {"series": "latency-1c/hft", "metric": "p50_us", "mde": 1.004, "guarded": True},
+            {"series": "latency-1c/hft", "metric": "p99_us", "mde": None, "guarded": False},
+            {"series": "load/hft", "metric": "p99_us", "mde": float("inf"), "guarded": False},
+        ]
+    }
     assert pooled.record_mdes(record) == {"latency-1c/hft p50_us": 1.004}
     assert pooled.record_mdes({"guards": "no"}) == {} and pooled.record_mdes([1]) == {}
 
@@ -311,9 +341,14 @@ def test_a_leg_whose_build_ran_past_its_limit_failed_in_combines_words(tmp_path)
 
     folder = tmp_path / "pr-bench-a"
     folder.mkdir()
-    doc = {"status": "regression", "results": [], "pool_leg": "a", "base": {"run_ids": []},
-           "head": {"run_ids": []}, "build_timeout": {"side": "head", "timeout_s": 900.0,
-           "why": "[click me](https://evil.example)"}}  # fmt: skip
+    doc = {
+        "status": "regression",
+        "results": [],
+        "pool_leg": "a",
+        "base": {"run_ids": []},
+        "head": {"run_ids": []},
+        "build_timeout": {"side": "head", "timeout_s": 900.0, "why": "[click me](https://evil.example)"},
+    }
     (folder / "verdict.json").write_text(json.dumps(doc))
     leg = read_leg("a", folder, {"name": "a"}, None)
     assert leg.state == pooled.FAILED and not leg.measured

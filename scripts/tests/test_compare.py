@@ -162,8 +162,13 @@ def _open_loop_runs(tmp_path, lateness_us: dict[str, float], median_us: dict[str
         for i in range(8):
             doc = result_doc("latency-1c", "hft", latency_run(rng, 20_000, median_us=median_us[side]), 0)
             late = dict(doc["latency_us"], p99=lateness_us[side])
-            doc.update(mode="open", target_rate_rps=10_000.0, connections=8, send_lateness_us=late,
-                       send_lateness_histogram=doc["histogram"])  # fmt: skip
+            doc.update(
+                mode="open",
+                target_rate_rps=10_000.0,
+                connections=8,
+                send_lateness_us=late,
+                send_lateness_histogram=doc["histogram"],
+            )
             write_run(tmp_path / side, f"run_20261122T03{i:02d}00Z", {("latency-1c", "hft"): [doc]})
 
 

@@ -35,8 +35,15 @@ def test_the_repository_config_loads_with_the_seed_scenarios():
 def test_client_args_follow_the_client_contract(tmp_path):
     cfg = load_text(tmp_path, GOOD)
     assert cfg.scenarios["a"].client_args() == [
-        "--scenario", "a", "--connections", "2", "--warmup", "1", "--orders", "10",
-    ]  # fmt: skip
+        "--scenario",
+        "a",
+        "--connections",
+        "2",
+        "--warmup",
+        "1",
+        "--orders",
+        "10",
+    ]
     b = cfg.scenarios["b"]
     assert b.mode == "open"
     assert b.client_args()[-4:] == ["--duration", "3", "--rate", "100"]

@@ -27,10 +27,17 @@ def stored_verdict(base: str, ratio: float, half_width: float, verdict: str) -> 
         "confidence": 0.99,
         "looks": 1,
         "gated": [
-            {"scenario": "latency-1c", "client": "hft", "metric": "p50_us", "ratio": ratio,
-             "ci": [ratio * (1 - half_width), ratio * (1 + half_width)], "mde": 1.01, "verdict": verdict},
+            {
+                "scenario": "latency-1c",
+                "client": "hft",
+                "metric": "p50_us",
+                "ratio": ratio,
+                "ci": [ratio * (1 - half_width), ratio * (1 + half_width)],
+                "mde": 1.01,
+                "verdict": verdict,
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 def history(ratios: list[float], half_width: float = 0.005, verdict: str = answers.SLOWER) -> list[dict]:
@@ -38,11 +45,15 @@ def history(ratios: list[float], half_width: float = 0.005, verdict: str = answe
     first = (NOW - timedelta(days=len(ratios))).isoformat()
     entries = [{"commit": "c0" * 20, "branch": "main", "date": first, "message": "first", "verdict": None}]
     for i, r in enumerate(ratios, 1):
-        entries.append({
-            "commit": f"c{i}" * 20, "branch": "main", "message": f"push {i}",
-            "date": (NOW - timedelta(days=len(ratios) - i)).isoformat(),
-            "verdict": stored_verdict(f"c{i - 1}" * 20, r, half_width, verdict),
-        })  # fmt: skip
+        entries.append(
+            {
+                "commit": f"c{i}" * 20,
+                "branch": "main",
+                "message": f"push {i}",
+                "date": (NOW - timedelta(days=len(ratios) - i)).isoformat(),
+                "verdict": stored_verdict(f"c{i - 1}" * 20, r, half_width, verdict),
+            }
+        )
     return entries
 
 
@@ -179,10 +190,15 @@ def test_hftbench_creep_passes_without_creep(tmp_path):
 
 def test_a_push_that_was_a_regression_alone_is_the_regression_issue_s_not_the_creep_s():
     entries = history([1.03, 1.03])
-    entries.append({
-        "commit": "c3" * 20, "branch": "main", "message": "push 3", "date": NOW.isoformat(),
-        "verdict": stored_verdict("c2" * 20, 1.40, 0.01, answers.REGRESSION),
-    })  # fmt: skip
+    entries.append(
+        {
+            "commit": "c3" * 20,
+            "branch": "main",
+            "message": "push 3",
+            "date": NOW.isoformat(),
+            "verdict": stored_verdict("c2" * 20, 1.40, 0.01, answers.REGRESSION),
+        }
+    )
     found = creep.judge(creep.chain(newest(entries), entries[:-1]), load_gates())
     (row,) = found.rows
     assert row.verdict == answers.REGRESSION and row.regressed_alone

@@ -30,9 +30,16 @@ def soak(rng, intervals=100, *, tail_from=None, tail_scale=1.0) -> list[drift.In
 
 def drift_of(intervals_per_run):
     res, noise = drift.drift_result(
-        "soak", "hft", intervals_per_run, P99, gated=True, n_perm=2000, n_boot=1000,
-        confidence=0.95, rng=np.random.default_rng(3),
-    )  # fmt: skip
+        "soak",
+        "hft",
+        intervals_per_run,
+        P99,
+        gated=True,
+        n_perm=2000,
+        n_boot=1000,
+        confidence=0.95,
+        rng=np.random.default_rng(3),
+    )
     drift.assign_verdicts([(res, noise)], P99)
     return res
 

@@ -47,8 +47,23 @@ suites:
 def start_run(tmp: Path, out: Path, scenarios: str, clients: str = "hft", *extra: str, bins: Path = BIN):
     config = tmp / "scenarios.yaml"
     config.write_text(CONFIG)
-    cmd = [str(HFTBENCH), "run", "--config", str(config), "--bin", str(bins), "--scenarios", scenarios,
-           "--clients", clients, "--no-floor", "--quiet", "--out", str(out), *extra]  # fmt: skip
+    cmd = [
+        str(HFTBENCH),
+        "run",
+        "--config",
+        str(config),
+        "--bin",
+        str(bins),
+        "--scenarios",
+        scenarios,
+        "--clients",
+        clients,
+        "--no-floor",
+        "--quiet",
+        "--out",
+        str(out),
+        *extra,
+    ]
     env = {**os.environ, "CI": "true"}
     pipes = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
     return subprocess.Popen(cmd, cwd=REPO, env=env, text=True, **pipes)
@@ -184,8 +199,11 @@ def test_a_server_that_does_not_start_again_fails_every_later_cell_that_needs_it
         f"({bins / 'hft-server'} exited with status 3 before its ready line; "
         f"last output: hft-server: cannot start (planted); see {out / 'server.log'})"
     )
-    assert got[1:] == [("long", "rust", "failed", not_run), ("short", "hft", "failed", not_run),
-                       ("short", "rust", "failed", not_run)]  # fmt: skip
+    assert got[1:] == [
+        ("long", "rust", "failed", not_run),
+        ("short", "hft", "failed", not_run),
+        ("short", "rust", "failed", not_run),
+    ]
     assert "cannot start (planted)" in (out / "server.log").read_text()
     assert json.loads((out / "results.json").read_text())["complete"] is True
 
@@ -196,8 +214,11 @@ def small_tmpfs(size: str):
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
     where = Path(tempfile.mkdtemp(prefix="hftbench-fault-tmpfs-"))
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "hftbench-fault", str(where)],
-                             capture_output=True, text=True)  # fmt: skip
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "hftbench-fault", str(where)],
+        capture_output=True,
+        text=True,
+    )
     if mounted.returncode != 0:
         where.rmdir()
         pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.strip()}")

@@ -28,13 +28,26 @@ def outputs(tmp_path_factory) -> dict[str, str]:
     tmp = tmp_path_factory.mktemp("golden")
     for side in ("base", "head"):
         shutil.copytree(GOLDEN / side, tmp / side)
-    code = cli.main(["compare", str(tmp / "base"), str(tmp / "head"), "--json", str(tmp / "verdict.json"),
-                     "--summary", str(tmp / "summary.md")])  # fmt: skip
+    code = cli.main(
+        [
+            "compare",
+            str(tmp / "base"),
+            str(tmp / "head"),
+            "--json",
+            str(tmp / "verdict.json"),
+            "--summary",
+            str(tmp / "summary.md"),
+        ]
+    )
     assert code == 1  # head's tail is 12 % slower: the golden case is a regression
     assert cli.main(["report", str(tmp / "head" / HEAD_RUN), "--no-compare"]) == 0
     run = tmp / "head" / HEAD_RUN
-    files = {"verdict.json": tmp / "verdict.json", "summary.md": tmp / "summary.md",
-             "report.md": run / "report.md", "results.csv": run / "results.csv"}  # fmt: skip
+    files = {
+        "verdict.json": tmp / "verdict.json",
+        "summary.md": tmp / "summary.md",
+        "report.md": run / "report.md",
+        "results.csv": run / "results.csv",
+    }
     return {name: path.read_text() for name, path in files.items()}
 
 

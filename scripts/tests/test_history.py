@@ -18,27 +18,57 @@ from hftbench.results import load_run
 from hftbench.store import history as hs
 from hftbench.store.entry import run_entry, store_verdict
 
-RUNNER_B = {"cpu_model": "Other CPU", "cores": 8, "kernel": "6.1.0-test", "governor": "performance",
-            "isolated_cpus": "2-7", "smt": "off"}  # fmt: skip
+RUNNER_B = {
+    "cpu_model": "Other CPU",
+    "cores": 8,
+    "kernel": "6.1.0-test",
+    "governor": "performance",
+    "isolated_cpus": "2-7",
+    "smt": "off",
+}
 
 
 def _run(
-    tmp_path, rng, run_id, *, date, branch="main", commit="a" * 40, scale=1.0, fingerprint=None, repeats=1,
-    series=("large", "rust"), suite="pr", folder="runs", median_us=100.0,
-):  # fmt: skip
+    tmp_path,
+    rng,
+    run_id,
+    *,
+    date,
+    branch="main",
+    commit="a" * 40,
+    scale=1.0,
+    fingerprint=None,
+    repeats=1,
+    series=("large", "rust"),
+    suite="pr",
+    folder="runs",
+    median_us=100.0,
+):
     samples = [latency_run(rng, 10_000, median_us=median_us, tail_scale=scale) for _ in range(repeats)]
     docs = [result_doc(*series, x) for x in samples]
-    return write_run(tmp_path / folder, run_id, {series: docs}, suite=suite, commit=commit,
-                     branch=branch, date=date, fingerprint=fingerprint)  # fmt: skip
+    return write_run(
+        tmp_path / folder,
+        run_id,
+        {series: docs},
+        suite=suite,
+        commit=commit,
+        branch=branch,
+        date=date,
+        fingerprint=fingerprint,
+    )
 
 
 def test_add_writes_the_documented_format(tmp_path):
     rng = np.random.default_rng(1)
     store = tmp_path / "store"
     run = _run(tmp_path, rng, "run_20261122T030000Z", date="2026-11-22T03:00:00Z", repeats=2)
-    verdict = {"status": "regression", "base": {"commit": "b" * 40},
-               "flags": [{"scenario": "large", "client": "rust", "metric": "p99_us", "ratio": 1.2,
-                          "verdict": "regression"}]}  # fmt: skip
+    verdict = {
+        "status": "regression",
+        "base": {"commit": "b" * 40},
+        "flags": [
+            {"scenario": "large", "client": "rust", "metric": "p99_us", "ratio": 1.2, "verdict": "regression"}
+        ],
+    }
     (tmp_path / "verdict.json").write_text(json.dumps(verdict))
     assert (
         cli.main(
@@ -69,10 +99,17 @@ def test_add_writes_the_documented_format(tmp_path):
     assert res["histogram"].startswith("HISTF") and res["p99_us"] > res["p50_us"] > 0
     columns = dict(zip(verdict_text.COLUMNS, verdict_text.table_head_cells(0.95), strict=True))
     assert entry["verdict"] == {
-        "status": "regression", "base": "b" * 40, "partial": False, "confidence": None, "looks": None,
-        "flags": verdict["flags"], "gated": [],
-        "headline": "❌ Regression", "columns": columns, "rows": [],
-    }  # fmt: skip
+        "status": "regression",
+        "base": "b" * 40,
+        "partial": False,
+        "confidence": None,
+        "looks": None,
+        "flags": verdict["flags"],
+        "gated": [],
+        "headline": "❌ Regression",
+        "columns": columns,
+        "rows": [],
+    }
     assert entry["rounds"] == 1 and "spread" not in res  # one run: no spread to draw
     assert not list(store.rglob(".*"))  # no temp file left behind
 
@@ -109,15 +146,25 @@ def test_add_stores_the_headline_and_rows_verdict_text_renders(tmp_path):
     assert not [r for r in stored["rows"] if r["metric"] == "errors"]
     assert "No order failed on either side: latency-1c/hft, small/rust." in markdown
     assert [(r["metric"], r["gated"], r["verdict"]) for r in stored["rows"][:2]] == [
-        ("p99_us", True, "regression"), ("p50_us", True, "no_change")]  # fmt: skip
+        ("p99_us", True, "regression"),
+        ("p50_us", True, "no_change"),
+    ]
 
 
 def test_stored_rows_name_outside_text_plainly_on_one_line():
     """The markdown cell escapes a name for GitHub; the store keeps it as plain one-line text,
     which the page puts in a text node."""
-    row = {"scenario": "a|b_c\nd", "client": "rust", "metric": "p99_us", "gated": True,
-           "verdict": "inconclusive", "ratio": 1.05, "ci": [0.98, 1.12], "mde": float("inf"),
-           "settle_runs": 40}  # fmt: skip
+    row = {
+        "scenario": "a|b_c\nd",
+        "client": "rust",
+        "metric": "p99_us",
+        "gated": True,
+        "verdict": "inconclusive",
+        "ratio": 1.05,
+        "ci": [0.98, 1.12],
+        "mde": float("inf"),
+        "settle_runs": 40,
+    }
     stored = store_verdict({"status": "inconclusive", "results": [row]})
     # the dashboard's JSON.parse reads no Infinity: a never-reachable MDE is stored as null
     assert json.loads(json.dumps(stored, allow_nan=False))["gated"][0]["mde"] is None
@@ -207,16 +254,26 @@ def test_corrupt_or_newer_store_is_refused_and_left_alone(tmp_path, damage):
 def test_baseline_same_branch_same_runner_not_dirty(tmp_path):
     rng = np.random.default_rng(4)
     store = tmp_path / "store"
-    specs = [("run_01", "main", None), ("run_02", "feature", None), ("run_03", "main", RUNNER_B),
-             ("run_04", "main", None), ("run_05", "main", None)]  # fmt: skip
+    specs = [
+        ("run_01", "main", None),
+        ("run_02", "feature", None),
+        ("run_03", "main", RUNNER_B),
+        ("run_04", "main", None),
+        ("run_05", "main", None),
+    ]
     for i, (rid, branch, fp) in enumerate(specs):
-        hs.add_run(store, load_run(_run(tmp_path, rng, rid, date=f"2026-11-22T0{i}:00:00Z", branch=branch,
-                                        fingerprint=fp)))  # fmt: skip
+        hs.add_run(
+            store,
+            load_run(_run(tmp_path, rng, rid, date=f"2026-11-22T0{i}:00:00Z", branch=branch, fingerprint=fp)),
+        )
     ours = fingerprint.runner_id(load_run(tmp_path / "runs" / "run_01").fingerprint)
     picked = hs.baseline_runs(store, suite="pr", branch="main", runner=ours, last=2)
     assert [r["run_id"] for r in picked] == ["run_04", "run_05"]
     assert [r["run_id"] for r in hs.baseline_runs(store, suite="pr", branch="main", runner=ours)] == [
-        "run_01", "run_04", "run_05"]  # fmt: skip
+        "run_01",
+        "run_04",
+        "run_05",
+    ]
     assert "branches: feature, main" in hs.why_no_baseline(store, suite="pr", branch="nope", runner=None)
     assert "runners:" in hs.why_no_baseline(store, suite="pr", branch="main", runner="000000000000")
     assert cli.main(["history", "baseline", "--store", str(store), "--suite", "pr", "--branch", "nope"]) == 2
@@ -247,8 +304,19 @@ def test_changepoints_over_the_store(tmp_path):
     store = tmp_path / "store"
     for i in range(24):
         scale = 1.0 if i < 14 else 1.6  # the tail grows from run 14 on
-        hs.add_run(store, load_run(_run(tmp_path, rng, f"run_{i:02d}", date=f"2026-11-{i + 1:02d}T03:00:00Z",
-                                        commit=f"{i:040x}", scale=scale)))  # fmt: skip
+        hs.add_run(
+            store,
+            load_run(
+                _run(
+                    tmp_path,
+                    rng,
+                    f"run_{i:02d}",
+                    date=f"2026-11-{i + 1:02d}T03:00:00Z",
+                    commit=f"{i:040x}",
+                    scale=scale,
+                )
+            ),
+        )
     assert cli.main(["history", "changepoints", "--store", str(store)]) == 0
     doc = json.loads((store / "changepoints.json").read_text())
     assert doc["schema_version"] == 1
@@ -270,8 +338,15 @@ def test_changepoints_are_found_per_runner(tmp_path):
         scale = 1.6 if on_b and b_runs >= 6 else 1.0
         b_runs += on_b
         part = {"fingerprint": RUNNER_B, "median_us": 70.0} if on_b else {}  # B: a part 30 % faster
-        run = _run(tmp_path, rng, f"run_{i:02d}", date=f"2026-11-{i + 1:02d}T03:00:00Z", commit=f"{i:040x}",
-                   scale=scale, **part)  # fmt: skip
+        run = _run(
+            tmp_path,
+            rng,
+            f"run_{i:02d}",
+            date=f"2026-11-{i + 1:02d}T03:00:00Z",
+            commit=f"{i:040x}",
+            scale=scale,
+            **part,
+        )
         hs.add_run(store, load_run(run))
     runner_a = fingerprint.runner_id(load_run(tmp_path / "runs" / "run_00").fingerprint)
     runner_b = fingerprint.runner_id(RUNNER_B)

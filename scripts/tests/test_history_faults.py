@@ -96,10 +96,15 @@ def test_two_adds_at_once_keep_both_runs(store, tmp_path):
     # block in flock; released together, they race for it, so the race is certain every time.
     with hs.locked(store):
         procs = [
-            subprocess.Popen([*HFTBENCH, "history", "add", str(run), "--store", str(store)], cwd=REPO,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            subprocess.Popen(
+                [*HFTBENCH, "history", "add", str(run), "--store", str(store)],
+                cwd=REPO,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
             for run in runs
-        ]  # fmt: skip
+        ]
         try:
             deadline = time.monotonic() + 60
             pids = {p.pid for p in procs}

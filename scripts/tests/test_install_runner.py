@@ -31,8 +31,20 @@ LABELS = "self-hosted,linux,x64,hft-tuned,pool-desktop"
 
 @pytest.fixture(scope="module")
 def log() -> str:
-    r = dry_run(*ORG, "--runner-group", "3", *APP, "--labels", LABELS,
-                "--isolate", "2-3", "--server-cpus", "2-3", "--client-cpus", "4-7")  # fmt: skip
+    r = dry_run(
+        *ORG,
+        "--runner-group",
+        "3",
+        *APP,
+        "--labels",
+        LABELS,
+        "--isolate",
+        "2-3",
+        "--server-cpus",
+        "2-3",
+        "--client-cpus",
+        "4-7",
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout
 
@@ -47,9 +59,18 @@ def test_every_step_is_shown(log):
 
 def test_the_loop_registers_each_job_just_in_time_with_a_github_app(log):
     conf = section(log, "write /etc/hft-runner/loop.conf (mode 0600)", "+ write")
-    lines = ("repo=acme/hft-bench", "scope=orgs/acme", "app_id=12", "installation_id=34",
-             "app_key=/etc/hft-runner/app-key.pem", "runner_group_id=3", f"labels={LABELS}",
-             "job_runner=systemd", "retry_s=30", "retry_max_s=900")  # fmt: skip
+    lines = (
+        "repo=acme/hft-bench",
+        "scope=orgs/acme",
+        "app_id=12",
+        "installation_id=34",
+        "app_key=/etc/hft-runner/app-key.pem",
+        "runner_group_id=3",
+        f"labels={LABELS}",
+        "job_runner=systemd",
+        "retry_s=30",
+        "retry_max_s=900",
+    )
     for line in lines:
         assert f"      {line}\n" in conf, line
     assert 'install -o root -g root -m 0600 "$RUNNER_APP_KEY_FILE" /etc/hft-runner/app-key.pem' in log
@@ -85,9 +106,17 @@ def test_an_update_only_replaces_the_pristine_runner():
 def test_the_job_unit_is_sandboxed(log):
     unit = section(log, "write /etc/systemd/system/hft-runner-job@.service", "+ install")
     lines = [line.strip() for line in unit.splitlines()]
-    want = ("User=ghrunner", "NoNewPrivileges=yes", "ProtectSystem=strict", "PrivateTmp=yes", "RemoveIPC=yes",
-            "ReadWritePaths=/var/lib/hft-runner/jobs/%i", "ProtectHome=tmpfs", "KillMode=control-group",
-            "ExecStart=/var/lib/hft-runner/jobs/%i/runner/run.sh")  # fmt: skip
+    want = (
+        "User=ghrunner",
+        "NoNewPrivileges=yes",
+        "ProtectSystem=strict",
+        "PrivateTmp=yes",
+        "RemoveIPC=yes",
+        "ReadWritePaths=/var/lib/hft-runner/jobs/%i",
+        "ProtectHome=tmpfs",
+        "KillMode=control-group",
+        "ExecStart=/var/lib/hft-runner/jobs/%i/runner/run.sh",
+    )
     for d in want:
         assert d in lines, d
     assert [x for x in lines if x.startswith("ReadWritePaths=")] == [
@@ -315,8 +344,18 @@ def test_the_filter_keeps_what_bwrap_and_a_benchmark_call_and_leaves_out_ptrace(
     allowed_groups, denied_groups = unit_directives(log)["SystemCallFilter"]
     allowed = set().union(*(_syscalls(w) if w.startswith("@") else {w} for w in allowed_groups.split()))
     allowed -= set().union(*(_syscalls(w) if w.startswith("@") else {w} for w in denied_groups[1:].split()))
-    needed = {"mount", "pivot_root", "umount2", "unshare", "clone", "execve", "sched_setaffinity",
-              "perf_event_open", "mmap", "socket"}  # fmt: skip
+    needed = {
+        "mount",
+        "pivot_root",
+        "umount2",
+        "unshare",
+        "clone",
+        "execve",
+        "sched_setaffinity",
+        "perf_event_open",
+        "mmap",
+        "socket",
+    }
     assert needed <= allowed, needed - allowed
     assert not {"ptrace", "keyctl", "add_key", "userfaultfd", "bpf", "kexec_load", "init_module"} & allowed
     unit = tmp_path / "hft-runner-job@x.service"
@@ -339,13 +378,20 @@ def test_runners_sharing_a_host_each_get_their_own_user_units_folders_and_env():
         in log
     )
     conf = section(log, "write /etc/hft-runner/loop-2.conf (mode 0600)", "+ write")
-    for line in ("user=hft-runner-2", "unit=hft-runner-2-job", "jobs_dir=/var/lib/hft-runner/runner-2/jobs",
-                 "run_dir=/run/hft-runner/runner-2", "runner_env=/etc/hft-runner/runner-2.env"):  # fmt: skip
+    for line in (
+        "user=hft-runner-2",
+        "unit=hft-runner-2-job",
+        "jobs_dir=/var/lib/hft-runner/runner-2/jobs",
+        "run_dir=/run/hft-runner/runner-2",
+        "runner_env=/etc/hft-runner/runner-2.env",
+    ):
         assert f"      {line}\n" in conf, line
     loop = section(log, "write /etc/systemd/system/hft-runner-2.service", "+ write")
     assert "ExecStart=/usr/local/sbin/hft-runner-loop --config /etc/hft-runner/loop-2.conf" in loop
-    job = [x.strip() for x in section(log, "write /etc/systemd/system/hft-runner-2-job@.service", "+ install")
-           .splitlines()]  # fmt: skip
+    job = [
+        x.strip()
+        for x in section(log, "write /etc/systemd/system/hft-runner-2-job@.service", "+ install").splitlines()
+    ]
     assert "User=hft-runner-2" in job and "Group=hft-runner-2" in job
     assert "ReadWritePaths=/var/lib/hft-runner/runner-2/jobs/%i" in job
     assert "set HFTBENCH_SERVER_CPUS=4-5 in /etc/hft-runner/runner-2.env" in log
@@ -353,8 +399,13 @@ def test_runners_sharing_a_host_each_get_their_own_user_units_folders_and_env():
     assert f"set ACTIONS_RUNNER_HOOK_JOB_STARTED={hook} in /etc/hft-runner/runner-2.env" in log
     assert "systemctl restart hft-runner-2.service" in log
     # Nothing of the host's single runner is written or restarted.
-    for single in ("/etc/hft-runner/loop.conf", "/etc/hft-runner/runner.env", "hft-runner.service",
-                   "hft-runner-job@", "/var/lib/hft-runner/jobs"):  # fmt: skip
+    for single in (
+        "/etc/hft-runner/loop.conf",
+        "/etc/hft-runner/runner.env",
+        "hft-runner.service",
+        "hft-runner-job@",
+        "/var/lib/hft-runner/jobs",
+    ):
         assert single not in log, single
 
 
@@ -370,9 +421,11 @@ def test_a_user_another_runner_of_the_host_runs_as_is_refused(tmp_path):
     (secrets / "loop.conf").write_text("user=ghrunner\nunit=hft-runner-job\n")
     (secrets / "loop-1.conf").write_text("user=hft-runner-1\nunit=hft-runner-1-job\n")
     args = (*ORG, "--runner-group", "3", *APP, "--root", str(tmp_path))
-    for given, taken in ((("--instance", "2", "--user", "ghrunner"), "loop.conf"),
-                         (("--instance", "2", "--user", "hft-runner-1"), "loop-1.conf"),
-                         (("--user", "hft-runner-1"), "loop-1.conf")):  # fmt: skip
+    for given, taken in (
+        (("--instance", "2", "--user", "ghrunner"), "loop.conf"),
+        (("--instance", "2", "--user", "hft-runner-1"), "loop-1.conf"),
+        (("--user", "hft-runner-1"), "loop-1.conf"),
+    ):
         r = dry_run(*args, *given)
         assert r.returncode == 2, r.stdout
         assert f"already runs the runner of {secrets / taken}" in r.stderr and "--instance N" in r.stderr

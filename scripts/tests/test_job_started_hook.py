@@ -427,9 +427,19 @@ def test_a_payload_of_another_repository_is_refused(tmp_path):
 
 @pytest.mark.parametrize(
     "event",
-    ["pull_request_target", "pull_request_review", "pull_request_review_comment", "schedule", "merge_group",
-     "check_suite", "repository_dispatch", "workflow_call", "release", ""],
-)  # fmt: skip
+    [
+        "pull_request_target",
+        "pull_request_review",
+        "pull_request_review_comment",
+        "schedule",
+        "merge_group",
+        "check_suite",
+        "repository_dispatch",
+        "workflow_call",
+        "release",
+        "",
+    ],
+)
 def test_an_event_bench_yml_does_not_run_on_is_refused(tmp_path, event):
     r = hook(tmp_path, event, pull_request(REPO) if event.startswith("pull_request") else push())
     assert refused(r, f"event '{event}' is not one bench.yml runs on (push, pull_request, workflow_dispatch)")

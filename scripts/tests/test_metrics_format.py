@@ -14,7 +14,7 @@ from hftbench.metrics import fmt_change, fmt_rate, fmt_us
         (1234, "1.23 ms"),
         (12_345, "12.3 ms"),
         (123_456, "123 ms"),
-    ],  # fmt: skip
+    ],
 )
 def test_fmt_us(value, text):
     assert fmt_us(value) == text

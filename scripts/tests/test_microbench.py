@@ -17,8 +17,13 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "ci" / "microbench"
 @pytest.mark.parametrize("suites", ["go bogus", "none", "Criterion"])
 def test_an_unknown_suite_is_refused_with_the_names_it_takes(tmp_path, suites):
     out = tmp_path / "micro"
-    r = subprocess.run([str(SCRIPT), str(out)], env={**os.environ, "MICRO_SUITES": suites},
-                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    r = subprocess.run(
+        [str(SCRIPT), str(out)],
+        env={**os.environ, "MICRO_SUITES": suites},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     bad = next(s for s in suites.split() if s not in ("criterion", "go", "pytest"))
     assert r.returncode == 2, r.stderr
     assert f"got '{bad}' in '{suites}'" in r.stderr and "criterion, go or pytest" in r.stderr, r.stderr

@@ -37,8 +37,15 @@ def test_no_two_test_modules_share_a_name():
 
 
 def test_the_check_finds_a_planted_clash_across_testpaths(tmp_path):
-    planted = ["a/tests/test_stats.py", "b/tests/test_stats.py", "a/tests/conftest.py", "b/tests/conftest.py",
-               "a/tests/helpers.py", "b/tests/sub/helpers.py", "b/tests/test_only_here.py"]  # fmt: skip
+    planted = [
+        "a/tests/test_stats.py",
+        "b/tests/test_stats.py",
+        "a/tests/conftest.py",
+        "b/tests/conftest.py",
+        "a/tests/helpers.py",
+        "b/tests/sub/helpers.py",
+        "b/tests/test_only_here.py",
+    ]
     for rel in planted:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("")

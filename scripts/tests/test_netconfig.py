@@ -58,11 +58,16 @@ def test_a_network_scenario_starts_with_its_path_floor_once(tmp_path):
     order = [(sc.name, client, r) for sc, client, r in plan.cells()]
     assert order == [
         ("floor", "floor", 1),
-        ("a", "hft", 1), ("a", "c", 1),
-        ("n", "floor", 1), ("n", "hft", 1), ("n", "c", 1),
-        ("a", "c", 2), ("a", "hft", 2),
-        ("n", "c", 2), ("n", "hft", 2),
-    ]  # fmt: skip
+        ("a", "hft", 1),
+        ("a", "c", 1),
+        ("n", "floor", 1),
+        ("n", "hft", 1),
+        ("n", "c", 1),
+        ("a", "c", 2),
+        ("a", "hft", 2),
+        ("n", "c", 2),
+        ("n", "hft", 2),
+    ]
     no_floor = Plan("s", [cfg.scenarios["n"]], ["hft"], floor=False)
     assert [c for _, c, _ in no_floor.cells()] == ["hft"]
 

@@ -74,9 +74,15 @@ def _default_sigint() -> None:
 def hftbench(*args: str, env: dict | None = None, **kw) -> subprocess.Popen:
     cmd = [str(HFTBENCH) if HFTBENCH.is_file() else "hftbench", "run", "--quiet", *args]
     return subprocess.Popen(
-        cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or os.environ,
-        preexec_fn=_default_sigint, **kw,
-    )  # fmt: skip
+        cmd,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env or os.environ,
+        preexec_fn=_default_sigint,
+        **kw,
+    )
 
 
 def wait_for(predicate, timeout_s: float, what: str) -> None:
@@ -228,9 +234,19 @@ def test_a_killed_run_leaves_a_path_the_next_run_removes(tmp_path):
             wait_for(lambda ns=ns: not netns_pids(ns), 10, f"the processes in {ns} to die")
 
         second = hftbench(
-            "--scenarios", "net-none", "--clients", "hft", "--orders", "100", "--warmup", "10",
-            "--no-floor", "--no-report", "--out", str(tmp_path / "second"),
-        )  # fmt: skip
+            "--scenarios",
+            "net-none",
+            "--clients",
+            "hft",
+            "--orders",
+            "100",
+            "--warmup",
+            "10",
+            "--no-floor",
+            "--no-report",
+            "--out",
+            str(tmp_path / "second"),
+        )
         _, stderr = second.communicate(timeout=120)
         assert second.returncode == 0, stderr
         assert "removed what an earlier crashed run left" in stderr and f"hftb-{proc.pid}-srv" in stderr
@@ -256,9 +272,19 @@ def test_without_ip_the_network_cells_fail_naming_it_and_the_others_run(tmp_path
     out = tmp_path / "run"
     env = {**os.environ, "PATH": _path_without_ip(tmp_path)}
     proc = hftbench(
-        "--scenarios", "latency-1c,net-lan", "--clients", "hft", "--orders", "200", "--warmup", "10",
-        "--no-report", "--out", str(out), env=env,
-    )  # fmt: skip
+        "--scenarios",
+        "latency-1c,net-lan",
+        "--clients",
+        "hft",
+        "--orders",
+        "200",
+        "--warmup",
+        "10",
+        "--no-report",
+        "--out",
+        str(out),
+        env=env,
+    )
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 1, stderr
     cells = {(c["scenario"], c["client"]): c for c in json.loads((out / "results.json").read_text())["cells"]}
@@ -294,11 +320,29 @@ def test_as_a_user_the_network_cells_fail_naming_root_and_the_others_run():
     tmp_path.chmod(0o777)
     out = tmp_path / "run"
     proc = subprocess.Popen(
-        [*AS_NOBODY, str(HFTBENCH), "run", "--quiet", "--scenarios", "latency-1c,net-lan", "--clients", "hft",
-         "--orders", "200", "--warmup", "10", "--no-report", "--out", str(out)],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            *AS_NOBODY,
+            str(HFTBENCH),
+            "run",
+            "--quiet",
+            "--scenarios",
+            "latency-1c,net-lan",
+            "--clients",
+            "hft",
+            "--orders",
+            "200",
+            "--warmup",
+            "10",
+            "--no-report",
+            "--out",
+            str(out),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, "HOME": str(tmp_path)},
-    )  # fmt: skip
+    )
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 1, stderr
     cells = {(c["scenario"], c["client"]): c for c in json.loads((out / "results.json").read_text())["cells"]}

@@ -68,7 +68,7 @@ def test_the_ci_scripts_name_run_folders_alike(tmp_path):
             capture_output=True,
             text=True,
             check=True,
-        ).stdout  # fmt: skip
+        ).stdout
         for _ in range(2)
     }
     assert len(names) == 2

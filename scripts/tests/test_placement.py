@@ -156,11 +156,19 @@ def test_whether_a_nice_may_be_lowered_is_read_from_the_capabilities_and_the_lim
 def test_the_confined_client_process_gets_its_cpu_and_its_nice_and_its_sessions_group_too():
     cpu = min(os.sched_getaffinity(0))
     where = Placement((cpu,), (cpu,), nice=-7)
-    probe = ("import os, pathlib; g = pathlib.Path('/proc/self/autogroup'); "
-             "print(sorted(os.sched_getaffinity(0)), os.getpriority(os.PRIO_PROCESS, 0), "
-             "g.read_text().split()[-1] if g.exists() else '-7')")  # fmt: skip
-    out = subprocess.run([sys.executable, "-c", probe], preexec_fn=where.confine_client(), check=True,
-                         capture_output=True, text=True, start_new_session=True).stdout.split()  # fmt: skip
+    probe = (
+        "import os, pathlib; g = pathlib.Path('/proc/self/autogroup'); "
+        "print(sorted(os.sched_getaffinity(0)), os.getpriority(os.PRIO_PROCESS, 0), "
+        "g.read_text().split()[-1] if g.exists() else '-7')"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        preexec_fn=where.confine_client(),
+        check=True,
+        capture_output=True,
+        text=True,
+        start_new_session=True,
+    ).stdout.split()
     assert out == [f"[{cpu}]", "-7", "-7"]
 
 

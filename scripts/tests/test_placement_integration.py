@@ -26,10 +26,24 @@ def test_a_pinned_run_puts_the_server_and_the_clients_on_their_cpus(tmp_path):
     server_cpu, client_cpu = sorted(online_cpus())[:2]
     out = tmp_path / "run"
     cmd = [
-        str(HFTBENCH), "run", "--scenarios", "small", "--clients", ",".join(CLIENTS),
-        "--orders", "300", "--no-floor", "--no-report", "--quiet", "--out", str(out),
-        "--server-cpus", str(server_cpu), "--client-cpus", str(client_cpu),
-    ]  # fmt: skip
+        str(HFTBENCH),
+        "run",
+        "--scenarios",
+        "small",
+        "--clients",
+        ",".join(CLIENTS),
+        "--orders",
+        "300",
+        "--no-floor",
+        "--no-report",
+        "--quiet",
+        "--out",
+        str(out),
+        "--server-cpus",
+        str(server_cpu),
+        "--client-cpus",
+        str(client_cpu),
+    ]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((out / "results.json").read_text())

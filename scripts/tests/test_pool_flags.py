@@ -105,9 +105,13 @@ def test_a_runner_s_failed_orders_make_the_pool_s_failure_row_a_regression_that_
     """The failure row (failures.py) is a count, not a test: the pool's is its worst runner's."""
     gates = dataclasses.replace(
         GATES,
-        metrics=[*GATES.metrics, dataclasses.replace(GATES.metrics[0], name="errors", kind="errors",
-                                                     quantile=None, threshold=0.001, min_samples=1)],
-    )  # fmt: skip
+        metrics=[
+            *GATES.metrics,
+            dataclasses.replace(
+                GATES.metrics[0], name="errors", kind="errors", quantile=None, threshold=0.001, min_samples=1
+            ),
+        ],
+    )
     legs = [_leg("a", 5, 25.0, 1.0), _leg("b", 6, 32.5, 1.0)]
     rounds = legs[1].head.series[("latency-3c", "hft")]
     rounds[0] = dataclasses.replace(rounds[0], ok=ORDERS - 7, errors=7, failure_kinds=(("http_5xx", 7),))

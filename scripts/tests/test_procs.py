@@ -21,8 +21,11 @@ def test_the_ready_line_is_read_from_the_log_and_its_match_returned(tmp_path):
     log = tmp_path / "child.log"
     proc, match = procs.start_ready(
         child("import time; print('warming up'); print('ready on tcp://x:1', flush=True); time.sleep(60)"),
-        log, READY, name="child", timeout_s=20,
-    )  # fmt: skip
+        log,
+        READY,
+        name="child",
+        timeout_s=20,
+    )
     try:
         assert match.group(1) == "tcp://x:1"
         assert proc.poll() is None
@@ -44,8 +47,12 @@ def test_a_child_that_exits_first_is_named_with_its_status_and_last_output(tmp_p
     with pytest.raises(RuntimeError) as info:
         procs.start_ready(
             child("import sys; print('one'); print('two', flush=True); sys.exit('cannot bind: in use')"),
-            log, READY, name="bin/thing", timeout_s=20, error=RuntimeError,
-        )  # fmt: skip
+            log,
+            READY,
+            name="bin/thing",
+            timeout_s=20,
+            error=RuntimeError,
+        )
     message = str(info.value)
     assert message.startswith("bin/thing exited with status 1 before its ready line")
     assert "last output: one / two / cannot bind: in use" in message

@@ -40,9 +40,17 @@ def test_top_added_ranks_by_the_growth_of_each_sides_share():
 
 
 def test_the_verdict_text_shows_the_graph_and_the_table():
-    doc = {"svg": "profile/diff.svg", "top": [
-        {"function": "hft_server::routes::order_checksum", "base_self_pct": 0.0, "head_self_pct": 41.5,
-         "added_self_pct": 41.5}]}  # fmt: skip
+    doc = {
+        "svg": "profile/diff.svg",
+        "top": [
+            {
+                "function": "hft_server::routes::order_checksum",
+                "base_self_pct": 0.0,
+                "head_self_pct": 41.5,
+                "added_self_pct": 41.5,
+            }
+        ],
+    }
     text = "\n".join(profile_text.profile_markdown(doc, "https://ci/run/1"))
     assert "`profile/diff.svg` in [the run's artifact](https://ci/run/1)" in text
     assert "| `hft_server::routes::order_checksum` | 0.0% | 41.5% | +41.5 pt |" in text
@@ -67,11 +75,32 @@ def test_a_regression_comes_with_a_differential_flame_graph(tmp_path):
         who = ["-c", "user.name=t", "-c", "user.email=t@example.com"]
         subprocess.run(["git", "-C", str(repo), *who, "commit", "-qm", name], check=True)
     out = tmp_path / "out"
-    code = cli.main([
-        "ab", "--repo", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--scenarios", "latency-1c",
-        "--clients", "hft", "--orders", "3000", "--repeats", "8", "--max-repeats", "8", "--out", str(out),
-        "--build-cmd", BUILD, "--quiet",
-    ])  # fmt: skip
+    code = cli.main(
+        [
+            "ab",
+            "--repo",
+            str(repo),
+            "--base",
+            "HEAD~1",
+            "--head",
+            "HEAD",
+            "--scenarios",
+            "latency-1c",
+            "--clients",
+            "hft",
+            "--orders",
+            "3000",
+            "--repeats",
+            "8",
+            "--max-repeats",
+            "8",
+            "--out",
+            str(out),
+            "--build-cmd",
+            BUILD,
+            "--quiet",
+        ]
+    )
     assert code == 1
     verdict = json.loads((out / "verdict.json").read_text())
     prof = verdict["profile"]
@@ -81,8 +110,11 @@ def test_a_regression_comes_with_a_differential_flame_graph(tmp_path):
     # The busy-wait is inlined into the order handler and reads the clock: those frames gain
     # the added work's self time, far ahead of anything else. (Their share of the whole
     # profile is the host's business: the server's other work and the start-up weigh in.)
-    spin_frames = {"__vdso_clock_gettime", "__GI___clock_gettime",
-                   "<F as axum::handler::Handler<(M,T1,T2),S>>::call::{{closure}}"}  # fmt: skip
+    spin_frames = {
+        "__vdso_clock_gettime",
+        "__GI___clock_gettime",
+        "<F as axum::handler::Handler<(M,T1,T2),S>>::call::{{closure}}",
+    }
     top = prof["top"]
     assert top[0]["function"] in spin_frames, top
     spin = sum(r["added_self_pct"] for r in top if r["function"] in spin_frames)

@@ -125,8 +125,14 @@ def test_the_tools_go_where_the_jobs_env_points(log):
 def test_the_check_runs_as_the_jobs_user_and_looks_for_anything_writable(log):
     check = log.split("step: 6/6")[1]
     tools = "/opt/hft-bench/tools/bin"
-    wanted = ["cargo --version", "go version", "node --version", f"{tools}/actionlint -version",
-              f"{tools}/act --version", f"{tools}/inferno-flamegraph --version"]  # fmt: skip
+    wanted = [
+        "cargo --version",
+        "go version",
+        "node --version",
+        f"{tools}/actionlint -version",
+        f"{tools}/act --version",
+        f"{tools}/inferno-flamegraph --version",
+    ]
     for tool in wanted:
         assert "env -i HOME=/nonexistent PATH=" in check and f" {tool}\n" in check, tool
     assert "setpriv --reuid=" in check and "-writable (must find nothing)" in check
@@ -253,13 +259,15 @@ def test_the_tools_are_built_once_into_the_users_cache_and_linked_by_every_check
     """Without a runner's HFT_TOOLS_DIR, the first checkout builds the pinned tools into the
     user's cache (HFT_USER_TOOLS) and links them; the next checkout links them without building."""
     env, builds, cache = _stand_in_toolchain(tmp_path)
-    first = subprocess.run([str(DEPS), "--tools", str(tmp_path / "one")], env=env, capture_output=True,
-                           text=True, timeout=60)  # fmt: skip
+    first = subprocess.run(
+        [str(DEPS), "--tools", str(tmp_path / "one")], env=env, capture_output=True, text=True, timeout=60
+    )
     assert first.returncode == 0, first.stdout + first.stderr
     assert len(builds.read_text().splitlines()) == 3, builds.read_text()
     assert (cache / "bin" / "act").is_file() and not (cache / "bin" / "act").is_symlink()
-    second = subprocess.run([str(DEPS), "--tools", str(tmp_path / "two")], env=env, capture_output=True,
-                            text=True, timeout=60)  # fmt: skip
+    second = subprocess.run(
+        [str(DEPS), "--tools", str(tmp_path / "two")], env=env, capture_output=True, text=True, timeout=60
+    )
     assert second.returncode == 0, second.stdout + second.stderr
     assert len(builds.read_text().splitlines()) == 3, "the second checkout built again"
     for name in ("actionlint", "act", "inferno-flamegraph"):
@@ -273,8 +281,16 @@ def test_two_checkouts_at_once_build_the_cache_once(tmp_path):
     cache's lock and links what the first built (each build here takes 1 s, so without the lock
     both would build)."""
     env, builds, cache = _stand_in_toolchain(tmp_path, seconds=1)
-    both = [subprocess.Popen([str(DEPS), "--tools", str(tmp_path / name)], env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True) for name in ("one", "two")]  # fmt: skip
+    both = [
+        subprocess.Popen(
+            [str(DEPS), "--tools", str(tmp_path / name)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for name in ("one", "two")
+    ]
     said = [p.communicate(timeout=60)[0] for p in both]
     assert [p.returncode for p in both] == [0, 0], said
     assert len(builds.read_text().splitlines()) == 3, builds.read_text()

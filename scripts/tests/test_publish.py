@@ -74,8 +74,14 @@ def _leg(legs: Path, name: str, run_id: str, rng) -> None:
     """A push's leg as its artifact holds it: bench-run-<name>/runs/<run_id>/ and its verdict."""
     doc = result_doc("large", "rust", latency_run(rng, 2_000))
     write_run(legs / f"bench-run-{name}" / "runs", run_id, {("large", "rust"): [doc]})
-    verdict = {"status": "no_change", "exit_code": 0, "results": [], "pool_leg": name,
-               "base": {"run_ids": []}, "head": {"run_ids": [run_id]}}  # fmt: skip
+    verdict = {
+        "status": "no_change",
+        "exit_code": 0,
+        "results": [],
+        "pool_leg": name,
+        "base": {"run_ids": []},
+        "head": {"run_ids": [run_id]},
+    }
     (legs / f"bench-run-{name}" / "verdict.json").write_text(json.dumps(verdict))
 
 
@@ -86,10 +92,15 @@ def test_publish_leaves_out_a_leg_that_combine_refused_and_publishes_the_one_it_
     _leg(legs, "a", "run_20261124T000000Z_0000aa", rng)
     _leg(legs, "b", "run_20261124T000000Z_0000bb", rng)
     why = "leg b: verdict.json pool_leg: 'a', but its artifact is runner b's\n::error::forged"
-    pool = {"status": "no_change", "pool": {"runners": [
-        {"name": "a", "state": "complete", "why": None},
-        {"name": "b", "state": "refused", "why": why},
-    ]}}  # fmt: skip
+    pool = {
+        "status": "no_change",
+        "pool": {
+            "runners": [
+                {"name": "a", "state": "complete", "why": None},
+                {"name": "b", "state": "refused", "why": why},
+            ]
+        },
+    }
     (tmp_path / "pool.json").write_text(json.dumps(pool))
     publish = repo / "scripts" / "ci" / "publish"
 
@@ -99,9 +110,11 @@ def test_publish_leaves_out_a_leg_that_combine_refused_and_publishes_the_one_it_
 
     r = run(tmp_path / "pool.json")
     assert r.returncode == 0, r.stderr[-3000:]
-    assert ("publish: leg bench-run-b not published: combine refused it: leg b: verdict.json pool_leg: "
-            "'a', but its artifact is runner b's ::error::forged; neither its runs nor its verdict go "
-            "into the history") in r.stderr  # fmt: skip
+    assert (
+        "publish: leg bench-run-b not published: combine refused it: leg b: verdict.json pool_leg: "
+        "'a', but its artifact is runner b's ::error::forged; neither its runs nor its verdict go "
+        "into the history"
+    ) in r.stderr
     shard = json.loads(git(repo, "show", "gh-pages-publish:data/shards/pr/2026-11.json"))
     assert [e["run_id"] for e in shard["runs"]] == ["run_20261124T000000Z_0000aa"]
     # Every leg refused: nothing is published, and it fails saying so.

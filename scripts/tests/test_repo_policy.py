@@ -16,8 +16,13 @@ pytestmark = pytest.mark.ci
 
 ROOT = Path(__file__).resolve().parents[2]
 # manifest file name -> the Dependabot ecosystem that updates it
-ECOSYSTEM = {"Cargo.toml": "cargo", "go.mod": "gomod", "package.json": "npm", "requirements.txt": "pip",
-             "Dockerfile": "docker"}  # fmt: skip
+ECOSYSTEM = {
+    "Cargo.toml": "cargo",
+    "go.mod": "gomod",
+    "package.json": "npm",
+    "requirements.txt": "pip",
+    "Dockerfile": "docker",
+}
 
 
 def test_the_license_file_is_the_one_cargo_names():
@@ -82,8 +87,10 @@ def code_owners(tmp_path: Path, paths: list[str]) -> dict[str, list[str]]:
     excludes = f"core.excludesFile={tmp_path / 'patterns'}"
     out = subprocess.run(
         ["git", "-c", excludes, "check-ignore", "--no-index", "-v", "-n", *paths],
-        cwd=tmp_path / "repo", capture_output=True, text=True,
-    ).stdout  # fmt: skip
+        cwd=tmp_path / "repo",
+        capture_output=True,
+        text=True,
+    ).stdout
     owners = {}
     for line in out.splitlines():
         where, path = line.split("\t", 1)

@@ -198,8 +198,14 @@ def test_open_loop_rows_show_the_send_lateness_and_say_when_the_generator_fell_b
 
 def test_hft_rows_say_whether_they_busy_polled_and_the_report_explains_the_trade(tmp_path):
     spun = ok_cell("hft", extra={"busy_poll": True})
-    slept = Cell(scenario="medium", client="hft", status="ok", repeat=2,
-                 result=result("hft", extra={"busy_poll": False}), wall_s=0.5)  # fmt: skip
+    slept = Cell(
+        scenario="medium",
+        client="hft",
+        status="ok",
+        repeat=2,
+        result=result("hft", extra={"busy_poll": False}),
+        wall_s=0.5,
+    )
     md = report.render(make_run(tmp_path, [ok_cell("c"), spun]))
     assert table_row(md, "hft").endswith("| ✅ busy-polled |")
     assert table_row(md, "c").endswith("| ✅ |")

@@ -116,8 +116,11 @@ LOAD = (
 
 def test_rounds_run_the_plan_in_a_run_folder_each_at_one_probed_rate(tmp_path, capsys):
     make_bins(tmp_path, {"hft": "ok"})
-    write_config(tmp_path / "s.yaml", extra_scenarios=LOAD,
-                 extra_suites="  l: {scenarios: [tiny, tiny-load], clients: [hft]}\n")  # fmt: skip
+    write_config(
+        tmp_path / "s.yaml",
+        extra_scenarios=LOAD,
+        extra_suites="  l: {scenarios: [tiny, tiny-load], clients: [hft]}\n",
+    )
     out = tmp_path / "runs" / "rounds"
     assert run(tmp_path, "--suite", "l", "--rounds", "2", "--out", str(out), "--no-floor", "--no-report") == 0
     folders = sorted(p for p in out.iterdir() if p.is_dir())
@@ -142,8 +145,10 @@ def test_rounds_whose_server_does_not_start_name_the_round_and_keep_the_rounds_b
     real = server.read_text()
     # The first start serves; every later one exits before its ready line (--help and --version,
     # which the harness asks of a build, are not starts).
-    once = (f'case "$1" in --help|--version) ;; *) [ -e {tmp_path}/started ] && exit 3; '
-            f"touch {tmp_path}/started ;; esac; exec ")  # fmt: skip
+    once = (
+        f'case "$1" in --help|--version) ;; *) [ -e {tmp_path}/started ] && exit 3; '
+        f"touch {tmp_path}/started ;; esac; exec "
+    )
     server.write_text(real.replace("exec ", once, 1))
     out = tmp_path / "rounds"
     assert run(tmp_path, "--suite", "t", "--rounds", "3", "--out", str(out), "--no-report") == 1

@@ -81,8 +81,19 @@ def world():
     user = f"hftjob{os.getpid() % 100000}"
     root = Path(tempfile.mkdtemp(prefix="hft-runner-root-", dir="/var/tmp"))
     root.chmod(0o755)  # the job user must reach the hook and its runner copy inside
-    subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
-                    "--shell", "/usr/sbin/nologin", user], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            "useradd",
+            "--system",
+            "--no-create-home",
+            "--home-dir",
+            "/nonexistent",
+            "--shell",
+            "/usr/sbin/nologin",
+            user,
+        ],
+        check=True,
+    )
     uid = pwd.getpwnam(user).pw_uid
     try:
         outside = root / "outside"  # what is not the machine's: downloads, keys, stubs
@@ -95,23 +106,53 @@ def world():
         sums = {v: runner_tarball(outside / "dl", v) for v in VERSIONS}
         tools = stub_tools(outside / "bin", outside / "spool")
         github = FakeGitHub(pub, [PLANT.format(**tools), CHECK.format(**tools)])
-        env = {**os.environ, "PATH": f"{outside / 'bin'}:{os.environ['PATH']}",
-               "RUNNER_SHA256": sums[VERSIONS[0]], "RUNNER_APP_KEY_FILE": str(key)}  # fmt: skip
+        env = {
+            **os.environ,
+            "PATH": f"{outside / 'bin'}:{os.environ['PATH']}",
+            "RUNNER_SHA256": sums[VERSIONS[0]],
+            "RUNNER_APP_KEY_FILE": str(key),
+        }
         install = subprocess.run(
-            [str(INSTALLER), "--root", str(root), "--repo", REPO, "--url", f"https://github.com/{REPO}",
-             "--api", github.url,
-             "--download-base", f"file://{outside / 'dl'}", "--app-id", APP_ID, "--installation-id",
-             INSTALLATION_ID, "--job-runner", "direct", "--user", user, "--name", "hft-bench-test",
-             "--version", VERSIONS[0]],
-            env=env, capture_output=True, text=True, timeout=HANG_S,
-        )  # fmt: skip
+            [
+                str(INSTALLER),
+                "--root",
+                str(root),
+                "--repo",
+                REPO,
+                "--url",
+                f"https://github.com/{REPO}",
+                "--api",
+                github.url,
+                "--download-base",
+                f"file://{outside / 'dl'}",
+                "--app-id",
+                APP_ID,
+                "--installation-id",
+                INSTALLATION_ID,
+                "--job-runner",
+                "direct",
+                "--user",
+                user,
+                "--name",
+                "hft-bench-test",
+                "--version",
+                VERSIONS[0],
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=HANG_S,
+        )
         assert install.returncode == 0, install.stdout + install.stderr
         # hftbench calibrate's record, installed for the jobs to read (as root, once tuned)
         (outside / "calibration.json").write_text(json.dumps(CALIBRATION))
         calibrated = subprocess.run(
             [str(INSTALLER), "--root", str(root), "--calibration", str(outside / "calibration.json")],
-            env=env, capture_output=True, text=True, timeout=HANG_S,
-        )  # fmt: skip
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=HANG_S,
+        )
         assert calibrated.returncode == 0, calibrated.stdout + calibrated.stderr
         # Back-off in seconds, not minutes: 1 s, then 2 s at most.
         conf = root / "etc/hft-runner/loop.conf"
@@ -121,12 +162,29 @@ def world():
             .replace("retry_max_s=900\n", "retry_max_s=2\n")
         )
         loop = subprocess.run(
-            [str(root / "usr/local/sbin/hft-runner-loop"), "--config", str(root / "etc/hft-runner/loop.conf"),
-             "--jobs", "2"],
-            env=env, capture_output=True, text=True, timeout=HANG_S,
-        )  # fmt: skip
-        yield {"root": root, "user": user, "uid": uid, "github": github, "loop": loop, "env": env,
-               "sums": sums, "tools": tools, "outside": outside}  # fmt: skip
+            [
+                str(root / "usr/local/sbin/hft-runner-loop"),
+                "--config",
+                str(root / "etc/hft-runner/loop.conf"),
+                "--jobs",
+                "2",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=HANG_S,
+        )
+        yield {
+            "root": root,
+            "user": user,
+            "uid": uid,
+            "github": github,
+            "loop": loop,
+            "env": env,
+            "sums": sums,
+            "tools": tools,
+            "outside": outside,
+        }
     finally:
         subprocess.run(["pkill", "-KILL", "-U", str(uid)], capture_output=True)
         time.sleep(0.2)
@@ -223,10 +281,19 @@ def unit(world) -> dict[str, list[str]]:
 
 def test_the_job_unit_is_sandboxed_and_may_write_only_its_job_folder(world):
     u, jobs = unit(world), f"{world['root']}/var/lib/hft-runner/jobs/%i"
-    want = {"NoNewPrivileges": "yes", "ProtectSystem": "strict", "PrivateTmp": "yes", "RemoveIPC": "yes",
-            "PrivateIPC": "yes", "ProtectHome": "tmpfs", "RestrictSUIDSGID": "yes",
-            "KillMode": "control-group", "CapabilityBoundingSet": "", "User": world["user"],
-            "ProtectControlGroups": "yes"}  # fmt: skip
+    want = {
+        "NoNewPrivileges": "yes",
+        "ProtectSystem": "strict",
+        "PrivateTmp": "yes",
+        "RemoveIPC": "yes",
+        "PrivateIPC": "yes",
+        "ProtectHome": "tmpfs",
+        "RestrictSUIDSGID": "yes",
+        "KillMode": "control-group",
+        "CapabilityBoundingSet": "",
+        "User": world["user"],
+        "ProtectControlGroups": "yes",
+    }
     for key, value in want.items():
         assert u.get(key) == [value], (key, u.get(key))
     # their mounts over /proc forbid the fresh /proc of bwrap, the sandbox of a PR's code
@@ -259,10 +326,18 @@ def test_a_runner_that_fails_is_logged_and_its_registration_removed(world):
     gh, root = world["github"], world["root"]
     (root / "var/lib/hft-runner/jobs/stale-job/runner").mkdir(parents=True)  # a loop stopped mid-job
     loop = subprocess.run(
-        [str(root / "usr/local/sbin/hft-runner-loop"), "--config", str(root / "etc/hft-runner/loop.conf"),
-         "--jobs", "1"],
-        env=world["env"], capture_output=True, text=True, timeout=HANG_S,
-    )  # fmt: skip
+        [
+            str(root / "usr/local/sbin/hft-runner-loop"),
+            "--config",
+            str(root / "etc/hft-runner/loop.conf"),
+            "--jobs",
+            "1",
+        ],
+        env=world["env"],
+        capture_output=True,
+        text=True,
+        timeout=HANG_S,
+    )
     assert loop.returncode == 1 and "run.sh exited 0" in loop.stderr, loop.stderr
     assert "The runner no longer exists on the server" in loop.stderr
     assert "the runner exited without running a job" in loop.stderr
@@ -306,10 +381,18 @@ def test_a_terminated_runner_and_a_deprecated_version_back_off_and_register_anew
     before_jit, before_deleted, before_results = len(gh.jit_requests), len(gh.deleted), len(gh.results)
     started = time.monotonic()
     loop = subprocess.run(
-        [str(root / "usr/local/sbin/hft-runner-loop"), "--config", str(root / "etc/hft-runner/loop.conf"),
-         "--jobs", "4"],
-        env=world["env"], capture_output=True, text=True, timeout=HANG_S,
-    )  # fmt: skip
+        [
+            str(root / "usr/local/sbin/hft-runner-loop"),
+            "--config",
+            str(root / "etc/hft-runner/loop.conf"),
+            "--jobs",
+            "4",
+        ],
+        env=world["env"],
+        capture_output=True,
+        text=True,
+        timeout=HANG_S,
+    )
     took = time.monotonic() - started
     err = loop.stderr
     assert loop.returncode == 1, err  # three failed tries of four
@@ -342,14 +425,31 @@ def test_a_loop_refuses_a_user_unit_or_folder_another_runner_of_the_host_names(t
     loop = ROOT / "hft" / "runner" / "runner-loop.sh"
 
     def conf(n: int, **same: str) -> dict[str, str]:
-        own = {"user": f"hft-test-nouser-{n}", "unit": f"hft-runner-{n}-job",
-               "jobs_dir": str(tmp_path / f"runner-{n}" / "jobs"),
-               "run_dir": str(tmp_path / f"run-{n}")}  # fmt: skip
-        return {"repo": REPO, "api": "http://127.0.0.1:9", "scope": f"repos/{REPO}", "app_id": "1",
-                "installation_id": "2", "app_key": str(tmp_path / "key.pem"), "runner_group_id": "1",
-                "labels": "self-hosted", "name": "t", "pristine_dir": str(tmp_path / "pristine"),
-                "skel": str(tmp_path / "skel"), "runner_env": str(tmp_path / f"runner-{n}.env"),
-                "job_runner": "direct", "retry_s": "1", "retry_max_s": "2", **own, **same}  # fmt: skip
+        own = {
+            "user": f"hft-test-nouser-{n}",
+            "unit": f"hft-runner-{n}-job",
+            "jobs_dir": str(tmp_path / f"runner-{n}" / "jobs"),
+            "run_dir": str(tmp_path / f"run-{n}"),
+        }
+        return {
+            "repo": REPO,
+            "api": "http://127.0.0.1:9",
+            "scope": f"repos/{REPO}",
+            "app_id": "1",
+            "installation_id": "2",
+            "app_key": str(tmp_path / "key.pem"),
+            "runner_group_id": "1",
+            "labels": "self-hosted",
+            "name": "t",
+            "pristine_dir": str(tmp_path / "pristine"),
+            "skel": str(tmp_path / "skel"),
+            "runner_env": str(tmp_path / f"runner-{n}.env"),
+            "job_runner": "direct",
+            "retry_s": "1",
+            "retry_max_s": "2",
+            **own,
+            **same,
+        }
 
     def write(name: str, c: dict[str, str]) -> Path:
         path = tmp_path / name
@@ -359,12 +459,20 @@ def test_a_loop_refuses_a_user_unit_or_folder_another_runner_of_the_host_names(t
     first = conf(1)
     for key in ("user", "unit", "jobs_dir", "run_dir"):
         write("loop-2.conf", conf(2, **{key: first[key]}))
-        r = subprocess.run([str(loop), "--config", str(write("loop-1.conf", first)), "--jobs", "1"],
-                           capture_output=True, text=True, timeout=60)  # fmt: skip
+        r = subprocess.run(
+            [str(loop), "--config", str(write("loop-1.conf", first)), "--jobs", "1"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert r.returncode == 2, r.stderr
         assert f"both name {key}={first[key]}" in r.stderr and "install-runner.sh --instance N" in r.stderr
         assert not Path(first["jobs_dir"]).exists()
     write("loop-2.conf", conf(2))
-    r = subprocess.run([str(loop), "--config", str(tmp_path / "loop-1.conf"), "--jobs", "1"],
-                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    r = subprocess.run(
+        [str(loop), "--config", str(tmp_path / "loop-1.conf"), "--jobs", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2 and "user hft-test-nouser-1 does not exist" in r.stderr, r.stderr

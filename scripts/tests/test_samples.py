@@ -8,9 +8,15 @@ from hftbench import samples
 
 @pytest.mark.parametrize(
     ("pct", "display", "gate"),
-    [(50, 20, 200), (90, 100, 1000), (95, 200, 2000), (99, 1000, 10000), (99.9, 10000, 100000),
-     (99.99, 100000, 1000000)],
-)  # fmt: skip
+    [
+        (50, 20, 200),
+        (90, 100, 1000),
+        (95, 200, 2000),
+        (99, 1000, 10000),
+        (99.9, 10000, 100000),
+        (99.99, 100000, 1000000),
+    ],
+)
 def test_min_samples_per_rule(pct, display, gate):
     assert samples.min_samples(pct) == display
     assert samples.min_samples(pct, samples.GATE_MIN_BEYOND) == gate

@@ -258,11 +258,34 @@ def _ab_repo(root: Path, base_server: str, head_server: str) -> Path:
 
 
 def _ab(repo: Path, out: Path, *extra: str) -> int:
-    return cli.main([
-        "ab", "--repo", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--scenarios", "latency-1c",
-        "--clients", "hft", "--orders", "300", "--repeats", "2", "--max-repeats", "2", "--no-profile",
-        "--out", str(out), "--build-cmd", "sh build.sh", "--quiet", *extra,
-    ])  # fmt: skip
+    return cli.main(
+        [
+            "ab",
+            "--repo",
+            str(repo),
+            "--base",
+            "HEAD~1",
+            "--head",
+            "HEAD",
+            "--scenarios",
+            "latency-1c",
+            "--clients",
+            "hft",
+            "--orders",
+            "300",
+            "--repeats",
+            "2",
+            "--max-repeats",
+            "2",
+            "--no-profile",
+            "--out",
+            str(out),
+            "--build-cmd",
+            "sh build.sh",
+            "--quiet",
+            *extra,
+        ]
+    )
 
 
 def _listen(out: Path, side: str) -> set[str]:

@@ -65,8 +65,9 @@ def test_a_session_does_not_start_a_look_it_cannot_finish_within_the_budget():
 def test_time_spent_before_the_session_counts_against_the_budget():
     clock = Clock(per_round=10.0)  # 8 rounds: 80 s, 16 would end at 160 s after the session began
     session = Session(Rounds(8, 32, 8, time_budget_s=200.0), clock=clock)
-    stopped = session.measure(lambda i: setattr(clock, "now", clock.now + 10.0), lambda: False,
-                              spent_before_s=50.0)  # fmt: skip
+    stopped = session.measure(
+        lambda i: setattr(clock, "now", clock.now + 10.0), lambda: False, spent_before_s=50.0
+    )
     assert stopped == TIME_OUT and session.done == 8
 
 

@@ -110,9 +110,17 @@ def soak(tmp_path_factory):
 
     def measure(out: Path) -> subprocess.CompletedProcess:
         return _hftbench(
-            "run", "--config", str(tmp / "scenarios.yaml"), "--suite", "tiny", "--no-floor", "--quiet",
-            "--out", str(out), *flags,
-        )  # fmt: skip
+            "run",
+            "--config",
+            str(tmp / "scenarios.yaml"),
+            "--suite",
+            "tiny",
+            "--no-floor",
+            "--quiet",
+            "--out",
+            str(out),
+            *flags,
+        )
 
     out = tmp / "run"
     proc = measure(out)
@@ -158,15 +166,28 @@ def test_the_report_shows_the_table_the_plots_and_the_drift(soak):
 def test_compare_fails_on_the_drift(soak, tmp_path):
     out, _, gates = soak
     verdict, summary = tmp_path / "verdict.json", tmp_path / "summary.md"
-    proc = _hftbench("compare", str(out), str(out), "--gates", str(gates), "--json", str(verdict),
-                     "--summary", str(summary))  # fmt: skip
+    proc = _hftbench(
+        "compare",
+        str(out),
+        str(out),
+        "--gates",
+        str(gates),
+        "--json",
+        str(verdict),
+        "--summary",
+        str(summary),
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     doc = json.loads(verdict.read_text())
     assert doc["status"] == "regression" and doc["exit_code"] == 1
     (d,) = doc["drift"]
     assert (d["scenario"], d["client"], d["metric"], d["gated"], d["verdict"]) == (
-        "soak-tiny", "hft", "p99_us", True, "regression",
-    )  # fmt: skip
+        "soak-tiny",
+        "hft",
+        "p99_us",
+        True,
+        "regression",
+    )
     assert d["ratio"] > 1.1 and d["ci"][0] > 1.0 and d["p_adjusted"] < 0.01
     assert {"scenario": "soak-tiny", "client": "hft", "metric": "p99_us_drift"}.items() <= doc["flags"][
         0

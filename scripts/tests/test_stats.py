@@ -256,10 +256,13 @@ def test_the_detectable_effect_is_the_noise_not_the_effect():
     rng = np.random.default_rng(21)
     aa = _sides(rng, runs=12)
     shifted = _sides(rng, runs=12, head={"body_scale": 1.3, "tail_scale": 1.3})
-    sds = [log_sd for log_sd in (
-        stats.log_sd(stats.bootstrap_ratio_replicates(g, 0.5, n_boot=2000, rng=np.random.default_rng(3)))
-        for g in (aa, shifted)
-    )]  # fmt: skip
+    sds = [
+        log_sd
+        for log_sd in (
+            stats.log_sd(stats.bootstrap_ratio_replicates(g, 0.5, n_boot=2000, rng=np.random.default_rng(3)))
+            for g in (aa, shifted)
+        )
+    ]
     assert sds[1] < 1.5 * sds[0], sds
 
 

@@ -46,9 +46,20 @@ def run_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("agree") / "run"
     # 2,000 orders a repeat: P99 is shown (the display rule needs 1,000 samples).
     proc = _hftbench(
-        "run", "--suite", "quick", "--clients", ",".join(CLIENTS), "--orders", "2000",
-        "--repeat", "2", "--no-floor", "--quiet", "--out", str(out),
-    )  # fmt: skip
+        "run",
+        "--suite",
+        "quick",
+        "--clients",
+        ",".join(CLIENTS),
+        "--orders",
+        "2000",
+        "--repeat",
+        "2",
+        "--no-floor",
+        "--quiet",
+        "--out",
+        str(out),
+    )
     assert proc.returncode == 0, proc.stderr
     return out
 
@@ -97,8 +108,11 @@ def csv_figures(run: Path, client: str) -> dict[str, tuple[float, float]]:
 def history_figures(run: Path, client: str) -> dict[str, tuple[float, float]]:
     entry = run_entry(load_run(run))
     res = next(r for r in entry["results"] if (r["scenario"], r["client"]) == (SCENARIO, client))
-    return {"p50_us": (res["p50_us"], 0.0005), "p99_us": (res["p99_us"], 0.0005),
-            "throughput_rps": (res["throughput_rps"], 0.05)}  # fmt: skip
+    return {
+        "p50_us": (res["p50_us"], 0.0005),
+        "p99_us": (res["p99_us"], 0.0005),
+        "throughput_rps": (res["throughput_rps"], 0.05),
+    }
 
 
 def gab_figures(run: Path, client: str, out: Path) -> dict[str, tuple[float, float]]:
@@ -107,8 +121,11 @@ def gab_figures(run: Path, client: str, out: Path) -> dict[str, tuple[float, flo
     latency = {e["name"]: e["value"] for e in json.loads((out / "gab-latency.json").read_text())}
     rate = {e["name"]: e["value"] for e in json.loads((out / "gab-throughput.json").read_text())}
     name = f"{SCENARIO}/{client}"
-    return {"p50_us": (latency[f"{name} P50"], 0.0005), "p99_us": (latency[f"{name} P99"], 0.0005),
-            "throughput_rps": (rate[f"{name} throughput"], 0.05)}  # fmt: skip
+    return {
+        "p50_us": (latency[f"{name} P50"], 0.0005),
+        "p99_us": (latency[f"{name} P99"], 0.0005),
+        "throughput_rps": (rate[f"{name} throughput"], 0.05),
+    }
 
 
 def verdict_figures(run: Path, client: str, out: Path) -> dict[str, tuple[float, float]]:

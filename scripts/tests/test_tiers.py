@@ -32,8 +32,9 @@ def test_a_one_worker_module_runs_whole_on_one_worker_under_loadgroup():
     pytest_args = ["-n", "2", "--dist", "loadgroup", "-v", "-p", "no:cacheprovider", module]
     # under pytest.ini's 600 s a test, so that a child starved beside make test's serial pass
     # is stopped with its output shown
-    run = subprocess.run([sys.executable, "-m", "pytest", *pytest_args], cwd=ROOT, capture_output=True,
-                         text=True, timeout=540)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", *pytest_args], cwd=ROOT, capture_output=True, text=True, timeout=540
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     workers = re.findall(r"^\[(gw\d+)\] .*PASSED " + re.escape(module), run.stdout, re.M)
     assert len(workers) >= 5 and len(set(workers)) == 1, run.stdout[-3000:]

@@ -15,21 +15,44 @@ SHA_BASE, SHA_HEAD = "1" * 40, "2" * 40
 
 def _row(metric, verdict, ratio, ci, mde=1.06, gated=True, client="hft", **extra):
     return {
-        "scenario": "latency-1c", "client": client, "metric": metric, "gated": gated, "base_runs": 16,
-        "head_runs": 16, "min_samples": 50000, "threshold": 1.10, "verdict": verdict, "ratio": ratio,
-        "ci": ci, "p_value": 0.0005, "p_adjusted": 0.001, "base_value": 20.0, "head_value": 20.0 * ratio,
-        "reason": None, "mde": mde, "settle_runs": None, **extra,
-    }  # fmt: skip
+        "scenario": "latency-1c",
+        "client": client,
+        "metric": metric,
+        "gated": gated,
+        "base_runs": 16,
+        "head_runs": 16,
+        "min_samples": 50000,
+        "threshold": 1.10,
+        "verdict": verdict,
+        "ratio": ratio,
+        "ci": ci,
+        "p_value": 0.0005,
+        "p_adjusted": 0.001,
+        "base_value": 20.0,
+        "head_value": 20.0 * ratio,
+        "reason": None,
+        "mde": mde,
+        "settle_runs": None,
+        **extra,
+    }
 
 
 def _doc(status, rows, **extra):
     return {
-        "schema_version": 1, "status": status, "exit_code": int(status == "regression"),
-        "gates": "bench-config/gates.yaml", "confidence": 0.95, "looks": 3, "suite": "pr",
+        "schema_version": 1,
+        "status": status,
+        "exit_code": int(status == "regression"),
+        "gates": "bench-config/gates.yaml",
+        "confidence": 0.95,
+        "looks": 3,
+        "suite": "pr",
         "base": {"commit": SHA_BASE, "ref": "main", "runs": 16},
         "head": {"commit": SHA_HEAD, "ref": "feature/@everyone <b>", "runs": 16},
-        "ab": {"rounds_per_side": 16, "measure_s": 98.0}, "partial": False, "results": rows, **extra,
-    }  # fmt: skip
+        "ab": {"rounds_per_side": 16, "measure_s": 98.0},
+        "partial": False,
+        "results": rows,
+        **extra,
+    }
 
 
 REGRESSION = _doc(
@@ -92,10 +115,22 @@ def _hostile_regression():
         r["scenario"] = HOSTILE
     doc["results"][1].update(verdict="inconclusive", reason=HOSTILE)
     doc["suite"] = HOSTILE
-    doc["bisect"] = {"status": "between", "good": SHA_BASE, "bad": "`@x" + SHA_HEAD, "reason": HOSTILE,
-                     "steps": [{"commit": SHA_HEAD, "subject": HOSTILE, "rounds": 4, "decision": "bad",
-                                "vs_good": {"ratio": 1.2, "verdict": "regression"},
-                                "vs_bad": {"ratio": 1.0, "verdict": "no_change"}}]}  # fmt: skip
+    doc["bisect"] = {
+        "status": "between",
+        "good": SHA_BASE,
+        "bad": "`@x" + SHA_HEAD,
+        "reason": HOSTILE,
+        "steps": [
+            {
+                "commit": SHA_HEAD,
+                "subject": HOSTILE,
+                "rounds": 4,
+                "decision": "bad",
+                "vs_good": {"ratio": 1.2, "verdict": "regression"},
+                "vs_bad": {"ratio": 1.0, "verdict": "no_change"},
+            }
+        ],
+    }
     return doc
 
 
@@ -136,22 +171,62 @@ def test_a_huge_verdict_is_folded_under_the_comment_limit():
 @pytest.mark.parametrize(
     ("row", "cells"),
     [
-        (_row("p99_us", "inconclusive", 1.0, [0.9, 1.1], mde=float("inf")),
-         ["🟡", "P99", "20.0 µs", "20.0 µs", "= +0.0%", "-10.0% … +10.0%", "none (too few runs)",
-          "inconclusive"]),
-        (_row("p50_us", "no_change", 0.97, [0.95, 0.99], gated=False, base_value=1234.56, head_value=1197.52),
-         ["▫️", "P50", "1,234.6 µs", "1,197.5 µs", "▼ -3.0%", "-5.0% … -1.0%", "≥ +6.0%", "no change"]),
-        (_row("throughput_rps", "no_change", 0.99, [0.98, 1.0], gated=False, base_value=43400.5,
-              head_value=42966.4),
-         ["▫️", "throughput", "43,400/s", "42,966/s", "▼ -1.0%", "-2.0% … +0.0%", "≥ +6.0%", "no change"]),
-        ({**_row("errors", "regression", 1.0, None, mde=None, base_value=0.0, head_value=0.0012),
-          "ratio": None},
-         ["🔴", "error rate", "0%", "0.12%", "▲ +0.12 pt", "–", "–", "regression"]),
-        ({**_row("p99_us", "not_gated", 1.0, [float("nan")] * 2, mde=None, gated=False, base_value=None,
-                 head_value=None), "ratio": None},
-         ["▫️", "P99", "–", "–", "–", "–", "–", "not gated"]),
+        (
+            _row("p99_us", "inconclusive", 1.0, [0.9, 1.1], mde=float("inf")),
+            [
+                "🟡",
+                "P99",
+                "20.0 µs",
+                "20.0 µs",
+                "= +0.0%",
+                "-10.0% … +10.0%",
+                "none (too few runs)",
+                "inconclusive",
+            ],
+        ),
+        (
+            _row(
+                "p50_us", "no_change", 0.97, [0.95, 0.99], gated=False, base_value=1234.56, head_value=1197.52
+            ),
+            ["▫️", "P50", "1,234.6 µs", "1,197.5 µs", "▼ -3.0%", "-5.0% … -1.0%", "≥ +6.0%", "no change"],
+        ),
+        (
+            _row(
+                "throughput_rps",
+                "no_change",
+                0.99,
+                [0.98, 1.0],
+                gated=False,
+                base_value=43400.5,
+                head_value=42966.4,
+            ),
+            ["▫️", "throughput", "43,400/s", "42,966/s", "▼ -1.0%", "-2.0% … +0.0%", "≥ +6.0%", "no change"],
+        ),
+        (
+            {
+                **_row("errors", "regression", 1.0, None, mde=None, base_value=0.0, head_value=0.0012),
+                "ratio": None,
+            },
+            ["🔴", "error rate", "0%", "0.12%", "▲ +0.12 pt", "–", "–", "regression"],
+        ),
+        (
+            {
+                **_row(
+                    "p99_us",
+                    "not_gated",
+                    1.0,
+                    [float("nan")] * 2,
+                    mde=None,
+                    gated=False,
+                    base_value=None,
+                    head_value=None,
+                ),
+                "ratio": None,
+            },
+            ["▫️", "P99", "–", "–", "–", "–", "–", "not gated"],
+        ),
     ],
-)  # fmt: skip
+)
 def test_row_cells_format_each_kind_of_value(row, cells):
     """The cells the summary's table and the history store's rows show (thousands, rates, error
     points, missing values, no detectable effect): written here, once, for every surface."""
@@ -273,8 +348,13 @@ def test_the_hosted_runner_s_commands_run_without_numpy_or_scipy(tmp_path, comma
         "import sys, runpy; sys.modules.update(numpy=None, scipy=None); "
         "sys.argv = ['hftbench', *sys.argv[1:]]; runpy.run_module('hftbench', run_name='__main__')"
     )
-    r = subprocess.run([sys.executable, "-c", block, command, "--help"], capture_output=True, text=True,
-                       env={"PYTHONPATH": str(scripts), "PATH": "/usr/bin:/bin"}, cwd=tmp_path)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", block, command, "--help"],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(scripts), "PATH": "/usr/bin:/bin"},
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
 
 
@@ -288,8 +368,13 @@ def test_a_slower_change_under_the_gate_is_named_and_a_pool_row_decided_by_one_r
         head.startswith("⚠️ Slower, under the gate of 10%: latency-1c/hft P50 +5.0%")
         and "No change" not in head
     )
-    alone = _row("p50_us", "regression", 0.993, [0.97, 1.02],
-                 reason="runner b alone: P50 +89.3%; pooled over the runners -0.7%")  # fmt: skip
+    alone = _row(
+        "p50_us",
+        "regression",
+        0.993,
+        [0.97, 1.02],
+        reason="runner b alone: P50 +89.3%; pooled over the runners -0.7%",
+    )
     head = verdict_text.headline(_doc("regression", [alone]))
     assert head == "❌ Regression: latency-1c/hft runner b alone: P50 +89.3%", head
 

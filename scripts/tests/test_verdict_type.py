@@ -31,19 +31,60 @@ def test_the_golden_verdict_reads_back_byte_for_byte():
     assert v.partial is ABSENT and not v.partial and v.base.ref is ABSENT
 
 
-BISECT = {"status": "culprit", "good": "a", "bad": "b", "culprit": {"sha": "b", "subject": "s"}, "steps": [],
-          "reason": "b is the first commit slower than a", "series": "s/c", "metric": "p99_us",
-          "effect": {"ratio": 1.3, "ci": [1.2, 1.4], "from": "bad vs good"}, "runner": "a"}  # fmt: skip
+BISECT = {
+    "status": "culprit",
+    "good": "a",
+    "bad": "b",
+    "culprit": {"sha": "b", "subject": "s"},
+    "steps": [],
+    "reason": "b is the first commit slower than a",
+    "series": "s/c",
+    "metric": "p99_us",
+    "effect": {"ratio": 1.3, "ci": [1.2, 1.4], "from": "bad vs good"},
+    "runner": "a",
+}
 POOL = {
-    "runners": [{"name": "a", "state": "complete", "why": None, "runner": "r1", "verdict": "regression",
-                 "rounds_per_side": 12, "measure_s": 70.0, "calibration": None, "calibrated_mde": None,
-                 "rows": [{"series": "s/c", "metric": "p99_us", "ratio": 1.2, "gated": True, "weight": 1.0,
-                           "weight_from": "equal"}], "optional": False}],
-    "missing": ["b"], "partial": True,
-    "alone": [{"runner": "a", "series": "s/c", "metric": "p99_us", "ratio": 1.3, "ci": [1.2, 1.4],
-               "p_adjusted": 0.001, "pooled_ratio": 1.02, "pooled_verdict": "no_change", "decided": True}],
+    "runners": [
+        {
+            "name": "a",
+            "state": "complete",
+            "why": None,
+            "runner": "r1",
+            "verdict": "regression",
+            "rounds_per_side": 12,
+            "measure_s": 70.0,
+            "calibration": None,
+            "calibrated_mde": None,
+            "rows": [
+                {
+                    "series": "s/c",
+                    "metric": "p99_us",
+                    "ratio": 1.2,
+                    "gated": True,
+                    "weight": 1.0,
+                    "weight_from": "equal",
+                }
+            ],
+            "optional": False,
+        }
+    ],
+    "missing": ["b"],
+    "partial": True,
+    "alone": [
+        {
+            "runner": "a",
+            "series": "s/c",
+            "metric": "p99_us",
+            "ratio": 1.3,
+            "ci": [1.2, 1.4],
+            "p_adjusted": 0.001,
+            "pooled_ratio": 1.02,
+            "pooled_verdict": "no_change",
+            "decided": True,
+        }
+    ],
     "check": {"passes": False, "why": ["leg b missing"]},
-}  # fmt: skip
+}
 
 
 def test_every_section_and_an_unknown_key_read_back():
@@ -51,11 +92,26 @@ def test_every_section_and_an_unknown_key_read_back():
     doc["survival"] = {"delay": {"latency-1c/hft p99_us": 0.9}}
     for side in ("base", "head"):
         doc[side]["ref"] = None if side == "base" else "feature"
-    ab = {"rounds_per_side": 12, "design": "duet", "order": "each order to both servers", "block_s": 0.5,
-          "measure_s": 70.2, "build_s": {"base": 1.0}, "server_flags": {"base": "--workers 1"},
-          "sandbox": {"head": "bubblewrap", "note": "sandboxed"}}  # fmt: skip
-    doc.update(partial=False, ab=ab, profile={"skipped": "no perf"}, harness_changes=["M"], pool_leg="a",
-               bisect=BISECT, pool=POOL, later_key=[1])  # fmt: skip
+    ab = {
+        "rounds_per_side": 12,
+        "design": "duet",
+        "order": "each order to both servers",
+        "block_s": 0.5,
+        "measure_s": 70.2,
+        "build_s": {"base": 1.0},
+        "server_flags": {"base": "--workers 1"},
+        "sandbox": {"head": "bubblewrap", "note": "sandboxed"},
+    }
+    doc.update(
+        partial=False,
+        ab=ab,
+        profile={"skipped": "no perf"},
+        harness_changes=["M"],
+        pool_leg="a",
+        bisect=BISECT,
+        pool=POOL,
+        later_key=[1],
+    )
     v = Verdict.from_json(json.loads(_text(doc)))
     assert v.other == {"later_key": [1]} and v.base.ref is None and v.head.ref == "feature"
     assert v.ab.sandbox.head == "bubblewrap" and v.ab.capacity_rps is ABSENT and v.pool_leg == "a"
@@ -63,9 +119,24 @@ def test_every_section_and_an_unknown_key_read_back():
 
 
 def test_an_old_verdict_without_the_later_keys_reads():
-    old = {"status": "no_change", "base": {"run_ids": ["run_a"], "commit": "b"}, "results": [
-        {"scenario": "s", "client": "c", "metric": "p99_us", "gated": True, "base_runs": 3, "head_runs": 3,
-         "min_samples": 20000, "verdict": "no_change", "ratio": 1.0, "ci": [0.9, 1.1]}]}  # fmt: skip
+    old = {
+        "status": "no_change",
+        "base": {"run_ids": ["run_a"], "commit": "b"},
+        "results": [
+            {
+                "scenario": "s",
+                "client": "c",
+                "metric": "p99_us",
+                "gated": True,
+                "base_runs": 3,
+                "head_runs": 3,
+                "min_samples": 20000,
+                "verdict": "no_change",
+                "ratio": 1.0,
+                "ci": [0.9, 1.1],
+            }
+        ],
+    }
     v = Verdict.from_json(old)
     assert v.base.runs == 1 and v.base.commit == "b" and v.results[0].mde is None
     assert v.gated_results()[0].ci == (0.9, 1.1) and v.flags == [] and v.looks is None and v.shown_looks == 1
@@ -93,14 +164,20 @@ JSON_TYPE = {"None": "null", "str": "string", "bool": "boolean", "int": "integer
 def _json_types(annotation: str) -> list[str]:
     """'float | None' -> ['null', 'number']; list[...] is an array, dict[...] an object."""
     parts = [a.strip() for a in annotation.split(" | ")]
-    return sorted("array" if a.startswith("list[") else "object" if a.startswith("dict[") else JSON_TYPE[a]
-                  for a in parts)  # fmt: skip
+    return sorted(
+        "array" if a.startswith("list[") else "object" if a.startswith("dict[") else JSON_TYPE[a]
+        for a in parts
+    )
 
 
 def test_the_dashboard_s_schema_is_the_stored_verdict_field_for_field():
     schema = json.loads(SCHEMA.read_text())
-    types = {"#": (StoredVerdict, schema), "flag": (Flag, None), "gated_row": (GatedRow, None),
-             "shown_row": (ShownRow, None)}  # fmt: skip
+    types = {
+        "#": (StoredVerdict, schema),
+        "flag": (Flag, None),
+        "gated_row": (GatedRow, None),
+        "shown_row": (ShownRow, None),
+    }
     for name, (cls, node) in types.items():
         node = node or schema["$defs"][name]
         fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -133,8 +210,11 @@ def test_a_verdict_python_stored_is_read_by_the_dashboard_s_build(tmp_path):
     store = tmp_path / "store"
     assert cli.main(["history", "add", str(run), "--store", str(store), "--verdict", str(GOLDEN)]) == 0
     build = ROOT / "gh-pages" / "build-src" / "build.mjs"
-    r = subprocess.run(["node", str(build), "--store", str(store), "--out", str(tmp_path / "site")],
-                       capture_output=True, text=True)  # fmt: skip
+    r = subprocess.run(
+        ["node", str(build), "--store", str(store), "--out", str(tmp_path / "site")],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0 and "does not fit" not in r.stderr, r.stderr
     (shard,) = (store / "shards").glob("*/*.json")
     stored = StoredVerdict.from_json(json.loads(shard.read_text())["runs"][0]["verdict"])

@@ -44,8 +44,12 @@ def world(tmp_path_factory):
     keep = os.environ.get("ACT_TEST_DIR")
     tmp = Path(keep) if keep else tmp_path_factory.mktemp("act")
     tmp.mkdir(parents=True, exist_ok=True)
-    planted = {"id": 1, "issue_number": 7, "user": {"login": "mallory"},
-               "body": "<!-- hft-bench-verdict -->\nplanted by someone else: edit me"}  # fmt: skip
+    planted = {
+        "id": 1,
+        "issue_number": 7,
+        "user": {"login": "mallory"},
+        "body": "<!-- hft-bench-verdict -->\nplanted by someone else: edit me",
+    }
     with FakeGitHub(tmp / "api", token=TOKEN, login=BOT, seed={"comments": [planted]}) as api:
         started, world = time.monotonic(), World(tmp, api)
         yield world
@@ -157,8 +161,9 @@ def test_a_pool_of_two_runners_a_a_then_a_leg_killed(world):
     test_a_pull_request_cannot_loosen_its_own_gate takes a slowed head through pr-combine's
     failure and the comment under act."""
     git(world.dev, "checkout", "-q", "-b", "feature/faster", "main")
-    base = world.commit("bench-config: a pool of two runners", branch="feature/faster",
-                        files={"bench-config/pool.yaml": POOL})  # fmt: skip
+    base = world.commit(
+        "bench-config: a pool of two runners", branch="feature/faster", files={"bench-config/pool.yaml": POOL}
+    )
     head = world.commit(f"order path: tidy ({TEAM} please look)", branch="feature/faster")
 
     def pr(h: str) -> dict:
@@ -228,16 +233,29 @@ def test_a_pull_request_cannot_loosen_its_own_gate(world):
     --require-sandbox runs the head unsandboxed, and this test fails on what its code did."""
     tag, run = uuid.uuid4().hex[:12], world.tmp / "pr-loose"
     git(world.dev, "checkout", "-q", "-b", "feature/loose")
-    base = world.commit(f"bench-config: {SLOWED_ROUNDS} rounds a leg", branch="feature/loose",
-                        files={"bench-config/pool.yaml": pool_yaml(SLOWED_ROUNDS)})  # fmt: skip
-    head = world.commit(f"order path: busy-wait, gate x10 ({TEAM})", branch="feature/loose",
-                        files={**LOOSE_GATES, **hostile_head.act_head(tag, run, delay_us=30)})  # fmt: skip
+    base = world.commit(
+        f"bench-config: {SLOWED_ROUNDS} rounds a leg",
+        branch="feature/loose",
+        files={"bench-config/pool.yaml": pool_yaml(SLOWED_ROUNDS)},
+    )
+    head = world.commit(
+        f"order path: busy-wait, gate x10 ({TEAM})",
+        branch="feature/loose",
+        files={**LOOSE_GATES, **hostile_head.act_head(tag, run, delay_us=30)},
+    )
     try:
-        r = world.act("pr-loose", "pull_request", pull_request(9, head, "feature/loose", REPO, base), head,
-                      "refs/pull/9/merge", rounds=SLOWED_ROUNDS)  # fmt: skip
+        r = world.act(
+            "pr-loose",
+            "pull_request",
+            pull_request(9, head, "feature/loose", REPO, base),
+            head,
+            "refs/pull/9/merge",
+            rounds=SLOWED_ROUNDS,
+        )
         git(world.dev, "checkout", "-q", "main")
-        base_server = subprocess.run(["git", "-C", str(world.dev), "show", f"{base}:server.sh"],
-                                     capture_output=True, check=True).stdout  # fmt: skip
+        base_server = subprocess.run(
+            ["git", "-C", str(world.dev), "show", f"{base}:server.sh"], capture_output=True, check=True
+        ).stdout
         problems = hostile_head.act_damage(tag, run, base_server, TOKEN)
         verdicts_ = {job: r["outputs"].get(job, {}).get("verdict") for job in ("pr-bench", "pr-combine")}
         if verdicts_["pr-combine"] != "regression":
@@ -245,8 +263,12 @@ def test_a_pull_request_cannot_loosen_its_own_gate(world):
         assert not problems, "; ".join(problems)
     finally:
         hostile_head.clean_up(tag, hostile_head.MINE)
-    assert r["jobs"] == {"pool": "success", "pr-bench": "success", "pr-combine": "failure",
-                         "pr-comment": "success"}, r["log"]  # fmt: skip
+    assert r["jobs"] == {
+        "pool": "success",
+        "pr-bench": "success",
+        "pr-combine": "failure",
+        "pr-comment": "success",
+    }, r["log"]
     assert sorted((c["job"], c["commit"]) for c in checkouts(world, "pr-loose")) == [
         (job, base) for job in sorted(PR_JOBS)
     ]
@@ -276,14 +298,23 @@ def test_an_inconclusive_pull_request_is_a_neutral_check_run_and_the_job_stays_g
     rounds cancel in the estimate and not in its spread, an undecided verdict by construction."""
     git(world.dev, "checkout", "-q", "-b", "feature/unsure", "main")
     with act_world.StartCounter() as starts:
-        slowed = {side: {"server.sh": act_world.alternating_server(starts, side, pair, delay_us=5)}
-                  for side, pair in (("base", 0), ("head", 1))}  # fmt: skip
-        base = world.commit("server: slowed in pairs 0, 2, … of rounds", branch="feature/unsure",
-                            files=slowed["base"])  # fmt: skip
-        head = world.commit("server: slowed in pairs 1, 3, … of rounds", branch="feature/unsure",
-                            files=slowed["head"])  # fmt: skip
-        r = world.act("pr-unsure", "pull_request", pull_request(11, head, "feature/unsure", REPO, base),
-                      head, "refs/pull/11/merge")  # fmt: skip
+        slowed = {
+            side: {"server.sh": act_world.alternating_server(starts, side, pair, delay_us=5)}
+            for side, pair in (("base", 0), ("head", 1))
+        }
+        base = world.commit(
+            "server: slowed in pairs 0, 2, … of rounds", branch="feature/unsure", files=slowed["base"]
+        )
+        head = world.commit(
+            "server: slowed in pairs 1, 3, … of rounds", branch="feature/unsure", files=slowed["head"]
+        )
+        r = world.act(
+            "pr-unsure",
+            "pull_request",
+            pull_request(11, head, "feature/unsure", REPO, base),
+            head,
+            "refs/pull/11/merge",
+        )
     git(world.dev, "checkout", "-q", "main")
     doc = pool_verdict(world, "pr-unsure")
     assert doc["status"] == answers.INCONCLUSIVE, (doc["status"], starts.counts, r["log"])
@@ -292,8 +323,11 @@ def test_an_inconclusive_pull_request_is_a_neutral_check_run_and_the_job_stays_g
     check = gate_check(world, head)
     assert check["conclusion"] == "neutral", check
     # The runs a side that would settle it: the verdict's own estimate, as its headline says it.
-    settle = [x["settle_runs"] for x in doc["results"]
-              if x["gated"] and x["verdict"] == answers.INCONCLUSIVE and x["settle_runs"]]  # fmt: skip
+    settle = [
+        x["settle_runs"]
+        for x in doc["results"]
+        if x["gated"] and x["verdict"] == answers.INCONCLUSIVE and x["settle_runs"]
+    ]
     assert settle, doc["results"]
     said = answers.settle_text(max(settle))
     assert check["output"]["title"].startswith("🟡 Inconclusive") and said in check["output"]["title"]
@@ -321,9 +355,18 @@ def test_fork_pull_request_runs_nothing(bare_world):
 def dispatch(world: World, name: str, sha: str, ref: str, **inputs: str) -> dict:
     """A run by hand: the inputs as the Run workflow form sends them (strings, in the payload
     and as act's --input)."""
-    inputs = {"suite": "quick", "clients": "hft", "orders": "300", "connections": "1", "rate": "",
-              "duration": "", "repeats": "1", "publish": "true", "allow_untuned": "true",
-              **inputs}  # fmt: skip
+    inputs = {
+        "suite": "quick",
+        "clients": "hft",
+        "orders": "300",
+        "connections": "1",
+        "rate": "",
+        "duration": "",
+        "repeats": "1",
+        "publish": "true",
+        "allow_untuned": "true",
+        **inputs,
+    }
     flags = [a for k, v in inputs.items() for a in ("--input", f"{k}={v}")]
     return world.act(name, "workflow_dispatch", {"inputs": inputs}, sha, ref, extra=flags)
 
@@ -332,8 +375,12 @@ def dispatch(world: World, name: str, sha: str, ref: str, **inputs: str) -> dict
 def test_dispatch_good_inputs_publishes_from_main_only_bad_inputs_refused(world):
     sha = git(world.dev, "rev-parse", "main")
     r = dispatch(world, "dispatch-good", sha, "refs/heads/main")
-    assert r["jobs"] == {"pool": "success", "dispatch-bench": "success", "publish": "success",
-                         "publish-push": "success"}, r["log"]  # fmt: skip
+    assert r["jobs"] == {
+        "pool": "success",
+        "dispatch-bench": "success",
+        "publish": "success",
+        "publish-push": "success",
+    }, r["log"]
     assert "quick" in world.pages("ls-tree", "--name-only", "gh-pages", "data/shards/")
     assert re.fullmatch(
         r"history: add run_\d{8}T\d{6}Z_[0-9a-f]{6}", world.pages("log", "-1", "--format=%s", "gh-pages")
@@ -350,12 +397,16 @@ def test_dispatch_good_inputs_publishes_from_main_only_bad_inputs_refused(world)
 
 @needs
 def test_regression_issue_opened_and_closed_then_two_queued_pushes_both_published(world):
-    slow = world.commit(f"order path: busy-wait ({TEAM} fyi)", delay_us=30,
-                        files={"bench-config/pool.yaml": pool_yaml(SLOWED_ROUNDS)})  # fmt: skip
+    slow = world.commit(
+        f"order path: busy-wait ({TEAM} fyi)",
+        delay_us=30,
+        files={"bench-config/pool.yaml": pool_yaml(SLOWED_ROUNDS)},
+    )
     # MICRO_SUITES none, here and in the recovery: the microbenchmark jobs are not run (the
     # first push and the queued pair run them), and nothing waits on them.
-    r = world.act("push-b", "push", {"after": slow}, slow, "refs/heads/main", rounds=SLOWED_ROUNDS,
-                  micro="none")  # fmt: skip
+    r = world.act(
+        "push-b", "push", {"after": slow}, slow, "refs/heads/main", rounds=SLOWED_ROUNDS, micro="none"
+    )
     assert set(r["jobs"]) == set(MAIN_JOBS) and r["jobs"]["main-bench"] == "success", r["log"]
     assert r["jobs"]["report-regression"] == "success", r["log"]
     assert r["outputs"]["main-combine"]["regression"] == "true"
@@ -424,8 +475,13 @@ def test_ci_yml_under_act(bare_world):
     )
     assert r["jobs"] == {"workflows": "success"}, r["log"]
     assert "actionlint, zizmor and shellcheck clean" in r["log"]
-    plan = subprocess.run([str(ACT), "push", "-W", ".github/workflows/ci.yml", "-l"], cwd=ROOT,
-                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+    plan = subprocess.run(
+        [str(ACT), "push", "-W", ".github/workflows/ci.yml", "-l"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert re.search(r"^0\s+lint-test\s+lint-test\s+ci", plan, re.M) and re.search(
         r"^0\s+workflows\s", plan, re.M
     ), plan

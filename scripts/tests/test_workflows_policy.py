@@ -54,9 +54,12 @@ def test_workflows_keep_every_push_and_least_privilege():
     for name, job in wf["jobs"].items():
         if "write" not in (job.get("permissions") or {}).values():
             continue
-        assert job["permissions"] in ({"contents": "write"}, {"contents": "read", "pull-requests": "write"},
-                                      {"contents": "read", "issues": "write"},
-                                      {"contents": "read", "checks": "write"}), name  # fmt: skip
+        assert job["permissions"] in (
+            {"contents": "write"},
+            {"contents": "read", "pull-requests": "write"},
+            {"contents": "read", "issues": "write"},
+            {"contents": "read", "checks": "write"},
+        ), name
         if "checks" in job["permissions"]:  # the verdict's check run: its one step holds the token
             holders = [s["run"] for s in job["steps"] if "github.token" in json.dumps(s.get("env", {}))]
             assert name == "pr-combine" and holders == [

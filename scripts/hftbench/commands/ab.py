@@ -78,8 +78,22 @@ from .flags import Builds, Selection, choose_design, new_out
 class AbCommand(Command):
     name = "ab"
     help = "build two refs, run them interleaved until conclusive, compare (the PR gate)"
-    shared = ("suite", "scenarios", "clients", "orders", "out", "repo", "clients_bin", "build_cmd",
-              "build_timeout", "require_sandbox", "server_flags", "design", "gates", "quiet")  # fmt: skip
+    shared = (
+        "suite",
+        "scenarios",
+        "clients",
+        "orders",
+        "out",
+        "repo",
+        "clients_bin",
+        "build_cmd",
+        "build_timeout",
+        "require_sandbox",
+        "server_flags",
+        "design",
+        "gates",
+        "quiet",
+    )
     rounds = AB_ROUNDS
     time_budget_help = "no further pair once measuring would pass this many seconds, builds excluded"
 
@@ -98,9 +112,11 @@ class AbCommand(Command):
             "--keep-worktrees", action="store_true", help="leave each side's tree (<out>/<side>/worktree)"
         )
         p.add_argument(
-            "--profile", action=argparse.BooleanOptionalAction, default=None,
+            "--profile",
+            action=argparse.BooleanOptionalAction,
+            default=None,
             help="profile one extra, uncounted round a side (default: only on a regression)",
-        )  # fmt: skip
+        )
 
     def options(self) -> AbOptions:
         a = self.args
@@ -139,8 +155,13 @@ class AbCommand(Command):
     def unbuilt(self, job: Job, exc: BuildTimedOut) -> int:
         """A side's build killed at --build-timeout: its verdict, written like any (exit 1)."""
         v = timeout_verdict(job, exc)
-        self.close(v, [v.build_timeout.why], verdict=job.out / "verdict.json", summary=job.out / "summary.md",
-                   quiet=self.args.quiet)  # fmt: skip
+        self.close(
+            v,
+            [v.build_timeout.why],
+            verdict=job.out / "verdict.json",
+            summary=job.out / "summary.md",
+            quiet=self.args.quiet,
+        )
         say(f"{v.status}: {v.build_timeout.why}; {job.out / 'summary.md'}")
         return v.exit_code
 
@@ -154,11 +175,18 @@ class AbCommand(Command):
             served = {side: job.served(side) for side in ("base", "head")}
             taken = profile.profile_sides(job.rig, served, job.out, title, job.p50_us, job.root)
             v.profile = ProfileRecord.from_json(taken)
-        self.close(v, c.failures(), verdict=job.out / "verdict.json", summary=job.out / "summary.md",
-                   quiet=self.args.quiet)  # fmt: skip
+        self.close(
+            v,
+            c.failures(),
+            verdict=job.out / "verdict.json",
+            summary=job.out / "summary.md",
+            quiet=self.args.quiet,
+        )
         builds = sum(job.builds.values())
-        say(f"{c.status}{' (partial)' if partial else ''} after {looked.rounds} rounds per side; measuring "
-            f"took {looked.measured_s:.0f} s (builds {builds:.0f} s); {job.out / 'summary.md'}")  # fmt: skip
+        say(
+            f"{c.status}{' (partial)' if partial else ''} after {looked.rounds} rounds per side; measuring "
+            f"took {looked.measured_s:.0f} s (builds {builds:.0f} s); {job.out / 'summary.md'}"
+        )
         return 130 if partial else c.exit_code
 
 
@@ -225,8 +253,13 @@ class Job:
     def served(self, side: str) -> Served:
         """`side` as the rig serves it: its bin/, its flags, its commit (its git info read from
         the clone by sha, never from its tree) and its ref's label."""
-        return Served(self.side_bin(side), tuple(self.flags[side]), repo=self.repo, commit=self.sha[side],
-                      label=self.label[side])  # fmt: skip
+        return Served(
+            self.side_bin(side),
+            tuple(self.flags[side]),
+            repo=self.repo,
+            commit=self.sha[side],
+            label=self.label[side],
+        )
 
 
 def make_job(o: AbOptions, cfg: config_mod.Config, root: Path) -> Job:
@@ -277,16 +310,25 @@ def build(job: Job) -> None:
                 job.scratch = sandbox.scratch_for(target, seed="cargo" in job.build_cmd)
             how = "" if side == "base" else " in the sandbox" if job.scratch else f" ({job.sandboxing.note})"
             say(f"building {side} {job.sha[side][:10]}{how} …")
-            job.builds[side] = build_server(job.repo, job.sha[side], job.out / side, job.build_cmd, target,
-                                            scratch=job.scratch, timeout_s=job.build_timeout_s)  # fmt: skip
+            job.builds[side] = build_server(
+                job.repo,
+                job.sha[side],
+                job.out / side,
+                job.build_cmd,
+                target,
+                scratch=job.scratch,
+                timeout_s=job.build_timeout_s,
+            )
             if side == "base" and job.sandboxing.enabled:  # both sides serve alike (an A/A copies it)
                 sandbox.serve_inside(job.out / "base")
         link_clients(job.clients_bin, job.side_bin(side), job.rig.plan.clients)
     isolate_servers(job)
     same_server(job)
     plan = job.rig.plan
-    say(f"built in {sum(job.builds.values()):.0f} s; measuring "
-        f"{', '.join(s.name for s in plan.scenarios)} × {', '.join(plan.clients)}")  # fmt: skip
+    say(
+        f"built in {sum(job.builds.values()):.0f} s; measuring "
+        f"{', '.join(s.name for s in plan.scenarios)} × {', '.join(plan.clients)}"
+    )
 
 
 def isolate_servers(job: Job) -> None:
@@ -296,8 +338,10 @@ def isolate_servers(job: Job) -> None:
     before the flag binds its own port, as it always did, and the run says so."""
     job.sandboxing = sandbox.isolate_network(job.sandboxing, job.side_bin("head") / "hft-server")
     if not takes_listen_fd(job.side_bin("base") / "hft-server"):
-        say(f"base {job.sha['base'][:10]}'s server has no --listen-fd (its commit predates it): it binds "
-            "its own port on the host's network, as before")  # fmt: skip
+        say(
+            f"base {job.sha['base'][:10]}'s server has no --listen-fd (its commit predates it): it binds "
+            "its own port on the host's network, as before"
+        )
 
 
 def same_server(job: Job) -> None:
@@ -346,8 +390,10 @@ def measure_round(job: Job, pair: int) -> None:
     for side, run in runs.items():
         job.session.keep(side, run)
         bad = [f"{c.scenario}: {c.reason}" for c in run.failed]
-        say(f"round {pair + 1} {side}: {len(run.cells) - len(bad)}/{len(run.cells)} cells ok"
-            + (f" ({bad[0]})" if bad else ""))  # fmt: skip
+        say(
+            f"round {pair + 1} {side}: {len(run.cells) - len(bad)}/{len(run.cells)} cells ok"
+            + (f" ({bad[0]})" if bad else "")
+        )
         p50 = profile.round_p50(run)
         if p50 is not None:
             job.p50_us.setdefault(side, []).append(p50)
@@ -383,8 +429,10 @@ def measure(job: Job) -> Looked | None:
             lambda pair: measure_round(job, pair), settled, on_more=more, failed=certain
         )
         if stopped == FAILED:
-            say(f"after {session.done} rounds a side the check already fails (its failures, or a "
-                "regression certain at the early look): no more rounds")  # fmt: skip
+            say(
+                f"after {session.done} rounds a side the check already fails (its failures, or a "
+                "regression certain at the early look): no more rounds"
+            )
             comparison = compare_job(job)
         if stopped == TIME_OUT:
             budget = f"time budget {job.rounds.time_budget_s:.0f} s spent"
@@ -431,8 +479,10 @@ def timeout_verdict(job: Job, exc: BuildTimedOut) -> Verdict:
     regression, as a head whose server dies is). Base's makes the comparison invalid: nothing
     judged, and what is not judged is not green."""
     side = "base" if exc.sha == job.sha["base"] else "head"
-    why = (f"{side}'s build did not finish in {exc.limit_s:g} s: it was killed with every process it "
-           f"started (see {side}/build.log; a longer limit: --build-timeout)")  # fmt: skip
+    why = (
+        f"{side}'s build did not finish in {exc.limit_s:g} s: it was killed with every process it "
+        f"started (see {side}/build.log; a longer limit: --build-timeout)"
+    )
     design = job.rig.design
     v = Verdict(
         status=answers.REGRESSION if side == "head" else answers.INVALID,

@@ -69,8 +69,19 @@ class BisectCommand(Command):
     name = "bisect"
     help = "find the commit that made a series slower (interleaved A/B at each step)"
     raw_description = True
-    shared = ("suite", "orders", "out", "repo", "clients_bin", "build_cmd", "build_timeout",
-              "require_sandbox", "server_flags", "gates", "quiet")  # fmt: skip
+    shared = (
+        "suite",
+        "orders",
+        "out",
+        "repo",
+        "clients_bin",
+        "build_cmd",
+        "build_timeout",
+        "require_sandbox",
+        "server_flags",
+        "gates",
+        "quiet",
+    )
     rounds = BISECT_ROUNDS
     time_budget_help = "seconds for the whole bisect, builds included"
 
@@ -239,8 +250,15 @@ def built(b: Bisect, commit: bs.Commit) -> Path:
     if commit.sha not in b.built:
         folder = b.out / "builds" / commit.sha[:12]
         say(f"building {commit.sha[:10]} {commit.subject[:50]}{'' if b.scratch else ' UNSANDBOXED'} …")
-        build_server(b.repo, commit.sha, folder, b.build_cmd, b.root / "target" / "ab", scratch=b.scratch,
-                     timeout_s=b.build_timeout_s)  # fmt: skip
+        build_server(
+            b.repo,
+            commit.sha,
+            folder,
+            b.build_cmd,
+            b.root / "target" / "ab",
+            scratch=b.scratch,
+            timeout_s=b.build_timeout_s,
+        )
         link_clients(b.clients_bin, folder / "bin", b.rig.plan.clients)
         b.built[commit.sha] = folder
     return b.built[commit.sha]

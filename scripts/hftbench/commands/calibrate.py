@@ -77,13 +77,24 @@ class Measuring:
         flags = {
             "aa": base,
             "slow": [*base, "--inject-delay-us", str(args.inject_delay_us)],
-            "stall": [*base, "--inject-stall-us", str(args.inject_stall_us),
-                      "--inject-stall-every", str(args.inject_stall_every)],
+            "stall": [
+                *base,
+                "--inject-stall-us",
+                str(args.inject_stall_us),
+                "--inject-stall-every",
+                str(args.inject_stall_every),
+            ],
             "after": [*base, "--inject-after-reply-us", str(args.inject_after_reply_us)],
             "contention": [*base, "--inject-contention-us", str(args.inject_contention_us)],
-        }  # fmt: skip
-        counts = {"aa": args.runs, "slow": args.slow_runs, "stall": args.stall_runs, "after": args.after_runs,
-                  "contention": args.contention_runs, "solo": args.solo_runs}  # fmt: skip
+        }
+        counts = {
+            "aa": args.runs,
+            "slow": args.slow_runs,
+            "stall": args.stall_runs,
+            "after": args.after_runs,
+            "contention": args.contention_runs,
+            "solo": args.solo_runs,
+        }
         return cls(Selection.of(args), args.design, counts, flags)
 
 
@@ -159,13 +170,17 @@ class CalibrateCommand(Command):
             "--after-runs", type=int, default=16, help="rounds against work after the reply (default 16)"
         )
         p.add_argument(
-            "--contention-runs", type=int, default=16,
+            "--contention-runs",
+            type=int,
+            default=16,
             help="rounds against a cost that appears only with several connections open (default 16)",
-        )  # fmt: skip
+        )
         p.add_argument(
-            "--inject-after-reply-us", type=int, default=18,
+            "--inject-after-reply-us",
+            type=int,
+            default=18,
             help="hft-server --inject-after-reply-us (default 18: about one order's own CPU on the VM)",
-        )  # fmt: skip
+        )
         p.add_argument(
             "--inject-contention-us",
             type=int,
@@ -176,15 +191,19 @@ class CalibrateCommand(Command):
             "--comparisons", type=int, default=200, help="random comparisons of each kind (default 200)"
         )
         p.add_argument(
-            "--k", type=int, default=AB_ROUNDS.repeats,
+            "--k",
+            type=int,
+            default=AB_ROUNDS.repeats,
             help=f"rounds in a comparison (default {AB_ROUNDS.repeats}: ab's first look)",
-        )  # fmt: skip
+        )
         d = AB_ROUNDS  # the looks a verdict is one of: ab's, with its defaults
         p.add_argument(
-            "--looks", type=int, default=d.looks,
+            "--looks",
+            type=int,
+            default=d.looks,
             help=f"verdicts taken at this many looks, as ab does ({d.repeats} to {d.max_repeats} rounds "
             f"by {d.step}: {d.looks}; the default)",
-        )  # fmt: skip
+        )
         p.add_argument("--bootstrap", type=int, default=500, help="bootstrap replicates (default 500)")
         p.add_argument("--permutations", type=int, default=1000, help="permutation splits (default 1000)")
         p.add_argument(
@@ -195,8 +214,13 @@ class CalibrateCommand(Command):
         args = self.args
         # Every series of the suite and only the gated metrics: calibrate decides what is guarded.
         gates = load_gates(self.gates_file(args.gates))
-        gates = replace(gates, bootstrap=args.bootstrap, permutations=args.permutations, series=None,
-                        metrics=[m for m in gates.metrics if m.gated]).for_looks(args.looks)  # fmt: skip
+        gates = replace(
+            gates,
+            bootstrap=args.bootstrap,
+            permutations=args.permutations,
+            series=None,
+            metrics=[m for m in gates.metrics if m.gated],
+        ).for_looks(args.looks)
         stamp = paths.utc_stamp()
         out = (args.out or args.source or paths.results_dir(self.root) / f"calibrate_{stamp}").resolve()
         if args.source is None:

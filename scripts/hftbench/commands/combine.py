@@ -91,8 +91,19 @@ def read_leg(name: str, folder: Path, runner: dict[str, Any], expect: legcheck.E
     partial = bool(own.partial)
     state = INTERRUPTED if partial else COMPLETE
     why = "interrupted: judged on the rounds it completed" if partial else None
-    return Leg(name, state, why, doc, sides["base"], sides["head"], trusted.mdes, trusted.guards,
-               trusted.digest, trusted.design, optional)  # fmt: skip
+    return Leg(
+        name,
+        state,
+        why,
+        doc,
+        sides["base"],
+        sides["head"],
+        trusted.mdes,
+        trusted.guards,
+        trusted.digest,
+        trusted.design,
+        optional,
+    )
 
 
 def _build_timeout(doc: dict[str, Any]) -> str | None:
@@ -120,8 +131,10 @@ def shared_run_ids(legs: list[Leg]) -> None:
         if leg.measured and twice:
             others = sorted({n for rid in twice for n in owners[rid]} - {leg.name})
             leg.state, leg.base, leg.head, leg.doc = REFUSED, None, None, {}
-            leg.why = (f"leg {leg.name}: verdict.json run_ids: {twice[0]} is also leg {', '.join(others)}'s: "
-                       "one leg's folder uploaded under two names")  # fmt: skip
+            leg.why = (
+                f"leg {leg.name}: verdict.json run_ids: {twice[0]} is also leg {', '.join(others)}'s: "
+                "one leg's folder uploaded under two names"
+            )
 
 
 def check_fails(legs: list[Leg], unexpected: list[str], legs_result: str | None) -> list[str]:
@@ -135,11 +148,15 @@ def check_fails(legs: list[Leg], unexpected: list[str], legs_result: str | None)
             why.append(f"{leg.why} (refused, optional or not)")
         elif leg.state not in (COMPLETE, OTHER_REFS) and not leg.optional:
             said = (leg.why or "").removeprefix(f"{leg.state}: ")  # "interrupted: judged on …"
-            why.append(f"leg {leg.name} {leg.state}: {said}; pool.yaml requires this runner "
-                       "(`optional: true` lets the others decide without it)")  # fmt: skip
+            why.append(
+                f"leg {leg.name} {leg.state}: {said}; pool.yaml requires this runner "
+                "(`optional: true` lets the others decide without it)"
+            )
     if legs_result and legs_result != "success" and all(leg.state == COMPLETE for leg in legs):
-        why.append(f"a leg's job ended {legs_result} though every leg's artifact is complete: one may have "
-                   "uploaded under another leg's name (see the bench leg jobs' logs)")  # fmt: skip
+        why.append(
+            f"a leg's job ended {legs_result} though every leg's artifact is complete: one may have "
+            "uploaded under another leg's name (see the bench leg jobs' logs)"
+        )
     return why
 
 
@@ -165,11 +182,21 @@ def pool_doc(
     for leg in legs:
         own = leg.verdict
         ab = own.ab or AbSection()
-        runners.append(PoolRunner(
-            name=leg.name, state=leg.state, why=leg.why, runner=own.head.runner, verdict=own.status,
-            rounds_per_side=ab.rounds_per_side, measure_s=ab.measure_s, calibration=leg.calibration,
-            rows=seen.get(leg.name, []), calibrated_mde=leg.calibrated_mde or None, optional=leg.optional,
-        ))  # fmt: skip
+        runners.append(
+            PoolRunner(
+                name=leg.name,
+                state=leg.state,
+                why=leg.why,
+                runner=own.head.runner,
+                verdict=own.status,
+                rounds_per_side=ab.rounds_per_side,
+                measure_s=ab.measure_s,
+                calibration=leg.calibration,
+                rows=seen.get(leg.name, []),
+                calibrated_mde=leg.calibrated_mde or None,
+                optional=leg.optional,
+            )
+        )
     missing = [leg.name for leg in legs if leg.state != COMPLETE]
     return PoolSection(runners, missing, bool(missing), alone or [], PoolCheck(not fails, list(fails or [])))
 
@@ -255,8 +282,10 @@ def failure_lines(comparison: Comparison, alone: list[Alone]) -> list[str]:
     for check in comparison.checks():
         if (check.series, check.metric) in decided:  # the pooled figures are not why it fails
             a = decided[(check.series, check.metric)]
-            lines.append(f"{check.series} {check.metric}: {alone_text(a)} (its own test), "
-                         f"beyond the threshold {check.threshold:.2f}")  # fmt: skip
+            lines.append(
+                f"{check.series} {check.metric}: {alone_text(a)} (its own test), "
+                f"beyond the threshold {check.threshold:.2f}"
+            )
         elif message := check.fails():
             lines.append(message)
     return lines

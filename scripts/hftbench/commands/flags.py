@@ -74,8 +74,11 @@ def choose_design(plan: Plan, wanted: str) -> str:
     that cannot run as one is a UsageError naming the cell."""
     from ..measure import duet
 
-    why = [f"{sc.name}/{client}: {reason}" for sc, client, _ in plan.cells()
-           if (reason := duet.qualifies(sc, client))]  # fmt: skip
+    why = [
+        f"{sc.name}/{client}: {reason}"
+        for sc, client, _ in plan.cells()
+        if (reason := duet.qualifies(sc, client))
+    ]
     if wanted == DUET and why:
         raise UsageError(f"--design duet: {why[0]}; pass --design paired-rounds, or a suite of such cells")
     if wanted == "auto":

@@ -210,8 +210,11 @@ class RunCommand(Command):
         finally:
             signal.signal(signal.SIGTERM, previous)
         if rig.capacity_rps:
-            print(f"hftbench run: every round at a share of {rig.capacity_rps:.0f} orders/s, probed once "
-                  f"({out / 'capacity-probe.log'})", file=sys.stderr)  # fmt: skip
+            print(
+                f"hftbench run: every round at a share of {rig.capacity_rps:.0f} orders/s, probed once "
+                f"({out / 'capacity-probe.log'})",
+                file=sys.stderr,
+            )
         return max(codes)
 
     def interrupted(self, run_dir: Path, kept: str) -> int:

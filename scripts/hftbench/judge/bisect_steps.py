@@ -200,8 +200,10 @@ def from_verdict(doc: Verdict, given: Target) -> tuple[Target, str | None]:
             more = ""
             if len(found) > 1:
                 more = f", the largest of {len(found)} regressions; --series/--metric pick another"
-            picked = (f"bisecting {worst.scenario}/{worst.client} {metrics.label(worst.metric)} "
-                      f"({fmt_change(worst.ratio)} in the verdict){more}")  # fmt: skip
+            picked = (
+                f"bisecting {worst.scenario}/{worst.client} {metrics.label(worst.metric)} "
+                f"({fmt_change(worst.ratio)} in the verdict){more}"
+            )
         series = series or f"{worst.scenario}/{worst.client}"
         metric = metric or worst.metric
     filled = replace(

@@ -59,8 +59,12 @@ def p_spread(p_values: list[float]) -> dict[str, float]:
     n = len(p)
     ranks = np.arange(1, n + 1) / n
     ks = float(max(np.max(ranks - p), np.max(p - (ranks - 1.0 / n))))
-    return {"n": n, "below_0.01": round(float(np.mean(p < 0.01)), 4),
-            "below_0.05": round(float(np.mean(p < 0.05)), 4), "ks_d": round(ks, 4)}  # fmt: skip
+    return {
+        "n": n,
+        "below_0.01": round(float(np.mean(p < 0.01)), 4),
+        "below_0.05": round(float(np.mean(p < 0.05)), 4),
+        "ks_d": round(ks, 4),
+    }
 
 
 def guard_rows(
@@ -87,20 +91,39 @@ def guard_rows(
         elif rate > MAX_FALSE_ALARMS:
             why = f"A/A false alarms {100 * rate:.1f} % > {100 * MAX_FALSE_ALARMS:.0f} % on this runner"
         elif coverage is not None and coverage < gates.confidence - MAX_COVERAGE_SHORTFALL:
-            why = (f"A/A intervals held 1 in {100 * coverage:.1f} % of draws, they state "
-                   f"{100 * gates.confidence:.2f} %: too narrow for this runner's noise")  # fmt: skip
+            why = (
+                f"A/A intervals held 1 in {100 * coverage:.1f} % of draws, they state "
+                f"{100 * gates.confidence:.2f} %: too narrow for this runner's noise"
+            )
         elif mde > m.threshold:
             why = f"MDE {100 * (mde - 1):+.1f} % > {100 * (m.threshold - 1):.0f} % on this runner"
         else:
             why = not_shown_whole(key, survival)
-        rows.append({"series": series, "metric": metric, "false_alarms": round(rate, 4),
-                     "coverage": coverage, "p_values": aa.get("series_p", {}).get(key),
-                     "mde": mde, "guarded": why is None, "why_not": why})  # fmt: skip
+        rows.append(
+            {
+                "series": series,
+                "metric": metric,
+                "false_alarms": round(rate, 4),
+                "coverage": coverage,
+                "p_values": aa.get("series_p", {}).get(key),
+                "mde": mde,
+                "guarded": why is None,
+                "why_not": why,
+            }
+        )
     for key, why in sorted((aa.get("series_why_not") or {}).items()):  # never tested here
         if key not in aa["series_tested"] and gates.metric(key.rsplit(" ", 1)[1]).kind != "errors":
             series, metric = key.rsplit(" ", 1)
-            rows.append({"series": series, "metric": metric, "false_alarms": None, "mde": None,
-                         "guarded": False, "why_not": why})  # fmt: skip
+            rows.append(
+                {
+                    "series": series,
+                    "metric": metric,
+                    "false_alarms": None,
+                    "mde": None,
+                    "guarded": False,
+                    "why_not": why,
+                }
+            )
     return rows
 
 
@@ -129,8 +152,10 @@ def not_shown_whole(key: str, survival: dict[str, dict[str, dict[str, Any]]] | N
 
 def guards_by_key(rows: list[dict[str, Any]]) -> dict[str, str | None]:
     """ "series metric" -> None (guarded) or why not: what Gates.guards holds (pure)."""
-    return {f"{r['series']} {r['metric']}": (None if r.get("guarded") else r.get("why_not") or "not guarded")
-            for r in rows}  # fmt: skip
+    return {
+        f"{r['series']} {r['metric']}": (None if r.get("guarded") else r.get("why_not") or "not guarded")
+        for r in rows
+    }
 
 
 def load_guards(path: Path) -> dict[str, str | None]:
@@ -156,8 +181,11 @@ def load_survival(path: Path) -> dict[str, dict[str, float | None]] | None:
     survival = doc.get("survival") if isinstance(doc, dict) else None
     if not isinstance(survival, dict) or not survival:
         return None
-    return {kind: {key: row.get("seen") for key, row in rows.items() if isinstance(row, dict)}
-            for kind, rows in survival.items() if isinstance(rows, dict)}  # fmt: skip
+    return {
+        kind: {key: row.get("seen") for key, row in rows.items() if isinstance(row, dict)}
+        for kind, rows in survival.items()
+        if isinstance(rows, dict)
+    }
 
 
 def apply(gates: Gates, path: Path | str | None, environ=os.environ) -> Gates:

@@ -32,8 +32,10 @@ def solo_dir(kind: str) -> str:
 
 
 def load_solo(source: Path) -> dict[str, list[Run]]:
-    return {kind: load_runs(source / solo_dir(kind)) if (source / solo_dir(kind)).is_dir() else []
-            for kind in KINDS}  # fmt: skip
+    return {
+        kind: load_runs(source / solo_dir(kind)) if (source / solo_dir(kind)).is_dir() else []
+        for kind in KINDS
+    }
 
 
 def load_pools(source: Path) -> dict[str, Pool]:
@@ -144,9 +146,11 @@ def analyse(
     effects = {}
     for kind, pool in pools.items():
         if kind != "aa" and pool:
-            effects[kind] = {f"{r.series} {r.metric}": round(r.ratio, 3)
-                             for r in _compare(pool, kind, gates, design).results
-                             if r.ratio is not None and r.metric in EFFECTS}  # fmt: skip
+            effects[kind] = {
+                f"{r.series} {r.metric}": round(r.ratio, 3)
+                for r in _compare(pool, kind, gates, design).results
+                if r.ratio is not None and r.metric in EFFECTS
+            }
     seen = survival(effects, solo, gates, calibration.MAX_AMPLIFICATION)
     guards = calibration.guard_rows(done["aa"], gates, seen)
     # The guards are decided in the whole suite's family; a verdict with this record tests only
@@ -174,10 +178,15 @@ def pool_offsets(whole: Comparison, keys) -> dict[str, dict[str, float | int]]:
     test's uncorrected p and the rounds. Every draw of k rounds carries the pool's own offset
     from 1, so a pool off by 2 standard errors reads an exact interval's coverage short
     (docs/measurements.md, 2026-11-29): this tells that apart from an interval too narrow."""
-    rows = [r for r in whole.results
-            if f"{r.series} {r.metric}" in keys and None not in (r.ratio, r.p_value)]  # fmt: skip
-    return {f"{r.series} {r.metric}": {"ratio": round(r.ratio, 5), "p": round(r.p_value, 4),
-                                       "rounds": len(whole.base.runs)} for r in rows}  # fmt: skip
+    rows = [r for r in whole.results if f"{r.series} {r.metric}" in keys and None not in (r.ratio, r.p_value)]
+    return {
+        f"{r.series} {r.metric}": {
+            "ratio": round(r.ratio, 5),
+            "p": round(r.p_value, 4),
+            "rounds": len(whole.base.runs),
+        }
+        for r in rows
+    }
 
 
 def _compare(rounds: Pool, label: str, gates: Gates, design: str) -> Comparison:

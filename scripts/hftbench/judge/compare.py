@@ -373,8 +373,10 @@ def _fell_behind(b: list[Repeat], h: list[Repeat]) -> str | None:
     late = [r.behind_p99_us for r in b if r.behind_p99_us is not None]
     if not late:
         return None
-    return (f"the load generator fell behind in {len(late)} of {len(b)} of base's runs (send lateness "
-            f"P99 up to {max(late):,.0f} µs > 10 % of a connection's send interval): not gated")  # fmt: skip
+    return (
+        f"the load generator fell behind in {len(late)} of {len(b)} of base's runs (send lateness "
+        f"P99 up to {max(late):,.0f} µs > 10 % of a connection's send interval): not gated"
+    )
 
 
 def _quantile(

@@ -308,9 +308,15 @@ def soak_drift(head: Side, gates: Gates) -> list[DriftResult]:
     for key, (i, repeats, per_run) in soaks.items():
         rng = np.random.default_rng([gates.seed, 1_000_003, i])
         res, noise = drift_result(
-            *key, per_run, m, gated=m.gated, n_perm=gates.permutations, n_boot=gates.bootstrap,
-            confidence=gates.confidence, rng=rng,
-        )  # fmt: skip
+            *key,
+            per_run,
+            m,
+            gated=m.gated,
+            n_perm=gates.permutations,
+            n_boot=gates.bootstrap,
+            confidence=gates.confidence,
+            rng=rng,
+        )
         last = next(r for r in reversed(repeats) if r.hlog)
         csv_path = server_samples_path(Path(last.hlog).with_suffix(".json"))
         if csv_path.is_file():

@@ -35,8 +35,9 @@ def solo_pairs(build: list[Run], kind: list[Run]) -> list[tuple[Run, Run]]:
     """The build's and the kind's solo runs of the same index (calibrate.measure runs them back
     to back, run_<stamp>_soloNN_<hex>), in the build's order."""
     by_index = {m.group(1): r for r in kind if (m := _SOLO.search(r.run_id))}
-    return [(b, by_index[m.group(1)])
-            for b in build if (m := _SOLO.search(b.run_id)) and m.group(1) in by_index]  # fmt: skip
+    return [
+        (b, by_index[m.group(1)]) for b in build if (m := _SOLO.search(b.run_id)) and m.group(1) in by_index
+    ]
 
 
 def alone_effects(pairs: list[tuple[Run, Run]], gates: Gates) -> dict[str, tuple[float, float, float, int]]:
@@ -93,10 +94,15 @@ def survival(
             design_ratio = effects[kind][key]
             design_log = math.log(design_ratio)
             seen = design_log / mean if abs(math.expm1(mean)) >= SURVIVAL_FLOOR else None
-            rows[key] = {"alone": round(math.exp(mean), 3), "alone_low": round(math.exp(low), 3),
-                         "alone_high": round(math.exp(high), 3), "pairs": n, "design": design_ratio,
-                         "seen": None if seen is None else round(seen, 2),
-                         "whole": shown_whole(design_log, low, n, most)}  # fmt: skip
+            rows[key] = {
+                "alone": round(math.exp(mean), 3),
+                "alone_low": round(math.exp(low), 3),
+                "alone_high": round(math.exp(high), 3),
+                "pairs": n,
+                "design": design_ratio,
+                "seen": None if seen is None else round(seen, 2),
+                "whole": shown_whole(design_log, low, n, most),
+            }
         out[kind] = rows
     return out
 

@@ -78,8 +78,10 @@ def pool_rounds(path: Path, given: dict[str, int] | None) -> Rounds:
     """The pool's `rounds` over ab's defaults (pool.py keeps the mapping as written)."""
     r = replace(AB_ROUNDS, **(given or {}))
     if not r.repeats <= r.max_repeats:
-        raise UsageError(f"{path}: `rounds` gives repeats {r.repeats} > max_repeats {r.max_repeats} "
-                         "(ab's default fills what it omits); set both")  # fmt: skip
+        raise UsageError(
+            f"{path}: `rounds` gives repeats {r.repeats} > max_repeats {r.max_repeats} "
+            "(ab's default fills what it omits); set both"
+        )
     return r
 
 
@@ -113,8 +115,11 @@ def trust(
 
     if doc.get("pool_leg") != name:
         said = doc.get("pool_leg")
-        raise refuse("verdict.json pool_leg", f"{said!r}, but its artifact is runner {name}'s (bench.yml's "
-                     "pr-bench writes the matrix's name there): another leg's verdict")  # fmt: skip
+        raise refuse(
+            "verdict.json pool_leg",
+            f"{said!r}, but its artifact is runner {name}'s (bench.yml's "
+            "pr-bench writes the matrix's name there): another leg's verdict",
+        )
     if doc.get("suite") != ex.suite:
         raise refuse("verdict.json suite", f"{doc.get('suite')!r}, the pool's legs ran {ex.suite!r}")
     _commits(doc, runs, ex, refuse)
@@ -129,13 +134,18 @@ def _commits(doc, runs, ex: Expect, refuse) -> None:
     for side, want in (("base", ex.base_sha), ("head", ex.head_sha)):
         said = (doc.get(side) or {}).get("commit")
         if want and said != want:
-            raise refuse(f"verdict.json {side}.commit", f"{str(said)[:12]}, the pull request's {side} is "
-                         f"{want[:12]} (the event's): it measured other commits")  # fmt: skip
+            raise refuse(
+                f"verdict.json {side}.commit",
+                f"{str(said)[:12]}, the pull request's {side} is "
+                f"{want[:12]} (the event's): it measured other commits",
+            )
         for run in runs[side]:
             if run.git.get("commit") != said:
-                raise refuse(f"{side} run {run.run_id} results.json git.commit",
-                             f"{str(run.git.get('commit'))[:12]}, its side is {str(said)[:12]}: "
-                             "another commit's results")  # fmt: skip
+                raise refuse(
+                    f"{side} run {run.run_id} results.json git.commit",
+                    f"{str(run.git.get('commit'))[:12]}, its side is {str(said)[:12]}: "
+                    "another commit's results",
+                )
             if run.suite != ex.suite:
                 raise refuse(
                     f"{side} run {run.run_id} results.json suite", f"{run.suite!r}, not {ex.suite!r}"
@@ -203,22 +213,28 @@ def _cells(runs, ex: Expect, runner, refuse) -> None:
             for cell in run.cells:
                 if cell.scenario not in allowed:
                     known = ", ".join(sorted(allowed))
-                    raise refuse(f"{where} cell {cell.scenario}/{cell.client}",
-                                 f"not a scenario of suite {ex.suite} on this runner ({known})")  # fmt: skip
+                    raise refuse(
+                        f"{where} cell {cell.scenario}/{cell.client}",
+                        f"not a scenario of suite {ex.suite} on this runner ({known})",
+                    )
                 r = cell.result
                 if r is None:
                     continue
                 if r.ok + r.errors != r.orders or r.orders < 1:
-                    raise refuse(f"{where} cell {cell.scenario}/{cell.client} orders",
-                                 f"{r.orders} measured, but ok {r.ok} + errors {r.errors}")  # fmt: skip
+                    raise refuse(
+                        f"{where} cell {cell.scenario}/{cell.client} orders",
+                        f"{r.orders} measured, but ok {r.ok} + errors {r.errors}",
+                    )
                 # At most the scenario's orders, not exactly, in open loop: an open-loop duet
                 # sends each order to one side at random, so a side measures about half of
                 # them. A closed-loop cell that ran whole measured every one: failed orders
                 # dropped from its counts would leave it short.
                 planned = (run.scenarios.get(cell.scenario) or {}).get("orders")
                 if planned is not None and r.orders > planned:
-                    raise refuse(f"{where} cell {cell.scenario}/{cell.client} orders",
-                                 f"{r.orders}, more than the run's scenario sends ({planned})")  # fmt: skip
+                    raise refuse(
+                        f"{where} cell {cell.scenario}/{cell.client} orders",
+                        f"{r.orders}, more than the run's scenario sends ({planned})",
+                    )
                 if cell.ok and r.mode == "closed" and planned is not None and r.orders != planned:
                     what = f"{r.orders}, its closed-loop scenario sends {planned}: orders left out"
                     raise refuse(f"{where} cell {cell.scenario}/{cell.client} orders", what)
@@ -248,16 +264,25 @@ def _calibration(
     got = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
     if want is None:
         if got is not None:
-            raise refuse(CALIBRATION, f"the leg uploaded a record (sha256 {got}), but pool.yaml gives "
-                         f"runner {runner['name']} no calibration_sha256: add that digest if it is the "
-                         "runner's record")  # fmt: skip
+            raise refuse(
+                CALIBRATION,
+                f"the leg uploaded a record (sha256 {got}), but pool.yaml gives "
+                f"runner {runner['name']} no calibration_sha256: add that digest if it is the "
+                "runner's record",
+            )
         return None, {}, None
     if got is None:
-        raise refuse(CALIBRATION, "missing: pool.yaml gives this runner a calibration_sha256, and the leg "
-                     "uploaded no record (is HFTBENCH_CALIBRATION set on the runner?)")  # fmt: skip
+        raise refuse(
+            CALIBRATION,
+            "missing: pool.yaml gives this runner a calibration_sha256, and the leg "
+            "uploaded no record (is HFTBENCH_CALIBRATION set on the runner?)",
+        )
     if got != want:
-        raise refuse(CALIBRATION, f"sha256 {got}, pool.yaml's calibration_sha256 for runner {runner['name']} "
-                     f"is {want}: not the runner's record (re-calibrated? update pool.yaml)")  # fmt: skip
+        raise refuse(
+            CALIBRATION,
+            f"sha256 {got}, pool.yaml's calibration_sha256 for runner {runner['name']} "
+            f"is {want}: not the runner's record (re-calibrated? update pool.yaml)",
+        )
     try:
         record = json.loads(path.read_text())
         rows = record["guards"]

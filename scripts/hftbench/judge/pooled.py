@@ -122,8 +122,10 @@ def compare_legs(
     gates = gates.for_looks(looks)
     keys = list(dict.fromkeys(k for leg in used for k in leg.base.series if k in leg.head.series))
     own = {leg.name: leg_gates(gates, leg) for leg in used}
-    judged = sum(any(own[leg.name].why_not_judged(*k, m.name) is None for leg in used for m in gates.metrics)
-                 for k in keys)  # fmt: skip
+    judged = sum(
+        any(own[leg.name].why_not_judged(*k, m.name) is None for leg in used for m in gates.metrics)
+        for k in keys
+    )
     gates = compare.enough_splits(gates, judged)
     own = {name: replace(g, permutations=gates.permutations) for name, g in own.items()}
     out, noise, seen = [], {}, {leg.name: [] for leg in legs}
@@ -147,8 +149,9 @@ def compare_legs(
                 if spread is not None:
                     noise[id(row)] = spread
                 for e, w in zip(metric_entries, weights, strict=True):
-                    seen[e.leg].append(SeenRow(e.row.series, e.row.metric, e.row.ratio, e.row.gated,
-                                               round(w, 4), basis))  # fmt: skip
+                    seen[e.leg].append(
+                        SeenRow(e.row.series, e.row.metric, e.row.ratio, e.row.gated, round(w, 4), basis)
+                    )
     confidence = family.correct(out, gates, noise)
     alone = own_regressions(legs, out)
     order = {m.name: i for i, m in enumerate(gates.metrics)}
@@ -183,8 +186,22 @@ def own_regressions(legs: list[Leg], rows: list[MetricResult]) -> list[Alone]:
             if row is None or not own.gated or own.verdict != REGRESSION:
                 continue
             ci = list(own.ci) if own.ci is not None else None
-            found.append((row, Alone(leg.name, row.series, row.metric, own.ratio, ci, own.p_adjusted,
-                                     row.ratio, row.verdict, decided=row.verdict != REGRESSION)))  # fmt: skip
+            found.append(
+                (
+                    row,
+                    Alone(
+                        leg.name,
+                        row.series,
+                        row.metric,
+                        own.ratio,
+                        ci,
+                        own.p_adjusted,
+                        row.ratio,
+                        row.verdict,
+                        decided=row.verdict != REGRESSION,
+                    ),
+                )
+            )
     for row, _ in found:
         named = [a for r, a in found if r is row]
         if row.verdict == REGRESSION:
@@ -210,11 +227,15 @@ def _pooled(
     judges = [e for e in entries if e.row.gated] or [e for e in entries if e.test is not None] or entries
     first = entries[0].row
     row = MetricResult(
-        scenario=first.scenario, client=first.client, metric=first.metric,
+        scenario=first.scenario,
+        client=first.client,
+        metric=first.metric,
         gated=any(e.row.gated for e in entries),
-        base_runs=sum(e.row.base_runs for e in judges), head_runs=sum(e.row.head_runs for e in judges),
-        min_samples=min(e.row.min_samples for e in judges), threshold=first.threshold,
-    )  # fmt: skip
+        base_runs=sum(e.row.base_runs for e in judges),
+        head_runs=sum(e.row.head_runs for e in judges),
+        min_samples=min(e.row.min_samples for e in judges),
+        threshold=first.threshold,
+    )
     if m.gated and not row.gated:
         row.why_not_gated = row.reason = "; ".join(
             f"{e.leg}: {e.row.why_not_gated or e.row.reason}" for e in entries

@@ -39,9 +39,23 @@ def probe(bins: Path, url: str, load: Scenario, placement: Placement) -> float:
     binary = client_binary(bins, client)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "probe.json"
-        cmd = [str(binary), *placement.client_flags(client), "--url", url, "--scenario", "capacity-probe",
-               "--connections", str(load.connections), *load.timeout_flags(),
-               "--warmup", str(PROBE_WARMUP), "--duration", str(PROBE_S), "--output", str(out)]  # fmt: skip
+        cmd = [
+            str(binary),
+            *placement.client_flags(client),
+            "--url",
+            url,
+            "--scenario",
+            "capacity-probe",
+            "--connections",
+            str(load.connections),
+            *load.timeout_flags(),
+            "--warmup",
+            str(PROBE_WARMUP),
+            "--duration",
+            str(PROBE_S),
+            "--output",
+            str(out),
+        ]
         try:
             done = subprocess.run(
                 cmd, capture_output=True, text=True, timeout=60, preexec_fn=client_preexec(placement)

@@ -124,8 +124,13 @@ def client_preexec(placement: Placement) -> Callable[[], None]:
 def start_client(cmd: list[str], log_file, placement: Placement) -> subprocess.Popen:
     """A client in its own session (Ctrl-C reaches only us; we end it ourselves, waiting for
     it), its output into `log_file`, placed and tied to us by client_preexec."""
-    return subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True,
-                            preexec_fn=client_preexec(placement))  # fmt: skip
+    return subprocess.Popen(
+        cmd,
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=client_preexec(placement),
+    )
 
 
 def kill_session(pid: int) -> None:
@@ -218,9 +223,16 @@ def run_cell(
         if server_exit:  # the cause comes first: what the client saw follows from it
             reason = f"{server_exit}; the client: {reason}"
         return Cell.failure(
-            scenario.name, client, repeat, reason,
-            result=result, wall_s=wall, file=rel, exit_code=code, server_orders=server_orders,
-        )  # fmt: skip
+            scenario.name,
+            client,
+            repeat,
+            reason,
+            result=result,
+            wall_s=wall,
+            file=rel,
+            exit_code=code,
+            server_orders=server_orders,
+        )
 
     server_orders: int | None = None
     cpu_before: float | None = None

@@ -380,8 +380,12 @@ class Group:
 
     def describe(self, memory: int, pids: int) -> dict[str, object]:
         """The `cgroup` object of results.json's `server`."""
-        return {"path": str(self.path), "version": self.layout.version, "memory_max_bytes": memory,
-                "pids_max": pids}  # fmt: skip
+        return {
+            "path": str(self.path),
+            "version": self.layout.version,
+            "memory_max_bytes": memory,
+            "pids_max": pids,
+        }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -419,11 +423,15 @@ def policy(*, say: bool = False) -> Policy:
     if problem is None:
         return Policy(True, ON_NOTE, layout)
     if mode == "on":
-        raise UsageError(f"each side's server must run in a cgroup of its own ({ENV}=on), and none can be "
-                         f"made here: {problem}. Fix: {FIX}")  # fmt: skip
+        raise UsageError(
+            f"each side's server must run in a cgroup of its own ({ENV}=on), and none can be "
+            f"made here: {problem}. Fix: {FIX}"
+        )
     if say:
-        _warn(f"note: servers run without cgroups ({problem}); CPU per order counts live processes "
-              f"only (exited children are nobody's); {ENV}=on refuses instead")  # fmt: skip
+        _warn(
+            f"note: servers run without cgroups ({problem}); CPU per order counts live processes "
+            f"only (exited children are nobody's); {ENV}=on refuses instead"
+        )
     return Policy(False, f"none: {problem}", layout)
 
 

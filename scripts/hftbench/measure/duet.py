@@ -96,10 +96,14 @@ def run_round(
     slot_b = "head" if slot_a == "base" else "base"
     slot = {slot_a: "a", slot_b: "b"}
     servers = {
-        s: Server(sides[s].bins / "hft-server", dirs[s] / "server.log", sides[s].flags,
-                  cpus=placement.server_of_slot(slot[s]))
+        s: Server(
+            sides[s].bins / "hft-server",
+            dirs[s] / "server.log",
+            sides[s].flags,
+            cpus=placement.server_of_slot(slot[s]),
+        )
         for s in SIDES
-    }  # fmt: skip
+    }
     # One host, one moment: both folders get the same fingerprint, taken once (the harness's
     # own tuning check: never a side's tree, whose script is the code under test).
     host, tools = fingerprint.host(), fingerprint.tools()
@@ -109,8 +113,9 @@ def run_round(
     started = time.perf_counter()
     # Each side's server in a cgroup of its own (cgroups.py): its CPUs, limits, and its CPU
     # per order read from the group, so a head's exited children still count as its own.
-    groups = cgroups.for_run(f"round_{stamp}_{pair + 1:02d}_{dirs['head'].name[-6:]}",
-                             {s: servers[s].cpus for s in SIDES})  # fmt: skip
+    groups = cgroups.for_run(
+        f"round_{stamp}_{pair + 1:02d}_{dirs['head'].name[-6:]}", {s: servers[s].cpus for s in SIDES}
+    )
     try:
         for s in SIDES:
             servers[s].cgroup = groups.get(s)
@@ -234,13 +239,18 @@ def _client(
     cmd = [
         str(binary),
         *placement.client_flags(duet_client()),
-        "--url", servers[slot_a].url,
-        "--duet-url", servers[slot_b].url,
+        "--url",
+        servers[slot_a].url,
+        "--duet-url",
+        servers[slot_b].url,
         *sc.client_args(duet_client()),
-        "--interval-s", str(BLOCK_S),
-        "--output", str(outs[slot_a]),
-        "--duet-output", str(outs[slot_b]),
-    ]  # fmt: skip
+        "--interval-s",
+        str(BLOCK_S),
+        "--output",
+        str(outs[slot_a]),
+        "--duet-output",
+        str(outs[slot_b]),
+    ]
     log = outs[slot_a].with_suffix(".log")
     start = time.perf_counter()
     with open(log, "wb") as log_file:

@@ -220,10 +220,28 @@ class NetPath:
         p = self.profile
         delay, jitter, loss = (0.0, 0.0, 0.0) if zero_delay else (p.delay_us, p.jitter_us, p.loss_pct)
         cmd = [
-            self.ip, "netns", "exec", self.ns_link, str(self.linkem), "--a", "lc", "--b", "ls",
-            "--delay-us", f"{delay:g}", "--jitter-us", f"{jitter:g}", "--loss-pct", f"{loss:g}",
-            "--seed", str(p.seed), "--spin-us", f"{p.spin_us:g}", "--stats", str(stats_path),
-        ]  # fmt: skip
+            self.ip,
+            "netns",
+            "exec",
+            self.ns_link,
+            str(self.linkem),
+            "--a",
+            "lc",
+            "--b",
+            "ls",
+            "--delay-us",
+            f"{delay:g}",
+            "--jitter-us",
+            f"{jitter:g}",
+            "--loss-pct",
+            f"{loss:g}",
+            "--seed",
+            str(p.seed),
+            "--spin-us",
+            f"{p.spin_us:g}",
+            "--stats",
+            str(stats_path),
+        ]
         stats_path.parent.mkdir(parents=True, exist_ok=True)
         self.link_stats = stats_path
         self.link_proc, _ = procs.start_ready(

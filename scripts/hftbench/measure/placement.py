@@ -199,8 +199,14 @@ class Placement:
         rt, nice = client_rt_priority(), client_nice()
         if self.server and self.clients and self.clients[0] not in self.server:
             second = (self.server[-2],) if len(self.server) > 1 and duet_split() else ()
-            return Placement((self.server[-1],), (self.clients[0],), busy_poll=True, second_server=second,
-                             rt_priority=rt, nice=nice)  # fmt: skip
+            return Placement(
+                (self.server[-1],),
+                (self.clients[0],),
+                busy_poll=True,
+                second_server=second,
+                rt_priority=rt,
+                nice=nice,
+            )
         allowed = sorted(self.server or os.sched_getaffinity(0))
         server = allowed[-1]
         others = [c for c in sorted(self.clients or os.sched_getaffinity(0)) if c != server]

@@ -83,8 +83,13 @@ def run_plan(
     placement = placed(plan, placement_mod.resolve(None, None) if placement is None else placement)
     placement.check()
     if capacity.needs_rate(plan.scenarios):  # the load series: a share of this runner's capacity
-        rate = capacity.measure(plan.scenarios, Path(bins_dir), list(server_flags or []), placement,
-                                Path(run_dir) / "capacity-probe.log")  # fmt: skip
+        rate = capacity.measure(
+            plan.scenarios,
+            Path(bins_dir),
+            list(server_flags or []),
+            placement,
+            Path(run_dir) / "capacity-probe.log",
+        )
         plan = dataclasses.replace(plan, scenarios=capacity.resolve(plan.scenarios, rate))
     host = fingerprint.host()
     if placement.describe():

@@ -57,8 +57,20 @@ FIX = (
 # What a build may see of the job's environment: the toolchain and its flags, both sides alike
 # (base is built with the same list, so the two builds differ only by their code). Never a
 # token: names with these words are dropped even when listed.
-BUILD_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "RUSTUP_TOOLCHAIN",
-             "CARGO_BUILD_JOBS", "CARGO_INCREMENTAL", "CARGO_NET_OFFLINE", "CC", "CXX")  # fmt: skip
+BUILD_ENV = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "RUSTFLAGS",
+    "CARGO_ENCODED_RUSTFLAGS",
+    "RUSTUP_TOOLCHAIN",
+    "CARGO_BUILD_JOBS",
+    "CARGO_INCREMENTAL",
+    "CARGO_NET_OFFLINE",
+    "CC",
+    "CXX",
+)
 SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "KEY")
 
 
@@ -105,8 +117,10 @@ def policy(*, required: bool = False) -> Policy:
             f"the pull request's code must build and run in a sandbox ({why}), and none can start "
             f"here: {problem}. Fix: {FIX}; or set {ENV}=off to run it unsandboxed, outside CI"
         )
-    _warn(f"warning: the head builds and runs UNSANDBOXED ({problem}); its code can write this "
-          f"checkout and its output. Fix: {FIX}")  # fmt: skip
+    _warn(
+        f"warning: the head builds and runs UNSANDBOXED ({problem}); its code can write this "
+        f"checkout and its output. Fix: {FIX}"
+    )
     return Policy(False, f"unsandboxed: {problem}")
 
 
@@ -125,8 +139,10 @@ def isolate_network(box: Policy, server: Path) -> Policy:
             f"bind its own port on the network base's server shares, and --require-sandbox wants it "
             f"isolated. Fix: {NET_FIX}"
         )
-    _warn(f"warning: the head's server has no {LISTEN_FD}: it runs on the shared network, where it "
-          f"can reach base's port and any address. Fix: {NET_FIX}")  # fmt: skip
+    _warn(
+        f"warning: the head's server has no {LISTEN_FD}: it runs on the shared network, where it "
+        f"can reach base's port and any address. Fix: {NET_FIX}"
+    )
     return dataclasses.replace(box, note=f"{SHARED_NOTE}; {box.note}")
 
 
@@ -145,8 +161,9 @@ def probe() -> str | None:
     try:
         # With a network of its own, as a server handed its socket runs (a host or job unit that
         # refuses network namespaces is told here, not by a server that cannot start).
-        proc = subprocess.run(wrap(["true"], writable=(), own_network=True), capture_output=True, text=True,
-                              timeout=20)  # fmt: skip
+        proc = subprocess.run(
+            wrap(["true"], writable=(), own_network=True), capture_output=True, text=True, timeout=20
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bwrap did not run ({exc})"
     if proc.returncode != 0:
@@ -171,9 +188,22 @@ def wrap(
     in `cmd`: bwrap passes them through."""
     # `env -i`: bwrap's own environment must be empty too, as its pid 1 in the sandbox keeps
     # it (readable in /proc/1/environ from inside); --clearenv only clears the command's.
-    args = ["/usr/bin/env", "-i", shutil.which("bwrap") or "/usr/bin/bwrap", "--die-with-parent",
-            "--unshare-pid", "--unshare-ipc", "--new-session",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]  # fmt: skip
+    args = [
+        "/usr/bin/env",
+        "-i",
+        shutil.which("bwrap") or "/usr/bin/bwrap",
+        "--die-with-parent",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--new-session",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+    ]
     if own_network:
         args.append("--unshare-net")
     if os.geteuid() == 0:  # bwrap keeps root's capabilities unless told (one could remount /)
@@ -193,8 +223,7 @@ def build_env(home: Path, target: Path, tmp: Path | None = None) -> dict[str, st
     """A build's environment, the same for both sides: BUILD_ENV from this process's, the cargo
     and rustup homes resolved before HOME is replaced (they stay read-only in a sandbox), a
     scratch HOME, the target dir, and TMPDIR where /tmp is read-only (a sandbox)."""
-    env = {k: v for k, v in os.environ.items()
-           if k in BUILD_ENV and not any(w in k for w in SECRET_WORDS)}  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k in BUILD_ENV and not any(w in k for w in SECRET_WORDS)}
     real_home = Path(os.environ.get("HOME") or Path.home())
     env["CARGO_HOME"] = os.environ.get("CARGO_HOME") or str(real_home / ".cargo")
     env["RUSTUP_HOME"] = os.environ.get("RUSTUP_HOME") or str(real_home / ".rustup")
@@ -245,8 +274,11 @@ def scratch_for(shared_target: Path, seed: bool = True) -> Path:
     (remove_scratch)."""
     root = shared_target.parent / "sandbox"
     root.mkdir(parents=True, exist_ok=True)
-    scratch = Path(subprocess.run(["mktemp", "-d", f"{root}/build.XXXXXX"], capture_output=True,
-                                  text=True, check=True).stdout.strip())  # fmt: skip
+    scratch = Path(
+        subprocess.run(
+            ["mktemp", "-d", f"{root}/build.XXXXXX"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
     if seed and shared_target.is_dir():
         copy = ["cp", "-a", "--reflink=auto", str(shared_target), str(scratch / "target")]
         subprocess.run(copy, check=True)

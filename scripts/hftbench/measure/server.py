@@ -87,8 +87,9 @@ def help_text(binary: Path) -> str:
     key = (str(Path(binary).resolve()), st.st_ino, st.st_mtime_ns, st.st_size)
     if key not in _HELP:
         try:
-            out = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=5,
-                                 stdin=subprocess.DEVNULL)  # fmt: skip
+            out = subprocess.run(
+                [str(binary), "--help"], capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL
+            )
             _HELP[key] = out.stdout if out.returncode == 0 else ""
         except (OSError, subprocess.TimeoutExpired):
             _HELP[key] = ""
@@ -206,8 +207,10 @@ class Server:
                 sock.bind((self.host, 0))
                 sock.listen(BACKLOG)
             except OSError as exc:
-                raise ServerError(f"cannot listen on {self.host}:0 to pass the server a socket: {exc}; "
-                                  "pass a local IPv4 address as the host") from exc  # fmt: skip
+                raise ServerError(
+                    f"cannot listen on {self.host}:0 to pass the server a socket: {exc}; "
+                    "pass a local IPv4 address as the host"
+                ) from exc
             host, port = sock.getsockname()[:2]
             self.url = f"http://{host}:{port}"
             fd = sock.fileno()

@@ -86,10 +86,15 @@ def export_commit(repo: Path, sha: str, tree: Path) -> None:
         raise UsageError(f"exporting {sha[:10]}: {tree} exists already; remove it or pass another --out")
     tree.mkdir(parents=True)
     with tempfile.TemporaryFile() as errors:
-        archive = subprocess.Popen(git_cmd(repo, "archive", "--format=tar", sha), stdout=subprocess.PIPE,
-                                   stderr=errors)  # fmt: skip
-        untar = subprocess.run(["tar", "-x", "--no-same-owner", "-C", str(tree)], stdin=archive.stdout,
-                               capture_output=True, text=True)  # fmt: skip
+        archive = subprocess.Popen(
+            git_cmd(repo, "archive", "--format=tar", sha), stdout=subprocess.PIPE, stderr=errors
+        )
+        untar = subprocess.run(
+            ["tar", "-x", "--no-same-owner", "-C", str(tree)],
+            stdin=archive.stdout,
+            capture_output=True,
+            text=True,
+        )
         archive.stdout.close()
         code = archive.wait()
         errors.seek(0)
@@ -162,8 +167,9 @@ class BuildTimedOut(UsageError):
         )
 
 
-def _run_build(cmd: list[str], tree: Path, env: dict[str, str], log: Path, sha: str,
-               timeout_s: float | None) -> int:  # fmt: skip
+def _run_build(
+    cmd: list[str], tree: Path, env: dict[str, str], log: Path, sha: str, timeout_s: float | None
+) -> int:
     """Run the build with its output (stdout and stderr, in order) in `log`; its exit status.
     It runs in a session and process group of its own, so at `timeout_s`, or when this process
     is interrupted, the whole group is killed: a sandboxed build is bwrap, whose pid namespace
@@ -171,8 +177,15 @@ def _run_build(cmd: list[str], tree: Path, env: dict[str, str], log: Path, sha: 
     included; an unsandboxed one (a trusted base) loses its process group. The output goes to
     a file, not a pipe, so a process that kept it open cannot make this wait."""
     with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=tree, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            cmd,
+            cwd=tree,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             return proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -196,8 +209,12 @@ def _fetch_crates(tree: Path, build_cmd: str, env: dict[str, str]) -> None:
     if "cargo" not in build_cmd or not (tree / "Cargo.lock").is_file() or not shutil.which("cargo"):
         return
     fetch_env = {**env, "HOME": os.environ.get("HOME", env["HOME"])}
-    proc = subprocess.run(["cargo", "fetch", "--locked", "--manifest-path", str(tree / "Cargo.toml")],
-                          env=fetch_env, capture_output=True, text=True)  # fmt: skip
+    proc = subprocess.run(
+        ["cargo", "fetch", "--locked", "--manifest-path", str(tree / "Cargo.toml")],
+        env=fetch_env,
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
         raise UsageError(f"cargo fetch --locked for {tree} failed ({last}): is its Cargo.lock up to date?")

@@ -39,13 +39,17 @@ def survival_lines(
     level = f"{100 * rule['confidence']:g} %" if rule else "stated"
     beyond = f"{rule['magnifies_beyond']:g}×" if rule else "a multiple of"
     least = f"{rule['min_pairs']}+" if rule and "min_pairs" in rule else "enough"
-    lines = ["", "What of each kind survives the design (its effect with each server alone, one at a "
-             f"time: each kind's run against the build's run just before it, with the {level} interval "
-             "over those pairs; against the effect the design measured; 1 sees it whole, 0 not at all; "
-             f"\"not magnified\" where {least} pairs show the design's effect within {beyond} the bottom of "
-             "that interval: only a row not magnified for every kind is guarded):", "",
-             f"| kind | series metric | alone | alone, {level} | in the design | this design |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "",
+        "What of each kind survives the design (its effect with each server alone, one at a "
+        f"time: each kind's run against the build's run just before it, with the {level} interval "
+        "over those pairs; against the effect the design measured; 1 sees it whole, 0 not at all; "
+        f'"not magnified" where {least} pairs show the design\'s effect within {beyond} the bottom of '
+        "that interval: only a row not magnified for every kind is guarded):",
+        "",
+        f"| kind | series metric | alone | alone, {level} | in the design | this design |",
+        "|---|---|---|---|---|---|",
+    ]
     for kind, rows in survival.items():
         for key, r in rows.items():
             interval = f"×{r['alone_low']} … ×{r['alone_high']} ({r['pairs']} pairs)" if "pairs" in r else "–"
@@ -61,10 +65,14 @@ def pool_lines(pool: dict[str, dict[str, Any]]) -> list[str]:
     if not pool:
         return []
     rounds = next(iter(pool.values()))["rounds"]
-    lines = ["", f"The whole A/A pool as one comparison ({rounds} rounds, the round test, p uncorrected): "
-             "every draw above carries this offset, so a pool whose own p is below about 0.05 reads "
-             "an exact interval's coverage short; one above it and a short coverage is an interval "
-             "too narrow:", ""]  # fmt: skip
+    lines = [
+        "",
+        f"The whole A/A pool as one comparison ({rounds} rounds, the round test, p uncorrected): "
+        "every draw above carries this offset, so a pool whose own p is below about 0.05 reads "
+        "an exact interval's coverage short; one above it and a short coverage is an interval "
+        "too narrow:",
+        "",
+    ]
     lines += [f"- {key}: ×{r['ratio']} (p {r['p']})" for key, r in pool.items()]
     return lines
 
@@ -80,18 +88,24 @@ def as_judged_lines(judged: dict[str, dict[str, Any]]) -> list[str]:
     if not aa:
         return []
     keys = [k for k in sorted(aa["series_tested"]) if not k.endswith(" errors")]
-    lines = ["", f"As a verdict with this record judges (Holm over its {len(keys)} guarded series × metrics, "
-             "the same draws):", "",
-             "| series metric | A/A false alarms | A/A interval held 1 | A/A p < 0.05 | MDE |",
-             "|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "",
+        f"As a verdict with this record judges (Holm over its {len(keys)} guarded series × metrics, "
+        "the same draws):",
+        "",
+        "| series metric | A/A false alarms | A/A interval held 1 | A/A p < 0.05 | MDE |",
+        "|---|---|---|---|---|",
+    ]
     for key in keys:
         n = aa["series_tested"][key]
         p = aa["series_p"].get(key) or {}
         below = f"{100 * p['below_0.05']:.1f} %" if p.get("n") else "–"
         mde = aa["mde"].get(key)
-        lines.append(f"| {key} | {_pct(aa['series_regression'].get(key, 0), n)} | "
-                     f"{_pct(aa['series_covered'].get(key, 0), n)} | {below} | "
-                     f"{'–' if mde is None else f'{100 * (mde - 1):+.1f}%'} |")  # fmt: skip
+        lines.append(
+            f"| {key} | {_pct(aa['series_regression'].get(key, 0), n)} | "
+            f"{_pct(aa['series_covered'].get(key, 0), n)} | {below} | "
+            f"{'–' if mde is None else f'{100 * (mde - 1):+.1f}%'} |"
+        )
     lines += ["", "| comparison | flagged | passed with ✅ |", "|---|---|---|"]
     for kind, tally in judged.items():
         n = tally["comparisons"]
@@ -156,24 +170,41 @@ def render(doc: dict[str, Any]) -> str:
         lines += ["", f"Effect of the {TITLE[kind]} (all its rounds, head / base, merged):", ""]
         lines += [f"- {name}: ×{ratio}" for name, ratio in eff.items()]
     lines += ["", "What this runner guards (the record `--calibration` hands the gate):", ""]
-    lines += [f"- {g['series']} {g['metric']}: guarded (MDE {100 * (g['mde'] - 1):+.1f} %)" if g["guarded"]
-              else f"- {g['series']} {g['metric']}: {g['why_not']}" for g in doc["guards"]]  # fmt: skip
+    lines += [
+        f"- {g['series']} {g['metric']}: guarded (MDE {100 * (g['mde'] - 1):+.1f} %)"
+        if g["guarded"]
+        else f"- {g['series']} {g['metric']}: {g['why_not']}"
+        for g in doc["guards"]
+    ]
     honest = [g for g in doc["guards"] if g.get("coverage") is not None]
     if honest:
         conf = doc.get("confidence")
         stated = f" (they state {100 * conf:.2f} %)" if conf else ""
-        lines += ["", "Are the intervals as wide as their evidence? A/A draws whose interval held "
-                  f"1{stated}, and how the A/A p-values spread (uniform when the test is sound: "
-                  "about 1 % below 0.01; D is the largest gap from the uniform CDF):", ""]  # fmt: skip
+        lines += [
+            "",
+            "Are the intervals as wide as their evidence? A/A draws whose interval held "
+            f"1{stated}, and how the A/A p-values spread (uniform when the test is sound: "
+            "about 1 % below 0.01; D is the largest gap from the uniform CDF):",
+            "",
+        ]
         for g in honest:
             p = g.get("p_values") or {}
-            spread = (f"; p < 0.01 in {100 * p['below_0.01']:.1f} %, p < 0.05 in "
-                      f"{100 * p['below_0.05']:.1f} %, D {p['ks_d']:.3f}") if p.get("n") else ""  # fmt: skip
+            spread = (
+                (
+                    f"; p < 0.01 in {100 * p['below_0.01']:.1f} %, p < 0.05 in "
+                    f"{100 * p['below_0.05']:.1f} %, D {p['ks_d']:.3f}"
+                )
+                if p.get("n")
+                else ""
+            )
             lines.append(f"- {g['series']} {g['metric']}: {100 * g['coverage']:.1f} %{spread}")
     lines += pool_lines(doc.get("aa_pool") or {})
     lines += as_judged_lines(doc.get("as_judged") or {})
     lines += survival_lines(doc.get("survival") or {}, doc.get("survival_rule"))
     for series, p in (doc.get("price_of_duet") or {}).items():
-        lines += ["", f"Price of duet, {series}: P50 {p['solo_p50_us']} µs alone, {p['duet_p50_us']} µs "
-                  f"in a duet (×{p['ratio']}): the other server and a shared client's cost."]  # fmt: skip
+        lines += [
+            "",
+            f"Price of duet, {series}: P50 {p['solo_p50_us']} µs alone, {p['duet_p50_us']} µs "
+            f"in a duet (×{p['ratio']}): the other server and a shared client's cost.",
+        ]
     return "\n".join(lines) + "\n"

@@ -26,12 +26,27 @@ from ..series import Series
 POOLED = "all"  # the `repeat` of a series' pooled row
 
 COLUMNS = [
-    "scenario", "client", "repeat", "status", "reason", "mode", "target_rate_rps", "connections",
-    "warmup", "orders", "ok", "errors", "duration_s", "throughput_rps",
+    "scenario",
+    "client",
+    "repeat",
+    "status",
+    "reason",
+    "mode",
+    "target_rate_rps",
+    "connections",
+    "warmup",
+    "orders",
+    "ok",
+    "errors",
+    "duration_s",
+    "throughput_rps",
     *(m.name for m in metrics.LATENCY_US),
-    "send_lateness_p50_us", "send_lateness_p99_us",
-    "wall_s", "exit_code", "server_orders",
-]  # fmt: skip
+    "send_lateness_p50_us",
+    "send_lateness_p99_us",
+    "wall_s",
+    "exit_code",
+    "server_orders",
+]
 
 
 def _figures(series: Series) -> dict[str, object]:

@@ -112,8 +112,11 @@ def survival_sentence(doc: Verdict) -> str:
 
     parts = []
     for kind, rows in (doc.survival or {}).items():
-        seen = [f"{v:.2f} on {mdsafe.text(k.split(' ', 1)[0])} {metrics.label(k.split(' ', 1)[1])}"
-                for k, v in rows.items() if v is not None]  # fmt: skip
+        seen = [
+            f"{v:.2f} on {mdsafe.text(k.split(' ', 1)[0])} {metrics.label(k.split(' ', 1)[1])}"
+            for k, v in rows.items()
+            if v is not None
+        ]
         if seen:
             parts.append(f"{TITLE.get(kind, mdsafe.text(kind))}: {', '.join(seen)}")
     if not parts:

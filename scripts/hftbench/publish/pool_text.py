@@ -25,9 +25,11 @@ def partial_why(doc: Verdict) -> str:
     if not doc.pool:
         return "interrupted"
     by_name = {r.name: r for r in doc.pool.runners}
-    missing = [f"{mdsafe.text(n)} {STATE_WORDS.get(by_name[n].state if n in by_name else None, 'missing')}"
-               f"{' (optional)' if n in by_name and by_name[n].optional else ''}"
-               for n in doc.pool.missing]  # fmt: skip
+    missing = [
+        f"{mdsafe.text(n)} {STATE_WORDS.get(by_name[n].state if n in by_name else None, 'missing')}"
+        f"{' (optional)' if n in by_name and by_name[n].optional else ''}"
+        for n in doc.pool.missing
+    ]
     return ", ".join(missing) if missing else "interrupted"
 
 

@@ -273,11 +273,14 @@ def render(
         "counts from them (coordinated omission corrected). A cell fails on a crash, a timeout, a "
         "result that does not validate against the schema, or any failed order. The floor is a raw "
         "loopback TCP ping-pong (bin/hft-floor): no HTTP, no JSON, no matching engine."
-        + (f" Each cell ran {run.repeats} times, clients rotated between repeats; percentiles "
-           "come from the pooled histograms, throughput is all successful orders over all measured "
-           "seconds (as in results.csv's \"all\" rows, the GAB export, the history and the gate)."
-           if run.repeats > 1 else ""),
-    ]  # fmt: skip
+        + (
+            f" Each cell ran {run.repeats} times, clients rotated between repeats; percentiles "
+            "come from the pooled histograms, throughput is all successful orders over all measured "
+            'seconds (as in results.csv\'s "all" rows, the GAB export, the history and the gate).'
+            if run.repeats > 1
+            else ""
+        ),
+    ]
     if set(run.client_names()) & set(roster.default().having("pins_threads")):
         out += ["", BUSY_POLL_TRADE]
     out += [

@@ -100,7 +100,7 @@ def analyze(run: Run, gates: Gates) -> list[SoakAnalysis]:
                 n_boot=gates.bootstrap,
                 confidence=gates.confidence,
                 rng=np.random.default_rng([gates.seed, i]),
-            )  # fmt: skip
+            )
         )
         a.result = tested[-1][0]
         a.growth = drift.rss_growth_in(a.intervals, a.samples)

@@ -327,8 +327,14 @@ def disagreements(doc: Verdict) -> list[str]:
     for (scenario, client, metric), cpu in rows.items():
         if metric != "cpu_us_per_order" or cpu.verdict not in (answers.REGRESSION, answers.SLOWER):
             continue
-        faster = [r for (s, c, m), r in rows.items() if (s, c) == (scenario, client) and m.endswith("_us")
-                  and m != metric and r.verdict in (answers.IMPROVEMENT, answers.FASTER)]  # fmt: skip
+        faster = [
+            r
+            for (s, c, m), r in rows.items()
+            if (s, c) == (scenario, client)
+            and m.endswith("_us")
+            and m != metric
+            and r.verdict in (answers.IMPROVEMENT, answers.FASTER)
+        ]
         if faster:
             lat = ", ".join(f"{_metric(r)} {change(r).split(' ', 1)[-1]}" for r in faster)
             out.append(

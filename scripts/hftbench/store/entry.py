@@ -149,7 +149,7 @@ def store_verdict(verdict: Verdict | dict[str, Any]) -> dict[str, Any]:
                 r.verdict,
             )
             for r in v.gated_results()
-        ],  # fmt: skip
+        ],
         bisect=v.bisect.stored() if v.bisect else ABSENT,
         headline=headline,
         columns=columns,

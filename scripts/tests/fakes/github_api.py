@@ -89,10 +89,11 @@ def handler(state: State, token: str):
             page, per_page = int(query.get("page", 1)), int(query.get("per_page", 30))
             if number is None and method == "GET":
                 found = [
-                    i for i in state.issues
+                    i
+                    for i in state.issues
                     if i["state"] == query.get("state", "open")
                     and (not query.get("labels") or query["labels"] in [lb["name"] for lb in i["labels"]])
-                ]  # fmt: skip
+                ]
                 return 200, found[(page - 1) * per_page : page * per_page]
             if number is None and method == "POST":
                 issue = {
@@ -158,8 +159,13 @@ def handler(state: State, token: str):
 class FakeGitHub:
     """The fake on a thread: `.url` for GITHUB_API_URL, `.state()` for what it holds."""
 
-    def __init__(self, state_path: Path, token: str = "test-token", login: str = "github-actions[bot]",
-                 seed: dict | None = None):  # fmt: skip
+    def __init__(
+        self,
+        state_path: Path,
+        token: str = "test-token",
+        login: str = "github-actions[bot]",
+        seed: dict | None = None,
+    ):
         self.store = State(Path(state_path), login, seed)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler(self.store, token))
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
