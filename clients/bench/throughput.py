@@ -284,8 +284,21 @@ def run_client(client: str, url: str, duration_s: int, out_dir: Path, place: Pla
     if not exe.is_file():
         return Measure(None, None, None, "missing: run make build")
     out = out_dir / f"{client}-{time.monotonic_ns()}.json"
-    argv = [str(exe), "--url", url, "--duration", str(duration_s), "--connections", str(CONNECTIONS),
-            "--warmup", "1000", "--scenario", "throughput", "--output", str(out)]  # fmt: skip
+    argv = [
+        str(exe),
+        "--url",
+        url,
+        "--duration",
+        str(duration_s),
+        "--connections",
+        str(CONNECTIONS),
+        "--warmup",
+        "1000",
+        "--scenario",
+        "throughput",
+        "--output",
+        str(out),
+    ]
     proc, cpu_s = run_timed(argv, duration_s + 60, place)
     if not out.is_file():
         return Measure(None, None, None, f"exit {proc.returncode}: {proc.stderr.strip()[:80]}")

@@ -70,9 +70,20 @@ def silent_server():
 
 def test_orders_without_an_answer_are_timeouts_and_exit_1(client, silent_server, tmp_path):
     run = run_client(
-        client, tmp_path, "--url", silent_server.url, "--orders", str(ORDERS), "--warmup", "0",
-        "--connections", str(CONNECTIONS), "--timeout-ms", str(TIMEOUT_MS), timeout_s=30,
-    )  # fmt: skip
+        client,
+        tmp_path,
+        "--url",
+        silent_server.url,
+        "--orders",
+        str(ORDERS),
+        "--warmup",
+        "0",
+        "--connections",
+        str(CONNECTIONS),
+        "--timeout-ms",
+        str(TIMEOUT_MS),
+        timeout_s=30,
+    )
     assert run.returncode == 1, f"exit {run.returncode}: {run.stderr}"
     doc = run.doc
     assert schema_errors(doc) == []

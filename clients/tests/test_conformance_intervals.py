@@ -17,9 +17,21 @@ def test_interval_log_has_one_line_per_interval(interval_client, server, tmp_pat
     from hdrh.log import HistogramLogReader
 
     run = run_client(
-        interval_client, tmp_path, "--url", server.url, "--duration", "2.5", "--rate", "1000",
-        "--connections", "2", "--warmup", "50", "--interval-s", "0.5",
-    )  # fmt: skip
+        interval_client,
+        tmp_path,
+        "--url",
+        server.url,
+        "--duration",
+        "2.5",
+        "--rate",
+        "1000",
+        "--connections",
+        "2",
+        "--warmup",
+        "50",
+        "--interval-s",
+        "0.5",
+    )
     assert run.returncode == 0, run.stderr
     assert hlog_counts(run.hlog) == {None: run.doc["ok"], "uncorrected": run.doc["ok"]}
     reader = HistogramLogReader(str(run.hlog), HdrHistogram(1, 60_000_000_000, 3))

@@ -20,9 +20,22 @@ def basic(client, server, tmp_path_factory):
         server.reset_stats()
         out = tmp_path_factory.mktemp(f"basic-{client}")
         run = run_client(
-            client, out, "--url", server.url, "--orders", str(ORDERS), "--warmup", str(WARMUP),
-            "--connections", str(CONNECTIONS), "--scenario", "conformance", "--seed", "7", *NO_TIMEOUT,
-        )  # fmt: skip
+            client,
+            out,
+            "--url",
+            server.url,
+            "--orders",
+            str(ORDERS),
+            "--warmup",
+            str(WARMUP),
+            "--connections",
+            str(CONNECTIONS),
+            "--scenario",
+            "conformance",
+            "--seed",
+            "7",
+            *NO_TIMEOUT,
+        )
         _runs[client] = (run, server.stats()["total_orders"])
     return _runs[client]
 
@@ -82,9 +95,17 @@ def test_thread_pool_is_sized_to_the_cpus_the_client_may_use(pooled, server, tmp
     # one core, and an order waits a whole scheduler time slice behind the other thread.
     one_cpu = {min(os.sched_getaffinity(0))}
     run = run_client(
-        pooled, tmp_path, "--url", server.url, "--orders", "200", "--connections", "8", *NO_TIMEOUT,
+        pooled,
+        tmp_path,
+        "--url",
+        server.url,
+        "--orders",
+        "200",
+        "--connections",
+        "8",
+        *NO_TIMEOUT,
         cpus=one_cpu,
-    )  # fmt: skip
+    )
     assert run.returncode == 0, run.stderr
     assert run.doc["extra"]["workers"] == 1
     assert run.doc["ok"] == 200

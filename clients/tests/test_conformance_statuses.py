@@ -54,9 +54,18 @@ def test_every_answer_with_an_error_status_counts_as_its_kind(client, status, ki
     server = StatusServer(status)
     try:
         run = run_client(
-            client, tmp_path, "--url", server.url, "--orders", str(ORDERS), "--warmup", "0",
-            "--connections", str(CONNECTIONS), *NO_TIMEOUT,
-        )  # fmt: skip
+            client,
+            tmp_path,
+            "--url",
+            server.url,
+            "--orders",
+            str(ORDERS),
+            "--warmup",
+            "0",
+            "--connections",
+            str(CONNECTIONS),
+            *NO_TIMEOUT,
+        )
     finally:
         server.close()
     assert run.returncode == 1, f"exit {run.returncode}: {run.stderr}"

@@ -43,9 +43,21 @@ def test_small_run_prints_both_tables(tmp_path):
         assert (BIN / exe).is_file(), f"{BIN / exe} missing: run make build"
     out = tmp_path / "cmp"
     proc = run(
-        "--bin", str(BIN), "--out", str(out), "--orders", "300", "--warmup", "30",
-        "--connections", "4", "--tput-orders", "600", "--wrk-seconds", "1",
-    )  # fmt: skip
+        "--bin",
+        str(BIN),
+        "--out",
+        str(out),
+        "--orders",
+        "300",
+        "--warmup",
+        "30",
+        "--connections",
+        "4",
+        "--tput-orders",
+        "600",
+        "--wrk-seconds",
+        "1",
+    )
     assert proc.returncode == 0, proc.stderr
     table = proc.stdout
     for row in ("min", "mean", "p50", "p90", "p99", "p999", "max", "stddev", "throughput"):

@@ -26,7 +26,15 @@ def test_every_vector_of_the_seed(hb_print, case):
         # The price is compared as the exact text sent: two decimals, no float rounding.
         assert re.search(r'"price":([0-9.]+),', body).group(1) == want["price"], f"k={want['k']}"
         assert list(got) == [
-            "buy_sell", "symbol", "price", "quantity", "market_type", "price_type",
-            "time_in_force", "order_type", "user_def", "client_timestamp",
-        ]  # fmt: skip
+            "buy_sell",
+            "symbol",
+            "price",
+            "quantity",
+            "market_type",
+            "price_type",
+            "time_in_force",
+            "order_type",
+            "user_def",
+            "client_timestamp",
+        ]
         assert (got["market_type"], got["order_type"], got["user_def"]) == ("common", "stock", "hftbench")

@@ -13,9 +13,24 @@ def test_defaults_follow_the_contract():
 
 def test_both_spellings_and_every_flag():
     cfg = parse_args(
-        ["--url=http://127.0.0.1:9000/", "--orders", "5", "--connections=3", "--warmup", "0", "--rate=2.5",
-         "--timeout-ms", "50", "--scenario", "small", "--seed", "18446744073709551615", "--output", "x.json"]
-    )  # fmt: skip
+        [
+            "--url=http://127.0.0.1:9000/",
+            "--orders",
+            "5",
+            "--connections=3",
+            "--warmup",
+            "0",
+            "--rate=2.5",
+            "--timeout-ms",
+            "50",
+            "--scenario",
+            "small",
+            "--seed",
+            "18446744073709551615",
+            "--output",
+            "x.json",
+        ]
+    )
     assert cfg.order_url == "http://127.0.0.1:9000/order" and cfg.host_port == ("127.0.0.1", 9000)
     assert (cfg.orders, cfg.connections, cfg.warmup, cfg.rate, cfg.timeout_ms) == (5, 3, 0, 2.5, 50)
     assert (cfg.scenario, cfg.seed, cfg.output) == ("small", 2**64 - 1, "x.json")

@@ -31,8 +31,16 @@ def test_bench_build_result_10k_samples(benchmark):
 
     def build():
         return build_result(
-            cfg, started_wall_ns=0, duration_s=1.0, ok=10_000, error_kinds=kinds, latency=hist,
-            uncorrected=None, pacing=None, interrupted=False, extra={},
-        )  # fmt: skip
+            cfg,
+            started_wall_ns=0,
+            duration_s=1.0,
+            ok=10_000,
+            error_kinds=kinds,
+            latency=hist,
+            uncorrected=None,
+            pacing=None,
+            interrupted=False,
+            extra={},
+        )
 
     assert benchmark(build)["ok"] == 10_000
