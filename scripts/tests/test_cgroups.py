@@ -206,6 +206,23 @@ def test_removing_a_group_kills_what_is_left_in_it_and_nothing_else(groups):
 
 
 @needs_groups
+def test_two_runs_with_the_same_run_id_get_groups_of_their_own(monkeypatch):
+    """Run ids are folder names: two runs' `--out a/run` and `--out b/run` once shared a group,
+    and the first to end killed the other's server (CI, 2026-12-02)."""
+    monkeypatch.delenv(cgroups.ENV, raising=False)
+    run_id = f"run_{uuid.uuid4().hex[:6]}"
+    first, second = cgroups.for_run(run_id, {"server": ()}), cgroups.for_run(run_id, {"server": ()})
+    other = subprocess.Popen(["sleep", "1000"], preexec_fn=second.get("server").preexec())
+    try:
+        assert first.get("server").path != second.get("server").path
+        first.remove()
+        assert other.poll() is None and second.get("server").holds(other.pid)
+    finally:
+        second.remove()
+        assert other.wait(timeout=5) == -9
+
+
+@needs_groups
 @needs_sandbox
 def test_in_the_sandbox_a_process_cannot_leave_its_group_and_outside_it_root_can(groups):
     """Back into the group hftbench runs in, in every hierarchy: the sandbox's /sys is

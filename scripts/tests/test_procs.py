@@ -34,6 +34,27 @@ def test_the_ready_line_is_read_from_the_log_and_its_match_returned(tmp_path):
     assert "warming up" in log.read_text()
 
 
+def test_a_child_that_cannot_be_started_raises_the_callers_error_naming_it(tmp_path):
+    """A preexec that fails (its cgroup gone) is the caller's error, so a server restart that
+    fails is a reason its cells fail with, not a crash of the run."""
+
+    def gone() -> None:
+        raise FileNotFoundError("/sys/fs/cgroup/hft-bench/run/server/cgroup.procs")
+
+    with pytest.raises(ServerError, match=r"^child could not be started: .*preexec"):
+        procs.start_ready(
+            child("print('ready on x')"),
+            tmp_path / "c.log",
+            READY,
+            name="child",
+            timeout_s=5,
+            preexec=gone,
+            error=ServerError,
+        )
+    with pytest.raises(procs.StartError, match=r"could not be started: .*No such file"):
+        procs.start_ready([str(tmp_path / "absent")], tmp_path / "c.log", READY, name="child", timeout_s=5)
+
+
 def test_a_ready_line_left_in_the_log_by_an_earlier_start_does_not_count(tmp_path):
     log = tmp_path / "child.log"
     log.write_text("ready on tcp://old:1\n")

@@ -6,9 +6,10 @@ server forks short-lived children that spin (on the CPU base shares with it) and
 as cheap as base while it slows base down; the group's own counter (v2 `cpu.stat`
 usage_usec, v1 `cpuacct.usage`) keeps the CPU of every process that was ever in it.
 
-Per run and side a group `hft-bench/<run id>/<side>`, made under the cgroup hftbench itself
-runs in (in each hierarchy: so the limits set on the job still hold, and only groups we made
-are touched), with
+Per run and side a group `hft-bench/<run id>-<token>/<side>` (the token: two runs whose
+folders share a name, `--out x/run` and `--out y/run`, must never share a group), made under
+the cgroup hftbench itself runs in (in each hierarchy: so the limits set on the job still
+hold, and only groups we made are touched), with
 - `cpuset.cpus`: the side's CPUs (placement.py; unpinned: all its parent allows),
 - a memory limit (`$HFTBENCH_SERVER_MEMORY`, default 2 GiB) and a pids limit
   (`$HFTBENCH_SERVER_PIDS`, default 1024): a head that forks without end or eats the host's
@@ -233,7 +234,7 @@ def _read(path: Path) -> str:
 
 
 class Group:
-    """One side's group, `rel` (hft-bench/<run>/<side>) below each tree's base of `layout`."""
+    """One side's group, `rel` (hft-bench/<run>-<token>/<side>) below each tree's base of `layout`."""
 
     def __init__(self, layout: Layout, rel: str) -> None:
         self.layout = layout
@@ -495,16 +496,20 @@ class RunGroups:
 
 def for_run(run_id: str, sides: Mapping[str, Iterable[int]]) -> RunGroups:
     """A group per side (its CPUs: `sides[side]`, empty = all its parent allows) under
-    hft-bench/<run_id>/, or none, with the reason, where the policy says no. A group that
+    hft-bench/<run_id>-<token>/ (unique: run ids are folder names, and folder names repeat), or
+    none, with the reason, where the policy says no. A group that
     cannot be made after the probe could is an error naming it (OSError)."""
     chosen = policy()
     memory, pids = limits()
     if not chosen.enabled:
         return RunGroups({}, memory, pids, chosen.note)
     made: dict[str, Group] = {}
+    # Unique per call: a group shared by two runs is emptied (SIGKILL) by whichever ends first,
+    # the other's server with it (two tests' `--out tmp/run` in parallel, CI 2026-12-02).
+    rel = f"{TOP}/{run_id}-{uuid.uuid4().hex[:8]}"
     try:
         for side, cpus in sides.items():
-            made[side] = Group(chosen.layout, f"{TOP}/{run_id}/{side}")
+            made[side] = Group(chosen.layout, f"{rel}/{side}")
             made[side].create(tuple(cpus), memory, pids)
     except OSError as exc:  # the probe's group could be made: the side's CPUs, most likely
         RunGroups(made, memory, pids, "").remove()

@@ -82,21 +82,25 @@ def start_ready(
 ) -> tuple[subprocess.Popen[bytes], re.Match[str]]:
     """Start `cmd` with stdout and stderr appended to `log_path` and `pass_fds` left open in
     it; return the process and the match of `ready` once its output has that line. Raises
-    `error` naming `name`, the exit status and the log's last lines when it exits first, or
-    stops it and raises when `timeout_s` passes without the line."""
+    `error` naming `name` where it cannot be started, with the exit status and the log's last
+    lines where it exits first, or stops it and raises when `timeout_s` passes without the
+    line."""
     log_path = Path(log_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     offset = log_path.stat().st_size if log_path.exists() else 0
     with open(log_path, "ab") as log:
-        proc = subprocess.Popen(
-            list(cmd),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            preexec_fn=preexec,
-            env=None if env is None else dict(env),
-            pass_fds=tuple(pass_fds),
-        )
+        try:
+            proc = subprocess.Popen(
+                list(cmd),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=preexec,
+                env=None if env is None else dict(env),
+                pass_fds=tuple(pass_fds),
+            )
+        except (OSError, subprocess.SubprocessError) as exc:  # exec refused, or the preexec (cgroup) failed
+            raise error(f"{name} could not be started: {exc}; see {log_path}") from exc
     deadline = time.monotonic() + timeout_s
     while True:
         with open(log_path, "rb") as f:
