@@ -164,7 +164,8 @@ test('a store written before the rows were: the status word and a note, no verdi
 
 test('at 400 px nothing is wider than the screen; dark mode follows the system', async () => {
   const { page, problems } = await open('', { viewport: { width: 400, height: 860 }, colorScheme: 'dark' });
-  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= 400, 'no sideways scrolling');
+  const [scrollWidth, clientWidth] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+  assert.ok(scrollWidth <= clientWidth, `no sideways scrolling (${scrollWidth} px in ${clientWidth})`);
   const [card] = await page.$$eval('#trends .card', (cs) => cs.map((c) => c.getBoundingClientRect().width));
   assert.ok(card > 300 && card <= 400, `one chart per row (${card} px)`);
   const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
@@ -278,8 +279,10 @@ test('one runner chosen: one line, no runner key or tags, only that runner\'s ch
 test('at 400 px the page never scrolls sideways, nor does the series table: one runner, two side by side', async () => {
   for (const query of [`?runner=${INTEL_ID}`, '', '?range=all', ONE_SERIES]) {
     const { page, problems } = await open(query, { viewport: { width: 400, height: 860 } });
-    const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
-    assert.ok(scroll <= inner, `${query}: page ${scroll} px wide in a ${inner} px window`);
+    // clientWidth, not innerWidth: innerWidth counts the vertical scrollbar, so a page as wide as
+    // the window still scrolls sideways by the scrollbar's width
+    const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+    assert.ok(scroll <= inner, `${query}: page ${scroll} px wide in a ${inner} px viewport (scrollbar excluded)`);
     const [table, wrap] = await page.$eval('#series', (w) => [w.scrollWidth, w.clientWidth]);
     assert.ok(table <= wrap, `${query}: series table ${table} px in ${wrap} px: a scrollbar under it`);
     const widest = await page.$$eval('#filters select, #trends .card, .key.runners', (es) => Math.max(...es.map((e) => e.getBoundingClientRect().right)));
