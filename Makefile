@@ -47,11 +47,12 @@ HAVE_CPP_CLIENT    := $(wildcard clients/cpp/CMakeLists.txt)
 HAVE_PYTHON_CLIENT := $(wildcard clients/python/hft_client/__main__.py)
 HAVE_HFT_CLIENT    := $(wildcard clients/hft/Makefile)
 HAVE_LINKEM        := $(wildcard hft/linkem/Makefile)
+HAVE_SANDBOX       := $(wildcard hft/sandbox/Makefile)
 HAVE_HFTBENCH      := $(wildcard scripts/pyproject.toml)
 HAVE_DASHBOARD     := $(wildcard gh-pages/package.json)
 
 .PHONY: help deps deps-bench build check test lint bench clean fuzz \
-        build-rust build-go build-c build-cpp build-python build-hft build-linkem \
+        build-rust build-go build-c build-cpp build-python build-hft build-linkem build-sandbox \
         test-rust test-python test-go test-c test-hft test-dashboard test-ci \
         test-measuring test-serial test-beside build-rust-tests check-dashboard lint-ci
 
@@ -75,7 +76,7 @@ deps-bench:
 
 build: deps-bench
 	@mkdir -p $(BIN)
-	@$(MAKE) --no-print-directory build-rust build-go build-c build-cpp build-python build-hft build-linkem
+	@$(MAKE) --no-print-directory build-rust build-go build-c build-cpp build-python build-hft build-linkem build-sandbox
 
 build-rust:
 	cargo build --locked --release --quiet -p hft-server $(if $(HAVE_RUST_CLIENT),-p hft-client-rust)
@@ -96,6 +97,11 @@ build-python:
 
 build-hft:
 	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C clients/hft BIN=$(abspath $(BIN)))
+
+# The sandbox's seccomp filter, build/sandbox/seccomp.bpf (hft/sandbox/README.md): said and
+# skipped where libseccomp-dev is missing.
+build-sandbox:
+	$(if $(HAVE_SANDBOX),$(MAKE) --no-print-directory -C hft/sandbox)
 
 # The tiers (README, "Tests"; conftest.py marks the tests). make check: the pytest tests that
 # neither measure nor run act (markers measuring, act; slow left out too), in parallel, and the
@@ -195,6 +201,7 @@ lint: deps
 	$(if $(HAVE_C_CLIENT),$(MAKE) --no-print-directory -C clients/c lint)
 	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C clients/hft lint)
 	$(if $(HAVE_LINKEM),$(MAKE) --no-print-directory -C hft/linkem lint)
+	$(if $(HAVE_SANDBOX),$(MAKE) --no-print-directory -C hft/sandbox lint)
 	shellcheck scripts/*.sh .ci/run $(wildcard hft/scripts/*.sh hft/runner/*.sh scripts/ci/* \
 	  scripts/experiments/*.sh clients/*/tests/*.sh server/bench/*.sh scripts/tests/fixtures/*/*.sh)
 	scripts/ci/lint-ci

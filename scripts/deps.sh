@@ -40,6 +40,7 @@ APT_PACKAGES=(
   clang libclang-rt-dev                         # client-hft's reply-parser fuzzer (libFuzzer: make -C clients/hft fuzz)
   linux-perf                                    # ab's differential profile (perf record -e cpu-clock)
   bubblewrap                                    # the sandbox of a PR's build and server (measure/sandbox.py)
+  libseccomp-dev                                # its seccomp filter (hft/sandbox, make build)
   chromium fonts-dejavu-core fonts-noto-color-emoji  # dashboard browser tests, screenshots
 )
 if [ "${1:-}" = --apt-packages ]; then

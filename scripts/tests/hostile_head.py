@@ -304,3 +304,100 @@ class Outside:
                     while chunk := conn.recv(4096):
                         data += chunk
                 self.received.append(data)
+
+
+# Issue 61: what the sandbox can read and what it may ask of the kernel. Each is shell lines a
+# build script or a server could run; each prints what it got, so a test reads the result in
+# the build's or the server's log (or a wrapped command's output).
+
+
+def read_attack(paths: list[Path]) -> str:
+    """Read each of `paths` (a file: its text; a folder: every file in it, as a runner's
+    credential folder would be searched), printing 'read <path>: <text>' for what it could
+    and 'refused <path>' for what it could not."""
+    lines = []
+    for path in paths:
+        p = shlex.quote(str(path))
+        lines.append(
+            f"if [ -d {p} ]; then found=$(cat {p}/* {p}/.[!.]* 2>/dev/null); "
+            f"else found=$(cat {p} 2>/dev/null); fi; "
+            f'if [ -n "$found" ]; then echo "read {path}: $found"; else echo "refused {path}"; fi\n'
+        )
+    return "".join(lines)
+
+
+def runner_world(root: Path, tag: str) -> dict[str, Path]:
+    """A runner's folders under `root`, as install-runner.sh lays them out and a job finds them,
+    each holding a secret with `tag` in it: the runner's own folder (.runner, .credentials,
+    .credentials_rsaparams) with the job's workspace inside, $RUNNER_TEMP, the job user's home
+    (a .ssh key), cargo's credentials in that home's cargo folder, and stand-ins for
+    /etc/hft-runner and /etc/hft-bench (never the host's /etc). Returns the secret files and
+    the workspace, RUNNER_TEMP and HOME to point the job's environment at."""
+    runner = root / "jobs" / "1" / "runner"
+    home = root / "jobs" / "1" / "home"
+    files = {
+        "runner": runner / ".runner",
+        "credentials": runner / ".credentials",
+        "rsaparams": runner / ".credentials_rsaparams",
+        "runner_temp": runner / "_work" / "_temp" / "_runner_file_commands" / "set_env",
+        "ssh_key": home / ".ssh" / "id_ed25519",
+        "cargo_credentials": home / ".cargo" / "credentials.toml",
+        "etc_hft_runner": root / "etc" / "hft-runner" / "app-key.pem",
+        "etc_hft_bench": root / "etc" / "hft-bench" / "calibration.json",
+    }
+    for name, path in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"secret-{name}-{tag}\n")
+    (home / ".cargo" / "config.toml").write_text("# the job's cargo settings\n")
+    workspace = runner / "_work" / "repo" / "repo"
+    workspace.mkdir(parents=True)
+    return {
+        **files,
+        "workspace": workspace,
+        "RUNNER_TEMP": runner / "_work" / "_temp",
+        "HOME": home,
+        "etc": root / "etc",
+    }
+
+
+def egress_shell(host: str, port: int, tag: str) -> str:
+    """egress_attack's lines for a build script (its stdout is the build log)."""
+    return egress_attack(host, port, tag).replace(">&2", "")
+
+
+def kernel_attack() -> str:
+    """What the sandbox's kernel fences refuse: a nested user namespace (`unshare -U`, made
+    impossible by bwrap --disable-userns) and a personality without address randomization
+    (`setarch -R`, refused by the seccomp filter), and a call to the kernel's key store
+    (keyctl, refused by the filter). Prints '<name> ran' or '<name> refused' for each."""
+    keyctl = (
+        "import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); "
+        "sys.exit(0 if libc.syscall(250, 0, 0, 0, 0, 0) != -1 or ctypes.get_errno() != 1 else 1)"
+    )
+    checks = {
+        "unshare": "unshare -U true",
+        "setarch": 'setarch "$(uname -m)" -R true',
+        "keyctl": " ".join(map(shlex.quote, [str(_PY), "-c", keyctl])),
+    }
+    return "".join(
+        f"{cmd} 2>/dev/null && echo '{n} ran' || echo '{n} refused'\n" for n, cmd in checks.items()
+    )
+
+
+# Issue 61: a head whose /stats counts one order more than it took: every cell of its side
+# fails (the client's count and the server's disagree). Over a shared loopback that head could
+# as well fail base's cells; either read "no change" before failures counted.
+LYING_STATS = (
+    "server/src/stats.rs",
+    "            total_orders,\n",
+    "            total_orders: total_orders + 1,\n",
+)
+
+
+def lying_stats(repo: Path) -> None:
+    """Edit `repo`'s server (a clone of this one) so that /stats reports one order too many, as a
+    pull request's commit could; the caller commits it."""
+    path, honest, lie = LYING_STATS
+    source = (repo / path).read_text()
+    assert source.count(honest) == 1, f"{path} no longer has the line this attack edits: {honest!r}"
+    (repo / path).write_text(source.replace(honest, lie))

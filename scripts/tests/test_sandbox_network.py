@@ -302,7 +302,7 @@ def test_ab_serves_a_base_from_before_the_flag_the_old_way_and_says_so(tmp_path,
     assert "server has no --listen-fd (its commit predates it)" in capsys.readouterr().err
     assert _listen(out, "base") == {"--addr"} and _listen(out, "head") == {LISTEN_FD}
     note = json.loads((out / "verdict.json").read_text())["ab"]["sandbox"]["note"]
-    assert note == sandbox.ON_NOTE + sandbox.NET_NOTE
+    assert note == sandbox.ON_NOTE + sandbox.hardening_note() + sandbox.NET_NOTE
 
 
 @needs_binaries

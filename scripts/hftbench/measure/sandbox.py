@@ -1,11 +1,12 @@
-"""The pull request's code, built and served where it cannot write anything of the harness.
+"""The pull request's code, built and served where it can neither write nor read anything of the harness.
 
 A head commit brings code that runs on the runner: its build scripts (`build.rs`,
 `.cargo/config.toml`'s rustc-wrapper and linker, proc-macros) and then its server. Run as the
 harness's user in the job's environment, that code could rewrite the base checkout (scripts/,
 the editable hftbench, .venv, bin/client-*), base's built server, $OUT, $RUNNER_TEMP and the
-folder uploaded as the leg's artifact, read the job's tokens, and leave a process that lives
-past the verdict. So every head build and head server runs under bubblewrap (`bwrap`):
+folder uploaded as the leg's artifact, read the job's tokens and the runner's credentials,
+send them anywhere, and leave a process that lives past the verdict. So every head build and
+head server runs under bubblewrap (`bwrap`):
 
 - the whole filesystem read-only (`--ro-bind / /`, /tmp included: the harness's own files
   and scripts may live there); writable only what that build needs (its source tree, a plain
@@ -13,19 +14,39 @@ past the verdict. So every head build and head server runs under bubblewrap (`bw
   dir, home and TMPDIR) and a private /dev. What the build writes in its tree stays there:
   the harness runs nothing in it afterwards (no git, no tuning script: the run folders' git
   info is read from the clone by sha, the host fingerprint from the harness's checkout);
+- what it must not read covered by an empty read-only tmpfs (`hidden`): /etc/hft-runner and
+  /etc/hft-bench, $RUNNER_TEMP, the runner's own folder (the nearest folder above the job's
+  workspace holding `.runner` or `.credentials`: its registration and key), the harness's
+  output ($OUT, and ab's --out: base's side, the results), the job user's home ($HOME and
+  the passwd one), and every path of `HFT_SANDBOX_HIDE` (colon-separated: an operator's or a
+  test's own; a file there is covered by /dev/null, whose reads are refused). A path that does
+  not exist is skipped. Inside those only what the command needs is bound back: its writable
+  tree and scratch, a server's real binary, a build's cargo home (each entry but cargo's
+  `credentials` and `credentials.toml`) and rustup home, read-only; and, where a hidden home
+  holds the harness's own checkout (a local run), that checkout read-only;
 - `--unshare-pid --die-with-parent`: when the command ends, or the harness kills it, every
   process it started dies with it (the kernel kills a pid namespace with its first process);
 - `--clearenv`: a short allow-list (PATH, HOME=scratch, the cargo and rustup homes, read-only);
   no GITHUB_TOKEN, ACTIONS_RUNTIME_TOKEN or anything else of the job;
-- the server has a network namespace of its own (`--unshare-net`: only its own `lo`, no
-  route out, no port of the host's, base's included). The client, outside, reaches it through
-  the one socket the harness binds on the host's loopback and hands in as `--listen-fd`
-  (server.py): a socket belongs to the namespace it was made in, so it still takes the host's
-  connections. Only a server told to bind its own port (`--addr`: a build from before the
-  flag, a base older than it, or a network scenario's server in its namespace) gets the
-  host's network; `--help` and `--version` run without one too. A head without the flag is
-  refused under `--require-sandbox` and named in the note otherwise (`isolate_network`).
-  Builds share the network (cargo fetches beforehand).
+- no network: a build has a network namespace of its own (`--unshare-net`: only its own `lo`)
+  and CARGO_NET_OFFLINE=true, its crates fetched beforehand by the harness (worktrees.py),
+  so a build.rs or proc-macro can send nothing. The server has a network namespace of its own
+  too. The client, outside, reaches it through the one socket the harness binds on the host's
+  loopback and hands in as `--listen-fd` (server.py): a socket belongs to the namespace it
+  was made in, so it still takes the host's connections. Only a server told to bind its own
+  port (`--addr`: a build from before the flag, a base older than it, or a network scenario's
+  server in its namespace) gets the host's network; `--help` and `--version` run without one
+  too. A head without the flag is refused under `--require-sandbox` and named in the note
+  otherwise (`isolate_network`);
+- the kernel's surface narrowed (`hardening`): a user namespace of bwrap's own in which no
+  other can be made (`--unshare-user --disable-userns`, bwrap 0.8.0 on: `unshare -U` fails
+  inside), and a seccomp filter (`--seccomp FD`) refusing the calls a build or server has no
+  use for: keys, ptrace, bpf, perf_event_open, userfaultfd, kexec and modules, mounts and
+  namespaces once the sandbox is made, clone with a namespace flag, a personality other than
+  Linux's, io_uring (hft/sandbox/seccomp.c, libseccomp, written by `make build` into
+  build/sandbox/seccomp.bpf; a deny-list, SECURITY.md says why). Where bwrap is older or the
+  filter is not built, the sandbox runs without that fence: the verdict's note names what is
+  missing and the fix, and a warning says it once.
 
 `HFT_SANDBOX`: `on` requires it, `off` switches it off (said in the verdict; refused with
 `--require-sandbox`), unset = `auto`: used when it works; where it cannot start (no bwrap,
@@ -35,13 +56,16 @@ once and runs unsandboxed. The verdict's "How this was decided" says which it wa
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
+import pwd
 import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,11 +73,25 @@ from ..errors import UsageError
 from .server import LAUNCHER_MARK, LISTEN_FD, takes_listen_fd
 
 ENV = "HFT_SANDBOX"
+HIDE_ENV = "HFT_SANDBOX_HIDE"  # more paths to cover, colon-separated (module docstring)
 FIX = (
     "install bubblewrap (`make deps`, or hft/runner/provision-host on a runner) and allow "
     "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, and on Ubuntu "
     "kernel.apparmor_restrict_unprivileged_userns=0)"
 )
+# The harness's own checkout (this file is scripts/hftbench/measure/sandbox.py in it).
+HARNESS = Path(__file__).resolve().parents[3]
+# The filter `make build` writes (hft/sandbox/seccomp.c): classic BPF for bwrap --seccomp.
+SECCOMP = HARNESS / "build" / "sandbox" / "seccomp.bpf"
+SECCOMP_FIX = "make deps (libseccomp-dev) then make build"
+# bash, outside the sandbox, opens the filter on a free descriptor and hands its number to
+# bwrap: `bash -c SECCOMP_OPEN hft-sandbox FILTER BWRAP ARGS...`.
+SECCOMP_OPEN = 'exec {fd}<"$1" || exit 125; shift; exec "$1" --seccomp "$fd" "${@:2}"'
+# The runner's folders a job must never read (install-runner.sh): root's secrets, the public
+# settings, and the marks of a runner's own folder (its registration, its key).
+RUNNER_SECRETS = ("/etc/hft-runner", "/etc/hft-bench")
+RUNNER_MARKS = (".runner", ".credentials")
+CARGO_CREDENTIALS = ("credentials", "credentials.toml")
 # What a build may see of the job's environment: the toolchain and its flags, both sides alike
 # (base is built with the same list, so the two builds differ only by their code). Never a
 # token: names with these words are dropped even when listed.
@@ -79,7 +117,7 @@ class Policy:
     """Whether the head runs sandboxed here, and the sentence the verdict says about it."""
 
     enabled: bool
-    note: str  # ON_NOTE (+ NET_NOTE or SHARED_NOTE), or "unsandboxed: <why>" (HFT_SANDBOX=off, ...)
+    note: str  # ON_NOTE + hardening_note() (+ NET_NOTE or SHARED_NOTE), or "unsandboxed: <why>"
     required: bool = False  # --require-sandbox: a head the sandbox cannot isolate is refused
 
     def to_json(self) -> dict[str, object]:
@@ -88,8 +126,10 @@ class Policy:
 
 ON_NOTE = (
     "the head was built and served in a bubblewrap sandbox: the filesystem read-only but for its "
-    "own source tree and scratch dirs, no job token in its environment, its processes killed with it"
+    "own source tree and scratch dirs, the runner's folders, $RUNNER_TEMP, the harness's output and "
+    "the home hidden, the build offline, no job token in its environment, its processes killed with it"
 )
+HARDENED_NOTE = "; nested user namespaces and the kernel calls of its seccomp filter refused"
 NET_NOTE = "; its server had a network of its own, reached only through the socket the harness passed it"
 SHARED_NOTE = "network shared: head's server has no --listen-fd"
 NET_FIX = (
@@ -110,7 +150,12 @@ def policy(*, required: bool = False) -> Policy:
         return Policy(False, f"unsandboxed: {ENV}=off")
     problem = probe()
     if problem is None:
-        return Policy(True, ON_NOTE, required)
+        if hardening().missing:
+            _warn(
+                f"warning: the head's sandbox cannot refuse {', '.join(hardening().missing)}; "
+                "it runs without those fences (the verdict's note says so)"
+            )
+        return Policy(True, ON_NOTE + hardening_note(), required)
     if required or mode == "on" or os.environ.get("CI", "").lower() == "true":
         why = f"{ENV}=on" if mode == "on" else "--require-sandbox" if required else "CI=true"
         raise UsageError(
@@ -154,16 +199,26 @@ def _warn(message: str) -> None:
 @functools.cache
 def probe() -> str | None:
     """None when bwrap can start a sandbox here, a network namespace of its own included, else why
-    not (in words)."""
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
+    not (in words). Where it starts only without the hardening (`hardening`), that is left out
+    and said in the note."""
+    if shutil.which("bwrap") is None:
         return "bwrap (bubblewrap) is not installed"
+    # With a network of its own, as a server handed its socket runs (a host or job unit that
+    # refuses network namespaces is told here, not by a server that cannot start).
+    problem = _try(wrap(["true"], writable=(), own_network=True))
+    # A setuid bwrap, or a host that refuses the nested user namespace it makes: the sandbox
+    # runs without that fence, and the note says so.
+    unfenced = problem and hardening().disable_userns
+    if unfenced and _try(wrap(["true"], writable=(), own_network=True, disable_userns=False)) is None:
+        _userns_refused.append(f"bwrap could not start with --disable-userns: {problem}")
+        hardening.cache_clear()
+        return None
+    return problem
+
+
+def _try(cmd: list[str]) -> str | None:
     try:
-        # With a network of its own, as a server handed its socket runs (a host or job unit that
-        # refuses network namespaces is told here, not by a server that cannot start).
-        proc = subprocess.run(
-            wrap(["true"], writable=(), own_network=True), capture_output=True, text=True, timeout=20
-        )
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bwrap did not run ({exc})"
     if proc.returncode != 0:
@@ -172,51 +227,191 @@ def probe() -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Hardening:
+    """What this host's sandbox refuses beyond the filesystem and the namespaces: a nested user
+    namespace (bwrap --disable-userns, 0.8.0 on) and the calls of the seccomp filter (SECCOMP);
+    `missing` says, in words, what it cannot refuse and why."""
+
+    disable_userns: bool
+    seccomp: Path | None
+    missing: tuple[str, ...]
+
+
+@functools.cache
+def hardening() -> Hardening:
+    missing = []
+    try:
+        usage = subprocess.run(
+            [shutil.which("bwrap") or "bwrap", "--help"], capture_output=True, text=True, timeout=20
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        usage = ""
+    userns = "--disable-userns" in usage and not _userns_refused
+    if _userns_refused:
+        missing.append(f"nested user namespaces ({_userns_refused[0]})")
+    elif not userns:
+        version = usage and _bwrap_version()
+        missing.append(
+            f"nested user namespaces ({version or 'this bwrap'} has no --disable-userns: 0.8.0 on has)"
+        )
+    seccomp = SECCOMP if SECCOMP.is_file() and SECCOMP.stat().st_size > 0 else None
+    if seccomp is None:
+        missing.append(f"the seccomp filter ({SECCOMP} not built: {SECCOMP_FIX})")
+    return Hardening(userns, seccomp, tuple(missing))
+
+
+_userns_refused: list[str] = []  # why bwrap could not start with --disable-userns (probe)
+
+
+def _bwrap_version() -> str:
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+        bwrap = shutil.which("bwrap") or "bwrap"
+        return subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=20).stdout.strip()
+    return ""
+
+
+def hardening_note() -> str:
+    """The note's words for `hardening`: what the sandbox refuses, or what it could not."""
+    h = hardening()
+    if not h.missing:
+        return HARDENED_NOTE
+    return f"; NOT refused here: {', '.join(h.missing)}"
+
+
+def hidden(extra: Iterable[Path] = ()) -> list[Path]:
+    """The existing paths a sandbox covers with an empty tmpfs (a file: with /dev/null, whose
+    reads it refuses): the runner's secrets and settings (/etc/hft-runner, /etc/hft-bench),
+    $RUNNER_TEMP, the runner's own folder (runner_folder), the harness's output ($OUT and
+    `extra`: ab's --out), the job user's home ($HOME and the passwd one) and what
+    HFT_SANDBOX_HIDE names (colon-separated). Resolved; never /; one inside another dropped."""
+    names: list[str | Path | None] = [*RUNNER_SECRETS, os.environ.get("RUNNER_TEMP"), runner_folder()]
+    names += [os.environ.get("OUT"), *extra, *_homes()]
+    names += os.environ.get(HIDE_ENV, "").split(":")
+    paths = []
+    for name in names:
+        if not name:
+            continue
+        path = _real(name)
+        if path != Path("/") and path.exists() and path not in paths:
+            paths.append(path)
+    return [p for p in paths if not any(p != q and p.is_relative_to(q) for q in paths)]
+
+
+def runner_folder() -> Path | None:
+    """The GitHub runner's folder this job runs from: the nearest folder above the job's workspace
+    (or this process's folder) that holds the runner's `.runner` or `.credentials` (its
+    registration and its key: /var/lib/hft-runner/jobs/<job>/runner under install-runner.sh).
+    None outside a runner."""
+    for start in (os.environ.get("GITHUB_WORKSPACE"), os.environ.get("RUNNER_WORKSPACE"), os.getcwd()):
+        if not start:
+            continue
+        for folder in Path(os.path.realpath(start)).parents:
+            if folder != Path("/") and any((folder / mark).exists() for mark in RUNNER_MARKS):
+                return folder
+        here = Path(os.path.realpath(start))
+        if any((here / mark).exists() for mark in RUNNER_MARKS):
+            return here
+    return None
+
+
+def _homes() -> list[str]:
+    """The job user's home: $HOME (a runner job's own, fresh) and its passwd entry's."""
+    homes = [os.environ.get("HOME", "")]
+    with contextlib.suppress(KeyError):
+        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    return [h for h in homes if h]
+
+
+def toolchain(env: dict[str, str]) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """(hidden, read-only) for a build with `env` (build_env): its cargo home covered and each
+    entry of it bound back read-only but cargo's credentials (`credentials`,
+    `credentials.toml`: a registry token), and its rustup home read-only; those that exist."""
+    hide, readonly = [], []
+    cargo = Path(os.path.realpath(env["CARGO_HOME"])) if env.get("CARGO_HOME") else None
+    if cargo is not None and cargo.is_dir():
+        hide.append(cargo)
+        readonly += [e for e in sorted(cargo.iterdir()) if e.name not in CARGO_CREDENTIALS]
+    rustup = Path(os.path.realpath(env["RUSTUP_HOME"])) if env.get("RUSTUP_HOME") else None
+    if rustup is not None and rustup.is_dir():
+        readonly.append(rustup)
+    return tuple(hide), tuple(readonly)
+
+
 def wrap(
     cmd: list[str],
     *,
     writable: tuple[Path, ...],
     readonly: tuple[Path, ...] = (),
+    hide: tuple[Path, ...] = (),
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     own_network: bool = False,
+    disable_userns: bool | None = None,
 ) -> list[str]:
     """`cmd` under bwrap: everything read-only but `writable` (bound read-write) and a private
-    /dev, `readonly` read-only again inside those; its own pid namespace, and with
-    `own_network` its own network namespace (a loopback of its own, nothing else); the
-    environment is exactly `env`. Descriptors it inherits open (not close-on-exec) stay open
-    in `cmd`: bwrap passes them through."""
-    # `env -i`: bwrap's own environment must be empty too, as its pid 1 in the sandbox keeps
-    # it (readable in /proc/1/environ from inside); --clearenv only clears the command's.
+    /dev, `readonly` read-only again inside those; what `hidden(hide)` names covered by an
+    empty, read-only tmpfs first (`writable` and `readonly` are bound back inside it); its own
+    pid namespace, and with `own_network` its own network namespace (a loopback of its own,
+    nothing else); a user namespace in which it can make no other (`disable_userns`, default:
+    where bwrap can) and the seccomp filter where it is built (`hardening`); the environment is
+    exactly `env`. Descriptors it inherits open (not close-on-exec) stay open in `cmd`: bwrap
+    passes them through."""
+    fences = hardening()
+    userns = fences.disable_userns if disable_userns is None else disable_userns
     args = [
-        "/usr/bin/env",
-        "-i",
         shutil.which("bwrap") or "/usr/bin/bwrap",
         "--die-with-parent",
         "--unshare-pid",
         "--unshare-ipc",
         "--new-session",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
     ]
+    if userns:  # --disable-userns needs a user namespace of bwrap's own (root's too)
+        args += ["--unshare-user", "--disable-userns"]
+    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     if own_network:
         args.append("--unshare-net")
     if os.geteuid() == 0:  # bwrap keeps root's capabilities unless told (one could remount /)
         args += ["--cap-drop", "ALL"]
-    for path in writable:
-        args += ["--bind", str(path), str(path)]
-    for path in readonly:
-        args += ["--ro-bind", str(path), str(path)]
+    args += _mounts(writable, readonly, hidden(hide))
     args.append("--clearenv")
     for name, value in (env or {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}).items():
         args += ["--setenv", name, value]
     args += ["--chdir", str(cwd or "/"), "--", *cmd]
-    return args
+    # `env -i`: bwrap's own environment must be empty too, as its pid 1 in the sandbox keeps
+    # it (readable in /proc/1/environ from inside); --clearenv only clears the command's.
+    if fences.seccomp is None:
+        return ["/usr/bin/env", "-i", *args]
+    # bwrap reads the filter from a descriptor: bash opens it on a free one (>= 10, never the
+    # socket a server is handed) outside the sandbox, and bwrap closes it once read.
+    return ["/usr/bin/env", "-i", "/bin/bash", "-c", SECCOMP_OPEN, "hft-sandbox", str(fences.seccomp), *args]
+
+
+def _mounts(writable: tuple[Path, ...], readonly: tuple[Path, ...], hide: list[Path]) -> list[str]:
+    """bwrap's mount options, shallowest path first, so what is bound inside a covered folder
+    (or a read-only path inside a writable one) is mounted after it and shows; the hiding tmpfs
+    made read-only last, once bwrap has made its mount points in it. The harness's own
+    checkout, where a hidden home holds it (a local run), is bound back read-only: base's
+    code, which the pull request has anyway, and the tools a local run's tests start."""
+    bound = {_real(p) for p in (*writable, *readonly)}
+    hide = [h for h in hide if h not in bound]  # bound back whole: nothing of it to cover
+    homes = {_real(h) for h in _homes()}
+    if any(HARNESS.is_relative_to(h) for h in hide if h in homes) and HARNESS not in readonly:
+        readonly = (HARNESS, *readonly)
+    mounts: list[tuple[Path, list[str]]] = []
+    for path in hide:
+        cover = ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
+        mounts.append((path, cover))
+    # Bound at their real paths: a link on the way could lie in a covered folder.
+    mounts += [(p, ["--bind", str(p), str(p)]) for p in map(_real, writable)]
+    mounts += [(p, ["--ro-bind", str(p), str(p)]) for p in map(_real, readonly)]
+    mounts.sort(key=lambda m: len(m[0].parts))  # stable: covers, then writable, then read-only
+    args = [a for _, m in mounts for a in m]
+    return args + [a for p in hide if p.is_dir() for a in ("--remount-ro", str(p))]
+
+
+def _real(path: str | Path) -> Path:
+    return Path(os.path.realpath(path))
 
 
 def build_env(home: Path, target: Path, tmp: Path | None = None) -> dict[str, str]:
@@ -232,7 +427,7 @@ def build_env(home: Path, target: Path, tmp: Path | None = None) -> dict[str, st
     return env
 
 
-def server_launcher(real: Path, launcher: Path) -> None:
+def server_launcher(real: Path, launcher: Path, hide: tuple[Path, ...] = ()) -> None:
     """Write `launcher`, an executable that runs `real` (the head's built server) in the
     sandbox with the arguments it is given. Every caller that starts a side's bin/hft-server
     (runs, duets, profiles, --version / --help) then runs the head's inside without knowing it;
@@ -240,10 +435,12 @@ def server_launcher(real: Path, launcher: Path) -> None:
     It runs in a network namespace of its own (its own `lo`, nothing else: served through the
     socket server.py passes as --listen-fd, or asked --help / --version) unless told to bind a
     port itself (`--addr`: a build from before --listen-fd, or a network scenario's server,
-    which binds in the namespace it is started in): then in the host's."""
+    which binds in the namespace it is started in): then in the host's. What `hidden(hide)`
+    names is covered (`hide`: the harness's output, where `real` lies: it alone is bound back)."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent", "LANG": "C.UTF-8"}
-    shared = shlex.join(wrap([str(real.resolve())], writable=(), env=env))
-    own = shlex.join(wrap([str(real.resolve())], writable=(), env=env, own_network=True))
+    box = {"writable": (), "readonly": (real.resolve(),), "hide": hide, "env": env}
+    shared = shlex.join(wrap([str(real.resolve())], **box))
+    own = shlex.join(wrap([str(real.resolve())], **box, own_network=True))
     launcher.parent.mkdir(parents=True, exist_ok=True)
     launcher.write_text(
         f"#!/bin/sh\n{LAUNCHER_MARK}{real.resolve()}\n"
@@ -264,7 +461,7 @@ def serve_inside(side_dir: Path) -> None:
     real = side_dir / "sandboxed" / "hft-server"
     real.parent.mkdir(exist_ok=True)
     shutil.move(side_dir / "bin" / "hft-server", real)
-    server_launcher(real, side_dir / "bin" / "hft-server")
+    server_launcher(real, side_dir / "bin" / "hft-server", hide=(side_dir.parent,))
 
 
 def scratch_for(shared_target: Path, seed: bool = True) -> Path:

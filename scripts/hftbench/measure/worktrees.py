@@ -132,7 +132,18 @@ def build_server(
         (scratch / "tmp").mkdir(exist_ok=True)
         env = sandbox.build_env(scratch / "home", scratch / "target", scratch / "tmp")
         _fetch_crates(tree, build_cmd, env)
-        cmd = sandbox.wrap(["bash", "-c", build_cmd], writable=(tree, scratch), env=env, cwd=tree)
+        # Offline, in a network of its own: what it needs was fetched just now, from here.
+        env["CARGO_NET_OFFLINE"] = "true"
+        cargo_home, toolchain = sandbox.toolchain(env)
+        cmd = sandbox.wrap(
+            ["bash", "-c", build_cmd],
+            writable=(tree, scratch),
+            readonly=toolchain,
+            hide=(side_dir.parent, *cargo_home),  # the output: base's side, the results
+            env=env,
+            cwd=tree,
+            own_network=True,
+        )
     log = side_dir / "build.log"
     started = time.perf_counter()
     code = _run_build(cmd, tree, env, log, sha, timeout_s)
@@ -152,7 +163,9 @@ def build_server(
     else:
         (side_dir / "sandboxed").mkdir(exist_ok=True)
         shutil.copy2(built.resolve(), side_dir / "sandboxed" / "hft-server")
-        sandbox.server_launcher(side_dir / "sandboxed" / "hft-server", side_dir / "bin" / "hft-server")
+        sandbox.server_launcher(
+            side_dir / "sandboxed" / "hft-server", side_dir / "bin" / "hft-server", hide=(side_dir.parent,)
+        )
     return took
 
 
