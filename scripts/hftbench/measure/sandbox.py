@@ -87,6 +87,7 @@ SECCOMP_FIX = "make deps (libseccomp-dev) then make build"
 # bash, outside the sandbox, opens the filter on a free descriptor and hands its number to
 # bwrap: `bash -c SECCOMP_OPEN hft-sandbox FILTER BWRAP ARGS...`.
 SECCOMP_OPEN = 'exec {fd}<"$1" || exit 125; shift; exec "$1" --seccomp "$fd" "${@:2}"'
+BASH = "/bin/bash"
 # The runner's folders a job must never read (install-runner.sh): root's secrets, the public
 # settings, and the marks of a runner's own folder (its registration, its key).
 RUNNER_SECRETS = ("/etc/hft-runner", "/etc/hft-bench")
@@ -258,6 +259,9 @@ def hardening() -> Hardening:
     seccomp = SECCOMP if SECCOMP.is_file() and SECCOMP.stat().st_size > 0 else None
     if seccomp is None:
         missing.append(f"the seccomp filter ({SECCOMP} not built: {SECCOMP_FIX})")
+    elif not os.access(BASH, os.X_OK):  # what opens the filter for bwrap (SECCOMP_OPEN)
+        seccomp = None
+        missing.append(f"the seccomp filter ({BASH} not found: apt-get install bash)")
     return Hardening(userns, seccomp, tuple(missing))
 
 
@@ -384,7 +388,7 @@ def wrap(
         return ["/usr/bin/env", "-i", *args]
     # bwrap reads the filter from a descriptor: bash opens it on a free one (>= 10, never the
     # socket a server is handed) outside the sandbox, and bwrap closes it once read.
-    return ["/usr/bin/env", "-i", "/bin/bash", "-c", SECCOMP_OPEN, "hft-sandbox", str(fences.seccomp), *args]
+    return ["/usr/bin/env", "-i", BASH, "-c", SECCOMP_OPEN, "hft-sandbox", str(fences.seccomp), *args]
 
 
 def _mounts(writable: tuple[Path, ...], readonly: tuple[Path, ...], hide: list[Path]) -> list[str]:
