@@ -42,6 +42,10 @@ pub struct Config {
     /// or more connections are open: a cost that appears with concurrency alone (a global
     /// lock, a shared queue).
     pub inject_contention: Duration,
+    /// Bytes kept for every valid order that is matched, written (so they are resident)
+    /// and never freed, `/stats/reset` included (0: none): memory retained per order, for
+    /// checking that the gate sees a head that keeps a little of every order.
+    pub inject_leak_bytes: usize,
     /// One valid order in this many (counted over all connections) is answered 503
     /// instead of being matched (0: none): a failed order, for checking that the
     /// regression gate counts failures rather than measuring around them.
@@ -98,6 +102,7 @@ impl Default for Config {
             inject_stall: None,
             inject_after_reply: Duration::ZERO,
             inject_contention: Duration::ZERO,
+            inject_leak_bytes: 0,
             inject_fail_every: 0,
             inject_fail_min_connections: 0,
             inject_crash_after: 0,

@@ -22,6 +22,7 @@
 //!   `--addr` or an inherited socket, `--listen-fd`).
 //! - `faults`: the injected faults (`--inject-fail-every`, `--inject-crash-after`,
 //!   `--inject-hang-every`): which valid order fails, ends the process or hangs.
+//! - `leak`: `--inject-leak-bytes`, memory kept for every matched order and never freed.
 //! - `cpus`: `--cpus LIST`, the CPU list syntax and pinning a thread to CPUs.
 //! - `service`: the order service: placing an order (parse, match, count, reply), the
 //!   `--inject-*` calibration costs and faults, the `/stats` and `/metrics` figures,
@@ -50,6 +51,7 @@ pub mod engine;
 pub mod error;
 pub mod faults;
 pub mod latency;
+pub mod leak;
 pub mod metrics;
 pub mod order;
 pub mod reply;

@@ -61,6 +61,12 @@ struct Args {
     /// more connections are open: a cost only concurrency shows (a global lock).
     #[arg(long, default_value_t = 0, value_name = "N")]
     inject_contention_us: u64,
+    /// Keep N bytes for every valid order that is matched, written so they are resident
+    /// and never freed (/stats/reset included): memory retained per order, to check that
+    /// the gate sees a leak.
+    #[arg(long, default_value_t = 0, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(0..=1_048_576))]
+    inject_leak_bytes: u64,
     /// Answer one valid order in N (counted over all connections) 503 instead of
     /// matching it (0: none): a failed order, to check that the gate counts failures.
     #[arg(long, default_value_t = 0, value_name = "N")]
@@ -138,6 +144,7 @@ impl Args {
             }),
             inject_after_reply: Duration::from_micros(self.inject_after_reply_us),
             inject_contention: Duration::from_micros(self.inject_contention_us),
+            inject_leak_bytes: self.inject_leak_bytes as usize,
             inject_fail_every: self.inject_fail_every,
             inject_fail_min_connections: self.inject_fail_min_connections,
             inject_crash_after: self.inject_crash_after,

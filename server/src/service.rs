@@ -13,6 +13,7 @@ use crate::counters::Counters;
 use crate::engine::Engine;
 use crate::error::ApiError;
 use crate::faults::{self, Fault, Faults};
+use crate::leak::Leak;
 use crate::metrics::{self, Gauges};
 use crate::order;
 use crate::reply;
@@ -41,6 +42,9 @@ pub struct OrderService {
     /// `--inject-fail-*`, `--inject-crash-after`, `--inject-hang-every`: the orders that
     /// fail, end the process or are never answered.
     faults: Faults,
+    /// `--inject-leak-bytes`: bytes kept for every matched order, never freed (a reset
+    /// empties the books, not this).
+    pub leak: Leak,
     /// Whether anything is injected before the reply (delay, stall, contention, a
     /// fault): one test per order when nothing is.
     injects_in_order: bool,
@@ -71,6 +75,7 @@ impl OrderService {
             contention: Mutex::new(()),
             inject_after_reply: config.inject_after_reply,
             faults,
+            leak: Leak::new(config.inject_leak_bytes),
             injects_in_order,
             inject_after: config.inject_after,
             started: Instant::now(),
@@ -105,6 +110,9 @@ impl OrderService {
             order.quantity,
             order.time_in_force,
         );
+        if self.leak.on() && self.injecting() {
+            self.leak.keep();
+        }
         let outcome = &execution.outcome;
         self.counters
             .record_order(outcome.status, outcome.fills.len(), outcome.filled);
