@@ -5,8 +5,8 @@ checkout against itself with the head's server given a failure knob (server/READ
 
     .venv/bin/python scripts/experiments/failure-heads.py OUT SESSIONS [KIND ...]
 
-KIND: aa | fail-concurrency | fail-1c | crash | hang | cpu150 | cpu105 | stall-p999 (default:
-all). Each session is a fresh `hftbench ab` (its own build check, capacity probe and rounds);
+KIND: aa | fail-concurrency | fail-1c | crash | hang | cpu150 | cpu105 | stall-p999 | leak
+(default: all). Each session is a fresh `hftbench ab` (its own build check, capacity probe and rounds);
 sessions of the kinds are interleaved (kind after kind, SESSIONS times), so a slow hour of the host falls on
 all of them. Prints one line per session, then per kind: sessions that failed the check
 (exit != 0), the statuses, how many headlines name the failures, none of "no change",
@@ -43,8 +43,14 @@ KINDS = {
     # a rare stall past P99: 300 µs on 1 order in 700 (0.14 %), so P99.9 becomes the stall
     # while P99 moves by the few orders it pushes past it
     "stall-p999": "--inject-stall-us 300 --inject-stall-every 700",
+    # a leak: 64 bytes kept for every order (resident, never freed), twice the memory-per-order
+    # threshold (gates.yaml: 32 B/order); nothing else of the server changes
+    "leak": "--inject-leak-bytes 64",
 }
 FAILING = {"fail-concurrency", "fail-1c", "crash", "hang"}
+# What a headline says when it names a kind's failure: the failure words, or the kind's metric.
+NAMED_BY = {"leak": ("memory per order",)}
+FAILURE_WORDS = ("orders failed", "broke", "Invalid")
 
 
 def session(out: Path, kind: str, i: int) -> dict:
@@ -90,7 +96,8 @@ def tally(rows: list[dict]) -> dict:
     for kind in dict.fromkeys(r["kind"] for r in rows):
         mine = [r for r in rows if r["kind"] == kind]
         heads = [r["headline"] or "" for r in mine]
-        named = sum("orders failed" in h or "broke" in h or "Invalid" in h for h in heads)
+        words = NAMED_BY.get(kind, FAILURE_WORDS)
+        named = sum(any(w in h for w in words) for h in heads)
         green_words = sum(h.startswith("✅") or "No change" in h or "Improvement" in h for h in heads)
         times = [r["measure_s"] for r in mine if r["measure_s"] is not None]
         statuses: dict[str, int] = {}

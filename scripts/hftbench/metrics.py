@@ -17,13 +17,14 @@ LATENCY = "latency"  # min, mean, stddev, max of the latency histogram
 THROUGHPUT = "throughput"  # successful orders per second (series.py: pooled over repeats)
 ERRORS = "errors"  # error rate: errors / (ok + errors)
 CPU = "cpu"  # the server process's own CPU time per order it handled (results.Cell.server_cpu_s)
+MEMORY = "memory"  # the server's resident memory grown per order it handled: judged as a difference
 
 
 @dataclass(frozen=True)
 class Metric:
     name: str  # "p99_us": targets, gates.yaml, results.csv, the store, verdict.json
     key: str  # "p99": the key in a result's latency_us; "throughput" / "errors" otherwise
-    kind: str  # QUANTILE | LATENCY | THROUGHPUT | ERRORS
+    kind: str  # QUANTILE | LATENCY | THROUGHPUT | ERRORS | CPU | MEMORY
     label: str  # "P99", for tables and charts
     unit: str  # "us" | "orders/s" | "ratio"
     quantile: float | None = None  # 0.99 for p99_us; None when not a percentile
@@ -59,11 +60,17 @@ ERROR_RATE = Metric("errors", "errors", ERRORS, "error rate", "ratio")
 # side of a duet is its own process, so this is the one view the shared CPU cannot blur:
 # work done after the reply, or paid by the other side, shows here (judge/compare.py).
 CPU_PER_ORDER = Metric("cpu_us_per_order", "cpu_us_per_order", CPU, "server CPU per order", "us")
+# Not a client's number either: the server's anonymous resident memory grown over a cell / the
+# orders it handled (measure/memory.py). Judged as head − base in bytes, not as a ratio: base
+# keeps about nothing per order (judge/memory.py).
+MEMORY_PER_ORDER = Metric(
+    "memory_bytes_per_order", "memory_bytes_per_order", MEMORY, "memory per order", "bytes"
+)
 
 PERCENTILES: tuple[Metric, ...] = (P50, P90, P95, P99, P999, P9999)
 # A result's latency_us object, in its documented order (Contract 3).
 LATENCY_US: tuple[Metric, ...] = (MIN, MEAN, STDDEV, *PERCENTILES, MAX)
-ALL: tuple[Metric, ...] = (*LATENCY_US, THROUGHPUT_RPS, ERROR_RATE, CPU_PER_ORDER)
+ALL: tuple[Metric, ...] = (*LATENCY_US, THROUGHPUT_RPS, ERROR_RATE, CPU_PER_ORDER, MEMORY_PER_ORDER)
 BY_NAME: dict[str, Metric] = {m.name: m for m in ALL}
 BY_KEY: dict[str, Metric] = {m.key: m for m in ALL}
 
@@ -77,6 +84,7 @@ GATEABLE: tuple[Metric, ...] = (
     THROUGHPUT_RPS,
     ERROR_RATE,
     CPU_PER_ORDER,
+    MEMORY_PER_ORDER,
 )  # what gates.yaml may test
 
 
@@ -107,6 +115,16 @@ def fmt_us(value: float | None) -> str:
 def fmt_rate(value: float | None) -> str:
     """Orders per second, whole: 46,948; '–' for None."""
     return "–" if value is None else f"{value:,.0f}"
+
+
+def fmt_bytes_per_order(value: float | None, *, signed: bool = False) -> str:
+    """Bytes per order: '64.2 B', '+0.4 B', '1,234 B'; '–' for None."""
+    if value is None or value != value:
+        return "–"
+    text = f"{value:+,.1f}" if signed else f"{value:,.1f}"
+    if abs(value) >= 1000:
+        text = f"{value:+,.0f}" if signed else f"{value:,.0f}"
+    return f"{text} B"
 
 
 def fmt_change(ratio: float | None) -> str:

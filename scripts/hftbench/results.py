@@ -179,6 +179,14 @@ class Cell:
     server_cpu_from: str | None = None
     # The side's group's memory high-water mark so far (bytes), at the end of the cell.
     server_memory_peak_bytes: int | None = None
+    # The server's anonymous resident memory (bytes) after the cell's reset and at its end, and
+    # where both were read ("cgroup" or "proc"; measure/memory.py): memory per order is their
+    # difference over server_orders (judge: memory_bytes_per_order). `server_memory_unread`:
+    # why they are missing from a measured cell.
+    server_memory_before_bytes: int | None = None
+    server_memory_after_bytes: int | None = None
+    server_memory_from: str | None = None
+    server_memory_unread: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -207,6 +215,10 @@ class Cell:
             server_cpu_s=d.get("server_cpu_s"),
             server_cpu_from=d.get("server_cpu_from"),
             server_memory_peak_bytes=d.get("server_memory_peak_bytes"),
+            server_memory_before_bytes=d.get("server_memory_before_bytes"),
+            server_memory_after_bytes=d.get("server_memory_after_bytes"),
+            server_memory_from=d.get("server_memory_from"),
+            server_memory_unread=d.get("server_memory_unread"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -229,6 +241,16 @@ class Cell:
                 if self.server_memory_peak_bytes is not None
                 else {}
             ),
+            **{
+                k: v
+                for k, v in (
+                    ("server_memory_before_bytes", self.server_memory_before_bytes),
+                    ("server_memory_after_bytes", self.server_memory_after_bytes),
+                    ("server_memory_from", self.server_memory_from),
+                    ("server_memory_unread", self.server_memory_unread),
+                )
+                if v is not None
+            },
         }
 
 

@@ -51,6 +51,11 @@ class Repeat:
     # The server's own CPU microseconds per order it handled (warm-up included); None when
     # the run did not record it (results.Cell.server_cpu_s; runs from before it).
     cpu_us_per_order: float | None = None
+    # The server's anonymous resident memory grown over the cell, in bytes per order it handled
+    # (measure/memory.py); None when not recorded, and then `memory_unread` says why when the
+    # cell did (results.Cell.server_memory_unread).
+    memory_bytes_per_order: float | None = None
+    memory_unread: str | None = None
     # A duet round's slot of this side's server ("a": --url, the older process; "b"); None
     # outside a duet (clustered.py takes the slot out of the round test).
     slot: str | None = None

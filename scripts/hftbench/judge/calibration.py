@@ -95,6 +95,8 @@ def guard_rows(
                 f"A/A intervals held 1 in {100 * coverage:.1f} % of draws, they state "
                 f"{100 * gates.confidence:.2f} %: too narrow for this runner's noise"
             )
+        elif mde > m.threshold and m.kind == "memory":  # bytes per order, a difference
+            why = f"MDE {mde:,.1f} B/order > {m.threshold:,.0f} B/order on this runner"
         elif mde > m.threshold:
             why = f"MDE {100 * (mde - 1):+.1f} % > {100 * (m.threshold - 1):.0f} % on this runner"
         else:

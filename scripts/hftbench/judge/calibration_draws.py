@@ -97,7 +97,8 @@ def _count(t: dict[str, Any], c: Comparison) -> None:
         passed = r.verdict in (NO_CHANGE, IMPROVEMENT, FASTER)
         t["series_passed"][key] = t["series_passed"].get(key, 0) + passed
         if r.ci is not None and all(np.isfinite(r.ci)):
-            t["series_covered"][key] = t["series_covered"].get(key, 0) + (r.ci[0] <= 1.0 <= r.ci[1])
+            null = 0.0 if r.metric == metrics.MEMORY_PER_ORDER.name else 1.0  # a difference's null is 0
+            t["series_covered"][key] = t["series_covered"].get(key, 0) + (r.ci[0] <= null <= r.ci[1])
         if r.p_value is not None:
             t["series_p"].setdefault(key, []).append(float(r.p_value))
         if r.mde is not None and np.isfinite(r.mde):

@@ -22,6 +22,7 @@ from ..design_names import DUET, UNPAIRED
 from ..series import Repeat, Series
 from ..verdict import Design, DriftResult, Flag, MetricResult, SideRefs, Unguarded, Verdict
 from . import clustered, designs, drift, failures, family, stats
+from . import memory as memory_stats
 from .gates import Gates, MetricGate
 from .rules import RegressionCheck, worse_factor
 from .sides import SeriesKey, Side, whole
@@ -74,14 +75,15 @@ class Comparison:
             m = self.gates.metric(r.metric)
             if m.kind == "errors" or r.ci is None:
                 return False
+            if m.kind == "memory":  # a difference in bytes per order: head keeps more for certain
+                extra = memory_stats.extra(r)
+                return extra is not None and extra >= m.threshold and min(r.ci) > 0
+            if r.ratio is None:
+                return False
             worse = sorted(worse_factor(x, m.lower_is_better) for x in r.ci)
             return worse_factor(r.ratio, m.lower_is_better) >= m.threshold and worse[0] > 1.0
 
-        return [
-            r
-            for r in self.results
-            if r.gated and r.verdict == INCONCLUSIVE and r.ratio is not None and beyond(r)
-        ]
+        return [r for r in self.results if r.gated and r.verdict == INCONCLUSIVE and beyond(r)]
 
     def warnings(self) -> list[MetricResult]:
         """Reported-only rows that are significant and beyond their threshold: said in the
@@ -128,7 +130,14 @@ class Comparison:
         out += [f"invalid: {why}" for why in self.unjudged]
         out += [msg for msg in (check.fails() for check in self.checks()) if msg]
         out += [
-            f"{r.series} {r.metric}: head/base = {r.ratio:.3f} beyond the threshold "
+            memory_stats.fails(r, self.gates.metric(r.metric).threshold)
+            for r in self.results
+            if r.gated and r.verdict == REGRESSION and self.gates.metric(r.metric).kind == "memory"
+        ]
+        out += [
+            memory_stats.fails(r, self.gates.metric(r.metric).threshold, undecided=True)
+            if self.gates.metric(r.metric).kind == "memory"
+            else f"{r.series} {r.metric}: head/base = {r.ratio:.3f} beyond the threshold "
             f"{self.gates.metric(r.metric).threshold:.2f}, undecided: {r.reason or 'inconclusive'}"
             for r in self.beyond_threshold()
         ]
@@ -289,10 +298,14 @@ def series_rows(
     u = designs.units(design, b, h) if with_hist else None
     behind = _fell_behind(b, h) if design != DUET else None
     cpu_known = any(r.cpu_us_per_order is not None for r in (*b, *h))
+    # Runs from before the server's memory was read carry neither a value nor why not.
+    memory_known = any(r.memory_bytes_per_order is not None or r.memory_unread for r in (*b, *h))
     results = []
     for m in gates.metrics:
         if m.kind == "cpu" and not cpu_known:
             continue  # runs from before the server's CPU was recorded: nothing to show
+        if m.kind == "memory" and not memory_known:
+            continue
         why_not = gates.why_not_judged(*key, m.name)
         if m.kind == "errors":  # every round counts, failed ones first of all
             res = MetricResult(
@@ -327,6 +340,8 @@ def series_rows(
             spread = _quantile(res, m, u, sides, gates=gates, rng=rng, test=enough)
         elif m.kind == "throughput":
             spread = _throughput(res, *sides, gates, rng, design)
+        elif m.kind == "memory":
+            spread = _memory(res, b, h, gates, design)
         else:
             spread = _cpu(res, b, h, gates, rng, design)
         if spread is not None:
@@ -435,6 +450,40 @@ def _cpu(res: MetricResult, b: list[Repeat], h: list[Repeat], gates: Gates, rng,
         design, b, h, lambda r: r.cpu_us_per_order, n_perm=gates.permutations, n_boot=gates.bootstrap, rng=rng
     )
     return _tested(res, t, gates)
+
+
+def _memory(res: MetricResult, b: list[Repeat], h: list[Repeat], gates: Gates, design: str):
+    """The server's resident memory grown per order: each side's mean, and head − base tested
+    over the rounds (paired designs) or runs (memory.py: a difference, not a ratio; `ratio`
+    stays None and `ci` holds the difference's interval in bytes per order). A run whose
+    memory could not be read is left out of its side, and the row says why."""
+    unread = sorted(
+        {r.memory_unread for r in (*b, *h) if r.memory_bytes_per_order is None and r.memory_unread}
+    )
+    missing = f"; memory not read in some runs: {unread[0]}" if unread else ""
+    if design != UNPAIRED:
+        matched = [
+            (x, y)
+            for x, y in designs.pairs(b, h)
+            if x.memory_bytes_per_order is not None and y.memory_bytes_per_order is not None
+        ]
+        rb = [x.memory_bytes_per_order for x, _ in matched]
+        rh = [y.memory_bytes_per_order for _, y in matched]
+    else:
+        rb = [x.memory_bytes_per_order for x in b if x.memory_bytes_per_order is not None]
+        rh = [y.memory_bytes_per_order for y in h if y.memory_bytes_per_order is not None]
+    if not rb or not rh:
+        res.verdict, res.reason = NOT_GATED, (unread[0] if unread else "the server's memory was not read")
+        return None
+    if design != UNPAIRED:
+        d = memory_stats.paired_difference(rb, rh, tuple(x.slot for x, _ in matched))
+    else:
+        d = memory_stats.unpaired_difference(rb, rh)
+    res.base_value, res.head_value = d.base_mean, d.head_mean
+    res.p_value = d.p_value
+    res.ci = memory_stats.interval(d, gates.confidence)
+    res.reason = missing[2:] or None
+    return d.se, 0.0, d
 
 
 def _tested(res: MetricResult, t: designs.Tested, gates: Gates) -> tuple[float, float, designs.Tested]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..answers import INCONCLUSIVE, NOT_GATED, settle_text
 from ..verdict import MetricResult
 from . import clustered, stats
+from . import memory as memory_stats
 from .rules import classify, detectable_effect, gate_detectable_effect, rounds_to_settle
 
 if TYPE_CHECKING:
@@ -37,7 +38,9 @@ def correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple]) 
     for family in families:
         for r, adj in zip(family, stats.holm([r.p_value for r in family]), strict=True):
             r.p_adjusted = adj
-            if id(r) in noise:
+            if id(r) in noise and gates.metric(r.metric).kind == "memory":
+                _memory_bars(r, noise[id(r)][2], gates.metric(r.metric), len(family), shown, gates)
+            elif id(r) in noise:
                 sd, smallest_p, *test = noise[id(r)]
                 level = gates.metric(r.metric).alpha / len(family)
                 df = test[0].df if test else 0
@@ -50,6 +53,18 @@ def correct(results: list[MetricResult], gates: Gates, noise: dict[int, tuple]) 
         r.verdict, why = _verdict(r, gates.metric(r.metric))
         r.reason = why or r.reason
     return None if shown is None else 1.0 - shown
+
+
+def _memory_bars(
+    r: MetricResult, d, m: MetricGate, family_size: int, shown: float | None, gates: Gates
+) -> None:
+    """A memory row's MDE and "could detect" in bytes per order (memory.detectable) and its
+    interval at the decision's level: a difference, where the other rows' are ratios."""
+    level = m.alpha / family_size
+    r.mde = memory_stats.detectable(d.se, d.df, level)
+    r.fails_at = memory_stats.detectable(d.se, d.df, level, m.threshold)
+    confidence = 1.0 - shown if shown is not None else gates.confidence
+    r.ci = memory_stats.interval(d, confidence) or r.ci
 
 
 def decision_interval(t, confidence: float) -> tuple[float, float] | None:
@@ -66,6 +81,8 @@ def decision_interval(t, confidence: float) -> tuple[float, float] | None:
 def _verdict(r: MetricResult, m: MetricGate) -> tuple[str, str | None]:
     if min(r.base_runs, r.head_runs) < m.min_repeats:
         return INCONCLUSIVE, f"{min(r.base_runs, r.head_runs)} repeats < min_repeats {m.min_repeats}"
+    if m.kind == "memory":
+        return _memory_verdict(r, m)
     if r.ratio is None or r.ci is None:
         return INCONCLUSIVE, "base value is zero"
     verdict = classify(
@@ -78,4 +95,19 @@ def _verdict(r: MetricResult, m: MetricGate) -> tuple[str, str | None]:
     if r.settle_runs is None:
         return verdict, "the ratio sits on the threshold: no number of runs can settle it"
     band = f"{100 * (1 / m.threshold - 1):+.1f}% … {100 * (m.threshold - 1):+.1f}%"
+    return verdict, f"the interval is not inside {band}: {settle_text(r.settle_runs)}"
+
+
+def _memory_verdict(r: MetricResult, m: MetricGate) -> tuple[str, str | None]:
+    """A memory row's answer: head − base bytes per order against ±threshold (memory.classify)."""
+    extra = memory_stats.extra(r)
+    if extra is None or r.ci is None:
+        return INCONCLUSIVE, "too few rounds with the server's memory read on both sides"
+    verdict = memory_stats.classify(extra, r.ci, r.p_adjusted, threshold=m.threshold, alpha=m.alpha)
+    if verdict != INCONCLUSIVE:
+        return verdict, None
+    r.settle_runs = memory_stats.rounds_to_settle(extra, r.ci, m.threshold, min(r.base_runs, r.head_runs))
+    if r.settle_runs is None:
+        return verdict, "the difference sits on the threshold: no number of rounds can settle it"
+    band = f"±{m.threshold:,.0f} B/order"
     return verdict, f"the interval is not inside {band}: {settle_text(r.settle_runs)}"

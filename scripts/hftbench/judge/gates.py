@@ -17,6 +17,10 @@ GATES_SCHEMA_VERSION = 1
 KNOWN = {m.name: m for m in metrics.GATEABLE}
 
 
+# What each side's server alone spends per order, which a shared host cannot blur: judged
+# wherever the series' latency is (where gates.yaml gates the metric at all).
+SERVER_OWN = ("cpu_us_per_order", "memory_bytes_per_order")
+
 # ab's early look (rounds.Rounds.early): after 8 rounds a side it stops on a regression
 # certain at alpha x EARLY_SHARE, and the usual looks keep alpha x (1 - EARLY_SHARE): the
 # error rates stay alpha, and an obvious regression ends the session in half the rounds.
@@ -28,7 +32,9 @@ class MetricGate:
     name: str  # "p99_us": also the key in results and the store
     kind: str  # "quantile" | "throughput" | "errors"
     quantile: float | None  # 0.99 for p99_us
-    threshold: float  # worse factor (latency, throughput) or absolute rate increase (errors)
+    # worse factor (latency, throughput, CPU), absolute rate increase (errors) or bytes per
+    # order more than base (memory)
+    threshold: float
     alpha: float  # significance level after Holm's correction
     gated: bool  # a regression here fails the gate
     min_samples: int  # per run, on both sides, or the metric is not gated
@@ -109,7 +115,7 @@ class Gates:
         if metric == "errors":  # failures are facts, not noise: judged on every series (failures.py)
             return None
         if self.guards is None:
-            follows = metric == "cpu_us_per_order"  # judged wherever the latency is
+            follows = metric in SERVER_OWN  # judged wherever the latency is
             if self.gates_series(scenario, client, None if follows else metric):
                 return None
             if self.gates_series(scenario, client):
@@ -118,9 +124,9 @@ class Gates:
             why = next((w for pat, w in self.reported.items() if fnmatch.fnmatchcase(name, pat)), None)
             return f"reported only: {why}" if why else "reported only: not in gates.yaml's series"
         series = f"{scenario}/{client}"
-        if metric == "cpu_us_per_order":
-            # The server's own CPU per order (no shared host in it): judged wherever the
-            # series' latency is.
+        if metric in SERVER_OWN:
+            # The server's own CPU or memory per order (no shared host in it): judged wherever
+            # the series' latency is.
             guarded = any(
                 k.startswith(f"{series} ") and k != f"{series} {metric}" and why is None
                 for k, why in self.guards.items()
@@ -218,7 +224,11 @@ def _metric(name: str, spec: Any, source: str) -> MetricGate:
     threshold = _number(spec, "threshold", where)
     if kind == "errors" and not 0 <= threshold < 1:
         raise UsageError(f"{where}.threshold is an error-rate increase in [0, 1) (got {threshold})")
-    if kind != "errors" and threshold < 1:
+    if kind == "memory" and threshold <= 0:
+        raise UsageError(
+            f"{where}.threshold is bytes per order more than base, > 0 (got {threshold}); e.g. 32"
+        )
+    if kind not in ("errors", "memory") and threshold < 1:
         raise UsageError(f"{where}.threshold is a worse factor >= 1 (got {threshold}); e.g. 1.10 for 10%")
     alpha = _number(spec, "alpha", where, 0.01)
     if not 0 < alpha < 0.5:

@@ -18,6 +18,7 @@ from ..answers import INVALID, NOT_GATED, REGRESSION
 from ..errors import UsageError
 from ..verdict import Alone, MetricResult, SeenRow, Verdict, as_verdict
 from . import compare, family, strata
+from . import memory as memory_stats
 from .gates import Gates
 from .sides import Side
 
@@ -257,6 +258,15 @@ def _pooled(
             row.gated = False
         weights = [float(e in judges) / len(judges) for e in entries]
         return row, None, weights, "runs"
+    if m.kind == "memory" and all(isinstance(e.test, memory_stats.Difference) for e in judges):
+        # Differences in bytes per order, not log ratios: pooled by inverse variance
+        # (memory.pooled), each runner a stratum.
+        d, w = memory_stats.pooled([e.test for e in judges])
+        for e, wi in zip(judges, w, strict=True):
+            weights[entries.index(e)] = wi
+        row.base_value, row.head_value, row.p_value = d.base_mean, d.head_mean, d.p_value
+        row.ci = memory_stats.interval(d, gates.confidence)
+        return row, (d.se, 0.0, d), weights, strata.EQUAL
     tests = [e.test for e in judges]
     if any(t is None for t in tests):
         untested = [e for e in judges if e.test is None]

@@ -26,6 +26,7 @@ from .. import roster
 from ..config import FLOOR, Scenario
 from ..results import Cell, ClientResult, orders_failed
 from ..schema import check_result
+from . import memory
 from .placement import UNPINNED, Placement
 from .proc_sampler import ProcSampler
 from .procs import die_with_parent, log_tail
@@ -236,6 +237,7 @@ def run_cell(
 
     server_orders: int | None = None
     cpu_before: float | None = None
+    memory_before = memory.Reading(None, why="no server")
     server_exit: str | None = None  # set when the server died during the cell
     binary = client_binary(setup.bins_dir, client)
     if not os.access(binary, os.X_OK):
@@ -251,6 +253,7 @@ def run_cell(
         except (OSError, ServerError) as exc:
             return failed(f"POST /stats/reset failed before the run: {exc}")
         cpu_before = server.cpu_seconds()
+        memory_before = memory.resident(server)
     cmd += [*scenario.client_args(client), "--output", str(out)]
 
     start = time.perf_counter()
@@ -325,6 +328,7 @@ def run_cell(
         server_orders=server_orders,
         server_cpu_s=cpu_s,
         **server_readings(server, cpu_s),
+        **(memory.cell_fields(memory_before, memory.resident(server)) if server is not None else {}),
     )
 
 

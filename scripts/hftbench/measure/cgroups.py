@@ -181,6 +181,18 @@ def memory_bytes(text: str) -> int | None:
     return int(text) if text and text != "max" else None
 
 
+def anon_bytes(stat_text: str, version: int) -> int:
+    """The group's anonymous memory in bytes from its memory.stat: v2 `anon`, v1 `total_rss`
+    (the group and below) or `rss`. Anonymous, not memory.current: the page cache of the
+    server's log and binary, and socket buffers, are charged to the group too and move with
+    the host, not with what the server keeps. ValueError when the file has none."""
+    stats = dict(line.split(" ", 1) for line in stat_text.splitlines() if " " in line)
+    for key in ("anon",) if version == 2 else ("total_rss", "rss"):
+        if key in stats:
+            return int(stats[key])
+    raise ValueError("memory.stat has no anon (v2) or rss (v1) line")
+
+
 def pids_of(text: str) -> list[int]:
     """cgroup.procs / tasks: one pid a line."""
     return [int(line) for line in text.split() if line.strip().isdigit()]
@@ -350,6 +362,15 @@ class Group:
             except (OSError, ValueError):
                 continue
         return None
+
+    def anon_memory(self) -> int | None:
+        """The anonymous memory resident in the group now (bytes; memory.stat, anon_bytes): what
+        its processes keep, the live ones; None when it cannot be read."""
+        d = self.dirs["" if self.layout.version == 2 else "memory"]
+        try:
+            return anon_bytes(_read(d / "memory.stat"), self.layout.version)
+        except (OSError, ValueError):
+            return None
 
     def remove(self, timeout_s: float = 5.0) -> str | None:
         """SIGKILL what is left in the group (only its own pids), then remove it, and the run's

@@ -32,7 +32,7 @@ from .. import paths, roster
 from ..config import Scenario
 from ..results import UNMEASURED, Cell, ClientResult, Run
 from ..schema import check_result
-from . import cgroups, fingerprint
+from . import cgroups, fingerprint, memory
 from .cell import (
     build_command,
     client_binary,
@@ -227,6 +227,7 @@ def _client(
         why = f"{binary} not found; build it with `{build_command(duet_client())}`"
         return {s: Cell.failure(sc.name, duet_client(), 1, why, file=rel) for s in SIDES}
     cpu_before = {}
+    memory_before = {}
     down = {}
     for s in SIDES:
         try:
@@ -234,6 +235,7 @@ def _client(
         except (OSError, ServerError) as exc:
             down[s] = f"POST /stats/reset failed before the cell: {exc}"
         cpu_before[s] = servers[s].cpu_seconds()
+        memory_before[s] = memory.resident(servers[s])
     if down:
         return _broken(sc, down)
     cmd = [
@@ -273,12 +275,27 @@ def _client(
     wall = time.perf_counter() - start
     outs[slot_b].with_suffix(".log").write_bytes(log.read_bytes())  # each run folder whole
     if sc.mode == "closed":  # every order went to both sides: each is a whole run of sc
-        cells = {s: _cell(s, servers[s], outs[s], rel, sc, code, wall, log, cpu_before[s]) for s in SIDES}
+        cells = {
+            s: _cell(s, servers[s], outs[s], rel, sc, code, wall, log, cpu_before[s], memory_before[s])
+            for s in SIDES
+        }
         return _not_its_own(cells, servers)
     # Open loop: each order went to one side, drawn at random; the sides add up to sc.
     share = dataclasses.replace(sc, orders=None)
     cells = {
-        s: _cell(s, servers[s], outs[s], rel, share, code, wall, log, cpu_before[s], check_server=False)
+        s: _cell(
+            s,
+            servers[s],
+            outs[s],
+            rel,
+            share,
+            code,
+            wall,
+            log,
+            cpu_before[s],
+            memory_before[s],
+            check_server=False,
+        )
         for s in SIDES
     }
     reason = _shares_add_up(cells, sc)
@@ -324,6 +341,7 @@ def _cell(
     wall: float,
     log: Path,
     cpu_before: float | None,
+    memory_before: memory.Reading,
     *,
     check_server: bool = True,
 ) -> Cell:
@@ -365,4 +383,5 @@ def _cell(
         server_orders=server_orders,
         server_cpu_s=cpu_s,
         **server_readings(server, cpu_s),
+        **memory.cell_fields(memory_before, memory.resident(server)),
     )

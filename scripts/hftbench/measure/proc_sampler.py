@@ -54,6 +54,14 @@ def rss_kib(status_text: str) -> int:
     raise ValueError("no VmRSS line in /proc/PID/status (a kernel thread or a zombie)")
 
 
+def rss_anon_kib(status_text: str) -> int:
+    """RssAnon of /proc/PID/status (the anonymous part of VmRSS: the heap, stacks), in KiB."""
+    for line in status_text.splitlines():
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1])
+    raise ValueError("no RssAnon line in /proc/PID/status (a kernel before 4.5, a kernel thread or a zombie)")
+
+
 def cpu_ticks(stat_text: str) -> int:
     """utime + stime of /proc/PID/stat, in clock ticks. The command name (field 2) may hold
     spaces and parentheses, so the fields are counted after its last ')'."""

@@ -69,7 +69,22 @@ def method(doc: Verdict | dict[str, Any]) -> str:
         "1; an undecided row worse for certain whose estimate is already beyond the threshold "
         "fails; *could detect* "
         "is the slowdown for which the gate fails with 80% power (significant and beyond the "
-        f"threshold). Gates: `{mdsafe.code(doc.gates or 'gates.yaml')}`.{sandbox_sentence(doc)}"
+        f"threshold). Gates: `{mdsafe.code(doc.gates or 'gates.yaml')}`.{memory_sentence(doc)}"
+        f"{sandbox_sentence(doc)}"
+    )
+
+
+def memory_sentence(doc: Verdict) -> str:
+    """How memory per order was judged, where the verdict has its row: a difference, not a ratio."""
+    rows = [r for r in doc.results if r.metric == metrics.MEMORY_PER_ORDER.name and r.ci is not None]
+    if not rows:
+        return ""
+    return (
+        " Memory per order is each server's anonymous resident memory grown over a cell, over the "
+        "orders it answered (its cgroup's, else /proc's); it is judged as head − base in bytes per "
+        f"order, Student's t over the {'rounds' if doc.design.name != 'unpaired' else 'runs'}, "
+        f"against ±{rows[0].threshold or 0:,.0f} B/order: base keeps about nothing per order, so a "
+        "ratio would divide noise by noise."
     )
 
 
@@ -88,7 +103,7 @@ HARNESS_SHOWN = 8  # harness files named in the note; the rest are counted
 
 
 def harness_lines(doc: Verdict | dict[str, Any]) -> list[str]:
-    """A pull request that changes the harness (`harness_changes`, listed by scripts/ci/pr-bench):
+    """A pull request that changes the harness (`harness_changes`, listed by hftbench pr-leg):
     it was judged by the base's harness, so its own gates, suites, scripts or clients take
     effect after merge. File names are the PR's text: made inert."""
     changed = [str(p) for p in as_verdict(doc).harness_changes or []]

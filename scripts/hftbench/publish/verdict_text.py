@@ -20,7 +20,7 @@ from typing import Any
 
 from .. import answers, mdsafe, metrics
 from ..errors import UsageError
-from ..metrics import fmt_change
+from ..metrics import MEMORY_PER_ORDER, fmt_bytes_per_order, fmt_change
 from ..verdict import DriftResult, MetricResult, SideRefs, Verdict, as_row, as_verdict
 from . import bisect_text, method_text, pool_text, profile_text
 
@@ -72,9 +72,14 @@ def ref_name(side: SideRefs) -> str:
     return f"`{mdsafe.code(name)}`" if name else "(unknown)"
 
 
+MEMORY = MEMORY_PER_ORDER.name  # its row is a difference in bytes per order, not a ratio
+
+
 def value(metric: str, v: float | None) -> str:
     if v is None:
         return "–"
+    if metric == MEMORY:
+        return fmt_bytes_per_order(v)
     if metric == "throughput_rps":
         return f"{v:,.0f}/s"
     if metric == "errors":
@@ -88,6 +93,12 @@ def change(r: Row) -> str:
             return "–"
         d = 100 * (r.head_value - r.base_value)
         return "=" if d == 0 else f"{'▲' if d > 0 else '▼'} {d:+.3g} pt"
+    if r.metric == MEMORY:  # head − base, bytes per order
+        if r.base_value is None or r.head_value is None:
+            return "–"
+        d = r.head_value - r.base_value
+        arrow = "▲" if d > 0.05 else "▼" if d < -0.05 else "="
+        return f"{arrow} {fmt_bytes_per_order(d, signed=True)}"
     if r.ratio is None:
         return "–"
     pct = 100 * (r.ratio - 1)
@@ -99,6 +110,8 @@ def interval(r: Row) -> str:
     ci = r.ci
     if not ci or any(x is None or x != x for x in ci):
         return "–"
+    if r.metric == MEMORY:
+        return f"{fmt_bytes_per_order(ci[0], signed=True)} … {fmt_bytes_per_order(ci[1], signed=True)}"
     return f"{fmt_change(ci[0])} … {fmt_change(ci[1])}"
 
 
@@ -110,6 +123,8 @@ def detectable(r: Row) -> str:
         return "–"
     if not math.isfinite(mde):
         return "none (too few runs)"
+    if r.metric == MEMORY:
+        return f"≥ {fmt_bytes_per_order(mde, signed=True)}"
     return f"≥ {fmt_change(mde)}"
 
 
@@ -126,7 +141,13 @@ def _metric(r: Row, esc=mdsafe.text) -> str:
     return esc(metrics.label(r.metric))
 
 
+# A memory row's answers in its own words (the ratios' "slower" and "faster" are about time).
+MEMORY_WORDS = {answers.SLOWER: "more, under the gate", answers.FASTER: "less, under the gate"}
+
+
 def _verdict_cell(r: Row) -> str:
+    if r.metric == MEMORY and r.verdict in MEMORY_WORDS:
+        return MEMORY_WORDS[r.verdict]
     return r.verdict.replace("_", " ")
 
 
@@ -219,9 +240,16 @@ def beyond_threshold(doc: Verdict) -> list[MetricResult]:
     threshold: they fail the check (judge/compare.py Comparison.beyond_threshold)."""
     out = []
     for r in gated_rows(doc):
-        if r.verdict != answers.INCONCLUSIVE or r.ratio is None or not r.threshold:
+        if r.verdict != answers.INCONCLUSIVE or not r.threshold or not r.ci:
             continue
-        if r.ci and _worse(r, r.ratio) >= r.threshold and min(_worse(r, x) for x in r.ci) > 1.0:
+        if r.metric == MEMORY:  # head keeps more for certain, its estimate past the bytes
+            extra = None if r.base_value is None or r.head_value is None else r.head_value - r.base_value
+            if extra is not None and extra >= r.threshold and min(r.ci) > 0:
+                out.append(r)
+            continue
+        if r.ratio is None:
+            continue
+        if _worse(r, r.ratio) >= r.threshold and min(_worse(r, x) for x in r.ci) > 1.0:
             out.append(r)
     return out
 
@@ -269,7 +297,7 @@ def _headline(doc: Verdict, esc) -> str:
     if status in (answers.SLOWER, answers.FASTER) and hit:
         parts = [f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}" for r in hit]
         more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
-        within = f"{(hit[0].threshold or 1.1) - 1:.0%}"
+        within = _band(hit[0])
         return (
             f"{lead} of {within}: {', '.join(parts[:3])}{more} (the whole interval under it, and excluding 1)"
         )
@@ -283,8 +311,9 @@ def _headline(doc: Verdict, esc) -> str:
         more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
         return f"{lead}: {', '.join(parts[:3])}{more}"
     if status == answers.NO_CHANGE and rows:
-        worst = max((could_detect(r) or 1.0) for r in rows)
-        within = f"±{(rows[0].threshold or 1.1) - 1:.0%}"
+        ratios = [r for r in rows if r.metric != MEMORY] or [None]
+        worst = max((could_detect(r) or 1.0) if r else 1.0 for r in ratios)
+        within = f"±{_band(ratios[0] or rows[0])}"
         sees = f"; each would have failed at {fmt_change(worst)} or more" if math.isfinite(worst) else ""
         counted = ", no order failed" if failure_rows(doc, answers.NO_CHANGE) else ""
         return f"{lead}: all {len(rows)} gated series × metrics within {within}{sees}{counted}"
@@ -301,6 +330,13 @@ def _headline(doc: Verdict, esc) -> str:
             fails = f"; fails: the estimate is beyond the threshold ({named})"
         return f"{lead}: {len(open_rows)} of {len(rows)} gated series × metrics undecided{what}{fails}"
     return lead
+
+
+def _band(r: MetricResult) -> str:
+    """A row's threshold in words: 10% (a ratio's) or 32 B/order (memory's)."""
+    if r.metric == MEMORY:
+        return f"{r.threshold or 0:,.0f} B/order"
+    return f"{(r.threshold or 1.1) - 1:.0%}"
 
 
 def _sides(doc: Verdict) -> str:
