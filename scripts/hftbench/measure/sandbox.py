@@ -310,12 +310,10 @@ def runner_folder() -> Path | None:
     for start in (os.environ.get("GITHUB_WORKSPACE"), os.environ.get("RUNNER_WORKSPACE"), os.getcwd()):
         if not start:
             continue
-        for folder in Path(os.path.realpath(start)).parents:
+        here = _real(start)
+        for folder in (here, *here.parents):
             if folder != Path("/") and any((folder / mark).exists() for mark in RUNNER_MARKS):
                 return folder
-        here = Path(os.path.realpath(start))
-        if any((here / mark).exists() for mark in RUNNER_MARKS):
-            return here
     return None
 
 
