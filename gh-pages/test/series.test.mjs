@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { filterRuns, visibleSeries, trends, changeMarkers, regressionFlags, latestRun, safeUrl, runnersOf, splitByRunner, trendLines } from '../site/js/series.js';
+import { METRICS } from '../site/js/state.js';
 
 const res = (client, p99) => ({ scenario: 'large', client, p50_us: p99 / 2, p99_us: p99 });
 const runs = [
@@ -33,6 +34,12 @@ test('trends carry the stored spread per run (null where none or malformed): the
   const [rust] = trends(filterRuns(runs, view), [{ scenario: 'large', client: 'rust' }], ['p50_us', 'p99_us']);
   assert.deepEqual(rust.spreads.p99_us, [null, [190, 210]]);
   assert.deepEqual(rust.spreads.p50_us, [null, null]);
+});
+
+test('the server memory per order chart: its stored field per run, null before it was stored', () => {
+  const withMemory = runs.map((r) => (r.run_id === 'r2' ? { ...r, results: r.results.map((x) => ({ ...x, memory_bytes_per_order: 2.94 })) } : r));
+  const [rust] = trends(filterRuns(withMemory, view), [{ scenario: 'large', client: 'rust' }], METRICS.memory_bytes_per_order.fields);
+  assert.deepEqual(rust.values.memory_bytes_per_order, [null, 2.94]);
 });
 
 test('change points map to the x of their run; others are dropped', () => {

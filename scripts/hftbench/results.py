@@ -192,6 +192,15 @@ class Cell:
     def ok(self) -> bool:
         return self.status == "ok"
 
+    @property
+    def memory_bytes_per_order(self) -> float | None:
+        """Bytes of anonymous resident memory the server grew by over the cell, per order it
+        handled (measure/memory.py); None without both readings or without orders."""
+        before, after = self.server_memory_before_bytes, self.server_memory_after_bytes
+        if before is None or after is None or not self.server_orders:
+            return None
+        return (after - before) / self.server_orders
+
     @classmethod
     def failure(cls, scenario: str, client: str, repeat: int, reason: str, **known: Any) -> Cell:
         """A failed cell: why, and what is known of it (result, wall_s, file, exit_code, ...)."""

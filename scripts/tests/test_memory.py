@@ -18,7 +18,7 @@ from hftbench.answers import FASTER, IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_G
 from hftbench.judge import memory as stat
 from hftbench.judge.compare import compare_sides
 from hftbench.judge.gates import load_gates
-from hftbench.judge.sides import Side, _memory_per_order
+from hftbench.judge.sides import Side
 from hftbench.measure import cgroups
 from hftbench.measure import memory as reading
 from hftbench.publish import verdict_text
@@ -178,13 +178,13 @@ def test_the_fields_survive_results_json_and_make_a_repeats_bytes_per_order():
     )
     again = results.Cell.from_dict(cell.to_dict())
     assert again == cell
-    assert _memory_per_order(again) == 64.0
+    assert again.memory_bytes_per_order == 64.0
     unread = results.Cell(
         scenario="s", client="hft", status="ok", server_orders=10, server_memory_unread="why"
     )
     assert results.Cell.from_dict(unread.to_dict()).server_memory_unread == "why"
     assert "server_memory_before_bytes" not in unread.to_dict()
-    assert _memory_per_order(unread) is None
+    assert unread.memory_bytes_per_order is None
 
 
 # -- the row --------------------------------------------------------------------------------
@@ -271,3 +271,36 @@ def test_a_row_whose_memory_was_never_read_says_why():
     why = "the server's memory could not be read before the cell: the server is not running"
     _, row = _memory_row(_side("base", [None] * 8, why), _side("head", [None] * 8, why))
     assert row.verdict == NOT_GATED and row.reason == why
+
+
+# -- the history store ----------------------------------------------------------------------
+
+
+def test_the_store_keeps_each_series_memory_per_order_for_the_dashboard(tmp_path):
+    import json
+
+    from gate_synth import result_doc, write_run
+    from hftbench.store.entry import run_entry
+
+    rng = np.random.default_rng(3)
+    runs = []
+    for i, grown in enumerate((64_000, 32_000)):
+        path = write_run(
+            tmp_path,
+            f"run_20261203T00000{i}Z_head{i + 1:02d}_abcdef",
+            {("latency-1c", "hft"): [result_doc("latency-1c", "hft", rng.normal(20_000, 500, 1000))]},
+        )
+        doc = json.loads((path / "results.json").read_text())
+        doc["cells"][0].update(
+            server_memory_before_bytes=1 << 20, server_memory_after_bytes=(1 << 20) + grown
+        )
+        (path / "results.json").write_text(json.dumps(doc))
+        runs.append(results.load_run(path))
+    (res,) = run_entry(runs)["results"]
+    assert res["memory_bytes_per_order"] == 48.0  # 64 and 32 bytes over the 1,000 orders of each cell
+    plain = write_run(
+        tmp_path,
+        "run_20261203T000009Z",
+        {("latency-1c", "hft"): [result_doc("latency-1c", "hft", rng.normal(20_000, 500, 1000))]},
+    )
+    assert "memory_bytes_per_order" not in run_entry(results.load_run(plain))["results"][0]

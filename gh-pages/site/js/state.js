@@ -11,6 +11,7 @@ export const METRICS = {
   p99_us: { label: 'p99 (µs)', fields: ['p99_us'] },
   p999_us: { label: 'p99.9 (µs)', fields: ['p999_us'] },
   throughput_rps: { label: 'throughput (orders/s)', fields: ['throughput_rps'] },
+  memory_bytes_per_order: { label: 'server memory per order (bytes)', fields: ['memory_bytes_per_order'] },
 };
 
 /** How many months of shards a range loads (newest first). */

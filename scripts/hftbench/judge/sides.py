@@ -86,7 +86,7 @@ def _repeat(run: results.Run, cell: results.Cell, rid: str) -> Repeat:
         repeat = replace(repeat, behind_p99_us=late)
     if cell.server_cpu_s is not None and cell.server_orders:
         repeat = replace(repeat, cpu_us_per_order=1e6 * cell.server_cpu_s / cell.server_orders)
-    grown = _memory_per_order(cell)
+    grown = cell.memory_bytes_per_order
     if grown is not None:
         repeat = replace(repeat, memory_bytes_per_order=grown)
     elif cell.server_memory_unread:
@@ -94,15 +94,6 @@ def _repeat(run: results.Run, cell: results.Cell, rid: str) -> Repeat:
     if run.duet_slot:
         repeat = replace(repeat, slot=run.duet_slot)
     return repeat
-
-
-def _memory_per_order(cell: results.Cell) -> float | None:
-    """Bytes of anonymous resident memory the server grew by over the cell, per order it handled
-    (measure/memory.py); None without both readings or without orders."""
-    before, after = cell.server_memory_before_bytes, cell.server_memory_after_bytes
-    if before is None or after is None or not cell.server_orders:
-        return None
-    return (after - before) / cell.server_orders
 
 
 def whole(repeats: list[Repeat]) -> list[Repeat]:

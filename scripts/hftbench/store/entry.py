@@ -38,16 +38,23 @@ def run_entry(run: results.Run | list[results.Run], verdict: Verdict | None = No
     if not runs:
         raise ValueError("run_entry: no run")
     per_series: dict[tuple[str, str], list[list[results.ClientResult]]] = {}
+    grown: dict[tuple[str, str], list[float]] = {}  # each cell's memory per order, where read
     for one in runs:
         cells: dict[tuple[str, str], list[results.ClientResult]] = {}
         for cell in one.cells:
             if cell.ok and cell.result is not None:
                 cells.setdefault((cell.scenario, cell.client), []).append(cell.result)
+                if cell.memory_bytes_per_order is not None:
+                    grown.setdefault((cell.scenario, cell.client), []).append(cell.memory_bytes_per_order)
         for key, res in cells.items():
             per_series.setdefault(key, []).append(res)
     out = [
         _series_entry(scenario, client, rounds, stats) for (scenario, client), rounds in per_series.items()
     ]
+    for entry in out:  # the server's memory per order, the mean over its cells (absent: never read)
+        values = grown.get((entry["scenario"], entry["client"]))
+        if values:
+            entry["memory_bytes_per_order"] = round(float(np.mean(values)), 2)
     first, last = runs[0], runs[-1]
     git = last.git or {}
     sha = git.get("commit")
