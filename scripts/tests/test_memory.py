@@ -304,3 +304,42 @@ def test_the_store_keeps_each_series_memory_per_order_for_the_dashboard(tmp_path
         {("latency-1c", "hft"): [result_doc("latency-1c", "hft", rng.normal(20_000, 500, 1000))]},
     )
     assert "memory_bytes_per_order" not in run_entry(results.load_run(plain))["results"][0]
+
+
+# -- a run's cells, end to end on the fake bin/ ---------------------------------------------
+
+
+def _fake_run(tmp_path) -> results.Run:
+    from hftbench import cli
+    from hftbench_fakes import make_bins, write_config
+
+    make_bins(tmp_path, {"rust": "ok"})
+    write_config(tmp_path / "s.yaml")
+    out = tmp_path / "run"
+    args = ["run", "--config", str(tmp_path / "s.yaml"), "--bin", str(tmp_path / "bin"), "--quiet"]
+    assert cli.main([*args, "--suite", "t", "--clients", "rust", "--out", str(out), "--no-report"]) == 0
+    return results.load_run(out)
+
+
+def test_a_run_reads_each_cells_server_memory(tmp_path):
+    (cell,) = _fake_run(tmp_path).cells
+    assert cell.ok and cell.server_memory_from in ("cgroup", "proc") and cell.server_memory_unread is None
+    assert cell.server_memory_before_bytes > 0 and cell.memory_bytes_per_order is not None
+
+
+def test_a_cell_whose_server_memory_cannot_be_read_says_why_and_still_counts(tmp_path, monkeypatch):
+    # no cgroup, and a kernel whose /proc/<pid>/status has no RssAnon (before 4.5)
+    monkeypatch.setenv("HFT_CGROUPS", "off")
+
+    def no_rss_anon(text: str) -> int:
+        raise ValueError(
+            "no RssAnon line in /proc/PID/status (a kernel before 4.5, a kernel thread or a zombie)"
+        )
+
+    monkeypatch.setattr(reading, "rss_anon_kib", no_rss_anon)
+    (cell,) = _fake_run(tmp_path).cells
+    assert cell.ok and cell.server_memory_before_bytes is None and cell.memory_bytes_per_order is None
+    assert cell.server_memory_unread.startswith(
+        "the server's memory could not be read before the cell: no cgroup, "
+    )
+    assert "no RssAnon line" in cell.server_memory_unread
