@@ -97,6 +97,15 @@ def test_classify_against_bytes_per_order(estimate, ci, p, expected):
     assert stat.classify(estimate, ci, p, threshold=32.0, alpha=0.01) == expected
 
 
+def test_a_certain_difference_under_a_page_a_cell_is_no_change():
+    # every round one page more on head over 50,000 orders: certain to the t, but below the grain
+    grain = stat.resolution(50_000)
+    assert grain == pytest.approx(0.08192)
+    assert stat.classify(0.08, (0.08, 0.08), 0.0, threshold=32.0, alpha=0.01, resolution=grain) == NO_CHANGE
+    assert stat.classify(0.5, (0.3, 0.7), 0.0, threshold=32.0, alpha=0.01, resolution=grain) == SLOWER
+    assert stat.resolution(0) == float("inf")
+
+
 def test_detectable_bytes_are_the_critical_and_power_quantiles_in_standard_errors():
     level = 0.01
     bar = sp.t.ppf(1 - level / 2, 15) + sp.t.ppf(0.8, 15)

@@ -103,7 +103,11 @@ def _memory_verdict(r: MetricResult, m: MetricGate) -> tuple[str, str | None]:
     extra = memory_stats.extra(r)
     if extra is None or r.ci is None:
         return INCONCLUSIVE, "too few rounds with the server's memory read on both sides"
-    verdict = memory_stats.classify(extra, r.ci, r.p_adjusted, threshold=m.threshold, alpha=m.alpha)
+    # min_samples: the fewest orders a run measured, a little under the cell's (warm-up too)
+    grain = memory_stats.resolution(r.min_samples)
+    verdict = memory_stats.classify(
+        extra, r.ci, r.p_adjusted, threshold=m.threshold, alpha=m.alpha, resolution=grain
+    )
     if verdict != INCONCLUSIVE:
         return verdict, None
     r.settle_runs = memory_stats.rounds_to_settle(extra, r.ci, m.threshold, min(r.base_runs, r.head_runs))

@@ -10,8 +10,9 @@ is tested over the rounds with Student's t (the round is where the randomness en
 servers, slots, an allocator's steps; clustered.py takes a duet's slot out, as for the
 ratios), and unpaired runs with Welch's t.
 
-The resolution this can claim: a page (4 KiB) over a cell's orders (0.1 B/order at 50,000),
-and the allocator's own steps: a glibc arena grows its heap by at least 128 KiB at a time,
+The resolution this can claim: a page (4 KiB) over a cell's orders (0.08 B/order at 50,000;
+a smaller difference is never named, however certain: `classify`'s resolution), and the
+allocator's own steps: a glibc arena grows its heap by at least 128 KiB at a time,
 jemalloc by its extents, each step a few bytes per order in one round and none in the next;
 those land on both sides alike in an A/A and widen the interval, they do not shift it. The
 threshold (gates.yaml: bytes per order) is set well above them; the A/A spread says how far.
@@ -123,13 +124,32 @@ def detectable(se: float, df: float, level: float, threshold: float = 0.0) -> fl
     return max(threshold, critical * se) + power * se
 
 
+# The readings' grain: a page. A cell's two readings each round to one, so a difference
+# smaller than a page over the cell's orders is below what the readings can tell apart.
+PAGE_BYTES = 4096
+
+
+def resolution(orders_per_cell: int) -> float:
+    """The smallest bytes per order the readings resolve: a page over a cell's orders (0.08 B
+    at 50,000); infinite without orders."""
+    return PAGE_BYTES / orders_per_cell if orders_per_cell > 0 else float("inf")
+
+
 def classify(
-    estimate: float, ci: tuple[float, float], p_adjusted: float, *, threshold: float, alpha: float
+    estimate: float,
+    ci: tuple[float, float],
+    p_adjusted: float,
+    *,
+    threshold: float,
+    alpha: float,
+    resolution: float = 0.0,
 ) -> str:
     """The row's answer, in the words of the ratios (rules.classify), on differences: a
     regression is significant and at least `threshold` bytes per order more; "no change" is
     the whole interval inside ±threshold and holding 0; inside the band, a difference the
-    test or the interval finds is named (SLOWER: more memory, under the gate; FASTER: less)."""
+    test or the interval finds is named (SLOWER: more memory, under the gate; FASTER: less),
+    unless it is smaller than `resolution`: a page a cell that one side's process maps and
+    the other's does not, in every round alike, is certain to the t and no memory per order."""
     lo, hi = ci
     if not all(math.isfinite(x) for x in (estimate, lo, hi)):
         return INCONCLUSIVE
@@ -139,9 +159,10 @@ def classify(
     if significant and estimate <= -threshold:
         return IMPROVEMENT
     if -threshold < lo and hi < threshold:
-        if (significant or lo > 0) and estimate > 0:
+        resolved = abs(estimate) >= resolution
+        if resolved and (significant or lo > 0) and estimate > 0:
             return SLOWER
-        if (significant or hi < 0) and estimate < 0:
+        if resolved and (significant or hi < 0) and estimate < 0:
             return FASTER
         return NO_CHANGE
     return INCONCLUSIVE
