@@ -38,7 +38,9 @@ class MetricResult:
     min_samples: int  # fewest samples in one run, both sides
     threshold: float | None = None  # gates.yaml's smallest effect that matters, for the text
     verdict: str = INCONCLUSIVE  # REGRESSION | IMPROVEMENT | NO_CHANGE | INCONCLUSIVE | NOT_GATED
-    ratio: float | None = None  # head / base (errors: head rate / base rate, None when base is 0)
+    # head / base (errors: head rate / base rate, None when base is 0; memory_bytes_per_order:
+    # None, a difference: head_value - base_value, and ci, mde, fails_at in bytes per order)
+    ratio: float | None = None
     ci: tuple[float, float] | None = None  # bootstrap interval of the ratio (None: not computed)
     p_value: float | None = None  # permutation test over runs, two-sided, uncorrected
     p_adjusted: float | None = None  # Holm over the family (gated or reported-only)
