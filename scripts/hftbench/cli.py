@@ -37,6 +37,12 @@ SUBCOMMANDS: dict[str, str] = {
     "regression-issue": "regression_issue",  # main's regression issue: open, update, close
     "pool": "pool",  # the runners of the pool that take a suite: the CI matrix
     "combine": "combine",  # the gate over a pool: the legs' rounds, each runner a stratum
+    "pr-leg": "pr_leg",  # CI: a pull request's leg of the pool (bench.yml pr-bench)
+    "push-leg": "push_leg",  # CI: a push's leg (bench.yml main-bench)
+    "dispatch-leg": "dispatch_leg",  # CI: a run by hand (bench.yml dispatch-bench)
+    "stage-artifact": "stage_artifact",  # CI: a leg's upload, an explicit list of regular files
+    "publish": "publish",  # CI: the history and dashboard commit for gh-pages
+    "microbench": "microbench",  # CI: the microbenchmarks for github-action-benchmark's charts
 }
 
 

@@ -311,8 +311,8 @@ class Verdict:
     partial: bool = ABSENT  # interrupted (ab) or a leg missing (combine)
     ab: AbSection = ABSENT  # how ab measured: rounds, design, seconds, flags, sandbox
     profile: ProfileRecord = ABSENT  # differential flame graph and top functions (profile.py)
-    harness_changes: list[str] = ABSENT  # harness files the head changes (scripts/ci/pr-bench)
-    pool_leg: str | None = ABSENT  # the pool leg that wrote it (scripts/ci/pr-bench, main-bench)
+    harness_changes: list[str] = ABSENT  # harness files the head changes (hftbench pr-leg)
+    pool_leg: str | None = ABSENT  # the pool leg that wrote it (hftbench pr-leg, push-leg)
     bisect: BisectRecord = ABSENT  # the culprit or range (judge/bisect_steps.py)
     pool: PoolSection = ABSENT  # each runner's leg (commands/combine.py pool_doc)
     attachments: list[dict[str, str]] = ABSENT  # files the texts list: {"title", "path"}

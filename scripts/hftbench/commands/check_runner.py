@@ -7,9 +7,11 @@ noise. `--strict` exits 1 on any warning (for the self-hosted runner's pre-fligh
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from typing import Any
 
+from .. import ci_job
 from ..errors import UsageError
 from ..measure import fingerprint
 from ..measure import placement as placement_mod
@@ -107,6 +109,12 @@ class CheckRunnerCommand(Command):
             "--json", action="store_true", help="print {fingerprint, git, tools, warnings} as JSON"
         )
         p.add_argument("--strict", action="store_true", help="exit 1 when there is any warning")
+        p.add_argument(
+            "--ci",
+            action="store_true",
+            help="a benchmark job's check (bench.yml): a warning fails it, said in the step summary; "
+            "ALLOW_UNTUNED=true (a run by hand's input) records it there and goes on",
+        )
 
     def run(self) -> int:
         args, root = self.args, self.root
@@ -126,7 +134,28 @@ class CheckRunnerCommand(Command):
             print(json.dumps(doc, indent=2))
         else:
             self.print_text(fp, isolated, warns)
+        if args.ci:
+            return self.job_check(warns)
         return 1 if (args.strict and warns) else 0
+
+    def job_check(self, warns: list[str]) -> int:
+        """A benchmark job's first step: an untuned runner fails the job with the reasons, in the
+        step summary too, unless the run by hand allowed it (ALLOW_UNTUNED=true)."""
+        if not warns:
+            self.say("runner is tuned")
+            return 0
+        lines = "\n".join(f"warning   {w}" for w in warns)
+        ci_job.summary(f"### Runner check failed\n\n```\n{lines}\n```\n")
+        if os.environ.get("ALLOW_UNTUNED") == "true":
+            self.say(
+                "runner is not tuned; going on because ALLOW_UNTUNED=true: figures are not comparable with "
+                "the history"
+            )
+            return 0
+        raise UsageError(
+            "runner is not tuned (the warnings above); fix it with 'sudo hft/scripts/setup_hft_system.sh "
+            "--apply' or start the run with allow_untuned"
+        )
 
     @staticmethod
     def print_text(fp: dict[str, Any], isolated: str | None, warns: list[str]) -> None:

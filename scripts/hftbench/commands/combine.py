@@ -34,7 +34,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .. import paths, pool
+from .. import ci_job, paths, pool
 from ..absent import ABSENT
 from ..judge import legcheck
 from ..judge.compare import Comparison
@@ -161,12 +161,9 @@ def check_fails(legs: list[Leg], unexpected: list[str], legs_result: str | None)
 
 
 def _run_folder(folder: Path, side: str, run_id: str) -> Path:
-    """Where a leg keeps a counted round: ab's side folder, or (main-bench moves the pushed
-    commit's rounds there for the history) runs/rounds/."""
-    for place in (folder / "ab" / side, folder / "runs" / "rounds"):
-        if (place / run_id / "results.json").is_file():
-            return place / run_id
-    return folder / "ab" / side / run_id  # load_run names the missing file
+    """Where a leg keeps a counted round: ab's side folder (pr-leg and push-leg both leave it
+    there; load_run names a missing file)."""
+    return folder / "ab" / side / run_id
 
 
 def pool_doc(
@@ -227,8 +224,58 @@ class CombineCommand(Command):
             help="the leg jobs' result (needs.<job>.result): not success fails the check "
             "unless a leg's state explains it",
         )
+        p.add_argument(
+            "--record",
+            action="store_true",
+            help="a push to main: a regression or a failing pool check is recorded (exit 0, output "
+            "regression=true), and no leg with a verdict (a first push) is no verdict, the first leg's "
+            "summary",
+        )
+        flags.add(p, cls, ("github_output",))
 
     def run(self) -> int:
+        args = self.args
+        for flag in ("base_sha", "head_sha", "legs_result"):  # a workflow passes "" for none
+            setattr(args, flag, getattr(args, flag) or None)
+        args.legs.mkdir(parents=True, exist_ok=True)  # no leg uploaded: every leg is missing
+        if args.record and not list(args.legs.glob(f"{args.prefix}*/verdict.json")):
+            return self.not_compared()
+        code = self.judge()
+        if not args.github_output:
+            return code
+        v = Verdict.from_json(json.loads((args.out / "verdict.json").read_text()))
+        ci_job.summary((args.out / "summary.md").read_text())
+        ci_job.output("verdict", v.status)
+        ci_job.output("partial", str(bool(v.partial)).lower())
+        ci_job.output("regression", str(code == 1).lower())
+        ci_job.output("baseline", "".join(c for c in str(v.base.commit or "") if c in "0123456789abcdef"))
+        if code in (1, CHECK_FAILED) and args.record:  # main's own code ran on the legs: recorded
+            self.say(
+                f"pool verdict: {v.status}, recorded (report-regression opens the issue on a regression)"
+            )
+            return 0
+        return code
+
+    def not_compared(self) -> int:
+        """A push no leg compared (no baseline yet): no verdict; the first leg's summary says why."""
+        args = self.args
+        args.out.mkdir(parents=True, exist_ok=True)
+        first = sorted(args.legs.glob(f"{args.prefix}*/summary.md"))
+        text = (
+            first[0].read_text()
+            if first
+            else ("## hft-bench: not compared\n\nNo leg of the pool uploaded a verdict or a summary.\n")
+        )
+        (args.out / "summary.md").write_text(text)
+        if args.github_output:
+            ci_job.summary(text)
+            ci_job.output("regression", "false")
+            ci_job.output("baseline", "")
+        self.say("no leg compared the push (no baseline yet): nothing to combine")
+        return 0
+
+    def judge(self) -> int:
+        """The legs judged together: verdict.json and summary.md in --out; the exit code."""
         args = self.args
         the_pool = pool.load_pool(args.pool or paths.pool_file(self.root))
         names = [leg.name for leg in the_pool.legs(args.suite)]

@@ -160,6 +160,14 @@ SHARED: dict[str, tuple[tuple[str, ...], dict[str, Any] | Callable[[type[Command
     "head_sha": (("--head-sha",), _head_sha_flag),
     # The gate's texts (verdict-text, regression-issue).
     "run_url": (("--run-url",), {"help": "link to the workflow run (built by the caller from the run id)"}),
+    # A workflow step (pool, combine): its step outputs, and the summary where it writes one.
+    "github_output": (
+        ("--github-output",),
+        {
+            "action": "store_true",
+            "help": "CI: step outputs to $GITHUB_OUTPUT (a summary to $GITHUB_STEP_SUMMARY)",
+        },
+    ),
 }
 
 

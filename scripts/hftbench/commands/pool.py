@@ -21,10 +21,7 @@ class PoolCommand(Command):
     @classmethod
     def add_arguments(cls, p) -> None:
         p.add_argument("--suite", required=True, help="suite of bench-config/scenarios.yaml, e.g. pr")
-        flags.add(p, cls, ("pool",))
-        p.add_argument(
-            "--github-output", action="store_true", help="append legs= and max_parallel= to $GITHUB_OUTPUT"
-        )
+        flags.add(p, cls, ("pool", "github_output"))
 
     def run(self) -> int:
         args = self.args

@@ -9,7 +9,7 @@ With --rounds N the plan runs N times, each round against a fresh server into a 
 of its own (--out is their parent: run_<UTC>_r01_<hex> …), the load scenarios' rate probed
 once before the rounds so every round runs at the same rate: the measuring rig of ab, bisect
 and calibrate with one build alone (measure/rig.py, Rig.rounds). The push-to-main job
-(scripts/ci/main-bench) records a commit it cannot compare this way; its rounds are one
+(hftbench push-leg) records a commit it cannot compare this way; its rounds are one
 history point with their spread.
 """
 
