@@ -67,28 +67,45 @@ def _descendants(root: int) -> list[int]:
 
 
 def _leg_ab(pid: int, leg: str) -> Path | None:
-    """The --out folder of `hftbench ab` when `pid` is the one pool leg `leg` runs."""
+    """The folder of the A/B (OUT/ab) when `pid` is `hftbench pr-leg` of the pool leg `leg`
+    (it runs ab in its own process)."""
     try:
         env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
     except OSError:
         return None
-    if f"POOL_LEG={leg}".encode() not in env or "ab" not in argv or "--out" not in argv:
+    out = [e[len(b"OUT=") :] for e in env if e.startswith(b"OUT=")]
+    if f"POOL_LEG={leg}".encode() not in env or "pr-leg" not in argv or not out:
         return None
-    return Path(argv[argv.index("--out") + 1])
+    return Path(out[0].decode()) / "ab"
 
 
 def cut_when_measuring(proc: subprocess.Popen, leg: str, rounds: int) -> None:
-    """SIGTERM the leg's `hftbench ab` (a descendant of this act run) once its head side has
-    `rounds` run folders: a job cancelled or timed out mid-run gets the same signal."""
+    """SIGTERM the leg's `hftbench pr-leg` (a descendant of this act run) once its A/B's head
+    side has `rounds` run folders: a job cancelled or timed out mid-run gets the same signal.
+    Python drops an exception its handler raises inside an at-fork hook (logging's lock, as a
+    round starts its processes): a signal that lands there is sent again when a further round
+    shows it was lost."""
     while proc.poll() is None:
         for pid in _descendants(proc.pid):
             out = _leg_ab(pid, leg)
             if out is not None and len(list((out / "head").glob("run_*"))) >= rounds:
-                os.kill(pid, signal.SIGTERM)
+                _terminate(proc, pid, out / "head")
                 return
         time.sleep(0.05)
     raise AssertionError(f"act ended before leg {leg} measured {rounds} rounds")
+
+
+def _terminate(proc: subprocess.Popen, pid: int, head: Path) -> None:
+    """SIGTERM `pid`, again each time its head side starts another round, until it ends."""
+    os.kill(pid, signal.SIGTERM)
+    seen = len(list(head.glob("run_*")))
+    while proc.poll() is None and Path(f"/proc/{pid}").exists():
+        now = len(list(head.glob("run_*")))
+        if now > seen:  # it went on measuring: the signal was lost
+            seen = now
+            os.kill(pid, signal.SIGTERM)
+        time.sleep(0.05)
 
 
 def git(repo: Path, *args: str) -> str:

@@ -1,6 +1,6 @@
-"""The push-to-main path end to end, through the real scripts/ci steps of bench.yml:
-main-bench (A/B against the stored baseline), publish + push-pages (history on a local bare
-origin's gh-pages) and report-regression (issues on a fake GitHub API).
+"""The push-to-main path end to end, through the real steps of bench.yml: `hftbench push-leg`
+(A/B against the stored baseline), stage-artifact, `hftbench publish`, pages-bundle + push-bundle
+(history on a local bare origin's gh-pages) and report-regression (issues on a fake GitHub API).
 
 push 1 seeds the history (no baseline); push 2 slows the server for real (it busy-waits
 30 µs per order) and must be a regression, bisected to its commit in two steps (one
@@ -61,6 +61,20 @@ def clone(tmp_path):
     subprocess.run(["git", "clone", "-q", "--no-local", str(ROOT), str(repo)], check=True)
     git(repo, "checkout", "-q", "-B", "main")
     git(repo, "remote", "set-url", "origin", str(origin))
+    # scripts/ci as in this tree, committed: a run records a dirty tree, never a baseline
+    shutil.copytree(ROOT / "scripts" / "ci", repo / "scripts" / "ci", dirs_exist_ok=True)
+    git(repo, "add", "-A", "scripts/ci")
+    git(
+        repo,
+        "-c",
+        "user.name=dev",
+        "-c",
+        "user.email=dev@example.com",
+        "commit",
+        "-qm",
+        "ci",
+        "--allow-empty",
+    )
     for name in ("bin", ".venv", "gh-pages/node_modules"):  # built and installed, not in git
         (repo / name).symlink_to(ROOT / name)
     (tmp_path / "gates.yaml").write_text(GATES)
@@ -96,7 +110,7 @@ def commit(repo: Path, message: str, delay_us: int, broken: bool = False) -> str
 
 
 def job(repo: Path, tmp: Path, n: int, sha: str, api_url: str, rounds: int = 3) -> dict:
-    """main-bench, publish and report-regression of push n, as bench.yml chains them; `rounds`:
+    """push-leg, publish and report-regression of push n, as bench.yml chains them; `rounds`:
     ROUNDS, the runs of a push measured alone (no baseline to compare with)."""
     out, summary, output = tmp / f"push{n}", tmp / f"push{n}.summary.md", tmp / f"push{n}.output"
     summary.write_text("")
@@ -127,19 +141,32 @@ def job(repo: Path, tmp: Path, n: int, sha: str, api_url: str, rounds: int = 3) 
         ),
     }
     ci = repo / "scripts" / "ci"
-    bench = subprocess.run([str(ci / "main-bench")], env=env, capture_output=True, text=True)
+    bench = subprocess.run([str(ci / "hftbench"), "push-leg"], env=env, capture_output=True, text=True)
     assert bench.returncode == 0, bench.stderr[-3000:]
     verdict = out / "verdict.json"
+    # publish reads what the leg uploaded: its staged artifact, with the manifest naming each
+    # entry and its verdict
+    staged = tmp / f"push{n}-artifact"
+    stage = [str(ci / "hftbench"), "stage-artifact", str(out), str(staged)]
+    assert subprocess.run(stage, env=env, capture_output=True, text=True).returncode == 0
     published = subprocess.run(
-        [str(ci / "publish"), str(out), str(verdict)], env=env, capture_output=True, text=True
+        [str(ci / "hftbench"), "publish", str(staged)], env=env, capture_output=True, text=True
     )
     assert published.returncode == 0, published.stderr[-3000:]
-    pushed = subprocess.run(
-        [str(ci / "push-pages"), "gh-pages-publish"], env=env, capture_output=True, text=True
+    pages = tmp / f"push{n}-pages"  # handed over as a checked bundle, as bench.yml's publish-push
+    bundled = subprocess.run(
+        [str(ci / "pages-bundle"), "gh-pages-publish", str(pages)], env=env, capture_output=True, text=True
+    )
+    assert bundled.returncode == 0, bundled.stderr[-3000:]
+    pushed = subprocess.run(  # its own step's output (moved=)
+        [str(ci / "push-bundle"), str(pages), "--if-moved", "fail"],
+        env={**env, "GITHUB_OUTPUT": str(tmp / f"push{n}.push-output")},
+        capture_output=True,
+        text=True,
     )
     assert pushed.returncode == 0, pushed.stderr[-3000:]
     issue = subprocess.run(
-        [str(ci / "report-regression"), str(verdict)], env=env, capture_output=True, text=True
+        [str(ci / "hftbench"), "regression-issue", str(verdict)], env=env, capture_output=True, text=True
     )
     assert issue.returncode == 0, issue.stderr[-3000:]
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)

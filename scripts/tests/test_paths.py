@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -58,21 +56,6 @@ def test_two_runs_started_in_the_same_second_on_two_runners_are_both_stored(tmp_
         ids.append(made.name)
     shard = json.loads((store / "shards" / "pr" / "2026-11.json").read_text())
     assert ids[0] != ids[1] and sorted(r["run_id"] for r in shard["runs"]) == sorted(ids)
-
-
-def test_the_ci_scripts_name_run_folders_alike(tmp_path):
-    lib = Path(__file__).resolve().parents[2] / "scripts" / "ci" / "lib.sh"
-    names = {
-        subprocess.run(
-            ["bash", "-c", f'. "{lib}"; new_run_dir "$0"', str(tmp_path)],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        for _ in range(2)
-    }
-    assert len(names) == 2
-    assert all(re.fullmatch(rf"{tmp_path}/run_\d{{8}}T\d{{6}}Z_[0-9a-f]{{6}}", n) for n in names)
 
 
 def test_the_default_gates_come_from_the_repository_in_use_not_the_installed_package(tmp_path, monkeypatch):

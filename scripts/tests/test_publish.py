@@ -1,6 +1,7 @@
-"""scripts/ci/publish on a checkout whose origin has no gh-pages yet: it builds the first
-gh-pages commit, and does so again when run a second time in the same checkout (a retried
-job step, a run by hand after a failed push)."""
+"""`hftbench publish` (bench.yml: scripts/ci/hftbench publish) on a checkout whose origin has no
+gh-pages yet: it builds the first gh-pages commit, and does so again when run a second time in
+the same checkout (a retried job step, a run by hand after a failed push); a push's legs
+published by their manifests, only where combine accepted them."""
 
 from __future__ import annotations
 
@@ -43,8 +44,8 @@ def test_publish_twice_in_one_checkout_without_a_gh_pages_branch(tmp_path):
     for n in (1, 2):
         doc = result_doc("large", "rust", latency_run(rng, 2_000))
         run = write_run(tmp_path / f"bench{n}", f"run_20261124T000000Z_00000{n}", {("large", "rust"): [doc]})
-        publish = repo / "scripts" / "ci" / "publish"
-        r = subprocess.run([str(publish), str(run)], capture_output=True, text=True)
+        publish = [str(repo / "scripts" / "ci" / "hftbench"), "publish"]
+        r = subprocess.run([*publish, str(run)], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr[-3000:]
         shard = json.loads(git(repo, "show", "gh-pages-publish:data/shards/pr/2026-11.json"))
         assert [e["run_id"] for e in shard["runs"]] == [f"run_20261124T000000Z_00000{n}"]
@@ -53,7 +54,7 @@ def test_publish_twice_in_one_checkout_without_a_gh_pages_branch(tmp_path):
     # CREEP_REFERENCE (bench.yml: vars.CREEP_REFERENCE) reaches the dashboard's build, which
     # refuses a reference that is no commit sha
     env = {**os.environ, "CREEP_REFERENCE": "v1.4"}
-    r = subprocess.run([str(publish), str(run)], capture_output=True, text=True, env=env)
+    r = subprocess.run([*publish, str(run)], capture_output=True, text=True, env=env)
     assert r.returncode != 0 and 'creep reference "v1.4" is not a 7 to 40 digit' in r.stderr
 
 
@@ -71,9 +72,12 @@ def _checkout(tmp_path: Path) -> Path:
 
 
 def _leg(legs: Path, name: str, run_id: str, rng) -> None:
-    """A push's leg as its artifact holds it: bench-run-<name>/runs/<run_id>/ and its verdict."""
+    """A push's leg as its artifact holds it: bench-run-<name>/runs/<run_id>/, its verdict, and
+    the manifest that names the run as the verdict's entry."""
     doc = result_doc("large", "rust", latency_run(rng, 2_000))
     write_run(legs / f"bench-run-{name}" / "runs", run_id, {("large", "rust"): [doc]})
+    entry = {"folder": f"runs/{run_id}", "kind": "run", "verdict": "verdict.json"}
+    (legs / f"bench-run-{name}" / "manifest.json").write_text(json.dumps({"entries": [entry]}))
     verdict = {
         "status": "no_change",
         "exit_code": 0,
@@ -92,26 +96,28 @@ def test_publish_leaves_out_a_leg_that_combine_refused_and_publishes_the_one_it_
     _leg(legs, "a", "run_20261124T000000Z_0000aa", rng)
     _leg(legs, "b", "run_20261124T000000Z_0000bb", rng)
     why = "leg b: verdict.json pool_leg: 'a', but its artifact is runner b's\n::error::forged"
-    pool = {
+    seen = {"runner": None, "verdict": None, "rounds_per_side": None, "measure_s": None}
+    seen |= {"calibration": None, "rows": [], "calibrated_mde": None, "optional": False}
+    pool = {  # combine's verdict, as read: every runner's fields
         "status": "no_change",
         "pool": {
             "runners": [
-                {"name": "a", "state": "complete", "why": None},
-                {"name": "b", "state": "refused", "why": why},
+                {"name": "a", "state": "complete", "why": None, **seen},
+                {"name": "b", "state": "refused", "why": why, **seen},
             ]
         },
     }
     (tmp_path / "pool.json").write_text(json.dumps(pool))
-    publish = repo / "scripts" / "ci" / "publish"
+    publish = [str(repo / "scripts" / "ci" / "hftbench"), "publish"]
 
     def run(pool_verdict: Path | None) -> subprocess.CompletedProcess:
         env = {**os.environ, "POOL_VERDICT": str(pool_verdict)} if pool_verdict else dict(os.environ)
-        return subprocess.run([str(publish), str(legs)], capture_output=True, text=True, env=env)
+        return subprocess.run([*publish, str(legs)], capture_output=True, text=True, env=env)
 
     r = run(tmp_path / "pool.json")
     assert r.returncode == 0, r.stderr[-3000:]
     assert (
-        "publish: leg bench-run-b not published: combine refused it: leg b: verdict.json pool_leg: "
+        "hftbench publish: leg bench-run-b not published: combine refused it: leg b: verdict.json pool_leg: "
         "'a', but its artifact is runner b's ::error::forged; neither its runs nor its verdict go "
         "into the history"
     ) in r.stderr
@@ -131,7 +137,8 @@ def test_publish_leaves_out_a_leg_that_combine_refused_and_publishes_the_one_it_
     r = run(tmp_path / "other.json")
     assert (
         r.returncode == 2
-        and "has no pool.runners: pass the verdict.json that scripts/ci/combine wrote" in r.stderr
+        and "has no pool.runners" in r.stderr
+        and "pass the verdict.json that `hftbench combine` wrote" in r.stderr
     )
     # Without POOL_VERDICT (a run by hand), both legs: what publish did before.
     r = run(None)

@@ -5,6 +5,7 @@ next job), replayed (the microbenchmark data) or refused, as asked."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -165,3 +166,33 @@ def test_a_tip_moved_by_microbenchmarks_alone_takes_the_history_replayed_over_it
     assert git(origin, "rev-parse", "gh-pages") == won
     r = ci(push, "push-bundle", str(mine), "--if-moved", "report", "--replay-over", "../")
     assert r.returncode == 2 and "a folder such as micro/" in r.stderr, r.stderr
+
+
+def test_a_replay_keeps_both_appends_to_one_data_js_and_refuses_any_other_clash(tmp_path, origin):
+    """Two microbenchmark publishers built on one tip, each appending to micro/data.js: the one
+    that lost the race is replayed on the winner with both appends kept (github-action-benchmark's
+    data.js merged: the winner's entries, then the loser's own); a clash in any other file is
+    refused, nothing pushed."""
+
+    def data(*runs: str) -> str:
+        return "window.BENCHMARK_DATA = " + json.dumps({"entries": {"go": [{"commit": r} for r in runs]}})
+
+    pages, _ = build(tmp_path, origin, {"micro/data.js": data("r1")}, "b0")
+    push = checkout(tmp_path, "push", origin)
+    assert ci(push, "push-bundle", str(pages), "--if-moved", "report").returncode == 0
+    ours, _ = build(tmp_path, origin, {"micro/data.js": data("r1", "ours")}, "ours")
+    theirs, won = build(tmp_path, origin, {"micro/data.js": data("r1", "theirs")}, "theirs")
+    assert ci(push, "push-bundle", str(theirs), "--if-moved", "replay").returncode == 0
+    r = ci(push, "push-bundle", str(ours), "--if-moved", "replay")
+    assert r.returncode == 0, r.stderr
+    assert git(origin, "rev-parse", "gh-pages^") == won
+    doc = json.loads(git(origin, "show", "gh-pages:micro/data.js").removeprefix("window.BENCHMARK_DATA = "))
+    assert [x["commit"] for x in doc["entries"]["go"]] == ["r1", "theirs", "ours"]
+
+    tip = git(origin, "rev-parse", "gh-pages")
+    mine, _ = build(tmp_path, origin, {"micro/index.html": "mine"}, "mine")
+    clash, won = build(tmp_path, origin, {"micro/index.html": "theirs"}, "clash")
+    assert ci(push, "push-bundle", str(clash), "--if-moved", "replay").returncode == 0
+    r = ci(push, "push-bundle", str(mine), "--if-moved", "replay")
+    assert r.returncode == 2 and "conflicted; nothing pushed" in r.stderr, r.stderr
+    assert git(origin, "rev-parse", "gh-pages") == won != tip

@@ -67,7 +67,7 @@ OWNED = [
         "bench-config/gates.yaml",
         "bench-config/pool.yaml",
     ),
-    *("scripts/hftbench/cli.py", "scripts/ci/pr-bench", "scripts/deps.sh", "Makefile", "requirements.txt"),
+    *("scripts/hftbench/cli.py", "scripts/ci/hftbench", "scripts/deps.sh", "Makefile", "requirements.txt"),
     "requirements-dev.txt",
     *("clients/hft/src/main.c", "Cargo.toml", "Cargo.lock", "server/Cargo.toml", "clients/rust/Cargo.toml"),
     *(".cargo/config.toml", "server/.cargo/config.toml", "rust-toolchain", "rust-toolchain.toml"),
