@@ -352,3 +352,27 @@ def test_a_cell_whose_server_memory_cannot_be_read_says_why_and_still_counts(tmp
         "the server's memory could not be read before the cell: no cgroup, "
     )
     assert "no RssAnon line" in cell.server_memory_unread
+
+
+# -- calibrate's record ---------------------------------------------------------------------
+
+
+def test_calibrate_guards_memory_by_its_bytes_and_never_asks_the_solo_pairs():
+    from hftbench.judge.calibration import guard_rows
+
+    aa = {
+        "comparisons": 200,
+        "series_tested": {
+            "latency-1c/hft memory_bytes_per_order": 200,
+            "latency-8c/hft memory_bytes_per_order": 200,
+        },
+        "series_regression": {},
+        "mde": {"latency-1c/hft memory_bytes_per_order": 1.4, "latency-8c/hft memory_bytes_per_order": 40.0},
+    }
+    # no kind's solo pairs measured memory (hidden.py's effects are ratios): not asked of it
+    survival = {"slow": {"latency-1c/hft p50_us": {"whole": True}}}
+    rows = {
+        r["series"]: r for r in guard_rows(aa, load_gates(ROOT / "bench-config" / "gates.yaml"), survival)
+    }
+    assert rows["latency-1c/hft"]["guarded"] and rows["latency-1c/hft"]["why_not"] is None
+    assert rows["latency-8c/hft"]["why_not"] == "MDE 40.0 B/order > 32 B/order on this runner"

@@ -99,7 +99,7 @@ def guard_rows(
             why = f"MDE {mde:,.1f} B/order > {m.threshold:,.0f} B/order on this runner"
         elif mde > m.threshold:
             why = f"MDE {100 * (mde - 1):+.1f} % > {100 * (m.threshold - 1):.0f} % on this runner"
-        else:
+        elif m.kind != "memory":  # a server's own bytes per order: no shared host to magnify them
             why = not_shown_whole(key, survival)
         rows.append(
             {
