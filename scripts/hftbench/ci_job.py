@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,3 +106,11 @@ def output(name: str, value: str) -> None:
     if target:
         with open(target, "a") as f:
             f.write(f"{name}={value}\n")
+
+
+def fetch_store(root: Path, dest: Path) -> None:
+    """gh-pages fetched into `root`'s refs and its history store copied to `dest`, by the step
+    that may hold the read token (scripts/ci/fetch-store); its failure names the fix."""
+    code = subprocess.run([str(root / "scripts" / "ci" / "fetch-store"), str(dest)]).returncode
+    if code != 0:
+        raise UsageError(f"scripts/ci/fetch-store failed (exit {code}); its message above names the fix")

@@ -227,10 +227,10 @@ def test_a_pull_request_cannot_loosen_its_own_gate(world):
     base's built server (a slowed one would hide the regression), $OUT and the leg's artifact,
     $RUNNER_TEMP and act's artifact store, print the token, and leave a process behind; the
     sandbox lets none of it through and the verdict stands. HFT_SANDBOX=off alone does not
-    switch it off here: pr-bench passes --require-sandbox and ab refuses the contradiction
-    (the leg fails before any attack). Jobs get act's host environment, and lib.sh's $HFTBENCH:
-    HFT_SANDBOX=off with HFTBENCH a wrapper of .venv/bin/hftbench that drops
-    --require-sandbox runs the head unsandboxed, and this test fails on what its code did."""
+    switch it off here: `hftbench pr-leg` passes --require-sandbox to ab and ab refuses the
+    contradiction (the leg fails before any attack). Jobs get act's host environment and run
+    this checkout's hftbench (HFT_CI_PREBUILT): HFT_SANDBOX=off with --require-sandbox taken out
+    of pr_leg.PrLeg.ab_argv runs the head unsandboxed, and this test fails on what its code did."""
     tag, run = uuid.uuid4().hex[:12], world.tmp / "pr-loose"
     git(world.dev, "checkout", "-q", "-b", "feature/loose")
     base = world.commit(

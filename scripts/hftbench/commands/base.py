@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from .. import paths
+from ..errors import UsageError
 from ..fsio import write_atomic
 from . import flags
 
@@ -57,6 +58,23 @@ class Command:
     @classmethod
     def main(cls, args: argparse.Namespace) -> int:
         return cls(args).run()
+
+    @classmethod
+    def invoke(cls, argv: list[str]) -> int:
+        """This command run in this process with these flags, as another command composes it
+        (a CI job's command: ab, bisect, run); its UsageError is exit 2 and its message, as
+        `hftbench` says them, and a flag argparse refuses its exit 2."""
+        parser = argparse.ArgumentParser(prog="hftbench")
+        cls.register(parser.add_subparsers(dest="command", required=True))
+        try:
+            args = parser.parse_args([cls.name, *argv])
+        except SystemExit as exc:  # argparse said why on stderr
+            return int(exc.code or 0)
+        try:
+            return int(cls(args).run() or 0)
+        except UsageError as exc:
+            print(f"hftbench {cls.name}: {exc}", file=sys.stderr)
+            return 2
 
     def run(self) -> int:
         raise NotImplementedError(f"{type(self).__name__}.run")

@@ -87,14 +87,13 @@ class DispatchLegCommand(Command):
             self.say(f"inputs checked: hftbench run {' '.join(flags)}")
             return 0
         from ..measure.run import new_run_dir
-        from .pr_leg import invoke
         from .run import RunCommand
 
         out = Path(ci_job.required(os.environ, "OUT", "output folder")).absolute()
         run = new_run_dir(out / "runs")
         run.rmdir()  # `hftbench run --out` creates it
         self.say(f"hftbench run {' '.join(flags)} --out {run}")
-        code = invoke(RunCommand, [*flags, "--out", str(run)])
+        code = RunCommand.invoke([*flags, "--out", str(run)])
         if (run / "report.md").is_file():
             ci_job.summary((run / "report.md").read_text())
         if (run / "results.json").is_file():

@@ -31,11 +31,9 @@ could not run.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,23 +44,6 @@ from ..fsio import write_atomic
 from ..measure.worktrees import git_cmd, git_output
 from ..verdict import Verdict
 from .base import Command
-
-
-def invoke(command: type[Command], argv: list[str]) -> int:
-    """Another subcommand run in this process with these flags (the workflow's and the tests'
-    flag lists reach it as they reached it on the command line); its UsageError is exit 2 and
-    its message, as `hftbench` itself says them."""
-    parser = argparse.ArgumentParser(prog="hftbench")
-    command.register(parser.add_subparsers(dest="command", required=True))
-    try:
-        args = parser.parse_args([command.name, *argv])
-    except SystemExit as exc:  # argparse said why on stderr
-        return int(exc.code or 0)
-    try:
-        return int(command(args).run() or 0)
-    except UsageError as exc:
-        print(f"hftbench {command.name}: {exc}", file=sys.stderr)
-        return 2
 
 
 def has_commit(root: Path, sha: str) -> bool:
@@ -147,7 +128,7 @@ class PrLegCommand(Command):
         if changes:
             self.say(f"the PR changes the harness (applies after merge): {' '.join(changes)}")
         leg.pool.place()
-        status = invoke(AbCommand, leg.ab_argv(root))
+        status = AbCommand.invoke(leg.ab_argv(root))
         ab = leg.out / "ab"
         if not (ab / "verdict.json").is_file() or not (ab / "summary.md").is_file():
             raise UsageError(f"hftbench ab (exit {status}) wrote no verdict; see its output above")

@@ -32,7 +32,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import manifest, results
+from .. import ci_job, manifest, results
 from ..errors import UsageError
 from ..store import history as hs
 from ..verdict import PoolSection, Verdict
@@ -162,9 +162,7 @@ class PublishCommand(Command):
         try:
             self.say(f"building on {remote}'s gh-pages")
             if (os.environ.get("PUBLISH_FETCH") or "true") == "true":
-                subprocess.run(
-                    [str(root / "scripts" / "ci" / "fetch-store"), str(work / "store")], check=True
-                )
+                ci_job.fetch_store(root, work / "store")
             site = self.site(work / "site", remote, orphan)
             self.build(site, entries)
             git(root, "-C", str(site), "add", "-A")

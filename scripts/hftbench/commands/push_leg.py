@@ -30,8 +30,8 @@ Step outputs: regression=true|false, baseline=<sha or empty>.
 
 from __future__ import annotations
 
+import json
 import os
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +43,8 @@ from ..measure.worktrees import git_output
 from ..store import history as hs
 from ..verdict import Verdict
 from .base import Command
-from .pr_leg import has_commit, invoke, write_verdict
+from .pr_leg import has_commit, write_verdict
+from .run import RunCommand
 
 
 @dataclass(frozen=True)
@@ -109,9 +110,8 @@ class PushLegCommand(Command):
         if leg.report_suite:
             run = new_run_dir(leg.out / "runs")
             run.rmdir()  # `hftbench run --out` creates it
-            code = invoke(
-                self.run_command(), ["--suite", leg.report_suite, "--out", str(run), "--quiet", *leg.run_args]
-            )
+            argv = ["--suite", leg.report_suite, "--out", str(run), "--quiet", *leg.run_args]
+            code = RunCommand.invoke(argv)
             if code != 0:
                 raise UsageError(
                     f"hftbench run --suite {leg.report_suite} failed; the run folder {run} keeps what was "
@@ -128,12 +128,6 @@ class PushLegCommand(Command):
         )
         return 0
 
-    @staticmethod
-    def run_command():
-        from .run import RunCommand
-
-        return RunCommand
-
     def baseline(self, leg: PushLeg) -> tuple[str, str | None]:
         """The stored baseline's commit, and why there is no comparison (None: compare)."""
         from .history import baseline_commit, this_runner
@@ -141,7 +135,7 @@ class PushLegCommand(Command):
         store = leg.store
         if store is None:  # the step before fetches it with the read token; a test or public repo here
             store = leg.out / "store"
-            subprocess.run([str(self.root / "scripts" / "ci" / "fetch-store"), str(store)], check=True)
+            ci_job.fetch_store(self.root, store)
         if not (store / "index.json").is_file():
             return "", "No baseline: this is the first run (no history on gh-pages yet)."
         try:
@@ -176,7 +170,7 @@ class PushLegCommand(Command):
             *("--suite", leg.suite, "--gates", str(self.root / "bench-config" / "gates.yaml")),
             *("--out", str(ab), "--quiet", *leg.pool.rounds, *leg.ab_args, *leg.pool.split()),
         ]
-        status = invoke(AbCommand, argv)
+        status = AbCommand.invoke(argv)
         if status > 1 or not (ab / "verdict.json").is_file():
             if (ab / "base" / "build.log").is_file() and not os.access(
                 ab / "base" / "bin" / "hft-server", os.X_OK
@@ -191,7 +185,7 @@ class PushLegCommand(Command):
                 "output above"
             )
         regression = status == 1
-        v = Verdict.from_json(ab_verdict(ab))
+        v = Verdict.from_json(json.loads((ab / "verdict.json").read_text()))
         v.pool_leg = leg.pool.leg
         write_verdict(v, leg.out)
         ci_job.copy_calibration(os.environ, leg.out)
@@ -220,10 +214,10 @@ class PushLegCommand(Command):
             ),
             *("--quiet", *leg.bisect_args),
         ]
-        code = invoke(BisectCommand, argv)
+        code = BisectCommand.invoke(argv)
         if code:
             self.say(f"bisect ended with exit {code} (1: a range, not one commit); see {leg.out / 'bisect'}")
-        return Verdict.from_json(ab_verdict(leg.out))
+        return Verdict.from_json(json.loads(verdict.read_text()))
 
     def rounds_alone(self, leg: PushLeg, why: str, entries: manifest.Manifest) -> None:
         """No comparison: ROUNDS rounds of the pushed commit, one rig for all (`hftbench run
@@ -239,12 +233,6 @@ class PushLegCommand(Command):
             *("--rounds", leg.rounds, "--suite", leg.suite, "--out", str(rounds)),
             *("--no-floor", "--no-report", "--quiet", *leg.run_args, *leg.pool.split()),
         ]
-        if invoke(self.run_command(), argv) != 0:
+        if RunCommand.invoke(argv) != 0:
             raise UsageError(f"hftbench run --rounds {leg.rounds} failed; the rounds so far are in {rounds}")
         entries.add(rounds, manifest.ROUNDS, leg.out)
-
-
-def ab_verdict(folder: Path) -> dict:
-    import json
-
-    return json.loads((folder / "verdict.json").read_text())

@@ -68,7 +68,6 @@ class RegressionIssueCommand(Command):
     def creep(self, args) -> tuple[Path | None, str | None]:
         """`hftbench creep` of this push on the store, in this process: its creep.json, or why not."""
         from .creep import CreepCommand
-        from .pr_leg import invoke
 
         out = Path(tempfile.mkdtemp()) / "creep"
         suite = verdict_text.load(args.verdict).suite or "pr"
@@ -77,7 +76,7 @@ class RegressionIssueCommand(Command):
         )
         argv = ["--store", str(args.store), "--suite", suite, *since, "--verdict", str(args.verdict)]
         with contextlib.redirect_stdout(io.StringIO()):  # its markdown: the issue body says it
-            code = invoke(CreepCommand, [*argv, "--out", str(out)])
+            code = CreepCommand.invoke([*argv, "--out", str(out)])
         if code <= 1:
             return out / "creep.json", None
         return (
