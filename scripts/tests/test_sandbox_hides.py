@@ -19,6 +19,7 @@ import pwd
 import re
 import shutil
 import subprocess
+import time
 import uuid
 from pathlib import Path
 
@@ -26,7 +27,7 @@ import pytest
 from hftbench import cli
 from hftbench.measure import sandbox
 from hftbench.measure.server import Server
-from hftbench.measure.worktrees import build_server
+from hftbench.measure.worktrees import build_server, export_commit
 from hostile_head import (
     ROOT,
     SERVER,
@@ -275,6 +276,41 @@ def test_an_older_bwrap_and_a_missing_filter_are_named_not_a_crash(
     args = sandbox.wrap(["true"], writable=())
     assert "--disable-userns" not in args and "--seccomp" not in " ".join(args)
     assert subprocess.run(args).returncode == 0
+
+
+def test_an_exported_commits_files_are_dated_at_the_export_not_the_commit(tmp_path):
+    """cargo rebuilds what is newer than its last build: a head's sources dated at their commit
+    (git archive's mtime) are older than the target dir seeded from base's build, and its
+    changed server read as fresh (base's binary served as the head's, 2026-12-03)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "lib.rs").write_text("pub fn order() {}\n")
+    _git(repo, "add", ".")
+    old = {
+        **os.environ,
+        "GIT_COMMITTER_DATE": "2001-01-01T00:00:00Z",
+        "GIT_AUTHOR_DATE": "2001-01-01T00:00:00Z",
+    }
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(repo),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "-qm",
+            "old",
+        ],
+        check=True,
+        env=old,
+    )
+    before = time.time() - 1
+    export_commit(repo, _git(repo, "rev-parse", "HEAD"), tmp_path / "tree")
+    assert (tmp_path / "tree" / "lib.rs").stat().st_mtime >= before
 
 
 # Issue 61: a head whose /stats counts one order too many, built for real by cargo in the

@@ -80,8 +80,8 @@ def resolve_commit(repo: Path, ref: str) -> str:
 
 
 def export_commit(repo: Path, sha: str, tree: Path) -> None:
-    """`git archive SHA | tar -x` into `tree` (created; it must not exist): the commit's files
-    and nothing of git (no .git, submodules as empty folders), or UsageError."""
+    """`git archive SHA | tar -x` into `tree` (created; it must not exist): the commit's files,
+    dated now, and nothing of git (no .git, submodules as empty folders), or UsageError."""
     if tree.exists() or tree.is_symlink():
         raise UsageError(f"exporting {sha[:10]}: {tree} exists already; remove it or pass another --out")
     tree.mkdir(parents=True)
@@ -89,8 +89,12 @@ def export_commit(repo: Path, sha: str, tree: Path) -> None:
         archive = subprocess.Popen(
             git_cmd(repo, "archive", "--format=tar", sha), stdout=subprocess.PIPE, stderr=errors
         )
+        # --touch: every file dated now, not at its commit (git archive's mtime). cargo decides
+        # what to rebuild by mtimes, and a target dir seeded from base's build (the head's
+        # scratch) is newer than any commit's sources: the head's changed server would be
+        # "fresh" and base's binary served as the head's.
         untar = subprocess.run(
-            ["tar", "-x", "--no-same-owner", "-C", str(tree)],
+            ["tar", "-x", "--touch", "--no-same-owner", "-C", str(tree)],
             stdin=archive.stdout,
             capture_output=True,
             text=True,
