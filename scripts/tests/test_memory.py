@@ -70,13 +70,13 @@ def test_unpaired_difference_is_welchs_t():
     assert d.df == pytest.approx(welch.df)
 
 
-def test_pooled_runners_weigh_by_inverse_variance():
+def test_pooled_runners_are_one_weighted_mean():
     one = stat.Difference(60.0, 2.0, 10, 0.0, 1.0, 61.0, 11)
     two = stat.Difference(66.0, 1.0, 14, 0.0, 0.0, 66.0, 15)
-    d, w = stat.pooled([one, two])
-    assert w == [pytest.approx(0.2), pytest.approx(0.8)]
+    d = stat.pooled([one, two], [1.0, 4.0])  # e.g. calibrated MDEs 2 and 1: 1 / MDE²
     assert d.estimate == pytest.approx(64.8)
     assert d.se == pytest.approx(math.sqrt(0.04 * 4 + 0.64 * 1))
+    assert (d.base_mean, d.head_mean) == (pytest.approx(0.2), pytest.approx(65.0))
     assert d.df == 10 and d.n == 26
 
 

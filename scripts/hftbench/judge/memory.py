@@ -88,21 +88,18 @@ def _t_p(estimate: float, se: float, df: float) -> float:
     return float(2.0 * stdtr(df, -abs(estimate) / se))
 
 
-def pooled(diffs: Sequence[Difference]) -> tuple[Difference, list[float]]:
-    """Several runners' differences as one (a pool's combine): weighted by inverse variance
-    (equal where a spread is zero or unknown), the standard error of the weighted mean, the
-    fewest degrees of freedom of any (conservative); with the weights, summing to 1."""
-    var = [d.se**2 for d in diffs]
-    spread = all(math.isfinite(v) and v > 0 for v in var)
-    raw = [1.0 / v for v in var] if spread else [1.0] * len(diffs)
-    w = [x / sum(raw) for x in raw]
+def pooled(diffs: Sequence[Difference], weights: Sequence[float]) -> Difference:
+    """Several runners' differences as one (a pool's combine): their mean under `weights`
+    (fixed before the data: strata.fixed_weights), its standard error from each one's, and the
+    fewest degrees of freedom of any (conservative)."""
+    total = sum(weights)
+    w = [x / total for x in weights]
     estimate = sum(wi * d.estimate for wi, d in zip(w, diffs, strict=True))
-    se = math.sqrt(sum(wi**2 * v for wi, v in zip(w, var, strict=True)))
+    se = math.sqrt(sum(wi**2 * d.se**2 for wi, d in zip(w, diffs, strict=True)))
     df = min(d.df for d in diffs)
     base = sum(wi * d.base_mean for wi, d in zip(w, diffs, strict=True))
     head = sum(wi * d.head_mean for wi, d in zip(w, diffs, strict=True))
-    one = Difference(estimate, se, df, _t_p(estimate, se, df), base, head, sum(d.n for d in diffs))
-    return one, w
+    return Difference(estimate, se, df, _t_p(estimate, se, df), base, head, sum(d.n for d in diffs))
 
 
 def interval(d: Difference, confidence: float) -> tuple[float, float] | None:

@@ -259,14 +259,17 @@ def _pooled(
         weights = [float(e in judges) / len(judges) for e in entries]
         return row, None, weights, "runs"
     if m.kind == "memory" and all(isinstance(e.test, memory_stats.Difference) for e in judges):
-        # Differences in bytes per order, not log ratios: pooled by inverse variance
-        # (memory.pooled), each runner a stratum.
-        d, w = memory_stats.pooled([e.test for e in judges])
-        for e, wi in zip(judges, w, strict=True):
-            weights[entries.index(e)] = wi
+        # Differences in bytes per order, not log ratios: one weighted mean of the runners'
+        # differences (memory.pooled), its weights fixed before the data as the ratios' are
+        # (each runner's calibrated MDE, in bytes per order here; else equal).
+        key = f"{first.series} {first.metric}"
+        fixed, basis = strata.fixed_weights([calibrated.get(e.leg, {}).get(key) for e in judges])
+        d = memory_stats.pooled([e.test for e in judges], [float(x) for x in fixed])
+        for e, wi in zip(judges, fixed, strict=True):
+            weights[entries.index(e)] = float(wi)
         row.base_value, row.head_value, row.p_value = d.base_mean, d.head_mean, d.p_value
         row.ci = memory_stats.interval(d, gates.confidence)
-        return row, (d.se, 0.0, d), weights, strata.EQUAL
+        return row, (d.se, 0.0, d), weights, basis
     tests = [e.test for e in judges]
     if any(t is None for t in tests):
         untested = [e for e in judges if e.test is None]
