@@ -376,3 +376,14 @@ def test_calibrate_guards_memory_by_its_bytes_and_never_asks_the_solo_pairs():
     }
     assert rows["latency-1c/hft"]["guarded"] and rows["latency-1c/hft"]["why_not"] is None
     assert rows["latency-8c/hft"]["why_not"] == "MDE 40.0 B/order > 32 B/order on this runner"
+
+
+def test_a_small_certain_leak_is_more_memory_under_the_gate_in_bytes():
+    noise = _noise(10)
+    c, row = _memory_row(_side("base", noise()), _side("head", [8 + x for x in noise()]))
+    assert row.verdict == SLOWER and c.exit_code == 0
+    doc = c.verdict()
+    line = verdict_text.headline(doc)
+    assert line.startswith("⚠️ Slower, under the gate of 32 B/order: latency-1c/hft memory per order +")
+    assert line.endswith("(the whole interval under it, and excluding 0)")
+    assert "| more, under the gate |" in verdict_text.markdown(doc)

@@ -298,9 +298,9 @@ def _headline(doc: Verdict, esc) -> str:
         parts = [f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}" for r in hit]
         more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
         within = _band(hit[0])
-        return (
-            f"{lead} of {within}: {', '.join(parts[:3])}{more} (the whole interval under it, and excluding 1)"
-        )
+        null = "0" if hit[0].metric == MEMORY else "1"  # a difference's no change, or a ratio's
+        named = ", ".join(parts[:3])
+        return f"{lead} of {within}: {named}{more} (the whole interval under it, and excluding {null})"
     if status in (answers.REGRESSION, answers.IMPROVEMENT) and (hit or errors or drifted):
         parts = [f"{_series(r, esc)} {esc(r.reason or 'orders failed')}" for r in errors]
         parts += [_hit(r, esc) for r in hit]
