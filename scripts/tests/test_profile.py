@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from hftbench import cli
-from hftbench.measure import profile
+from hftbench.measure import profile, sandbox
 from hftbench.publish import profile_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,6 +54,34 @@ def test_the_verdict_text_shows_the_graph_and_the_table():
     text = "\n".join(profile_text.profile_markdown(doc, "https://ci/run/1"))
     assert "`profile/diff.svg` in [the run's artifact](https://ci/run/1)" in text
     assert "| `hft_server::routes::order_checksum` | 0.0% | 41.5% | +41.5 pt |" in text
+
+
+needs_sandbox = pytest.mark.skipif(sandbox.probe() is not None, reason=f"no sandbox here: {sandbox.probe()}")
+
+
+@needs_sandbox
+def test_the_profiles_parsers_see_only_the_profile_and_the_served_binaries(tmp_path):
+    """perf script and inferno parse the head's binary and stacks: in the sandbox they read
+    the profile's folder and the served binaries, nothing else of the output, and send
+    nothing; unsandboxed (an unsandboxed head) the same command reads it all."""
+    out = tmp_path / "out"
+    (out / "profile").mkdir(parents=True)
+    (out / "head" / "sandboxed").mkdir(parents=True)
+    (out / "profile" / "base.folded").write_text("main;work 3\n")
+    (out / "head" / "sandboxed" / "hft-server").write_text("elf")
+    (out / "verdict.json").write_text("base's verdict")
+    parsing = profile.Parsing(True, out, (out / "profile", out / "head" / "sandboxed"))
+
+    def reads(parsing: profile.Parsing, path: Path) -> bool:
+        return subprocess.run(parsing.command(["cat", str(path)]), capture_output=True).returncode == 0
+
+    assert reads(parsing, out / "profile" / "base.folded")
+    assert reads(parsing, out / "head" / "sandboxed" / "hft-server")
+    assert not reads(parsing, out / "verdict.json")
+    assert reads(profile.Parsing(False, out, ()), out / "verdict.json")
+    touch = parsing.command(["sh", "-c", f"echo x > {out / 'profile' / 'forged.svg'}"])
+    assert subprocess.run(touch, capture_output=True).returncode != 0
+    assert not (out / "profile" / "forged.svg").exists()
 
 
 # asked once: perf's probe takes a second, and every pytest process collects this module

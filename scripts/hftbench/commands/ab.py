@@ -173,7 +173,9 @@ class AbCommand(Command):
         if wanted and not partial:
             title = f"{job.sha['head'][:10]} against {job.sha['base'][:10]}: where the time went"
             served = {side: job.served(side) for side in ("base", "head")}
-            taken = profile.profile_sides(job.rig, served, job.out, title, job.p50_us, job.root)
+            taken = profile.profile_sides(
+                job.rig, served, job.out, title, job.p50_us, job.root, sandboxed=job.sandboxing.enabled
+            )
             v.profile = ProfileRecord.from_json(taken)
         self.close(
             v,

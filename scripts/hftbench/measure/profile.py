@@ -11,8 +11,15 @@ frame pointers are omitted). Then, with the inferno tools:
     inferno-diff-folded base head | inferno-flamegraph -> <out>/profile/diff.svg
 
 In the SVG each frame is head's stack; red = more samples in head than in base, blue =
-fewer. The verdict's table (top_added) is the 5 functions whose *self* time (samples
-where the function is the leaf) grew most, as a share of each side's samples.
+fewer. perf script and the inferno tools parse what head's server left (its binary's ELF and
+DWARF, its frames' names): untrusted input, so where the head ran sandboxed they run in the
+sandbox too (sandbox.wrap: no network, nothing writable, the output folder hidden but the
+profile's own files and the served binaries bound back read-only). perf record itself stays
+outside (perf_event_open is the harness's, refused in the sandbox); at its end it reads the
+build-id notes of the binaries it sampled, and keeps them and the vDSO (whose symbols exist
+nowhere else) in the profile's own build-id cache (`--buildid-dir`), which perf script reads.
+The verdict's table (top_added) is the 5 functions whose *self* time (samples where the
+function is the leaf) grew most, as a share of each side's samples.
 
 Zero overhead on the counted rounds: they run the plain binary with no profiler attached
 (no perf process, no timer, no signal); the profiled rounds run after them, in their own
@@ -32,8 +39,10 @@ from statistics import median
 from typing import Any
 
 from .. import paths
+from . import sandbox
 from .rig import Rig, RoundError
 from .served import Served
+from .server import real_binary
 
 FREQUENCY_HZ = 4999  # odd, so sampling does not lock step with a periodic timer in the server
 STACK_BYTES = 16384  # user stack copied per sample for DWARF unwinding
@@ -77,9 +86,9 @@ def wrap_server(real: Path, wrapper: Path, data: Path, root: Path | None = None)
     build from before it); `--version` and `--help` (asked by the orchestrator) run bare, so
     they do not overwrite the profile."""
     perf = tool("perf", root)
-    record = (
-        f'"{perf}" record -e {event()} -F {FREQUENCY_HZ} --call-graph dwarf,{STACK_BYTES} -q -o "{data}" --'
-    )
+    sampling = f"-e {event()} -F {FREQUENCY_HZ} --call-graph dwarf,{STACK_BYTES}"
+    cache = data.parent / "buildid"
+    record = f'"{perf}" --buildid-dir "{cache}" record {sampling} -q -o "{data}" --'
     wrapper.parent.mkdir(parents=True, exist_ok=True)
     wrapper.write_text(
         "#!/bin/sh\n# hftbench profile: the server under perf record (profiled rounds only)\n"
@@ -89,28 +98,61 @@ def wrap_server(real: Path, wrapper: Path, data: Path, root: Path | None = None)
     wrapper.chmod(0o755)
 
 
-def fold(data: Path, folded: Path, root: Path | None = None) -> None:
+@dataclass(frozen=True)
+class Parsing:
+    """Where perf script and inferno run: in the sandbox (`sandboxed`), seeing of the hidden
+    output folder `out` only the paths in `readable`."""
+
+    sandboxed: bool = False
+    out: Path | None = None
+    readable: tuple[Path, ...] = ()
+
+    def command(self, cmd: list[str]) -> list[str]:
+        if not self.sandboxed:
+            return cmd
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent", "LANG": "C.UTF-8"}
+        hide = (self.out,) if self.out else ()
+        # the tool itself where it lies in a hidden folder (make deps links inferno from ~/.cargo)
+        tool_path = Path(os.path.realpath(cmd[0]))
+        readonly = (*self.readable, tool_path) if tool_path.is_file() else self.readable
+        return sandbox.wrap(cmd, writable=(), readonly=readonly, hide=hide, env=env, own_network=True)
+
+
+def fold(data: Path, folded: Path, root: Path | None = None, parsing: Parsing = Parsing()) -> None:
     """perf.data -> folded stacks ("frame;frame;leaf count" lines)."""
-    script = subprocess.run([tool("perf", root), "script", "-i", str(data)], capture_output=True, check=False)
+    script = subprocess.run(
+        parsing.command(
+            [tool("perf", root), "--buildid-dir", str(data.parent / "buildid"), "script", "-i", str(data)]
+        ),
+        capture_output=True,
+        check=False,
+    )
     if script.returncode != 0:
         raise ProfileError(f"perf script -i {data} failed: {_tail(script.stderr)}")
     collapsed = subprocess.run(
-        [tool("inferno-collapse-perf", root)], input=script.stdout, capture_output=True, check=False
+        parsing.command([tool("inferno-collapse-perf", root)]),
+        input=script.stdout,
+        capture_output=True,
+        check=False,
     )
     if collapsed.returncode != 0:
         raise ProfileError(f"inferno-collapse-perf failed: {_tail(collapsed.stderr)}")
     folded.write_bytes(collapsed.stdout)
 
 
-def diff_svg(base: Path, head: Path, svg: Path, title: str, root: Path | None = None) -> None:
+def diff_svg(
+    base: Path, head: Path, svg: Path, title: str, root: Path | None = None, parsing: Parsing = Parsing()
+) -> None:
     """The differential flame graph of head against base (inferno's diff-folded + flamegraph)."""
     diff = subprocess.run(
-        [tool("inferno-diff-folded", root), str(base), str(head)], capture_output=True, check=False
+        parsing.command([tool("inferno-diff-folded", root), str(base), str(head)]),
+        capture_output=True,
+        check=False,
     )
     if diff.returncode != 0:
         raise ProfileError(f"inferno-diff-folded failed: {_tail(diff.stderr)}")
     graph = subprocess.run(
-        [tool("inferno-flamegraph", root), "--title", title, "--subtitle", SUBTITLE],
+        parsing.command([tool("inferno-flamegraph", root), "--title", title, "--subtitle", SUBTITLE]),
         input=diff.stdout,
         capture_output=True,
         check=False,
@@ -212,11 +254,13 @@ def profile_sides(
     title: str,
     counted_p50_us: dict[str, list[float]],
     root: Path | None = None,
+    sandboxed: bool = False,
 ) -> dict[str, Any]:
     """One profiled round of each of `sides` ("base", "head") by the rig that measured them,
     after the counted ones, into <out>/profile/; the `profile` object (paths relative to
     `out`), or {"skipped": why} when this machine cannot profile or a tool failed (the
-    verdict stands). `root`: where make deps put the tools."""
+    verdict stands). `root`: where make deps put the tools. `sandboxed`: the head ran in the
+    sandbox, and what parses its output runs there too (Parsing)."""
     from .cell import link_clients
 
     why = unavailable(root)
@@ -224,6 +268,10 @@ def profile_sides(
         say(f"no profile: {why}")
         return {"skipped": why}
     folder = out / "profile"
+    served = tuple(
+        real_binary((sides[n].bins / "hft-server").resolve()).resolve().parent for n in ("base", "head")
+    )
+    parsing = Parsing(sandboxed, out, (folder, *served))
     profiled: dict[str, Profiled] = {}
     try:
         for name in ("base", "head"):
@@ -237,12 +285,14 @@ def profile_sides(
             if not data.is_file():
                 raise ProfileError(f"perf wrote no {data}; see {run_dir / 'server.log'}")
             folded = folder / f"{name}.folded"
-            fold(data, folded, root)
-            data.unlink()  # tens of MB of raw stacks: the folded file keeps what the graph needs
+            fold(data, folded, root, parsing)
+            # tens of MB of raw stacks and copies of the binaries: the folded file keeps what the graph needs
+            data.unlink()
+            shutil.rmtree(data.parent / "buildid", ignore_errors=True)
             cpu_ns = sum(self_samples(folded.read_text()).values())
             profiled[name] = Profiled(name, folded, cpu_ns / 1e6, round_p50(run))
         svg = folder / "diff.svg"
-        diff_svg(profiled["base"].folded, profiled["head"].folded, svg, title, root)
+        diff_svg(profiled["base"].folded, profiled["head"].folded, svg, title, root, parsing)
     except (ProfileError, RoundError, OSError) as exc:  # the verdict stands without a profile
         say(f"no profile: {exc}")
         return {"skipped": str(exc)}
