@@ -205,12 +205,14 @@ def test_a_missing_leg_fails_the_check_unless_the_pool_marks_it_optional(world, 
 
 
 def test_a_leg_that_hides_its_failures_is_caught(world, tmp_path, capsys):
-    """The A/A legs' own verdicts say no change; leg a's run folders say its head broke a round
-    (its client timed out). Combine recounts from the run folders, never from a leg's verdict:
-    the pool's verdict is a regression naming the round. The same round's cell left out of
-    results.json, to hide it, is refused."""
+    """The A/A legs' own verdicts count no failure; leg a's run folders say its head broke a
+    round (its client timed out). Combine recounts from the run folders, never from a leg's
+    verdict: the pool's verdict is a regression naming the round. The same round's cell left
+    out of results.json, to hide it, is refused. (Whether the A/A's latency rows decided in 8
+    rounds is the host's business: an undecided row leaves the failure row as it is.)"""
     legs = copy_legs(world["aa"], tmp_path / "legs")
-    assert verdict(legs, "a")["status"] == "no_change"
+    own = [r for r in verdict(legs, "a")["results"] if r["metric"] == "errors"]
+    assert own and all(r["verdict"] != "regression" for r in own), own
     path = _run(legs, "a", "head", 1) / "results.json"
     doc = json.loads(path.read_text())
     cell = doc["cells"][0]
