@@ -87,7 +87,7 @@ def make_leg(repo: Path, legs: Path, name: str, head: str, *, env: dict, flags: 
             os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
     assert code in (0, 1)
     doc = json.loads((out / "ab" / "verdict.json").read_text())
-    doc["pool_leg"] = name  # as scripts/ci/pr-bench writes it, from the matrix
+    doc["pool_leg"] = name  # as hftbench pr-leg sets it, from the matrix
     (out / "verdict.json").write_text(json.dumps(doc, indent=2))
 
 

@@ -316,6 +316,19 @@ def test_recovery_closes_only_when_every_listed_series_improved():
     assert regression_issue.issue_action(NO_CHANGE, None).kind == "none"
 
 
+def test_a_reported_only_row_listed_for_its_warning_recovers_once_it_no_longer_warns_and_is_no_slower():
+    """Reported only, its interval may never show a recovery significant (the act test's P99
+    undone read x0.48, undecided): no warning and no slower closes; still slower keeps it open;
+    a gated row still needs significance."""
+    listed = dict(OPEN, body=regression_issue.marker("pr", ["latency-1c/hft:p99_us"]) + "\nold text")
+    undone = _doc("no_change", [_row("p99_us", "inconclusive", 0.48, [0.2, 1.3], gated=False)])
+    assert regression_issue.issue_action(undone, listed).kind == "close"
+    still = _doc("no_change", [_row("p99_us", "inconclusive", 1.05, [0.8, 1.3], gated=False)])
+    assert regression_issue.issue_action(still, listed).kind == "none"
+    gated = _doc("inconclusive", [_row("p99_us", "inconclusive", 0.48, [0.2, 1.3])])
+    assert regression_issue.issue_action(gated, listed).kind == "none"
+
+
 def test_a_partial_verdict_changes_no_issue():
     assert regression_issue.issue_action(dict(REGRESSION, partial=True), None).kind == "none"
 

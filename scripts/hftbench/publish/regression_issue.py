@@ -4,7 +4,9 @@
   updates its body and comments on it (the same regression seen again, or a new one on top).
 - A push that is not a regression and is significantly faster (an improvement, or faster
   under the gate) on every series × metric the open issue lists comments "recovered" and
-  closes it. Anything else leaves it open.
+  closes it. A reported-only row (listed for its warning) counts as recovered once it no
+  longer warns and reads no slower than base: reported only, its interval may never be
+  narrow enough to show the recovery significant. Anything else leaves it open.
 - A partial verdict (an interrupted job) changes nothing.
 
 The open issue is found by a hidden marker, among issues with the `performance` label
@@ -105,9 +107,17 @@ def issue_action(
     improved = set(keys_with(doc, answers.IMPROVEMENT, reported=True)) | set(
         keys_with(doc, answers.FASTER, reported=True)
     )
+    # A reported-only row was listed for its warning: gone, and no slower, it has recovered.
+    quiet = {
+        f"{r.series}:{r.metric}"
+        for r in doc.results
+        if not r.gated and r.ratio is not None and r.ratio <= 1 and r.verdict != answers.REGRESSION
+    }
+    improved |= quiet
     if listed and all(k in improved for k in listed):
         comment = (
             f"Recovered at {_sha(doc)}: every regressed series × metric is significantly faster again "
+            "(a reported-only one: no longer beyond its threshold, and no slower) "
             f"({mdsafe.text(', '.join(listed))}).\n\n{verdict_text.markdown(doc, run_url=run_url)}"
         )
         return Action("close", "recovered", comment=comment)
