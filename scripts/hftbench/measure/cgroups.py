@@ -25,14 +25,24 @@ After the run the side's group is emptied (SIGKILL to the pids listed in *its ow
 `cgroup.procs`, nothing else) and removed, the run's group and `hft-bench/` with it where
 empty (a concurrent run's keep them), also when the run fails.
 
-Where groups cannot be made (not root, a read-only cgroupfs, a controller missing, v2 with
-processes in hftbench's own group) every run folder says why (results.json's
-`server.cgroup`), ab says it once on stderr, and CPU is read from /proc as before; ab's
-`--require-sandbox` does not refuse for it: the self-hosted runner's job unit
-(hft/runner/runner-units.sh: ProtectControlGroups=yes, no Delegate=) cannot make groups
-today, so it would refuse every pull request. `HFT_CGROUPS=on` refuses instead (for a runner
-that can), `HFT_CGROUPS=off` never tries. The parsing is pure functions of the files' texts,
-tested on fake trees.
+A group delegated to hftbench's user (cgroup v2; the self-hosted runner's job unit,
+hft/runner/runner-units.sh: `Delegate=cpuset memory pids`) holds the job's processes, and v2
+enables controllers only below a group without any ("no internal processes"). Where hftbench
+can tell the group is its own to change (the group and its cgroup.procs and
+cgroup.subtree_control owned by its uid: what systemd's Delegate= hands a User=; as root, a
+group systemd marked delegated), it first moves every process of that group into a leaf of
+its own, `<group>/hft-bench-job`, then enables the controllers there and makes
+`hft-bench/...` beside the leaf; a later hftbench of the same job, started in that leaf, uses
+its parent. results.json's `server.cgroup` says so (`note`). A group that is not its own is
+left alone: no process of another owner's group is ever moved.
+
+Where groups cannot be made (not root and nothing delegated, a read-only cgroupfs, a
+controller missing, v2 with processes in a group that is not hftbench's to change) every run
+folder says why (results.json's `server.cgroup`), ab says it once on stderr, and CPU is read
+from /proc as before; ab's `--require-sandbox` does not refuse for it (a runner installed
+before its job unit delegated would refuse every pull request). `HFT_CGROUPS=on` refuses
+instead (for a runner that can), `HFT_CGROUPS=off` never tries. The parsing is pure functions
+of the files' texts, tested on fake trees.
 """
 
 from __future__ import annotations
@@ -61,6 +71,11 @@ DEFAULT_PIDS = 1024  # tasks (threads count): the server runs a few dozen
 ROOT = Path("/sys/fs/cgroup")
 SELF = Path("/proc/self/cgroup")
 TOP = "hft-bench"
+# v2: the leaf the processes of a delegated group hftbench runs in are moved into, so that
+# controllers can be enabled in that group for hft-bench/ beside it.
+LEAF = "hft-bench-job"
+# The extended attributes systemd sets on a group it delegated (trusted.* readable by root only).
+DELEGATE_XATTRS = ("trusted.delegate", "user.delegate")
 # v1: the hierarchies a group needs (cpuacct for the CPU, cpuset for the CPUs, memory, pids);
 # v2: the controllers enabled for it (cpu.stat's usage_usec needs none).
 V1_CONTROLLERS = ("cpuset", "cpuacct", "memory", "pids")
@@ -69,7 +84,9 @@ FIX = (
     "run hftbench as root where /sys/fs/cgroup is writable: cgroup v1 with the cpuset, cpuacct, "
     "memory and pids hierarchies, or cgroup v2 with those controllers and hftbench in the root "
     "group of its cgroup namespace (v2 enables controllers only below a group without "
-    f"processes); or set {ENV}=off to measure without groups"
+    "processes); or, unprivileged, in a cgroup v2 group delegated to its user (systemd: "
+    "Delegate=cpuset memory pids, as hft/runner/runner-units.sh's job unit has); or set "
+    f"{ENV}=off to measure without groups"
 )
 
 
@@ -101,9 +118,22 @@ class Layout:
     version: int
     base: Mapping[str, Path] = field(default_factory=dict)
     problem: str | None = None
+    # v2: the leaf below base that base's processes go into first (base is a group delegated to
+    # us that holds processes, or hftbench already runs in that leaf); None: nothing to move.
+    leaf: Path | None = None
 
     def describe(self) -> str:
         return {2: "cgroup v2", 1: "cgroup v1"}.get(self.version, f"no cgroups ({self.problem})")
+
+    def note(self) -> str | None:
+        """What hftbench changed in the group it runs in, in words; None where nothing."""
+        if self.leaf is None:
+            return None
+        return (
+            f"the processes of {self.leaf.parent} (delegated to this user) run in {self.leaf}: "
+            "moved there so that controllers could be enabled for the servers' groups beside it "
+            "(cgroup v2 enables them only below a group without processes)"
+        )
 
 
 def _own_dir(mount: Path, rel: str | None) -> Path:
@@ -116,11 +146,13 @@ def _own_dir(mount: Path, rel: str | None) -> Path:
     return mount
 
 
-def detect(root: Path, self_cgroup: str) -> Layout:
-    """The layout under `root` (/sys/fs/cgroup) for a process whose /proc/self/cgroup is
-    `self_cgroup`: v2 where `root` itself is the unified tree (its cgroup.controllers lists
-    cpuset, memory and pids), v1 where each controller has its tree (root/cpuset …, a hybrid
-    host's root/unified without controllers is not used), else version 0 with the reason."""
+def detect(root: Path, self_cgroup: str, uid: int | None = None) -> Layout:
+    """The layout under `root` (/sys/fs/cgroup) for a process of `uid` (default: ours) whose
+    /proc/self/cgroup is `self_cgroup`: v2 where `root` itself is the unified tree (its
+    cgroup.controllers lists cpuset, memory and pids), v1 where each controller has its tree
+    (root/cpuset …, a hybrid host's root/unified without controllers is not used), else
+    version 0 with the reason. On v2, a group of ours holding processes gets a `leaf` to move
+    them into (take_over); one that is not ours is version 0, saying whose it is."""
     own = own_paths(self_cgroup)
     controllers_file = root / "cgroup.controllers"
     if controllers_file.is_file():
@@ -129,12 +161,28 @@ def detect(root: Path, self_cgroup: str) -> Layout:
         except OSError as exc:
             return Layout(0, problem=f"cannot read {controllers_file} ({exc.strerror})")
         base = _own_dir(root, own.get(""))
+        leaf = None
+        if base.name == LEAF and base != root:  # an earlier hftbench of this job moved us here
+            base, leaf = base.parent, base
         have_here = _controllers_at(base, have)
         missing = [c for c in V2_CONTROLLERS if c not in have_here]
         if missing:
             where = base / "cgroup.controllers"
             return Layout(0, problem=f"cgroup v2 without the {', '.join(missing)} controller in {where}")
-        return Layout(2, {"": base})
+        if leaf is None and _holds_processes(base):
+            leaf = base / LEAF
+        if leaf is not None:
+            why_not = not_ours(base, os.geteuid() if uid is None else uid)
+            if why_not:
+                return Layout(
+                    0,
+                    problem=(
+                        f"cgroup v2 with processes in hftbench's own group {base} (controllers are "
+                        f"enabled only below a group without any), and it is not ours to reorganise: "
+                        f"{why_not}"
+                    ),
+                )
+        return Layout(2, {"": base}, leaf=leaf)
     if not root.is_dir():
         return Layout(0, problem=f"{root} does not exist (no cgroupfs mounted)")
     base = {}
@@ -158,6 +206,43 @@ def _controllers_at(base: Path, fallback: list[str]) -> list[str]:
         return (base / "cgroup.controllers").read_text().split()
     except OSError:
         return fallback
+
+
+def _holds_processes(group: Path) -> bool:
+    """Whether the v2 group has processes of its own and is bound by the no-internal-process
+    rule: every group but the real root (the one without a cgroup.type file)."""
+    if not (group / "cgroup.type").is_file():
+        return False
+    try:
+        return bool(pids_of((group / "cgroup.procs").read_text()))
+    except OSError:
+        return False
+
+
+def not_ours(group: Path, uid: int) -> str | None:
+    """None where the v2 `group` is `uid`'s to reorganise, else why not, in words. Unprivileged:
+    the group and its cgroup.procs and cgroup.subtree_control are owned by `uid` (what
+    delegation is: systemd's Delegate= chowns exactly these to the unit's User=). Root owns
+    every group, so owning says nothing: only a group marked delegated (the xattrs systemd
+    sets) is its own; the unit a root shell runs in belongs to systemd."""
+    if uid != 0:
+        for path in (group, group / "cgroup.procs", group / "cgroup.subtree_control"):
+            try:
+                owner = path.stat().st_uid
+            except OSError as exc:
+                return f"cannot read {path} ({exc.strerror})"
+            if owner != uid:
+                return f"{path} is owned by uid {owner}, not by this user (uid {uid}): not delegated to it"
+        return None
+    for name in DELEGATE_XATTRS:
+        try:
+            if os.getxattr(group, name).strip() == b"1":
+                return None
+        except OSError:
+            continue
+        except AttributeError:  # no xattrs on this platform
+            break
+    return f"{group} is not marked delegated ({' or '.join(DELEGATE_XATTRS)}): it belongs to whoever made it"
 
 
 def cpu_stat_usage_ns(text: str) -> int:
@@ -243,6 +328,37 @@ def _write(path: Path, value: str) -> None:
 def _read(path: Path) -> str:
     with open(path) as f:
         return f.read()
+
+
+def take_over(layout: Layout, attempts: int = 50) -> int:
+    """Move every process of the v2 group `layout.base[""]` (ours: detect checked) into
+    `layout.leaf`, then enable our controllers for its children; the number of processes moved.
+    A process the job forks meanwhile lands in the group again, and the kernel refuses the
+    enabling (EBUSY) while any is there: then the next pass moves it. OSError where the kernel
+    refuses anything else, or the group never empties."""
+    leaf = layout.leaf
+    if leaf is None:
+        return 0
+    base = layout.base[""]
+    leaf.mkdir(exist_ok=True)
+    enable = " ".join(f"+{c}" for c in V2_CONTROLLERS)
+    moved = 0
+    for _ in range(attempts):
+        for pid in pids_of(_read(base / "cgroup.procs")):
+            try:
+                _write(leaf / "cgroup.procs", str(pid))
+                moved += 1
+            except ProcessLookupError:  # it exited meanwhile
+                continue
+        try:
+            _write(base / "cgroup.subtree_control", enable)
+            return moved
+        except OSError as exc:
+            if exc.errno != errno.EBUSY:
+                raise
+    raise OSError(
+        errno.EBUSY, f"processes kept appearing after {attempts} passes", str(base / "cgroup.procs")
+    )
 
 
 class Group:
@@ -401,13 +517,16 @@ class Group:
         return "; ".join(stuck) or None
 
     def describe(self, memory: int, pids: int) -> dict[str, object]:
-        """The `cgroup` object of results.json's `server`."""
-        return {
+        """The `cgroup` object of results.json's `server`: with `note` where hftbench moved the
+        processes of the group it runs in (Layout.note)."""
+        described: dict[str, object] = {
             "path": str(self.path),
             "version": self.layout.version,
             "memory_max_bytes": memory,
             "pids_max": pids,
         }
+        note = self.layout.note()
+        return {**described, "note": note} if note else described
 
 
 # ---------------------------------------------------------------------------------------------
@@ -443,7 +562,10 @@ def policy(*, say: bool = False) -> Policy:
     limits()  # a bad variable is said before anything runs
     layout, problem = probe()
     if problem is None:
-        return Policy(True, ON_NOTE, layout)
+        note = layout.note()
+        if say and note:
+            _warn(f"note: {note}")
+        return Policy(True, f"{ON_NOTE}; {note}" if note else ON_NOTE, layout)
     if mode == "on":
         raise UsageError(
             f"each side's server must run in a cgroup of its own ({ENV}=on), and none can be "
@@ -464,7 +586,8 @@ def _warn(message: str) -> None:
 
 @functools.cache
 def probe() -> tuple[Layout, str | None]:
-    """This host's layout, and None when a group can be made and removed here, else why not."""
+    """This host's layout, and None when a group can be made and removed here, else why not.
+    In a delegated v2 group holding processes, those are first moved into its leaf (take_over)."""
     try:
         self_text = SELF.read_text()
     except OSError as exc:
@@ -472,6 +595,15 @@ def probe() -> tuple[Layout, str | None]:
     layout = detect(ROOT, self_text)
     if layout.version == 0:
         return layout, layout.problem
+    try:
+        take_over(layout)
+    except OSError as exc:
+        where = exc.filename or layout.base[""]
+        base = layout.base[""]
+        return (
+            layout,
+            f"cgroup v2: cannot move the processes of {base} into {layout.leaf} ({where}: {exc.strerror})",
+        )
     group = Group(layout, f"{TOP}/probe-{os.getpid()}-{uuid.uuid4().hex[:6]}/probe")
     memory, pids = limits()
     try:
