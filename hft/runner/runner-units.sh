@@ -60,7 +60,18 @@ RemoveIPC=yes
 # build and server, scripts/hftbench/measure/sandbox.py) needs; the job's user, without
 # capabilities, can change no tunable and read no kernel log anyway.
 ProtectKernelModules=yes
-ProtectControlGroups=yes
+# The job's own cgroup, delegated: systemd enables cpuset, memory and pids for it and hands
+# the runner user the group's directory, cgroup.procs and cgroup.subtree_control, so hftbench
+# (measure/cgroups.py) moves the job's processes into a leaf, hft-bench-job, and makes each
+# side's server a group beside it: its CPUs, a memory and a pids limit, and its CPU per order
+# from cpu.stat, exited children included. Only the job's group and below: every group above
+# it stays root's, and the job's user, without capabilities, can write none of them.
+# No ProtectControlGroups=yes: in systemd 252 (Debian 12) it mounts all of /sys/fs/cgroup
+# read-only, the delegated group included (ProtectControlGroups=private, a writable cgroup
+# namespace of the unit's own group, is systemd 257's). No DelegateSubgroup= either (systemd
+# 254; 252 ignores it as unknown): hftbench makes the leaf itself.
+# The PR's code cannot leave its group: bwrap mounts /sys read-only and drops capabilities.
+Delegate=cpuset memory pids
 ProtectClock=yes
 ProtectHostname=yes
 LockPersonality=yes

@@ -316,6 +316,20 @@ def test_the_job_unit_allows_only_the_namespaces_the_sandbox_makes(log):
     assert set(allowed.split()) == made, allowed
 
 
+def test_the_job_unit_delegates_its_cgroup_with_the_controllers_hftbench_enables(log):
+    """Each side's server in a group of its own on the runner (measure/cgroups.py): the job's
+    cgroup delegated to the runner user with exactly the controllers cgroups.py enables below
+    it, and not mounted read-only: systemd 252's ProtectControlGroups=yes makes all of
+    /sys/fs/cgroup read-only, the delegated group included, which would leave the job none."""
+    from hftbench.measure import cgroups
+
+    d = unit_directives(log)
+    (delegated,) = d["Delegate"]
+    assert delegated.split() == list(cgroups.V2_CONTROLLERS), delegated
+    assert "ProtectControlGroups" not in d and "DelegateSubgroup" not in d  # the latter: systemd 254
+    assert d["User"] == ["ghrunner"] and d["KillMode"] == ["control-group"]
+
+
 def test_the_job_unit_filters_system_calls(log):
     """@system-service, the mounts bwrap makes in its own namespaces and perf record's
     perf_event_open; not the keyrings (state a next job could find) nor userfaultfd; refused

@@ -292,7 +292,7 @@ def test_the_job_unit_is_sandboxed_and_may_write_only_its_job_folder(world):
         "KillMode": "control-group",
         "CapabilityBoundingSet": "",
         "User": world["user"],
-        "ProtectControlGroups": "yes",
+        "Delegate": "cpuset memory pids",
     }
     for key, value in want.items():
         assert u.get(key) == [value], (key, u.get(key))
