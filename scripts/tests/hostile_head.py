@@ -54,6 +54,12 @@ def attacks(tag: str, phase: str, w: dict) -> str:
         f"( setsid env HFT_PWN={tag} sleep 1000 </dev/null >/dev/null 2>&1 & )",  # a double fork
         hit(f'echo "gitdir: /nonexistent" > "{w["head_tree"]}/.git"', f"{w['head_tree']}/.git"),
     ]
+    if "link_secret" in w:  # a link to a file of the runner, in a folder made read-only (issue 61):
+        # an upload that follows links, of a folder that survives its removal, publishes the file
+        for d in (w["artifact"], w["head_tree"]):
+            leak = f"{d}/leak_{tag}"
+            link = f'mkdir -p "{leak}" && ln -sf "{w["link_secret"]}" "{leak}/secret" && chmod 555 "{leak}"'
+            lines.append(hit(link, leak) if d == w["artifact"] else f"{link} 2>/dev/null")
     return "\n".join(lines) + "\n"
 
 
@@ -107,6 +113,7 @@ def act_head(tag: str, run: Path, delay_us: int) -> dict[str, str]:
         "artifact": "$M/tmp/pr-bench",
         "head_tree": "$M/tmp/pr-bench/ab/head/worktree",
         "landed": f"{run}/_landed_{tag}",
+        "link_secret": str(runner_secret(tag, run)),
     }
     return {
         "build.sh": job + attacks(tag, "build", w),
@@ -115,6 +122,15 @@ def act_head(tag: str, run: Path, delay_us: int) -> dict[str, str]:
         + attacks(tag, "server", w)
         + f'exec {SERVER} --inject-delay-us {delay_us} "$@"\n',
     }
+
+
+def runner_secret(tag: str, run: Path) -> Path:
+    """A file of the runner the head's code links to (act_head), with content no other file has."""
+    path = run / f"_runner_secret_{tag}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        path.write_text(f"runner-secret-{tag}\n")
+    return path
 
 
 def act_damage(tag: str, run: Path, base_server_sh: bytes, secret: str) -> list[str]:
@@ -142,6 +158,9 @@ def act_damage(tag: str, run: Path, base_server_sh: bytes, secret: str) -> list[
     ]
     if leaked:
         problems.append(f"the job's token is in {leaked}")
+    linked = [str(p) for p in artifacts if f"runner-secret-{tag}".encode() in p.read_bytes()]
+    if linked:
+        problems.append(f"a file of the runner, linked by the head, is in the artifacts: {linked}")
     if wait_for_none_left(tag):
         problems.append(f"processes left behind: {left_behind(tag)}")
     return problems

@@ -91,6 +91,15 @@ def test_no_change_headline_says_what_it_could_have_seen():
     )
 
 
+def test_no_change_with_a_memory_row_names_its_band_in_bytes():
+    memory = _row("memory_bytes_per_order", "no_change", 1.0, [-0.4, 0.5], mde=1.2, threshold=32.0)
+    memory.update(ratio=None, base_value=0.1, head_value=0.2)
+    doc = _doc("no_change", [_row("p99_us", "no_change", 1.0, [0.97, 1.03]), memory])
+    assert verdict_text.headline(doc).startswith(
+        "✅ No change: all 2 gated series × metrics within ±10% (memory per order: ±32 B/order)"
+    )
+
+
 def test_inconclusive_says_what_would_settle_it():
     why = "the interval is not inside -9.1% … +10.0%: about 40 runs a side would settle it"
     doc = _doc(

@@ -225,8 +225,11 @@ def test_a_pull_request_cannot_loosen_its_own_gate(world):
     and server.sh are hostile too (hostile_head.py, issue 36): they try to write the base
     checkout (its scripts/, .venv, bin/ and this checkout's hftbench, which the job runs),
     base's built server (a slowed one would hide the regression), $OUT and the leg's artifact,
-    $RUNNER_TEMP and act's artifact store, print the token, and leave a process behind; the
-    sandbox lets none of it through and the verdict stands. HFT_SANDBOX=off alone does not
+    $RUNNER_TEMP and act's artifact store, print the token, leave a link to a file of the
+    runner in a `chmod 555` folder of $OUT and of its own tree (an upload that follows links
+    would publish the file), and leave a process behind; the sandbox and the staged artifact
+    (`hftbench stage-artifact`: regular files, no links, no trees) let none of it through and
+    the verdict stands. HFT_SANDBOX=off alone does not
     switch it off here: `hftbench pr-leg` passes --require-sandbox to ab and ab refuses the
     contradiction (the leg fails before any attack). Jobs get act's host environment and run
     this checkout's hftbench (HFT_CI_PREBUILT): HFT_SANDBOX=off with --require-sandbox taken out

@@ -314,6 +314,9 @@ def _headline(doc: Verdict, esc) -> str:
         ratios = [r for r in rows if r.metric != MEMORY] or [None]
         worst = max((could_detect(r) or 1.0) if r else 1.0 for r in ratios)
         within = f"±{_band(ratios[0] or rows[0])}"
+        memory = next((r for r in rows if r.metric == MEMORY), None)
+        if memory is not None and ratios != [None]:  # a difference's band is not a percentage
+            within += f" (memory per order: ±{_band(memory)})"
         sees = f"; each would have failed at {fmt_change(worst)} or more" if math.isfinite(worst) else ""
         counted = ", no order failed" if failure_rows(doc, answers.NO_CHANGE) else ""
         return f"{lead}: all {len(rows)} gated series × metrics within {within}{sees}{counted}"
