@@ -1,5 +1,5 @@
 """The history store's copy of a verdict (docs/history-store.md), as one type: `StoredVerdict`
-(its `GatedRow`s and the dashboard's `ShownRow`s), built by store/entry.py from a Verdict,
+(its `GatedRow`s and the dashboard's `ShownRow`s), built from a Verdict by publish/store_text.py, kept by store/entry.py,
 read back by judge/creep.py, and read by the dashboard's build by
 gh-pages/lib/stored-verdict.schema.json, which test_verdict_type holds to these dataclasses.
 Plain Python, like verdict.py."""
@@ -45,7 +45,7 @@ class ShownRow:
 
 @dataclass
 class StoredVerdict:
-    """The history store's copy of a verdict (docs/history-store.md; store/entry.py builds it):
+    """The history store's copy of a verdict (docs/history-store.md; publish/store_text.py builds it):
     what the dashboard and the creep watch read. A key added in a later version is ABSENT in an
     older entry."""
 

@@ -14,9 +14,11 @@ from hftbench.commands.compare import run_compare
 from hftbench.judge.gates import load_gates
 from hftbench.measure import fingerprint
 from hftbench.publish import verdict_text
+from hftbench.publish.store_text import stored_verdict
 from hftbench.results import load_run
 from hftbench.store import history as hs
-from hftbench.store.entry import run_entry, store_verdict
+from hftbench.store.entry import run_entry
+from hftbench.verdict import Verdict
 
 RUNNER_B = {
     "cpu_model": "Other CPU",
@@ -165,7 +167,7 @@ def test_stored_rows_name_outside_text_plainly_on_one_line():
         "mde": float("inf"),
         "settle_runs": 40,
     }
-    stored = store_verdict({"status": "inconclusive", "results": [row]})
+    stored = stored_verdict(Verdict.from_json({"status": "inconclusive", "results": [row]})).to_json()
     # the dashboard's JSON.parse reads no Infinity: a never-reachable MDE is stored as null
     assert json.loads(json.dumps(stored, allow_nan=False))["gated"][0]["mde"] is None
     (cells,) = [r["cells"] for r in stored["rows"]]

@@ -17,9 +17,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hftbench.publish.store_text import stored_verdict
 from hftbench.results import load_run
 from hftbench.series import Series
 from hftbench.store.entry import run_entry
+from hftbench.verdict import Verdict
 from hftbench_fakes import REPO
 
 BIN = REPO / "bin"
@@ -160,7 +162,7 @@ def parse_cell(text: str) -> tuple[float, float]:
 def stored_row_figures(run: Path, client: str, verdict: Path) -> dict[str, tuple[float, float]]:
     """The rows `history add --verdict` stores for the dashboard (the page shows their texts as
     they are): the series' head cells, for the metrics the verdict's tables show."""
-    entry = run_entry(load_run(run), json.loads(verdict.read_text()))
+    entry = run_entry(load_run(run), stored_verdict(Verdict.from_json(json.loads(verdict.read_text()))))
     found = {}
     for r in entry["verdict"]["rows"]:
         if (r["scenario"], r["client"]) == (SCENARIO, client) and r["metric"] in SHOWN_METRICS:

@@ -143,10 +143,10 @@ def test_an_old_verdict_without_the_later_keys_reads():
 
 
 def test_the_store_s_copy_reads_back_and_is_told_from_verdict_json():
-    from hftbench.store.entry import store_verdict
+    from hftbench.publish.store_text import stored_verdict
 
     full = json.loads(GOLDEN.read_text())
-    stored = json.loads(_text(store_verdict(full)))
+    stored = json.loads(_text(stored_verdict(Verdict.from_json(full)).to_json()))
     back = StoredVerdict.from_json(stored)
     assert back.to_json() == stored and back.base == "b" * 40 and back.gated[0].series == "latency-1c/hft"
     assert isinstance(read_any(stored), StoredVerdict) and isinstance(read_any(full), Verdict)
@@ -190,10 +190,11 @@ def test_the_dashboard_s_schema_is_the_stored_verdict_field_for_field():
 
 
 def test_the_store_s_copy_of_a_verdict_fits_the_schema():
-    from hftbench.store.entry import store_verdict
+    from hftbench.publish.store_text import stored_verdict
 
     schema = json.loads(SCHEMA.read_text())
-    jsonschema.validate(json.loads(_text(store_verdict(json.loads(GOLDEN.read_text())))), schema)
+    stored = stored_verdict(Verdict.from_json(json.loads(GOLDEN.read_text()))).to_json()
+    jsonschema.validate(json.loads(_text(stored)), schema)
 
 
 @pytest.mark.skipif(
@@ -222,3 +223,12 @@ def test_a_verdict_python_stored_is_read_by_the_dashboard_s_build(tmp_path):
     suite = shard.parent.name
     opened = json.loads((tmp_path / "site" / "derived" / f"open-{suite}.json").read_text())["open"]
     assert [(o["scenario"], o["client"], o["metric"]) for o in opened] == [("latency-1c", "hft", "p99_us")]
+
+
+def test_the_store_keeps_what_publish_renders_and_imports_none_of_it():
+    from test_structure import import_graph
+
+    graph = import_graph()
+    from_store = {b for a, deps in graph.items() if a.startswith("store.") for b in deps}
+    assert graph["publish.store_text"] >= {"publish.verdict_text"}  # the control: the graph sees imports
+    assert sorted(m for m in from_store if m.startswith("publish")) == []

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .. import metrics, results
 from ..errors import UsageError
 from ..judge.changepoints import e_divisive
+from ..publish.store_text import stored_verdict
 from ..store import history as hs
 from ..verdict import Verdict
 from . import flags
@@ -208,7 +209,7 @@ class HistoryCommand(Command):
                 raise UsageError(
                     f"{args.verdict}: cannot read verdict ({exc}); pass compare's --json file"
                 ) from exc
-        entry = hs.add_run(args.store, runs, verdict)
+        entry = hs.add_run(args.store, runs, stored_verdict(verdict) if verdict else None)
         print(
             f"history: added {entry['run_id']} ({runs[-1].suite}, {len(entry['results'])} series, "
             f"{len(runs)} round(s)) to {args.store}"

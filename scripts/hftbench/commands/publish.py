@@ -34,6 +34,7 @@ from pathlib import Path
 
 from .. import ci_job, manifest, results
 from ..errors import UsageError
+from ..publish.store_text import stored_verdict
 from ..store import history as hs
 from ..verdict import PoolSection, Verdict
 from .base import Command
@@ -208,7 +209,7 @@ class PublishCommand(Command):
                 raise UsageError(f"{e.folder}: no results.json in it or in its run_* folders")
             verdict = Verdict.from_json(json.loads(e.verdict.read_text())) if e.verdict else None
             try:
-                added = hs.add_run(store, runs, verdict)
+                added = hs.add_run(store, runs, stored_verdict(verdict) if verdict else None)
             except hs.StoreError as exc:
                 raise UsageError(str(exc)) from exc
             print(

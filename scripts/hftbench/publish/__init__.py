@@ -17,5 +17,6 @@ text, main's regression issue. Stage 3: may import judge, measure and the top.
 - `rows.py`              one report row per scenario × client, its series' numbers
 - `soak_plots.py`        the soak section's plots: percentiles and drift against time
 - `soak_report.py`       the soak section of report.md; `soak_plots.py` its plots
+- `store_text.py`        a verdict reduced to the history store's copy, its dashboard rows rendered
 - `verdict_text.py`      every verdict text (job summary, PR comment, issue body, console) from verdict.json
 """

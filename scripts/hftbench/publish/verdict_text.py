@@ -152,7 +152,7 @@ def _verdict_cell(r: Row) -> str:
 
 
 # The table's columns by name: the history store keeps each row's cells under these keys
-# (store/entry.py's shown_verdict), so the dashboard shows this table without formatting it.
+# (publish/store_text.py's shown_verdict), so the dashboard shows this table without formatting it.
 COLUMNS = ("icon", "series", "metric", "base", "head", "change", "interval", "could_detect", "verdict")
 
 

@@ -1,32 +1,28 @@
 """One commit's runs as one history-store entry (docs/history-store.md): the merged histogram
 and percentiles of each series, the run-level spread of P50 and P99, the commit, and the
-verdict reduced to what the dashboard shows, its headline and table rendered here by
-verdict_text.py (the page formats none of it). history.py writes it; this module only
+verdict's stored copy as given (publish/store_text.py reduces a Verdict to it and renders
+what the dashboard shows; the store renders nothing). history.py writes it; this module only
 builds it.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from typing import Any
 
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-from .. import histograms, mdsafe, metrics, results
-from ..absent import ABSENT
+from .. import histograms, metrics, results
 from ..judge import stats
 from ..measure.fingerprint import runner_id
-from ..publish import verdict_text
 from ..series import Series
-from ..stored_verdict import GatedRow, ShownRow, StoredVerdict
-from ..verdict import Verdict, as_verdict
+from ..stored_verdict import StoredVerdict
 
 SPREAD_METRICS = (metrics.P50, metrics.P99)  # the dashboard's noise bands
 
 
-def run_entry(run: results.Run | list[results.Run], verdict: Verdict | None = None) -> dict[str, Any]:
+def run_entry(run: results.Run | list[results.Run], verdict: StoredVerdict | None = None) -> dict[str, Any]:
     """One commit's runs as one store entry: one result per scenario × client.
 
     Several runs (the rounds `hftbench ab` measured of one commit) are one trend point: their
@@ -71,7 +67,7 @@ def run_entry(run: results.Run | list[results.Run], verdict: Verdict | None = No
         "dirty": any(bool((r.git or {}).get("dirty")) for r in runs),
         "rounds": len(runs),
         "results": out,
-        "verdict": store_verdict(verdict) if verdict else None,
+        "verdict": verdict.to_json() if verdict else None,
     }
 
 
@@ -132,60 +128,3 @@ def _job_url() -> str | None:
         os.environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
     )
     return f"{server}/{repo}/actions/runs/{run_id}" if server and repo and run_id else None
-
-
-def store_verdict(verdict: Verdict | dict[str, Any]) -> dict[str, Any]:
-    """verdict.json (compare, ab, main-bench) reduced to the store's verdict object."""
-    v = as_verdict(verdict)
-    headline, columns, rows = shown_verdict(v)
-    return StoredVerdict(
-        status=v.status,
-        base=v.base.commit or (v.base.run_ids or [None])[-1],
-        partial=bool(v.partial),
-        confidence=v.confidence,
-        looks=v.looks,
-        flags=list(v.flags),
-        gated=[
-            GatedRow(
-                r.scenario,
-                r.client,
-                r.metric,
-                _finite(r.ratio),
-                [_finite(x) for x in r.ci] if r.ci is not None else None,
-                _finite(r.mde),
-                r.verdict,
-            )
-            for r in v.gated_results()
-        ],
-        bisect=v.bisect.stored() if v.bisect else ABSENT,
-        headline=headline,
-        columns=columns,
-        rows=rows,
-    ).to_json()
-
-
-def _finite(x: float | None) -> float | None:
-    """A number the dashboard's JSON.parse can read: inf and nan (an MDE that no number of
-    runs would reach, an interval not computed) are stored as null."""
-    return x if x is None or math.isfinite(x) else None
-
-
-def shown_verdict(v: Verdict) -> tuple[str, dict[str, str], list[ShownRow]]:
-    """The verdict as the dashboard shows it, rendered once by verdict_text: the headline, the
-    table's column labels and one row per gated and reported series × metric (the markdown
-    tables' rows, in their order), each cell's text keyed by verdict_text.COLUMNS. Outside names
-    are plain one-line text (mdsafe.title, as in an issue title): the page makes them text nodes."""
-    rows = [*verdict_text.gated_rows(v), *verdict_text.reported_rows(v)]
-    head = verdict_text.table_head_cells(v.shown_confidence)
-
-    def by_column(cells: list[str]) -> dict[str, str]:
-        return dict(zip(verdict_text.COLUMNS, cells, strict=True))
-
-    esc = mdsafe.title
-    shown = [
-        ShownRow(
-            r.scenario, r.client, r.metric, r.gated, r.verdict, by_column(verdict_text.row_cells(r, esc))
-        )
-        for r in rows
-    ]
-    return verdict_text.headline(v, esc=esc), by_column(head), shown

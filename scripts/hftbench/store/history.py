@@ -25,7 +25,7 @@ from typing import Any
 from .. import metrics, results
 from ..fsio import write_atomic
 from ..measure.fingerprint import runner_id, stable_fields, tuned
-from ..verdict import Verdict
+from ..stored_verdict import StoredVerdict
 from .entry import run_entry
 
 STORE_SCHEMA_VERSION = 1
@@ -128,10 +128,11 @@ def iter_runs(store: Path, suite: str) -> list[dict[str, Any]]:
 
 
 def add_run(
-    store: Path, run: results.Run | list[results.Run], verdict: Verdict | None = None
+    store: Path, run: results.Run | list[results.Run], verdict: StoredVerdict | None = None
 ) -> dict[str, Any]:
-    """Append (or replace, by run_id) a run, or one commit's rounds as one entry; shard first,
-    then the index, under the store's lock. Returns the entry."""
+    """Append (or replace, by run_id) a run, or one commit's rounds as one entry, with the
+    verdict's stored copy (publish/store_text.stored_verdict); shard first, then the index,
+    under the store's lock. Returns the entry."""
     last = run[-1] if isinstance(run, list) else run
     suite = last.suite or "adhoc"
     entry = run_entry(run, verdict)
