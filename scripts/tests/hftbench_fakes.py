@@ -57,6 +57,14 @@ scenarios:
     return path
 
 
+def ab_argv(repo: Path, out: Path, *, orders: int, rounds: int, extra: tuple[str, ...] = ()) -> list[str]:
+    """`hftbench ab` of repo's HEAD~1 (base) against HEAD on latency-1c with client-hft, `rounds`
+    rounds a side and `orders` orders a cell: the small A/B the end-to-end tests run."""
+    size = ["--orders", str(orders), "--repeats", str(rounds), "--max-repeats", str(rounds)]
+    where = ["--repo", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--out", str(out)]
+    return ["ab", *where, "--scenarios", "latency-1c", "--clients", "hft", *size, *extra]
+
+
 def valid_result(name: str = "result-valid-closed.json") -> dict:
     return json.loads((REPO / "bench-config" / "testdata" / name).read_text())
 

@@ -29,6 +29,7 @@ from hftbench.measure.server import Server, real_binary
 from hftbench.measure.server import sha256 as server_sha256
 from hftbench.measure.worktrees import git_cmd, remove_worktrees
 from hftbench.publish import method_text
+from hftbench_fakes import ab_argv
 from hostile_head import (
     GITLINK,
     MINE,
@@ -456,33 +457,13 @@ def _endless_repo(tmp_path: Path, endless: str, side: str) -> Path:
 
 
 def _ab(repo: Path, out: Path, timeout_s: str) -> list[str]:
-    return [
-        "ab",
-        "--repo",
-        str(repo),
-        "--base",
-        "HEAD~1",
-        "--head",
-        "HEAD",
-        "--scenarios",
-        "latency-1c",
-        "--clients",
-        "hft",
-        "--orders",
-        "300",
-        "--repeats",
-        "2",
-        "--max-repeats",
-        "2",
-        "--no-profile",
-        "--out",
-        str(out),
-        "--build-cmd",
-        BUILD,
-        "--build-timeout",
-        timeout_s,
-        "--quiet",
-    ]
+    return ab_argv(
+        repo,
+        out,
+        orders=300,
+        rounds=2,
+        extra=("--no-profile", "--build-cmd", BUILD, "--build-timeout", timeout_s, "--quiet"),
+    )
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from hftbench import cli
+from hftbench_fakes import ab_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "bin" / "hft-server"
@@ -50,30 +51,13 @@ def test_a_head_keeping_64_bytes_an_order_fails_on_memory_per_order(tmp_path):
     # 5,000 orders a cell (5,750 with the warm-up): the allocator's steps are a few bytes an
     # order here, the leak 64; 8 rounds, min_repeats.
     code = cli.main(
-        [
-            "ab",
-            "--repo",
-            str(repo),
-            "--base",
-            "HEAD~1",
-            "--head",
-            "HEAD",
-            "--scenarios",
-            "latency-1c",
-            "--clients",
-            "hft",
-            "--orders",
-            "5000",
-            "--repeats",
-            "8",
-            "--max-repeats",
-            "8",
-            "--out",
-            str(out),
-            "--build-cmd",
-            BUILD,
-            "--quiet",
-        ]
+        ab_argv(
+            repo,
+            out,
+            orders=5000,
+            rounds=8,
+            extra=("--build-cmd", BUILD, "--quiet"),
+        )
     )
     verdict = json.loads((out / "verdict.json").read_text())
     row = _memory_row(verdict)

@@ -14,6 +14,7 @@ import pytest
 from hftbench import cli
 from hftbench.measure import profile, sandbox
 from hftbench.publish import profile_text
+from hftbench_fakes import ab_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "bin" / "hft-server"
@@ -104,30 +105,13 @@ def test_a_regression_comes_with_a_differential_flame_graph(tmp_path):
         subprocess.run(["git", "-C", str(repo), *who, "commit", "-qm", name], check=True)
     out = tmp_path / "out"
     code = cli.main(
-        [
-            "ab",
-            "--repo",
-            str(repo),
-            "--base",
-            "HEAD~1",
-            "--head",
-            "HEAD",
-            "--scenarios",
-            "latency-1c",
-            "--clients",
-            "hft",
-            "--orders",
-            "3000",
-            "--repeats",
-            "8",
-            "--max-repeats",
-            "8",
-            "--out",
-            str(out),
-            "--build-cmd",
-            BUILD,
-            "--quiet",
-        ]
+        ab_argv(
+            repo,
+            out,
+            orders=3000,
+            rounds=8,
+            extra=("--build-cmd", BUILD, "--quiet"),
+        )
     )
     assert code == 1
     verdict = json.loads((out / "verdict.json").read_text())

@@ -28,6 +28,7 @@ from hftbench import cli
 from hftbench.measure import sandbox
 from hftbench.measure.server import Server
 from hftbench.measure.worktrees import build_server, export_commit
+from hftbench_fakes import ab_argv
 from hostile_head import (
     ROOT,
     SERVER,
@@ -335,30 +336,13 @@ def test_a_head_whose_stats_lie_is_a_regression_naming_its_failed_rounds(lying_r
     and the verdict is a regression that says so, never "no change"."""
     out = tmp_path / "ab"
     code = cli.main(
-        [
-            "ab",
-            "--repo",
-            str(lying_repo),
-            "--base",
-            "HEAD~1",
-            "--head",
-            "HEAD",
-            "--scenarios",
-            "latency-1c",
-            "--clients",
-            "hft",
-            "--orders",
-            "300",
-            "--repeats",
-            "2",
-            "--max-repeats",
-            "2",
-            "--no-profile",
-            "--out",
-            str(out),
-            "--require-sandbox",
-            "--quiet",
-        ]
+        ab_argv(
+            lying_repo,
+            out,
+            orders=300,
+            rounds=2,
+            extra=("--no-profile", "--require-sandbox", "--quiet"),
+        )
     )
     verdict = json.loads((out / "verdict.json").read_text())
     assert verdict["ab"]["sandbox"]["head"] == "bubblewrap"  # built by cargo offline, in the sandbox

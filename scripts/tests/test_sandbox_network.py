@@ -25,6 +25,7 @@ from hftbench import cli
 from hftbench.errors import UsageError
 from hftbench.measure import sandbox
 from hftbench.measure.server import LISTEN_FD, Server, takes_listen_fd
+from hftbench_fakes import ab_argv
 from hostile_head import SERVER, Outside, base_port_attack, egress_attack
 
 needs_binaries = pytest.mark.skipif(
@@ -259,32 +260,13 @@ def _ab_repo(root: Path, base_server: str, head_server: str) -> Path:
 
 def _ab(repo: Path, out: Path, *extra: str) -> int:
     return cli.main(
-        [
-            "ab",
-            "--repo",
-            str(repo),
-            "--base",
-            "HEAD~1",
-            "--head",
-            "HEAD",
-            "--scenarios",
-            "latency-1c",
-            "--clients",
-            "hft",
-            "--orders",
-            "300",
-            "--repeats",
-            "2",
-            "--max-repeats",
-            "2",
-            "--no-profile",
-            "--out",
-            str(out),
-            "--build-cmd",
-            "sh build.sh",
-            "--quiet",
-            *extra,
-        ]
+        ab_argv(
+            repo,
+            out,
+            orders=300,
+            rounds=2,
+            extra=("--no-profile", "--build-cmd", "sh build.sh", "--quiet", *extra),
+        )
     )
 
 
