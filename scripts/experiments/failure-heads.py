@@ -79,13 +79,14 @@ def session(out: Path, kind: str, i: int) -> dict:
         return {"kind": kind, "exit": code, "status": None, "headline": None, "measure_s": None}
     sys.path.insert(0, str(ROOT / "scripts"))
     from hftbench.publish import verdict_text
+    from hftbench.verdict import Verdict
 
     ab = doc.get("ab") or {}
     return {
         "kind": kind,
         "exit": code,
         "status": doc["status"],
-        "headline": verdict_text.headline(doc),
+        "headline": verdict_text.headline(Verdict.from_json(doc)),
         "measure_s": ab.get("measure_s"),
         "rounds": ab.get("rounds_per_side"),
     }

@@ -1,7 +1,8 @@
 """The history store's copy of a verdict (docs/history-store.md), as one type: `StoredVerdict`
-(its `GatedRow`s and the dashboard's `ShownRow`s), built from a Verdict by publish/store_text.py, kept by store/entry.py,
-read back by judge/creep.py, and read by the dashboard's build by
-gh-pages/lib/stored-verdict.schema.json, which test_verdict_type holds to these dataclasses.
+(its `GatedRow`s and the dashboard's `ShownRow`s), built from a Verdict by
+publish/store_text.py, kept by store/entry.py, read back by judge/creep.py, and read by the
+dashboard's build by gh-pages/lib/stored-verdict.schema.json, which test_verdict_type holds
+to these dataclasses.
 Plain Python, like verdict.py."""
 
 from __future__ import annotations

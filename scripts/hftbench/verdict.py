@@ -7,9 +7,9 @@ judge's own: `MetricResult` (one series × metric) and `DriftResult` (a soak's d
 The file's shape is a contract (docs/architecture.md, docs/history-store.md; the dashboard's build
 reads it): `to_json` writes the keys and values verdict.json always had (compare's and ab's in
 their old order too; combine's sections now in this type's order), and a key a verdict may
-lack is `ABSENT` here, never written as null. A reader given verdict.json as parsed reads it
-through `as_verdict` once. Plain Python: the texts and the issue sync import it on a bare
-hosted runner, without numpy or scipy.
+lack is `ABSENT` here, never written as null. Every reader takes a `Verdict`: verdict.json as
+parsed is read through `Verdict.from_json` once, where the file comes in. Plain Python: the
+texts and the issue sync import it on a bare hosted runner, without numpy or scipy.
 """
 
 from __future__ import annotations
@@ -423,13 +423,3 @@ class Verdict:
 
 
 _COUNTS = {"gated": False, "base_runs": 0, "head_runs": 0, "min_samples": 0}
-
-
-def as_verdict(v: Verdict | dict[str, Any]) -> Verdict:
-    """A reader's argument: a Verdict, or verdict.json as parsed (read through from_json)."""
-    return v if isinstance(v, Verdict) else Verdict.from_json(v)
-
-
-def as_row(r: MetricResult | DriftResult | dict[str, Any]) -> MetricResult | DriftResult:
-    """A row, or a comparison's row as parsed (read through MetricResult.from_json)."""
-    return MetricResult.from_json(r) if isinstance(r, dict) else r

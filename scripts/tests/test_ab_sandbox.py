@@ -29,6 +29,7 @@ from hftbench.measure.server import Server, real_binary
 from hftbench.measure.server import sha256 as server_sha256
 from hftbench.measure.worktrees import git_cmd, remove_worktrees
 from hftbench.publish import method_text
+from hftbench.verdict import Verdict
 from hftbench_fakes import ab_argv
 from hostile_head import (
     GITLINK,
@@ -210,7 +211,7 @@ def test_where_no_sandbox_starts_ci_is_refused_with_the_fix_and_a_local_run_says
     with pytest.raises(UsageError, match="contradict"):
         sandbox.policy(required=True)
     doc = {"ab": {"sandbox": local.to_json()}}
-    assert "The head ran unsandboxed" in method_text.method(doc)
+    assert "The head ran unsandboxed" in method_text.method(Verdict.from_json(doc))
 
 
 def test_a_build_sees_no_token_and_the_same_environment_on_both_sides(monkeypatch, tmp_path):

@@ -16,6 +16,7 @@ from hftbench.judge.hidden import MIN_SOLO_PAIRS, SOLO_CONFIDENCE
 from hftbench.judge.rounds import AB_ROUNDS
 from hftbench.publish import verdict_text
 from hftbench.publish.calibrate_text import survival_lines
+from hftbench.verdict import Verdict
 
 
 def _round(folder, kind, side, i, samples, flags, noisy=None):
@@ -404,7 +405,7 @@ def test_the_gate_judges_what_the_runner_guards_and_names_the_rest(tmp_path):
     assert doc["survival"] == {
         "after": {"latency-1c/hft p50_us": -0.64, "latency-1c/hft cpu_us_per_order": 1.0}
     }
-    md = verdict_text.markdown({**doc, "gates": "gates.yaml"})
+    md = verdict_text.markdown(Verdict.from_json({**doc, "gates": "gates.yaml"}))
     assert f"**Guarded on this runner** (calibration `{record}`): error rate of latency-1c/hft, P50 of" in md
     assert "- not guarded: P99 of latency-1c/hft: MDE +31.0 % &gt; 10 % on this runner" in md
     assert "Student's" in md and "t over rounds" in md  # how a paired-rounds verdict is decided

@@ -29,7 +29,7 @@ from hftbench.errors import UsageError
 from hftbench.judge import pooled
 from hftbench.judge.sides import Side
 from hftbench.publish import pool_text
-from hftbench.verdict import MetricResult
+from hftbench.verdict import MetricResult, Verdict
 
 
 @pytest.fixture(scope="module")
@@ -260,7 +260,7 @@ def test_a_runner_s_own_regression_is_not_averaged_away_and_is_named():
         "results": [dataclasses.asdict(r) for r in pool_rows],
         "pool": {"runners": [], "alone": [dataclasses.asdict(a) for a in alone]},
     }
-    lines = "\n".join(pool_text.pool_lines(doc))
+    lines = "\n".join(pool_text.pool_lines(Verdict.from_json(doc)))
     assert "**Regression on runner `b` alone**: latency-1c/hft P99 +30.0% (interval +28.0% … +32.0%)" in lines
     assert "pooled over the runners +2.0%" in lines
 

@@ -13,6 +13,7 @@ from hftbench.cli import main as cli_main
 from hftbench.judge import creep
 from hftbench.judge.gates import load_gates
 from hftbench.publish import creep_issue
+from hftbench.stored_verdict import read_any
 
 P50 = "latency-1c/hft p50_us"
 NOW = datetime(2026, 11, 28, tzinfo=UTC)
@@ -59,7 +60,9 @@ def history(ratios: list[float], half_width: float = 0.005, verdict: str = answe
 
 def newest(entries: list[dict]) -> creep.Link:
     e = entries[-1]
-    return creep.link_from_verdict(e["verdict"], commit=e["commit"], date=e["date"], message=e["message"])
+    return creep.link_from_verdict(
+        read_any(e["verdict"]), commit=e["commit"], date=e["date"], message=e["message"]
+    )
 
 
 def test_five_small_slowdowns_that_each_passed_are_caught_together_with_their_commits():
@@ -108,17 +111,19 @@ def test_a_push_missing_from_the_store_ends_the_chain_and_says_so():
 def test_the_steps_spread_is_read_at_the_intervals_level():
     v = stored_verdict("b" * 40, 1.0, 0.0, answers.NO_CHANGE)
     v["gated"][0]["ci"] = [math.exp(-0.01), math.exp(0.01)]
-    one = creep.link_from_verdict(v, commit="h", date=None, message="")
+    one = creep.link_from_verdict(read_any(v), commit="h", date=None, message="")
     # `confidence` is the level the intervals were drawn at, the looks already in it: the looks
     # do not narrow the spread a second time, a wider level does
     v["looks"] = 4
-    four = creep.link_from_verdict(v, commit="h", date=None, message="")
+    four = creep.link_from_verdict(read_any(v), commit="h", date=None, message="")
     assert four.steps[P50].se == pytest.approx(one.steps[P50].se)
     v["confidence"] = 0.9975
-    wider = creep.link_from_verdict(v, commit="h", date=None, message="")
+    wider = creep.link_from_verdict(read_any(v), commit="h", date=None, message="")
     assert wider.steps[P50].se < one.steps[P50].se
     assert one.steps[P50].se == pytest.approx(0.01 / 2.5758, rel=1e-3)
-    assert creep.link_from_verdict({**v, "partial": True}, commit="h", date=None, message="") is None
+    assert (
+        creep.link_from_verdict(read_any({**v, "partial": True}), commit="h", date=None, message="") is None
+    )
 
 
 def test_sixty_pushes_at_seven_tenths_of_a_percent_creep_against_the_fixed_reference_only():

@@ -18,7 +18,7 @@ from hftbench.publish.store_text import stored_verdict
 from hftbench.results import load_run
 from hftbench.store import history as hs
 from hftbench.store.entry import run_entry
-from hftbench.verdict import Verdict
+from hftbench.verdict import MetricResult, Verdict
 
 RUNNER_B = {
     "cpu_model": "Other CPU",
@@ -136,7 +136,7 @@ def test_add_stores_the_headline_and_rows_verdict_text_renders(tmp_path):
         cli.main(["history", "add", str(run), "--store", str(store), "--verdict", str(GOLDEN_VERDICT)]) == 0
     )
     stored = json.loads((store / "shards" / "pr" / "2026-11.json").read_text())["runs"][0]["verdict"]
-    markdown = verdict_text.markdown(json.loads(GOLDEN_VERDICT.read_text()))
+    markdown = verdict_text.markdown(Verdict.from_json(json.loads(GOLDEN_VERDICT.read_text())))
     assert markdown.startswith(f"## {stored['headline']}\n")
     assert stored["headline"] == "❌ Regression: latency-1c/hft P99 +16.1%"
     head = next(ln for ln in markdown.splitlines() if ln.startswith("| | series"))
@@ -172,7 +172,7 @@ def test_stored_rows_name_outside_text_plainly_on_one_line():
     assert json.loads(json.dumps(stored, allow_nan=False))["gated"][0]["mde"] is None
     (cells,) = [r["cells"] for r in stored["rows"]]
     assert cells["series"] == "a|b_c d/rust" and cells["could_detect"] == "none (too few runs)"
-    assert verdict_text._row(row).startswith("| 🟡 | a\\|b\\_c d/rust | P99 |")
+    assert verdict_text._row(MetricResult.from_json(row)).startswith("| 🟡 | a\\|b\\_c d/rust | P99 |")
     assert stored["headline"] == (
         "🟡 Inconclusive: 1 of 1 gated series × metrics undecided; about 40 runs a side would settle it"
     )

@@ -9,6 +9,7 @@ import re
 import pytest
 from hftbench import cli
 from hftbench.publish import method_text, regression_issue, verdict_text
+from hftbench.verdict import MetricResult, Verdict
 
 SHA_BASE, SHA_HEAD = "1" * 40, "2" * 40
 
@@ -70,7 +71,7 @@ NO_CHANGE = _doc(
 
 
 def test_headline_first_then_refs_never_paths():
-    md = verdict_text.markdown(REGRESSION)
+    md = verdict_text.markdown(Verdict.from_json(REGRESSION))
     first, _, refs = md.splitlines()[:3]
     assert first == "## ❌ Regression: latency-1c/hft P99 +23.0%"
     assert f"`main` ({SHA_BASE[:10]})" in refs and SHA_HEAD[:10] in refs and "16 interleaved rounds" in refs
@@ -78,7 +79,7 @@ def test_headline_first_then_refs_never_paths():
 
 
 def test_each_gated_row_states_its_minimum_detectable_effect():
-    md = verdict_text.markdown(REGRESSION)
+    md = verdict_text.markdown(Verdict.from_json(REGRESSION))
     rows = [line for line in md.splitlines() if line.startswith("| 🔴") or line.startswith("| ⚪")]
     assert rows[0].startswith("| 🔴 | latency-1c/hft | P99 |") and "≥ +6.0%" in rows[0]
     assert "≥ +2.0%" in rows[1] and "no change" in rows[1]
@@ -86,7 +87,7 @@ def test_each_gated_row_states_its_minimum_detectable_effect():
 
 
 def test_no_change_headline_says_what_it_could_have_seen():
-    assert verdict_text.headline(NO_CHANGE) == (
+    assert verdict_text.headline(Verdict.from_json(NO_CHANGE)) == (
         "✅ No change: all 2 gated series × metrics within ±10%; each would have failed at +6.0% or more"
     )
 
@@ -95,7 +96,7 @@ def test_no_change_with_a_memory_row_names_its_band_in_bytes():
     memory = _row("memory_bytes_per_order", "no_change", 1.0, [-0.4, 0.5], mde=1.2, threshold=32.0)
     memory.update(ratio=None, base_value=0.1, head_value=0.2)
     doc = _doc("no_change", [_row("p99_us", "no_change", 1.0, [0.97, 1.03]), memory])
-    assert verdict_text.headline(doc).startswith(
+    assert verdict_text.headline(Verdict.from_json(doc)).startswith(
         "✅ No change: all 2 gated series × metrics within ±10% (memory per order: ±32 B/order)"
     )
 
@@ -105,13 +106,13 @@ def test_inconclusive_says_what_would_settle_it():
     doc = _doc(
         "inconclusive", [_row("p99_us", "inconclusive", 1.06, [0.97, 1.16], settle_runs=40, reason=why)]
     )
-    md = verdict_text.markdown(doc)
+    md = verdict_text.markdown(Verdict.from_json(doc))
     assert md.startswith("## 🟡 Inconclusive: 1 of 1 gated series × metrics undecided; about 40 runs a side")
     assert "about 40 runs a side would settle it" in md
 
 
 def test_outside_text_cannot_mention_or_inject():
-    md = verdict_text.markdown(REGRESSION)
+    md = verdict_text.markdown(Verdict.from_json(REGRESSION))
     assert "@everyone" not in md and "@\u200beveryone" in md and "<b>" not in md
 
 
@@ -151,13 +152,17 @@ def _inert(text: str) -> None:
 
 def test_a_hostile_scenario_name_renders_inert_in_every_body_and_the_issue_title():
     doc = _hostile_regression()
-    for body in (verdict_text.markdown(doc), verdict_text.comment(doc), verdict_text.issue(doc)):
+    for body in (
+        verdict_text.markdown(Verdict.from_json(doc)),
+        verdict_text.comment(Verdict.from_json(doc)),
+        verdict_text.issue(Verdict.from_json(doc)),
+    ):
         _inert(body)
         # every table row still has its 10 cells: no `|` of the name split one
         rows = [line for line in body.splitlines() if line.startswith("| 🔴") or line.startswith("| 🟡")]
         assert rows and all(len(re.findall(r"(?<!\\)\|", line)) == 10 for line in rows), rows
         assert len(re.findall(r"(?<!\\)`", body)) % 2 == 0  # no code span left open by the name
-    action = regression_issue.issue_action(doc, None)
+    action = regression_issue.issue_action(Verdict.from_json(doc), None)
     title = action.title  # plain text on GitHub: one line, no mention, issue link, code span or tag
     assert not [c for c in ("@org", "#123", "\n", "`", "<") if c in title], title
     _inert(action.body)
@@ -171,7 +176,9 @@ def test_a_huge_verdict_is_folded_under_the_comment_limit():
         _row("p99_us", "no_change", 1.0, [0.99, 1.01], gated=False, client=f"c{i}") for i in range(3000)
     ]
     doc["results"] += [_row("p50_us", "no_change", 1.0, [0.99, 1.01], client=f"g{i}") for i in range(2000)]
-    body = verdict_text.comment(doc, run_url="https://github.com/acme/hft-bench/actions/runs/1")
+    body = verdict_text.comment(
+        Verdict.from_json(doc), run_url="https://github.com/acme/hft-bench/actions/runs/1"
+    )
     assert len(body) <= verdict_text.GITHUB_BODY_LIMIT
     assert body.startswith(verdict_text.STICKY_MARKER + "\n## ❌ Regression: latency-1c/hft P99")
     assert "left out" in body and "actions/runs/1" in body
@@ -239,19 +246,19 @@ def test_a_huge_verdict_is_folded_under_the_comment_limit():
 def test_row_cells_format_each_kind_of_value(row, cells):
     """The cells the summary's table and the history store's rows show (thousands, rates, error
     points, missing values, no detectable effect): written here, once, for every surface."""
-    got = verdict_text.row_cells(row)
+    got = verdict_text.row_cells(MetricResult.from_json(row))
     assert [got[0], *got[2:]] == cells and got[1] == f"latency-1c/{row['client']}"
-    assert verdict_text._row(row) == "| " + " | ".join(got) + " |"
+    assert verdict_text._row(MetricResult.from_json(row)) == "| " + " | ".join(got) + " |"
 
 
 def test_headlines_name_three_then_count_and_say_when_more_runs_are_out_of_reach():
     many = [_row("p99_us", "regression", 1.1 + i / 100, [1.05, 1.2], client=f"c{i}") for i in range(5)]
-    assert verdict_text.headline(dict(_doc("regression", many), partial=True)) == (
+    assert verdict_text.headline(Verdict.from_json(dict(_doc("regression", many), partial=True))) == (
         "❌ Regression (partial: interrupted): latency-1c/c0 P99 +10.0%, latency-1c/c1 P99 +11.0%, "
         "latency-1c/c2 P99 +12.0% and 2 more"
     )
     far = _row("p99_us", "inconclusive", 1.06, [0.97, 1.16], settle_runs=1563)
-    assert verdict_text.headline(_doc("inconclusive", [far])).endswith(
+    assert verdict_text.headline(Verdict.from_json(_doc("inconclusive", [far]))).endswith(
         "; more than 200 runs a side would be needed to settle it: out of reach, the series is too noisy "
         "on this runner (read its MDE)"
     )
@@ -259,23 +266,23 @@ def test_headlines_name_three_then_count_and_say_when_more_runs_are_out_of_reach
 
 def test_partial_verdict_says_so():
     doc = dict(NO_CHANGE, partial=True)
-    assert verdict_text.headline(doc).startswith("✅ No change (partial: interrupted)")
+    assert verdict_text.headline(Verdict.from_json(doc)).startswith("✅ No change (partial: interrupted)")
 
 
 def test_a_harness_change_is_said_to_apply_after_merge_in_every_pr_text():
-    assert "harness" not in verdict_text.comment(REGRESSION)
+    assert "harness" not in verdict_text.comment(Verdict.from_json(REGRESSION))
     doc = dict(REGRESSION, harness_changes=["bench-config/gates.yaml", HOSTILE])
-    for body in (verdict_text.markdown(doc), verdict_text.comment(doc)):
+    for body in (verdict_text.markdown(Verdict.from_json(doc)), verdict_text.comment(Verdict.from_json(doc))):
         assert "changes the harness" in body and "takes effect after merge" in body
         assert "`bench-config/gates.yaml`" in body
         _inert(body)
         assert len(re.findall(r"(?<!\\)`", body)) % 2 == 0
-    assert "code owners" not in verdict_text.comment(doc)
+    assert "code owners" not in verdict_text.comment(Verdict.from_json(doc))
     assert "code owners review it" in verdict_text.comment(
-        dict(doc, harness_changes=[".github/workflows/bench.yml"])
+        Verdict.from_json(dict(doc, harness_changes=[".github/workflows/bench.yml"]))
     )
     many = dict(NO_CHANGE, harness_changes=[f"scripts/f{i}.py" for i in range(20)])
-    note = method_text.harness_lines(many)[0]
+    note = method_text.harness_lines(Verdict.from_json(many))[0]
     assert note.count("`scripts/f") == method_text.HARNESS_SHOWN and "and 12 more" in note
 
 
@@ -299,7 +306,7 @@ OPEN = {
 
 
 def test_a_regression_opens_one_issue_with_its_marker():
-    action = regression_issue.issue_action(REGRESSION, None)
+    action = regression_issue.issue_action(Verdict.from_json(REGRESSION), None)
     assert action.kind == "open" and action.title.startswith(f"Latency regression on main at {SHA_HEAD[:10]}")
     assert regression_issue.parse_marker(action.body) == ("pr", ["latency-1c/hft:p99_us"])
 
@@ -307,22 +314,24 @@ def test_a_regression_opens_one_issue_with_its_marker():
 def test_a_regression_while_one_is_open_updates_it():
     doc = copy.deepcopy(REGRESSION)
     doc["results"][1] = _row("p50_us", "regression", 1.3, [1.2, 1.4])
-    action = regression_issue.issue_action(doc, OPEN)
+    action = regression_issue.issue_action(Verdict.from_json(doc), OPEN)
     assert action.kind == "update" and "regression again" in action.comment
     assert regression_issue.parse_marker(action.body)[1] == ["latency-1c/hft:p50_us", "latency-1c/hft:p99_us"]
 
 
 def test_recovery_closes_only_when_every_listed_series_improved():
     improved = _doc("improvement", [_row("p99_us", "improvement", 0.8, [0.75, 0.85])])
-    action = regression_issue.issue_action(improved, OPEN)
+    action = regression_issue.issue_action(Verdict.from_json(improved), OPEN)
     assert action.kind == "close" and action.comment.startswith(f"Recovered at {SHA_HEAD[:10]}")
     # A +12 % regression undone reads −11 %: significantly faster, under the gate; it recovers.
     faster = _doc("faster", [_row("p99_us", "faster", 0.89, [0.86, 0.92])])
-    assert regression_issue.issue_action(faster, OPEN).kind == "close"
+    assert regression_issue.issue_action(Verdict.from_json(faster), OPEN).kind == "close"
     inconclusive = _doc("inconclusive", [_row("p99_us", "inconclusive", 0.89, [0.7, 1.1])])
-    assert regression_issue.issue_action(inconclusive, OPEN).kind == "none"
-    assert regression_issue.issue_action(NO_CHANGE, OPEN).kind == "none"  # not slower, not recovered either
-    assert regression_issue.issue_action(NO_CHANGE, None).kind == "none"
+    assert regression_issue.issue_action(Verdict.from_json(inconclusive), OPEN).kind == "none"
+    assert (
+        regression_issue.issue_action(Verdict.from_json(NO_CHANGE), OPEN).kind == "none"
+    )  # not slower, not recovered either
+    assert regression_issue.issue_action(Verdict.from_json(NO_CHANGE), None).kind == "none"
 
 
 def test_a_reported_only_row_listed_for_its_warning_recovers_once_it_no_longer_warns_and_is_no_slower():
@@ -331,15 +340,17 @@ def test_a_reported_only_row_listed_for_its_warning_recovers_once_it_no_longer_w
     a gated row still needs significance."""
     listed = dict(OPEN, body=regression_issue.marker("pr", ["latency-1c/hft:p99_us"]) + "\nold text")
     undone = _doc("no_change", [_row("p99_us", "inconclusive", 0.48, [0.2, 1.3], gated=False)])
-    assert regression_issue.issue_action(undone, listed).kind == "close"
+    assert regression_issue.issue_action(Verdict.from_json(undone), listed).kind == "close"
     still = _doc("no_change", [_row("p99_us", "inconclusive", 1.05, [0.8, 1.3], gated=False)])
-    assert regression_issue.issue_action(still, listed).kind == "none"
+    assert regression_issue.issue_action(Verdict.from_json(still), listed).kind == "none"
     gated = _doc("inconclusive", [_row("p99_us", "inconclusive", 0.48, [0.2, 1.3])])
-    assert regression_issue.issue_action(gated, listed).kind == "none"
+    assert regression_issue.issue_action(Verdict.from_json(gated), listed).kind == "none"
 
 
 def test_a_partial_verdict_changes_no_issue():
-    assert regression_issue.issue_action(dict(REGRESSION, partial=True), None).kind == "none"
+    assert (
+        regression_issue.issue_action(Verdict.from_json(dict(REGRESSION, partial=True)), None).kind == "none"
+    )
 
 
 @pytest.mark.parametrize("login", ["someone-else", None])
@@ -385,7 +396,7 @@ def test_a_slower_change_under_the_gate_is_named_and_a_pool_row_decided_by_one_r
         "slower",
         [_row("p50_us", "slower", 1.05, [1.03, 1.07]), _row("p99_us", "no_change", 1.0, [0.95, 1.05])],
     )
-    head = verdict_text.headline(slower)
+    head = verdict_text.headline(Verdict.from_json(slower))
     assert (
         head.startswith("⚠️ Slower, under the gate of 10%: latency-1c/hft P50 +5.0%")
         and "No change" not in head
@@ -397,7 +408,7 @@ def test_a_slower_change_under_the_gate_is_named_and_a_pool_row_decided_by_one_r
         [0.97, 1.02],
         reason="runner b alone: P50 +89.3%; pooled over the runners -0.7%",
     )
-    head = verdict_text.headline(_doc("regression", [alone]))
+    head = verdict_text.headline(Verdict.from_json(_doc("regression", [alone])))
     assert head == "❌ Regression: latency-1c/hft runner b alone: P50 +89.3%", head
 
 
@@ -407,14 +418,14 @@ def test_latency_that_reads_faster_while_the_head_s_own_cpu_per_order_rose_is_ca
         _row("p50_us", "improvement", 0.82, [0.8, 0.84]),
         _row("p99_us", "faster", 0.94, [0.92, 0.97]),
     ]
-    md = verdict_text.markdown(_doc("regression", rows))
+    md = verdict_text.markdown(Verdict.from_json(_doc("regression", rows)))
     assert "Two views disagree on latency-1c/hft:** its latency reads faster (P50 -18.0%, P99 -6.0%)" in md
     assert "server CPU per order is +121.0%" in md
     calm = [
         _row("cpu_us_per_order", "no_change", 1.0, [0.99, 1.01]),
         _row("p50_us", "improvement", 0.8, [0.78, 0.82]),
     ]
-    assert "disagree" not in verdict_text.markdown(_doc("improvement", calm))
+    assert "disagree" not in verdict_text.markdown(Verdict.from_json(_doc("improvement", calm)))
 
 
 def test_a_reported_only_row_beyond_its_threshold_is_a_warning_and_reaches_main_s_issue():
@@ -423,11 +434,11 @@ def test_a_reported_only_row_beyond_its_threshold_is_a_warning_and_reaches_main_
     reported = _row("p99_us", "regression", 1.86, [1.6, 2.1], gated=False, client="rust")
     rows = [_row("p50_us", "no_change", 1.0, [0.99, 1.01]), reported]
     doc = _doc("no_change", rows)
-    line = verdict_text.headline(doc)
+    line = verdict_text.headline(Verdict.from_json(doc))
     assert line.startswith("✅ No change") and line.endswith(
         " · ⚠️ reported only, beyond its threshold: latency-1c/rust P99 +86.0%"
     )
-    action = regression_issue.issue_action(doc, None)
+    action = regression_issue.issue_action(Verdict.from_json(doc), None)
     assert action.kind == "open" and action.title.startswith(
         f"Reported-only regression on main at {SHA_HEAD[:10]}"
     )
@@ -436,14 +447,17 @@ def test_a_reported_only_row_beyond_its_threshold_is_a_warning_and_reaches_main_
 
 def test_an_undecided_row_beyond_its_threshold_says_it_fails_and_invalid_says_why():
     beyond = _doc("inconclusive", [_row("p99_us", "inconclusive", 1.12, [1.02, 1.23], settle_runs=40)])
-    assert verdict_text.headline(beyond) == (
+    assert verdict_text.headline(Verdict.from_json(beyond)) == (
         "🟡 Inconclusive: 1 of 1 gated series × metrics undecided; about 40 runs a side would settle it; "
         "fails: the estimate is beyond the threshold (latency-1c/hft P99 +12.0%)"
     )
     failed = _row("errors", "invalid", 1.0, None, reason="base failed: 3 of 9,000 orders on base (timeout 3)")
     invalid = _doc("invalid", [failed, _row("p99_us", "no_change", 1.0, [0.97, 1.03])])
-    assert verdict_text.headline(invalid) == (
+    assert verdict_text.headline(Verdict.from_json(invalid)) == (
         "⛔ Invalid: latency-1c/hft: base failed: 3 of 9,000 orders on base (timeout 3)"
     )
     unjudged = _doc("invalid", [], unjudged=["load/hft: no gated row was judged (n too small)"])
-    assert verdict_text.headline(unjudged) == "⛔ Invalid: load/hft: no gated row was judged (n too small)"
+    assert (
+        verdict_text.headline(Verdict.from_json(unjudged))
+        == "⛔ Invalid: load/hft: no gated row was judged (n too small)"
+    )

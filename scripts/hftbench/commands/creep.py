@@ -25,6 +25,7 @@ from ..judge import creep
 from ..judge.gates import load_gates
 from ..publish import creep_issue
 from ..store import history as hs
+from ..stored_verdict import read_any
 from ..verdict import Verdict
 from . import flags
 from .base import Command
@@ -97,8 +98,9 @@ class CreepCommand(Command):
                 raise UsageError(f"{verdict_path}: names no head commit; pass the verdict of a push to main")
             return creep.link_from_verdict(doc, commit=doc.head.commit, date=None, message="")
         for e in reversed(entries):
+            stored = e.get("verdict")
             link = creep.link_from_verdict(
-                e.get("verdict") or {},
+                read_any(stored) if stored else None,
                 commit=e.get("commit") or "",
                 date=e.get("date"),
                 message=e.get("message") or "",

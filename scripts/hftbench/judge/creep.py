@@ -107,12 +107,13 @@ def level(verdict: Verdict | StoredVerdict) -> float:
 
 
 def link_from_verdict(
-    verdict: Verdict | StoredVerdict | dict[str, Any], *, commit: str, date: str | None, message: str
+    v: Verdict | StoredVerdict | None, *, commit: str, date: str | None, message: str
 ) -> Link | None:
-    """A push's link from its verdict (verdict.json, or the store's copy of it; as parsed, told
-    apart by verdict.read_any); None when the push was not compared (no verdict, a partial one,
-    or no base commit)."""
-    v = read_any(verdict) if isinstance(verdict, dict) else verdict
+    """A push's link from its verdict (verdict.json, or the store's copy of it: a store entry's is
+    read by stored_verdict.read_any); None when the push was not compared (no verdict, a partial
+    one, or no base commit)."""
+    if v is None:
+        return None
     base = v.base.commit if isinstance(v, Verdict) else v.base
     if not base or v.partial:
         return None
@@ -154,8 +155,9 @@ def chain(
             return Creep(
                 head.commit, base, date, f"reached the baseline of {since:%Y-%m-%d} ({base[:10]})", links
             )
+        stored = entry.get("verdict")
         link = link_from_verdict(
-            entry.get("verdict") or {}, commit=base, date=date, message=entry.get("message") or ""
+            read_any(stored) if stored else None, commit=base, date=date, message=entry.get("message") or ""
         )
         if link is None or link.base in seen:
             why = f"{base[:10]} was not compared with the push before it: the watch reaches back to it"

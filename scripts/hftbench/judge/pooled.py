@@ -16,7 +16,7 @@ import numpy as np
 from .. import metrics
 from ..answers import INVALID, NOT_GATED, REGRESSION
 from ..errors import UsageError
-from ..verdict import Alone, MetricResult, SeenRow, Verdict, as_verdict
+from ..verdict import Alone, MetricResult, SeenRow, Verdict
 from . import compare, family, strata
 from . import memory as memory_stats
 from .gates import Gates
@@ -52,7 +52,7 @@ class Leg:
     @property
     def verdict(self) -> Verdict:
         """The leg's own verdict.json, typed (read when asked: combine may empty `doc`)."""
-        return as_verdict(self.doc)
+        return Verdict.from_json(self.doc)
 
     @property
     def design(self) -> str:

@@ -5,10 +5,8 @@ whether the pull request changes the harness."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from .. import mdsafe, metrics
-from ..verdict import Verdict, as_verdict
+from ..verdict import Verdict
 
 ROUNDS = (
     "each round's own ratio is one unit, and the interval is Student's {conf}% t over rounds "
@@ -42,8 +40,7 @@ def guard_lines(doc: Verdict) -> list[str]:
     return [*out, ""]
 
 
-def method(doc: Verdict | dict[str, Any]) -> str:
-    doc = as_verdict(doc)
+def method(doc: Verdict) -> str:
     conf = f"{100 * doc.shown_confidence:.4g}"
     units = UNITS[doc.design.name or "unpaired"].format(conf=conf)
     looks = doc.shown_looks
@@ -102,11 +99,11 @@ def sandbox_sentence(doc: Verdict) -> str:
 HARNESS_SHOWN = 8  # harness files named in the note; the rest are counted
 
 
-def harness_lines(doc: Verdict | dict[str, Any]) -> list[str]:
+def harness_lines(doc: Verdict) -> list[str]:
     """A pull request that changes the harness (`harness_changes`, listed by hftbench pr-leg):
     it was judged by the base's harness, so its own gates, suites, scripts or clients take
     effect after merge. File names are the PR's text: made inert."""
-    changed = [str(p) for p in as_verdict(doc).harness_changes or []]
+    changed = [str(p) for p in doc.harness_changes or []]
     if not changed:
         return []
     names = ", ".join(f"`{mdsafe.code(p)}`" for p in changed[:HARNESS_SHOWN])

@@ -5,11 +5,9 @@ verdict_text.py: the hosted jobs render it without numpy."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from .. import mdsafe, metrics
 from ..metrics import fmt_change
-from ..verdict import PoolRunner, PoolSection, Verdict, as_verdict
+from ..verdict import PoolRunner, PoolSection, Verdict
 
 STATE_WORDS = {
     "complete": "complete",
@@ -42,9 +40,8 @@ def check_lines(pool: PoolSection) -> list[str]:
     return [f"- `{mdsafe.text(n)}` is optional (pool.yaml): the check passes without it." for n in absent]
 
 
-def pool_lines(doc: Verdict | dict[str, Any]) -> list[str]:
+def pool_lines(doc: Verdict) -> list[str]:
     """The runners of a pool verdict, one line each, then each gated row per runner."""
-    doc = as_verdict(doc)
     pool = doc.pool
     if not pool:
         return []

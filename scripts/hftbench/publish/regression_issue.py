@@ -29,7 +29,7 @@ from typing import Any
 
 from .. import answers, mdsafe
 from ..errors import UsageError
-from ..verdict import Verdict, as_verdict
+from ..verdict import Verdict
 from . import verdict_text
 
 LABEL = "performance"
@@ -74,11 +74,8 @@ def _sha(doc: Verdict) -> str:
     return mdsafe.sha(doc.head.commit)
 
 
-def issue_action(
-    doc: Verdict | dict[str, Any], open_issue: dict[str, Any] | None, run_url: str | None = None
-) -> Action:
+def issue_action(doc: Verdict, open_issue: dict[str, Any] | None, run_url: str | None = None) -> Action:
     """What to do with the issue tracker for this verdict (pure: tested without a network)."""
-    doc = as_verdict(doc)
     suite = doc.suite or "unknown"
     if doc.partial:
         return Action("none", "a partial verdict (interrupted job) opens and closes nothing")

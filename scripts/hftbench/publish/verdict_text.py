@@ -16,12 +16,11 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
 
 from .. import answers, mdsafe, metrics
 from ..errors import UsageError
 from ..metrics import MEMORY_PER_ORDER, fmt_bytes_per_order, fmt_change
-from ..verdict import DriftResult, MetricResult, SideRefs, Verdict, as_row, as_verdict
+from ..verdict import DriftResult, MetricResult, SideRefs, Verdict
 from . import bisect_text, method_text, pool_text, profile_text
 
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
@@ -156,10 +155,9 @@ def _verdict_cell(r: Row) -> str:
 COLUMNS = ("icon", "series", "metric", "base", "head", "change", "interval", "could_detect", "verdict")
 
 
-def row_cells(r: Row | dict[str, Any], esc=mdsafe.text) -> list[str]:
+def row_cells(r: Row, esc=mdsafe.text) -> list[str]:
     """One table row's cells, in COLUMNS order (`esc`: the outside names made inert for markdown,
     or plain text with mdsafe.title)."""
-    r = as_row(r)
     icon = ICON[r.verdict] if r.gated else ICON[answers.NOT_GATED]
     sides = [value(r.metric, r.base_value), value(r.metric, r.head_value)]
     judged = [change(r), interval(r), detectable(r), _verdict_cell(r)]
@@ -172,8 +170,7 @@ def table_head_cells(confidence: float) -> list[str]:
     return ["", "series", "metric", "base", "head", "change", interval_label, "could detect", "verdict"]
 
 
-def _row(r: Row | dict[str, Any]) -> str:
-    r = as_row(r)
+def _row(r: Row) -> str:
     return "| " + " | ".join(row_cells(r)) + " |"
 
 
@@ -266,11 +263,10 @@ def warnings(doc: Verdict) -> list[MetricResult]:
     ]
 
 
-def headline(doc: Verdict | dict[str, Any], esc=mdsafe.text) -> str:
+def headline(doc: Verdict, esc=mdsafe.text) -> str:
     """One line: the status and why, in words a reviewer reads first (`esc`: the outside
     names made inert for markdown, or for an issue title with mdsafe.title); a reported-only
     row beyond its threshold follows as a warning."""
-    doc = as_verdict(doc)
     line = _headline(doc, esc)
     warned = [_hit(r, esc) for r in warnings(doc)]
     if warned:
@@ -427,9 +423,8 @@ def _details(doc: Verdict) -> list[str]:
     return out
 
 
-def markdown(doc: Verdict | dict[str, Any], *, run_url: str | None = None, budget: int = BODY_BUDGET) -> str:
+def markdown(doc: Verdict, *, run_url: str | None = None, budget: int = BODY_BUDGET) -> str:
     """The verdict as markdown: headline, refs, gated table, folded detail; within `budget`."""
-    doc = as_verdict(doc)
     rows = gated_rows(doc)
     head = [
         f"## {headline(doc)}",
@@ -477,9 +472,8 @@ def comment(doc: Verdict, *, run_url: str | None = None) -> str:
     )
 
 
-def issue(doc: Verdict | dict[str, Any], *, run_url: str | None = None) -> str:
+def issue(doc: Verdict, *, run_url: str | None = None) -> str:
     """A regression issue's body (regression_issue.py puts its marker in front)."""
-    doc = as_verdict(doc)
     head = doc.head
     intro = (
         f"Main at {ref_name(head)} is slower than {ref_name(doc.base)}, measured "
@@ -488,8 +482,7 @@ def issue(doc: Verdict | dict[str, Any], *, run_url: str | None = None) -> str:
     return f"{intro}\n\n" + markdown(doc, run_url=run_url)
 
 
-def console_lines(doc: Verdict | dict[str, Any]) -> list[str]:
-    doc = as_verdict(doc)
+def console_lines(doc: Verdict) -> list[str]:
     lines = [f"compare: {doc.status.replace('_', ' ')} (exit {doc.exit_code})"]
     for r in doc.results:
         if r.gated or r.verdict == answers.NOT_GATED:
