@@ -34,6 +34,7 @@ The top:
 - `samples.py`     which percentiles a sample count supports (pure)
 - `schema.py`      validate a client result against `bench-config/schema/result.schema.json`
 - `series.py`      a scenario × client over its repeats: pooled quantiles, Σ ok / Σ duration throughput
+- `store_shapes.py` the history store's JSON files as types (index, shard, entry, change points)
 - `stored_verdict.py` the history store's copy of a verdict (StoredVerdict), as the dashboard reads it
 - `verdict.py`     verdict.json as one type (Verdict, its rows and sections): to_json, from_json
 - `yamlfile.py`     bench-config's YAML read: a missing file or bad syntax names file:line and the fix

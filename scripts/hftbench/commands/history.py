@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import metrics, results
 from ..errors import UsageError
 from ..judge.changepoints import e_divisive
 from ..publish.store_text import stored_verdict
 from ..store import history as hs
+from ..store_shapes import ChangePoint, ChangePoints, RunEntry
 from ..verdict import Verdict
 from . import flags
 from .base import Command
@@ -30,7 +31,7 @@ SHA = re.compile(r"[0-9a-f]{7,40}")  # what a stored commit must be before git s
 CHANGEPOINT_METRICS = tuple(m.name for m in (metrics.P50, metrics.P99, metrics.P999, metrics.THROUGHPUT_RPS))
 
 
-def baseline_commit(store: Path, entry: dict[str, Any]) -> str:
+def baseline_commit(store: Path, entry: RunEntry) -> str:
     """The stored run's commit, checked: the store is gh-pages data anyone with push access (or
     a runner's results.json) shaped, and main-bench hands this to git (`--output=…` would be
     an option there, `main~3` another commit)."""
@@ -48,17 +49,17 @@ def baseline_commit(store: Path, entry: dict[str, Any]) -> str:
 
 def compute_changepoints(
     store: Path, *, branch: str | None = "main", alpha: float = 0.01, permutations: int = 199
-) -> dict[str, Any]:
+) -> ChangePoints:
     """changepoints.json for every suite / scenario / client / metric of the store.
 
     Each runner's runs are searched apart: two machines of a pool differ in level, so a
     sequence mixing them is as noisy as their gap (it hides one machine's step) and can step
     where the pool's share of runs shifts. Entries name their runner; `index` counts its runs."""
     index = hs.load_index(store)
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[ChangePoint]] = {}
     for suite, info in sorted(index.get("suites", {}).items()):
         runs = [r for r in hs.iter_runs(store, suite) if branch is None or r.get("branch") == branch]
-        by_runner: dict[str | None, list[dict[str, Any]]] = {}
+        by_runner: dict[str | None, list[RunEntry]] = {}
         for run in runs:
             by_runner.setdefault(run.get("runner"), []).append(run)
         for s in info.get("series", []):
@@ -75,13 +76,13 @@ def compute_changepoints(
 
 
 def _runner_changepoints(
-    runs: list[dict[str, Any]],
+    runs: list[RunEntry],
     runner: str | None,
     series: dict[str, str],
     metric: str,
     alpha: float,
     permutations: int,
-) -> list[dict[str, Any]]:
+) -> list[ChangePoint]:
     """The change points of one series × metric in one runner's runs (in store order)."""
     points = []  # (run, value) where this series has the metric
     for run in runs:
@@ -122,7 +123,7 @@ def this_runner(suite: str, cfg: Config, root: Path) -> str:
     return fingerprint.runner_id(host)
 
 
-def write_changepoints(store: Path, **kwargs) -> dict[str, Any]:
+def write_changepoints(store: Path, **kwargs) -> ChangePoints:
     path = store / "changepoints.json"
     with hs.locked(store):  # the runs it reads are the runs the index counts
         if path.exists():

@@ -24,9 +24,9 @@ import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from statistics import NormalDist
-from typing import Any
 
 from ..answers import NO_CHANGE, REGRESSION
+from ..store_shapes import RunEntry
 from ..stored_verdict import StoredVerdict, read_any
 from ..verdict import Verdict
 from . import stats
@@ -133,7 +133,7 @@ def link_from_verdict(
 
 def chain(
     head: Link,
-    entries: list[dict[str, Any]],
+    entries: list[RunEntry],
     *,
     since: datetime | None = None,
     reference: str | None = None,

@@ -21,6 +21,7 @@ from ..errors import UsageError
 from ..measure.lateness import fell_behind
 from ..measure.procs import log_tail
 from ..series import Repeat
+from ..store_shapes import RunEntry
 
 SeriesKey = tuple[str, str]  # (scenario, client)
 
@@ -102,7 +103,7 @@ def whole(repeats: list[Repeat]) -> list[Repeat]:
     return [r for r in repeats if r.broken is None and r.histogram and r.ok > 0]
 
 
-def side_from_store_runs(label: str, store_runs: list[dict[str, Any]]) -> Side:
+def side_from_store_runs(label: str, store_runs: list[RunEntry]) -> Side:
     """A side from history-store run entries (docs/history-store.md)."""
     side = Side(label)
     for entry in store_runs:

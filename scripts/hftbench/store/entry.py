@@ -8,7 +8,7 @@ builds it.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import cast
 
 import numpy as np
 from hdrh.histogram import HdrHistogram
@@ -17,12 +17,13 @@ from .. import histograms, metrics, results
 from ..judge import stats
 from ..measure.fingerprint import runner_id
 from ..series import Series
+from ..store_shapes import RunEntry, SeriesEntry
 from ..stored_verdict import StoredVerdict
 
 SPREAD_METRICS = (metrics.P50, metrics.P99)  # the dashboard's noise bands
 
 
-def run_entry(run: results.Run | list[results.Run], verdict: StoredVerdict | None = None) -> dict[str, Any]:
+def run_entry(run: results.Run | list[results.Run], verdict: StoredVerdict | None = None) -> RunEntry:
     """One commit's runs as one store entry: one result per scenario × client.
 
     Several runs (the rounds `hftbench ab` measured of one commit) are one trend point: their
@@ -71,13 +72,11 @@ def run_entry(run: results.Run | list[results.Run], verdict: StoredVerdict | Non
     }
 
 
-def _series_entry(
-    scenario: str, client: str, rounds: list[list[results.ClientResult]], stats
-) -> dict[str, Any]:
+def _series_entry(scenario: str, client: str, rounds: list[list[results.ClientResult]], stats) -> SeriesEntry:
     """The pooled numbers of every repeat of every round (series.py), and the run-level
     spread of the rounds (one round = one run's repeats of this series, merged)."""
     pooled = Series.of_results(scenario, client, [r for res in rounds for r in res])
-    entry: dict[str, Any] = {
+    entry: dict[str, object] = {  # its percentile keys are the metrics' names
         "scenario": scenario,
         "client": client,
         "orders": sum(r.orders for res in rounds for r in res),
@@ -106,7 +105,7 @@ def _series_entry(
     else:
         entry.update({m.name: None for m in (*metrics.STORE_PERCENTILES, metrics.MAX)}, histogram=None)
     entry["throughput_rps"] = round(pooled.throughput_rps() or 0.0, 1)
-    return entry
+    return cast(SeriesEntry, entry)
 
 
 def encode_counts(values_ns: np.ndarray, counts: np.ndarray) -> str:

@@ -17,14 +17,15 @@ import fcntl
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .. import metrics, results
 from ..fsio import write_atomic
 from ..measure.fingerprint import runner_id, stable_fields, tuned
+from ..store_shapes import Index, RunEntry, Shard
 from ..stored_verdict import StoredVerdict
 from .entry import run_entry
 
@@ -79,7 +80,7 @@ def read_doc(path: Path) -> dict[str, Any]:
     return doc
 
 
-def write_doc(path: Path, doc: dict[str, Any]) -> None:
+def write_doc(path: Path, doc: Mapping[str, object]) -> None:
     write_atomic(path, json.dumps(doc, indent=1, sort_keys=False) + "\n")
 
 
@@ -87,14 +88,14 @@ def shard_path(store: Path, suite: str, month: str) -> Path:
     return store / "shards" / suite / f"{month}.json"
 
 
-def load_index(store: Path) -> dict[str, Any]:
+def load_index(store: Path) -> Index:
     """index.json, a fresh one for an empty or new folder; refuses shards without an index."""
     path = store / "index.json"
     if path.exists():
         doc = read_doc(path)
         if not isinstance(doc.get("suites", {}), dict):
             raise StoreError(f"{path}: corrupt store file (suites is not an object); {RESTORE}")
-        return doc
+        return cast(Index, doc)
     if (store / "shards").exists():
         raise StoreError(f"{store}: shards/ but no index.json; restore index.json from git")
     return {
@@ -106,18 +107,18 @@ def load_index(store: Path) -> dict[str, Any]:
     }
 
 
-def load_shard(store: Path, suite: str, month: str) -> dict[str, Any]:
+def load_shard(store: Path, suite: str, month: str) -> Shard:
     path = shard_path(store, suite, month)
     if path.exists():
         doc = read_doc(path)
         runs = doc.get("runs")
         if not isinstance(runs, list) or not all(isinstance(r, dict) and "run_id" in r for r in runs):
             raise StoreError(f"{path}: corrupt store file (runs is not a list of runs); {RESTORE}")
-        return doc
+        return cast(Shard, doc)
     return {"schema_version": STORE_SCHEMA_VERSION, "suite": suite, "month": month, "runs": []}
 
 
-def iter_runs(store: Path, suite: str) -> list[dict[str, Any]]:
+def iter_runs(store: Path, suite: str) -> list[RunEntry]:
     """Every stored run of a suite, oldest first (shards in month order, runs in date order)."""
     index = load_index(store)
     months = (index.get("suites", {}).get(suite) or {}).get("shards", [])
@@ -129,7 +130,7 @@ def iter_runs(store: Path, suite: str) -> list[dict[str, Any]]:
 
 def add_run(
     store: Path, run: results.Run | list[results.Run], verdict: StoredVerdict | None = None
-) -> dict[str, Any]:
+) -> RunEntry:
     """Append (or replace, by run_id) a run, or one commit's rounds as one entry, with the
     verdict's stored copy (publish/store_text.stored_verdict); shard first, then the index,
     under the store's lock. Returns the entry."""
@@ -180,9 +181,7 @@ def _check_path_names(suite: str, month: str, run_id: str) -> None:
             raise StoreError(f"{what} {value!r} is not {shape}; refusing to use it as a path")
 
 
-def _update_index(
-    store: Path, index: dict[str, Any], suite: str, shards: dict[str, dict[str, Any]], run: results.Run
-) -> None:
+def _update_index(store: Path, index: Index, suite: str, shards: dict[str, Shard], run: results.Run) -> None:
     """Recount the suite from its shards (a crash between shard and index heals here)."""
     suites = index.setdefault("suites", {})
     info = suites.setdefault(suite, {"shards": [], "runs": 0, "series": [], "latest_run": None})
@@ -208,7 +207,7 @@ def _update_index(
 
 def baseline_runs(
     store: Path, *, suite: str, branch: str | None = "main", runner: str | None = None, last: int = 10
-) -> list[dict[str, Any]]:
+) -> list[RunEntry]:
     """The last `last` runs of `suite` on `branch` and `runner` (None = any), oldest first.
 
     Dirty runs (uncommitted changes) are never a baseline.
@@ -239,7 +238,7 @@ def why_no_baseline(store: Path, *, suite: str, branch: str | None, runner: str 
     return f"all {len(on_runner)} matching runs are dirty (uncommitted changes), never a baseline"
 
 
-def materialize(entries: list[dict[str, Any]], out: Path, suite: str) -> list[Path]:
+def materialize(entries: list[RunEntry], out: Path, suite: str) -> list[Path]:
     """Write stored runs as run folders (results.json with one cell per series) under `out`.
 
     The cells carry what the gate reads (counts, throughput, histogram), not a full client
