@@ -50,7 +50,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from . import metrics
 from .fsio import write_atomic
@@ -287,6 +287,51 @@ def broken_why(cell: Cell) -> str | None:
     return cell.reason or "failed (no reason recorded)"
 
 
+class GitInfo(TypedDict):
+    """results.json's `git`: the measured commit (measure/fingerprint.py git_info, commit_info);
+    each None where git could not say."""
+
+    commit: str | None
+    branch: str | None
+    dirty: bool | None
+    message: str | None
+    author: str | None
+
+
+class Knob(TypedDict, total=False):
+    """One tuning knob as the tuning check reads it."""
+
+    value: str | None
+    status: str  # "tuned" | "not tuned" | "unknown" | …
+
+
+class Tuning(TypedDict, total=False):
+    """The fingerprint's `tuning`: the tuning script's JSON (its other keys kept), or the direct
+    reading of /sys and /proc."""
+
+    source: str
+    knobs: dict[str, Knob]
+
+
+class Fingerprint(TypedDict, total=False):
+    """results.json's `fingerprint` (measure/fingerprint.py host); a run materialized from the
+    history store carries only its `id`."""
+
+    id: str
+    hostname: str
+    os: str
+    kernel: str
+    arch: str
+    cpu_model: str | None
+    cores: int | None
+    memory_gib: float | None
+    virtualization: str | None
+    load_avg: list[float] | None
+    tuning: Tuning
+    placement: str  # pinned runs: where the server and clients ran (measure/placement.py)
+    isolated_cpus: str  # older files: isolcpus at the top level
+
+
 @dataclass
 class Run:
     """A whole results folder: results.json as typed objects, plus where it lives."""
@@ -297,9 +342,9 @@ class Run:
     started_at: str
     finished_at: str | None
     complete: bool
-    fingerprint: dict[str, Any]
-    git: dict[str, Any]
-    tools: dict[str, Any]
+    fingerprint: Fingerprint
+    git: GitInfo
+    tools: dict[str, str | None]  # tool -> the first line of its --version
     server: dict[str, Any]
     targets: dict[str, float]
     scenarios: dict[str, dict[str, Any]]  # scenario name -> parameters used in this run
@@ -325,8 +370,8 @@ class Run:
             started_at=d.get("started_at", ""),
             finished_at=d.get("finished_at"),
             complete=bool(d.get("complete", d.get("finished_at") is not None)),
-            fingerprint=dict(d.get("fingerprint") or {}),
-            git=dict(d.get("git") or {}),
+            fingerprint=cast(Fingerprint, dict(d.get("fingerprint") or {})),
+            git=cast(GitInfo, dict(d.get("git") or {})),
             tools=dict(d.get("tools") or {}),
             server=dict(d.get("server") or {}),
             targets=dict(d.get("targets") or {}),

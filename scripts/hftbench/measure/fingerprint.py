@@ -19,9 +19,10 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from .. import __version__, paths
+from ..results import Fingerprint, GitInfo, Tuning
 from .worktrees import git_cmd
 
 TOOL_COMMANDS = {
@@ -81,7 +82,7 @@ def _bracketed(text: str | None) -> str | None:
     return text
 
 
-def direct_tuning() -> dict[str, Any]:
+def direct_tuning() -> dict[str, str]:
     """The knobs readable without the tuning script (values as text, 'unavailable' if absent)."""
 
     def text(v: str | None) -> str:
@@ -96,7 +97,7 @@ def direct_tuning() -> dict[str, Any]:
     }
 
 
-def tuning(root: Path | None = None) -> dict[str, Any]:
+def tuning(root: Path | None = None) -> Tuning:
     """The tuning check: the script's JSON (+ "source") or the direct reading as a fallback.
 
     Read once per process and root: `hftbench ab` and `calibrate` start a run every few
@@ -106,7 +107,7 @@ def tuning(root: Path | None = None) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=8)
-def _tuning(root: Path | None) -> dict[str, Any]:
+def _tuning(root: Path | None) -> Tuning:
     script = paths.tuning_script(root)
     if script.is_file():
         out = _run(["bash", str(script), "--check", "--json"], timeout=30)
@@ -114,7 +115,7 @@ def _tuning(root: Path | None) -> dict[str, Any]:
             try:
                 doc = json.loads(out)
                 doc["source"] = str(script.relative_to(root or paths.repo_root()))
-                return doc
+                return cast(Tuning, doc)
             except (json.JSONDecodeError, ValueError):
                 pass
     knobs = {k: {"value": v, "status": "unknown"} for k, v in direct_tuning().items()}
@@ -124,7 +125,7 @@ def _tuning(root: Path | None) -> dict[str, Any]:
     }
 
 
-def host(root: Path | None = None) -> dict[str, Any]:
+def host(root: Path | None = None) -> Fingerprint:
     """The fingerprint object of results.json. `root`: the harness's own checkout, whose tuning
     script runs (default: paths.repo_root()); never a tree of a commit under test, whose script
     would run unsandboxed."""
@@ -148,7 +149,7 @@ def _detached_branch() -> str:
     return os.environ.get("GITHUB_HEAD_REF") or os.environ.get("GITHUB_REF_NAME") or "HEAD"
 
 
-def git_info(root: Path | None = None) -> dict[str, Any]:
+def git_info(root: Path | None = None) -> GitInfo:
     """commit, branch, dirty, message, author of the checkout (all None outside git): the
     harness's own (`hftbench run`, calibrate), never a tree of a commit under test."""
     root = root or paths.repo_root()
@@ -169,7 +170,7 @@ def git_info(root: Path | None = None) -> dict[str, Any]:
     }
 
 
-def commit_info(repo: Path, sha: str, branch: str | None = None) -> dict[str, Any]:
+def commit_info(repo: Path, sha: str, branch: str | None = None) -> GitInfo:
     """git_info's fields for commit `sha`, read by sha from `repo` (the harness's clone, which
     ab and bisect export their commits from), never from the folder it was built in: that one
     is the code's to write. dirty is False (a commit was built as it is); branch is `branch`,
@@ -206,13 +207,13 @@ def tools() -> dict[str, str | None]:
 STABLE_FIELDS = ("cpu_model", "cores", "kernel", "governor", "isolcpus", "smt")
 
 
-def stable_fields(fingerprint: dict[str, Any]) -> dict[str, Any]:
+def stable_fields(fingerprint: Fingerprint) -> dict[str, str | int | None]:
     """The host fields that make runs comparable (not load, not hostname).
 
     Read from the top level, else from fingerprint.py's `tuning.knobs.<name>.value`.
     """
     knobs = (fingerprint.get("tuning") or {}).get("knobs") or {}
-    out: dict[str, Any] = {}
+    out: dict[str, str | int | None] = {}
     for name in STABLE_FIELDS:
         value = fingerprint.get(name)
         if value is None and isinstance(knobs.get(name), dict):
@@ -226,7 +227,7 @@ def stable_fields(fingerprint: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def runner_id(fingerprint: dict[str, Any]) -> str:
+def runner_id(fingerprint: Fingerprint) -> str:
     """A short hash of the stable host fields: runs on the same runner share it.
 
     A fingerprint that is only {"id": …} (a run materialized from the store) keeps its id.
@@ -237,7 +238,7 @@ def runner_id(fingerprint: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
-def tuned(fingerprint: dict[str, Any]) -> bool | None:
+def tuned(fingerprint: Fingerprint) -> bool | None:
     """Whether every judged tuning knob is tuned; None when none was judged."""
     knobs = (fingerprint.get("tuning") or {}).get("knobs") or {}
     statuses = [k.get("status") for k in knobs.values() if isinstance(k, dict)]
