@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from . import paths, yamlfile
 from .errors import UsageError
@@ -39,6 +39,20 @@ SHA256 = re.compile(r"^[0-9a-f]{64}$")
 ROUND_KEYS = ("repeats", "max_repeats", "step")
 
 
+class RunnerConfig(TypedDict):
+    """A runner of pool.yaml, as _runner checked it (KEYS)."""
+
+    name: str
+    labels: list[str]
+    suites: NotRequired[list[str]]
+    scenarios: NotRequired[list[str]]
+    server_cpus: NotRequired[str | int]
+    client_cpus: NotRequired[str | int]
+    timeout_minutes: NotRequired[int]
+    optional: NotRequired[bool]
+    calibration_sha256: NotRequired[str]
+
+
 @dataclass(frozen=True)
 class Leg:
     """One runner's leg of a suite: the matrix entry bench.yml reads (strings for the env)."""
@@ -56,14 +70,14 @@ class Leg:
 
 @dataclass(frozen=True)
 class Pool:
-    runners: list[dict[str, Any]]
+    runners: list[RunnerConfig]
     max_parallel: int | None
     source: Path
     # `rounds:` as written (repeats, max_repeats, step; what it omits is ab's default): every
     # leg's rounds a side, and so the looks (judge/legcheck.pool_rounds makes them a Rounds).
     rounds: dict[str, int] | None = None
 
-    def runner(self, name: str) -> dict[str, Any]:
+    def runner(self, name: str) -> RunnerConfig:
         return next(r for r in self.runners if r["name"] == name)
 
     def rounds_flags(self) -> str:
@@ -102,7 +116,7 @@ def _strings(path: Path, where: str, value: Any, key: str, *, pattern: re.Patter
     return value
 
 
-def _runner(path: Path, i: int, r: Any) -> dict[str, Any]:
+def _runner(path: Path, i: int, r: Any) -> RunnerConfig:
     where = f"runners[{i}]"
     if not isinstance(r, dict):
         raise _fail(path, where, "each runner is a mapping with name and labels")
@@ -132,7 +146,7 @@ def _runner(path: Path, i: int, r: Any) -> dict[str, Any]:
             "`calibration_sha256` must be 64 lowercase hex digits: "
             f"`sha256sum` of the runner's calibration.json (got {digest!r})",
         )
-    return r
+    return cast(RunnerConfig, r)
 
 
 def _rounds(path: Path, value: Any) -> dict[str, int] | None:

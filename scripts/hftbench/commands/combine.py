@@ -61,7 +61,7 @@ CARRIED = ("bisect", "profile")  # a leg's sections the pool verdict shows, from
 CHECK_FAILED = 3  # the verdict stands as written, but the pool's check cannot pass (pool.check)
 
 
-def read_leg(name: str, folder: Path, runner: dict[str, Any], expect: legcheck.Expect) -> Leg:
+def read_leg(name: str, folder: Path, runner: pool.RunnerConfig, expect: legcheck.Expect) -> Leg:
     """A leg's artifact: its verdict.json and the rounds it counted, vetted against what
     combine knows without it (legcheck.trust); REFUSED, with the reason, where they disagree."""
     optional = bool(runner.get("optional"))

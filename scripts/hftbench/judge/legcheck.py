@@ -40,6 +40,7 @@ from ..design_names import DUET, PAIRED_ROUNDS
 from ..errors import UsageError
 from ..histograms import decode
 from ..measure import duet
+from ..pool import RunnerConfig
 from ..results import Run
 from .pooled import record_mdes
 from .rounds import AB_ROUNDS, Rounds
@@ -105,7 +106,7 @@ def trust(
     folder: Path,
     doc: dict[str, Any],
     runs: dict[str, list[Run]],
-    runner: dict[str, Any],
+    runner: RunnerConfig,
     ex: Expect,
 ) -> Trusted:
     """The leg's trusted figures, or Refused naming the leg and the field."""
