@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from .. import paths
 from ..design_names import DUET, PAIRED_ROUNDS
@@ -28,7 +28,20 @@ if TYPE_CHECKING:
     from .base import Command
 
 
-def _design_flag(command: type[Command]) -> dict[str, Any]:
+class FlagSpec(TypedDict, total=False):
+    """The keyword arguments of argparse's add_argument that the shared flags use."""
+
+    type: Callable[[str], object]
+    default: object
+    help: str
+    choices: tuple[str, ...]
+    metavar: str
+    action: str
+    required: bool
+    dest: str
+
+
+def _design_flag(command: type[Command]) -> FlagSpec:
     return {
         "choices": ("auto", DUET, PAIRED_ROUNDS),
         "default": "auto",
@@ -38,11 +51,11 @@ def _design_flag(command: type[Command]) -> dict[str, Any]:
     }
 
 
-def _rounds_flag(field: str, help: str, kind: type = int) -> Callable[[type[Command]], dict[str, Any]]:
+def _rounds_flag(field: str, help: str, kind: type = int) -> Callable[[type[Command]], FlagSpec]:
     """A rounds flag (--repeats, --max-repeats, --step, --time-budget): its default is the
     command's own (Command.rounds: ab's, bisect's), and so is --time-budget's meaning."""
 
-    def spec(command: type[Command]) -> dict[str, Any]:
+    def spec(command: type[Command]) -> FlagSpec:
         default = getattr(command.rounds, field)
         shown = f"{default:.0f}" if kind is float else str(default)
         said = help or command.time_budget_help
@@ -51,7 +64,7 @@ def _rounds_flag(field: str, help: str, kind: type = int) -> Callable[[type[Comm
     return spec
 
 
-def _calibration_flag(command: type[Command]) -> dict[str, Any]:
+def _calibration_flag(command: type[Command]) -> FlagSpec:
     from ..judge.calibration import ENV
 
     return {
@@ -60,7 +73,7 @@ def _calibration_flag(command: type[Command]) -> dict[str, Any]:
     }
 
 
-def _server_cpus_flag(command: type[Command]) -> dict[str, Any]:
+def _server_cpus_flag(command: type[Command]) -> FlagSpec:
     from ..measure.placement import ENV_SERVER
 
     return {
@@ -86,7 +99,7 @@ def choose_design(plan: Plan, wanted: str) -> str:
     return wanted
 
 
-def _head_sha_flag(command: type[Command]) -> dict[str, Any]:
+def _head_sha_flag(command: type[Command]) -> FlagSpec:
     if command.name == "check-run":
         return {"required": True, "help": "the commit the check run is on (the PR's head)"}
     return {"default": None, "help": "the commit every leg's head must be (the event's)"}
@@ -94,7 +107,7 @@ def _head_sha_flag(command: type[Command]) -> dict[str, Any]:
 
 # name -> (flags, keyword arguments of add_argument, or a function of the command that builds
 # them when it takes the flag); "{command}" in a help is the command's name.
-SHARED: dict[str, tuple[tuple[str, ...], dict[str, Any] | Callable[[type[Command]], dict[str, Any]]]] = {
+SHARED: dict[str, tuple[tuple[str, ...], FlagSpec | Callable[[type[Command]], FlagSpec]]] = {
     "suite": (("--suite",), {"default": "pr", "help": "suite of bench-config/scenarios.yaml (default pr)"}),
     "scenarios": (("--scenarios",), {"help": "comma-separated scenarios instead of the suite's"}),
     "clients": (("--clients",), {"help": "comma-separated clients instead of the suite's"}),
@@ -175,7 +188,7 @@ def add(p: argparse.ArgumentParser, command: type[Command], names: tuple[str, ..
     """Declare the SHARED flags `names` on `p` (a command's parser, or one of its sub-parsers)."""
     for name in names:
         args, spec = SHARED[name]
-        kwargs = dict(spec(command) if callable(spec) else spec)
+        kwargs = FlagSpec(**(spec(command) if callable(spec) else spec))
         if "help" in kwargs:
             kwargs["help"] = kwargs["help"].replace("{command}", command.name.replace("-", "_"))
         p.add_argument(*args, **kwargs)
