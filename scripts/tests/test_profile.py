@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hftbench import cli
 from hftbench.measure import profile, sandbox
+from hftbench.profile_record import ProfileRecord
 from hftbench.publish import profile_text
 from hftbench_fakes import ab_argv
 
@@ -52,7 +53,7 @@ def test_the_verdict_text_shows_the_graph_and_the_table():
             }
         ],
     }
-    text = "\n".join(profile_text.profile_markdown(doc, "https://ci/run/1"))
+    text = "\n".join(profile_text.profile_markdown(ProfileRecord.from_json(doc), "https://ci/run/1"))
     assert "`profile/diff.svg` in [the run's artifact](https://ci/run/1)" in text
     assert "| `hft_server::routes::order_checksum` | 0.0% | 41.5% | +41.5 pt |" in text
 

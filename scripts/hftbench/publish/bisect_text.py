@@ -3,18 +3,15 @@ and each step) and bisect's closing console lines. Standard library only, like v
 
 from __future__ import annotations
 
-from typing import Any
-
 from .. import mdsafe, metrics
 from ..bisect_record import BisectRecord
 from ..judge import bisect_steps as bs
 from ..metrics import fmt_change
 
 
-def bisect_headline(doc: BisectRecord | dict[str, Any]) -> str:
+def bisect_headline(doc: BisectRecord) -> str:
     """'First bad commit: 1a2b3c4d5e "subject" (P99 +23.0%, 95% interval +18.1% … +27.9%)'
     or 'Between 1a2b… and 3c4d…: reason'."""
-    doc = _record(doc)
     metric = mdsafe.text(metrics.label(doc.metric or ""))
     if doc.status == bs.CULPRIT and doc.culprit:
         c, eff = doc.culprit, doc.effect
@@ -51,7 +48,3 @@ def bisect_lines(doc: BisectRecord) -> list[str]:
     if doc.status == bs.CULPRIT:
         lines.append(f"  last good {doc.good[:10]}, first bad {doc.bad[:10]}; {len(doc.steps or [])} steps")
     return lines
-
-
-def _record(doc: BisectRecord | dict[str, Any]) -> BisectRecord:
-    return BisectRecord.from_json(doc) if isinstance(doc, dict) else doc

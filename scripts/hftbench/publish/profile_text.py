@@ -3,16 +3,13 @@ differential flame graph and the top functions by added self time. Standard libr
 
 from __future__ import annotations
 
-from typing import Any
-
 from .. import mdsafe
 from ..profile_record import ProfileRecord
 
 
-def profile_markdown(doc: ProfileRecord | dict[str, Any] | None, run_url: str | None = None) -> list[str]:
+def profile_markdown(doc: ProfileRecord | None, run_url: str | None = None) -> list[str]:
     if not doc:
         return []
-    doc = ProfileRecord.from_json(doc) if isinstance(doc, dict) else doc
     if doc.skipped:
         return ["### Where the time went", "", f"No profile: {mdsafe.text(doc.skipped)}", ""]
     where = f" in [the run's artifact]({run_url})" if run_url else ""
