@@ -19,6 +19,7 @@ import sys
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import cast
 
 from ..errors import UsageError
 from ..judge import creep
@@ -76,7 +77,7 @@ class CreepCommand(Command):
         since = None if args.since else datetime.now(UTC) - timedelta(days=args.days)
         gates = load_gates(self.gates_file(args.gates))
         result = creep.judge(creep.chain(head, entries, since=since, reference=args.since), gates)
-        doc = {"suite": args.suite, "status": result.status, **asdict(result)}
+        doc = cast(creep_issue.CreepReport, {"suite": args.suite, "status": result.status, **asdict(result)})
         out = flags.new_out(args.out, self.root, self.name)
         out.mkdir(parents=True)
         (out / "creep.json").write_text(json.dumps(doc, indent=1) + "\n")

@@ -17,6 +17,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import cast
 
 from ..errors import UsageError
 from ..publish import creep_issue, regression_issue, verdict_text
@@ -101,7 +102,7 @@ class RegressionIssueCommand(Command):
         )
         if args.creep:
             try:
-                crept = json.loads(args.creep.read_text())
+                crept = cast(creep_issue.CreepReport, json.loads(args.creep.read_text()))
             except (OSError, json.JSONDecodeError) as exc:
                 raise UsageError(
                     f"{args.creep}: cannot read it ({exc}); pass the creep.json `hftbench creep` wrote"

@@ -10,12 +10,47 @@ moved past the creep: the closing comment says which reference it was measured a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from .. import answers, mdsafe, metrics
 from . import regression_issue
 from .regression_issue import Action
 from .verdict_text import HEADLINE, ICON
+
+
+class MakerJson(TypedDict):
+    """judge/creep.py Maker in creep.json."""
+
+    commit: str
+    message: str
+    ratio: float
+    verdict: str
+
+
+class CreepRowJson(TypedDict):
+    """judge/creep.py CreepRow in creep.json."""
+
+    key: str  # "latency-1c/hft p50_us"
+    ratio: float
+    ci: list[float]
+    p_adjusted: float
+    verdict: str
+    measured_in: int
+    makers: list[MakerJson]
+    regressed_alone: NotRequired[bool]
+
+
+class CreepReport(TypedDict):
+    """creep.json: judge/creep.py Creep as plain JSON, with the suite and status."""
+
+    suite: NotRequired[str | None]
+    status: NotRequired[str]
+    head: str
+    reference: NotRequired[str | None]
+    reference_date: NotRequired[str | None]
+    stopped: str
+    links: list[dict[str, object]]  # judge/creep.py Link: counted here, not read
+    rows: list[CreepRowJson]
 
 
 def marker(suite: str, keys: list[str]) -> str:
@@ -26,7 +61,7 @@ def parse_marker(body: str) -> tuple[str, list[str]] | None:
     return regression_issue.parse_marker(body, kind="creep")
 
 
-def creeping(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def creeping(doc: CreepReport) -> list[CreepRowJson]:
     """The rows past the gate that no single push regressed alone (judge/creep.py)."""
     return [r for r in doc["rows"] if r["verdict"] == answers.REGRESSION and not r.get("regressed_alone")]
 
@@ -40,7 +75,7 @@ def _interval(ci: list[float]) -> str:
     return f"{metrics.fmt_change(ci[0])} … {metrics.fmt_change(ci[1])}"
 
 
-def headline(doc: dict[str, Any]) -> str:
+def headline(doc: CreepReport) -> str:
     ref = mdsafe.sha(doc.get("reference"))
     crept = creeping(doc)
     if not crept:
@@ -53,7 +88,7 @@ def headline(doc: dict[str, Any]) -> str:
     )
 
 
-def markdown(doc: dict[str, Any]) -> str:
+def markdown(doc: CreepReport) -> str:
     """creep.md: the headline, the chain's reach, one row per key, the pushes that made it slower."""
     links = doc["links"]
     lines = [
@@ -96,7 +131,7 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def issue_action(doc: dict[str, Any], open_issue: dict[str, Any] | None) -> Action:
+def issue_action(doc: CreepReport, open_issue: dict[str, Any] | None) -> Action:
     """What to do with the creep issue (pure: tested without a network)."""
     suite = doc.get("suite") or "unknown"
     crept = [r["key"] for r in creeping(doc)]
