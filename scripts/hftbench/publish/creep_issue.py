@@ -10,7 +10,7 @@ moved past the creep: the closing comment says which reference it was measured a
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 from .. import answers, mdsafe, metrics
 from . import regression_issue
@@ -131,7 +131,7 @@ def markdown(doc: CreepReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def issue_action(doc: CreepReport, open_issue: dict[str, Any] | None) -> Action:
+def issue_action(doc: CreepReport, open_issue: regression_issue.GitHubIssue | None) -> Action:
     """What to do with the creep issue (pure: tested without a network)."""
     suite = doc.get("suite") or "unknown"
     crept = [r["key"] for r in creeping(doc)]

@@ -25,7 +25,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from .. import answers, mdsafe
 from ..errors import UsageError
@@ -33,6 +33,20 @@ from ..verdict import Verdict
 from . import verdict_text
 
 LABEL = "performance"
+
+
+class IssueUser(TypedDict):
+    login: str
+
+
+class GitHubIssue(TypedDict):
+    """An issue as GitHub's REST API returns it: the fields read here."""
+
+    number: int
+    body: str | None
+    user: NotRequired[IssueUser | None]
+
+
 DEFAULT_BOT = "github-actions[bot]"
 MARKER = r"<!-- hft-bench-{kind} suite=(?P<suite>[A-Za-z0-9._-]+) keys=(?P<keys>[^ ]*) -->"
 _NOT_IN_MARKER = re.compile(r"[^A-Za-z0-9._/:,-]")  # a `-->` or a space would end the marker early
@@ -74,7 +88,7 @@ def _sha(doc: Verdict) -> str:
     return mdsafe.sha(doc.head.commit)
 
 
-def issue_action(doc: Verdict, open_issue: dict[str, Any] | None, run_url: str | None = None) -> Action:
+def issue_action(doc: Verdict, open_issue: GitHubIssue | None, run_url: str | None = None) -> Action:
     """What to do with the issue tracker for this verdict (pure: tested without a network)."""
     suite = doc.suite or "unknown"
     if doc.partial:
@@ -151,7 +165,7 @@ class GitHub:
 
     def open_issue(
         self, suite: str, bot: str, parse: Callable[[str], tuple[str, list[str]] | None] | None = None
-    ) -> dict[str, Any] | None:
+    ) -> GitHubIssue | None:
         """The open issue of `suite` that the bot opened, if any: the regression issue, or the
         one whose marker `parse` reads (the creep issue)."""
         for page in range(1, 11):
@@ -159,13 +173,13 @@ class GitHub:
             for issue in issues:
                 found = (parse or parse_marker)(issue.get("body") or "")
                 if found and found[0] == suite and (issue.get("user") or {}).get("login") == bot:
-                    return issue
+                    return cast(GitHubIssue, issue)
             if len(issues) < 100:
                 return None
         return None
 
 
-def apply(gh: GitHub, action: Action, issue: dict[str, Any] | None) -> str:
+def apply(gh: GitHub, action: Action, issue: GitHubIssue | None) -> str:
     if action.kind == "open":
         made = gh.call("POST", "/issues", {"title": action.title, "body": action.body, "labels": [LABEL]})
         return f"opened issue #{made['number']}"
