@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from typing import Any
 
 from .. import ci_job
 from ..errors import UsageError
 from ..measure import fingerprint
 from ..measure import placement as placement_mod
 from ..measure.fingerprint import stable_fields
+from ..results import Fingerprint
 from .base import Command
 
 
@@ -47,7 +47,7 @@ def placement_warnings(isolated: str | None, placement: placement_mod.Placement)
     return out
 
 
-def warnings_for(fp: dict[str, Any]) -> list[str]:
+def warnings_for(fp: Fingerprint) -> list[str]:
     """Advice for a benchmark host (pure: from a fingerprint dict)."""
     out = []
     cores = fp.get("cores") or 0
@@ -158,7 +158,7 @@ class CheckRunnerCommand(Command):
         )
 
     @staticmethod
-    def print_text(fp: dict[str, Any], isolated: str | None, warns: list[str]) -> None:
+    def print_text(fp: Fingerprint, isolated: str | None, warns: list[str]) -> None:
         """The fingerprint, the tuning check and the warnings, one line each."""
         print(f"host      {fp['hostname']}: {fp['cpu_model']}, {fp['cores']} cores, {fp['memory_gib']} GiB")
         print(f"system    {fp['os']}, kernel {fp['kernel']}, virtualization {fp['virtualization'] or 'none'}")

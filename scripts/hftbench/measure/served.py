@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .. import paths
+from ..results import GitInfo
 from . import fingerprint
 
 
@@ -31,10 +31,10 @@ class Served:
     commit: str | None = None  # the commit built (read from `repo` by sha); None: `repo`'s checkout
     label: str | None = None
 
-    def git_info(self) -> dict[str, Any]:
+    def git_info(self) -> GitInfo:
         """The `git` object of this side's results.json (fingerprint.commit_info / git_info)."""
         if self.commit is not None:
             info = fingerprint.commit_info(self.repo or paths.repo_root(), self.commit, self.label)
         else:
             info = fingerprint.git_info(self.repo)
-        return {**info, **({"branch": self.label} if self.label else {})}
+        return GitInfo(**{**info, **({"branch": self.label} if self.label else {})})
