@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hftbench import cli
 from hftbench.measure import profile, sandbox
-from hftbench.profile_record import ProfileRecord
+from hftbench.profile_record import ProfileRecord, TopFunction
 from hftbench.publish import profile_text
 from hftbench_fakes import ab_argv
 
@@ -36,9 +36,7 @@ def test_self_time_is_the_leaf_frame():
 def test_top_added_ranks_by_the_growth_of_each_sides_share():
     top = profile.top_added(profile.self_samples(FOLDED_BASE), profile.self_samples(FOLDED_HEAD))
     # base: parse 30 %, match 60 %, idle 10 %; head (200 samples): checksum 50 %, shares of the rest halve
-    assert top == [
-        {"function": "checksum", "base_self_pct": 0.0, "head_self_pct": 50.0, "added_self_pct": 50.0}
-    ]
+    assert top == [TopFunction("checksum", base_self_pct=0.0, head_self_pct=50.0, added_self_pct=50.0)]
 
 
 def test_the_verdict_text_shows_the_graph_and_the_table():

@@ -68,7 +68,6 @@ from ..measure.rig import Rig, RoundError
 from ..measure.served import Served
 from ..measure.server import takes_listen_fd
 from ..measure.worktrees import BuildTimedOut, build_server, remove_worktrees, resolve_commit
-from ..profile_record import ProfileRecord
 from ..verdict import AbSection, BuildTimeout, Design, Sandbox, SideRefs, Verdict
 from . import flags
 from .base import Command
@@ -176,7 +175,7 @@ class AbCommand(Command):
             taken = profile.profile_sides(
                 job.rig, served, job.out, title, job.p50_us, job.root, sandboxed=job.sandboxing.enabled
             )
-            v.profile = ProfileRecord.from_json(taken)
+            v.profile = taken
         self.close(
             v,
             c.failures(),

@@ -36,9 +36,9 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 from statistics import median
-from typing import Any
 
 from .. import paths
+from ..profile_record import ProfileRecord, TopFunction
 from . import sandbox
 from .rig import Rig, RoundError
 from .served import Served
@@ -187,22 +187,22 @@ def self_samples(folded: str) -> Counter[str]:
     return counts
 
 
-def top_added(base: Counter[str], head: Counter[str], n: int = TOP) -> list[dict[str, Any]]:
+def top_added(base: Counter[str], head: Counter[str], n: int = TOP) -> list[TopFunction]:
     """The `n` functions whose share of self time grew most from base to head, in percent
     of each side's samples (the sides ran the same orders, but shares stay comparable when
     a side's profile caught more or fewer samples)."""
     tb, th = sum(base.values()) or 1, sum(head.values()) or 1
     rows = [
-        {
-            "function": fn,
-            "base_self_pct": round(100 * base[fn] / tb, 2),
-            "head_self_pct": round(100 * head[fn] / th, 2),
-            "added_self_pct": round(100 * (head[fn] / th - base[fn] / tb), 2),
-        }
+        TopFunction(
+            function=fn,
+            base_self_pct=round(100 * base[fn] / tb, 2),
+            head_self_pct=round(100 * head[fn] / th, 2),
+            added_self_pct=round(100 * (head[fn] / th - base[fn] / tb), 2),
+        )
         for fn in set(base) | set(head)
     ]
-    rows = [r for r in rows if r["added_self_pct"] > 0]
-    rows.sort(key=lambda r: (-r["added_self_pct"], r["function"]))
+    rows = [r for r in rows if r.added_self_pct > 0]
+    rows.sort(key=lambda r: (-r.added_self_pct, r.function))
     return rows[:n]
 
 
@@ -218,25 +218,25 @@ class Profiled:
 
 def summary(
     out: Path, sides: dict[str, Profiled], svg: Path, counted_p50_us: dict[str, list[float]]
-) -> dict[str, Any]:
-    """verdict.json's `profile` object (paths relative to the ab folder)."""
+) -> ProfileRecord:
+    """verdict.json's `profile` (paths relative to the ab folder)."""
     base = self_samples(sides["base"].folded.read_text())
     head = self_samples(sides["head"].folded.read_text())
-    return {
-        "svg": str(svg.relative_to(out)),
-        "folded": {s: str(p.folded.relative_to(out)) for s, p in sides.items()},
-        "tool": f"perf record -e {event()} -F {FREQUENCY_HZ} --call-graph dwarf; inferno",
-        "cpu_ms": {s: round(p.cpu_ms, 1) for s, p in sides.items()},
-        "top": top_added(base, head),
+    return ProfileRecord(
+        svg=str(svg.relative_to(out)),
+        folded={s: str(p.folded.relative_to(out)) for s, p in sides.items()},
+        tool=f"perf record -e {event()} -F {FREQUENCY_HZ} --call-graph dwarf; inferno",
+        cpu_ms={s: round(p.cpu_ms, 1) for s, p in sides.items()},
+        top=top_added(base, head),
         # The profiled round's P50 against the median of the side's counted rounds.
-        "round_p50_us": {
+        round_p50_us={
             s: {
                 "profiled": p.p50_us,
                 "counted_median": median(counted_p50_us[s]) if counted_p50_us.get(s) else None,
             }
             for s, p in sides.items()
         },
-    }
+    )
 
 
 # -- the profiled rounds (ab calls this after its counted rounds) -------------------------------
@@ -255,7 +255,7 @@ def profile_sides(
     counted_p50_us: dict[str, list[float]],
     root: Path | None = None,
     sandboxed: bool = False,
-) -> dict[str, Any]:
+) -> ProfileRecord:
     """One profiled round of each of `sides` ("base", "head") by the rig that measured them,
     after the counted ones, into <out>/profile/; the `profile` object (paths relative to
     `out`), or {"skipped": why} when this machine cannot profile or a tool failed (the
@@ -266,7 +266,7 @@ def profile_sides(
     why = unavailable(root)
     if why:
         say(f"no profile: {why}")
-        return {"skipped": why}
+        return ProfileRecord(skipped=why)
     folder = out / "profile"
     served = tuple(
         real_binary((sides[n].bins / "hft-server").resolve()).resolve().parent for n in ("base", "head")
@@ -295,7 +295,7 @@ def profile_sides(
         diff_svg(profiled["base"].folded, profiled["head"].folded, svg, title, root, parsing)
     except (ProfileError, RoundError, OSError) as exc:  # the verdict stands without a profile
         say(f"no profile: {exc}")
-        return {"skipped": str(exc)}
+        return ProfileRecord(skipped=str(exc))
     return summary(out, profiled, svg, counted_p50_us)
 
 
