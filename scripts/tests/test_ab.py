@@ -35,8 +35,9 @@ needs_binaries = pytest.mark.skipif(
 @pytest.fixture
 def repo(tmp_path):
     """fast (the real server) -> slow (spinning 300 µs per order) -> stall (the real server
-    spinning 500 µs in one order of 50: only the tail is slower, by far more than a busy
-    host's own P99 moves, up to a few hundred µs)."""
+    spinning 3 ms in one order of 50: only the tail is slower, by far more than a busy host's
+    own P99 moves: up to a few hundred µs, and 500 µs stalls once read P99 +9 % in a clean
+    clone's make test beside other builds, 2026-12-03)."""
     path = tmp_path / "repo"
     path.mkdir()
 
@@ -49,7 +50,7 @@ def repo(tmp_path):
     for name, extra in (
         ("fast", ""),
         ("slow", "--inject-delay-us 300 "),
-        ("stall", "--inject-stall-us 500 --inject-stall-every 50 "),
+        ("stall", "--inject-stall-us 3000 --inject-stall-every 50 "),
     ):
         (path / "server.sh").write_text(f'#!/bin/sh\nexec {SERVER} {extra}"$@"\n')
         git("add", "server.sh")
@@ -155,10 +156,11 @@ def test_a_tail_only_stall_is_a_p99_regression_with_p50_unchanged(repo, tmp_path
         r["metric"]: r for r in verdict["results"] if (r["scenario"], r["client"]) == ("latency-1c", "hft")
     }
     summary = {m: (r["verdict"], r["ratio"], r["ci"]) for m, r in rows.items()}
-    # 2 % of orders 500 µs slower: P99 lands there. The session ends at the first look with a
-    # certain regression, which may be the stall's CPU per order (10 µs an order) while P99, the
+    # 2 % of orders 3 ms slower: P99 lands there. The session ends at the first look with a
+    # certain regression, which may be the stall's CPU per order (60 µs an order) while P99, the
     # host's stalls in both sides' tails, is still undecided: then its estimate is beyond the
-    # threshold all the same (about 7 on a quiet VM, 1.36 in a busy clean clone, 2026-11-29).
+    # threshold all the same (500 µs stalls read about 7 on a quiet VM, 1.36 in a busy clean
+    # clone, 2026-11-29, and 1.09 beside other builds, 2026-12-03: hence 3 ms).
     p99 = rows["p99_us"]
     assert p99["verdict"] == "regression" or (p99["verdict"] == "inconclusive" and p99["ratio"] >= 1.10), (
         summary
