@@ -99,7 +99,7 @@ class Scenario:
         interval_s: float | None = None,
     ) -> Scenario:
         """A copy with command-line overrides; --orders and --duration replace each other."""
-        changes: dict[str, Any] = {}
+        changes: dict[str, int | float | None] = {}  # Scenario's fields by name
         if orders is not None:
             changes.update(orders=orders, duration_s=None)
         if duration_s is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from .. import results
 from ..errors import UsageError
@@ -26,12 +26,22 @@ from ..store_shapes import RunEntry
 SeriesKey = tuple[str, str]  # (scenario, client)
 
 
+class SideMeta(TypedDict, total=False):
+    """Where a side's runs came from: its last run's (a store's runs name no suite)."""
+
+    suite: str
+    commit: str | None
+    branch: str | None
+    runner: str | None
+    fingerprint: results.Fingerprint
+
+
 @dataclass
 class Side:
     label: str  # what the user passed, for the summary
     runs: list[str] = field(default_factory=list)  # run ids, in order
     series: dict[SeriesKey, list[Repeat]] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)  # suite, commit, branch, runner, fingerprint
+    meta: SideMeta = field(default_factory=lambda: SideMeta())
 
     def add(self, key: SeriesKey, repeat: Repeat) -> None:
         self.series.setdefault(key, []).append(repeat)
