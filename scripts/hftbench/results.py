@@ -170,7 +170,7 @@ class Cell:
     file: str | None = None  # result path relative to the run folder
     exit_code: int | None = None
     server_orders: int | None = None
-    link: dict[str, Any] | None = None  # network scenarios: hft-linkem's stats for this cell
+    link: LinkStats | None = None  # network scenarios: hft-linkem's stats for this cell
     # The server process's own CPU seconds over the cell (warm-up included, like server_orders):
     # what one side of a duet cannot share with the other (judge: cpu_us_per_order).
     server_cpu_s: float | None = None
@@ -285,6 +285,26 @@ def broken_why(cell: Cell) -> str | None:
     if cell.result is not None and cell.result.errors and cell.reason == orders_failed(cell.result):
         return None
     return cell.reason or "failed (no reason recorded)"
+
+
+class LinkDirection(TypedDict, total=False):
+    """One direction of hft-linkem's exit stats (hft/linkem/README.md)."""
+
+    frames: int
+    bytes: int
+    lost: int
+    ring_full: int
+    send_errors: int
+    max_queued: int
+    delay_us: dict[str, float]  # the applied one-way delay's percentiles ("p50", ...)
+    lateness_us: dict[str, float]
+
+
+class LinkStats(TypedDict, total=False):
+    """A network cell's `link`: hft-linkem's stats, each direction."""
+
+    a_to_b: LinkDirection
+    b_to_a: LinkDirection
 
 
 class GitInfo(TypedDict):

@@ -24,9 +24,10 @@ import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from ..config import LinkProfile
+from ..results import LinkStats
 from . import procs
 
 PREFIX = "hftb"
@@ -254,19 +255,19 @@ class NetPath:
             error=NetPathError,
         )
 
-    def stop_link(self) -> dict[str, Any] | None:
+    def stop_link(self) -> LinkStats | None:
         """Stop the emulator; its stats (what it forwarded, lost, and the delay it applied)."""
         proc, self.link_proc = self.link_proc, None
         if proc is None:
             return None
         procs.stop(proc)
         try:
-            return json.loads(self.link_stats.read_text()) if self.link_stats else None
+            return cast(LinkStats, json.loads(self.link_stats.read_text())) if self.link_stats else None
         except (OSError, json.JSONDecodeError):
             return None
 
 
-def round_trip_added_us(stats: dict[str, Any] | None, key: str = "p50") -> float | None:
+def round_trip_added_us(stats: LinkStats | None, key: str = "p50") -> float | None:
     """The round trip the emulator added: its applied one-way delay (`key`) in each direction, summed."""
     if not stats:
         return None
