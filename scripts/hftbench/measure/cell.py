@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from .. import roster
 from ..config import FLOOR, Scenario
@@ -332,7 +332,14 @@ def run_cell(
     )
 
 
-def server_readings(server: Server | None, cpu_s: float | None) -> dict[str, Any]:
+class ServerReadings(TypedDict, total=False):
+    """results.Cell's keywords of where the server's CPU was read and its memory peak."""
+
+    server_cpu_from: str
+    server_memory_peak_bytes: int | None
+
+
+def server_readings(server: Server | None, cpu_s: float | None) -> ServerReadings:
     """A measured cell's server_cpu_from (where `cpu_s` was read: "cgroup" or "proc") and
     server_memory_peak_bytes (its cgroup's peak so far), as Cell keywords; {} without them."""
     if server is None or cpu_s is None:

@@ -22,7 +22,7 @@ Where neither can be read, the cell says why (`server_memory_unread`) and never 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from . import procs
 from .proc_sampler import rss_anon_kib
@@ -64,7 +64,16 @@ def resident(server: Any) -> Reading:
     return Reading(total, PROC)
 
 
-def cell_fields(before: Reading, after: Reading) -> dict[str, Any]:
+class MemoryFields(TypedDict, total=False):
+    """results.Cell's memory keywords: both readings and where, or why they are missing."""
+
+    server_memory_before_bytes: int
+    server_memory_after_bytes: int
+    server_memory_from: str
+    server_memory_unread: str
+
+
+def cell_fields(before: Reading, after: Reading) -> MemoryFields:
     """A measured cell's memory keywords (results.Cell): both readings and where they were read,
     or `server_memory_unread` saying why not (a reading missing, or the two from different
     places, whose difference would measure the places)."""
