@@ -112,7 +112,20 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
     # P99.9 too: the 12 rounds' 120,000 orders carry it, where one round's 10,000 could not
     assert guards[("latency-1c/hft", "p999_us")]["guarded"]
     assert "As a verdict with this record judges (Holm over its 3 guarded series × metrics" in md
-    assert "| A/A (same build) | 0.0% (0/10) |" in md and "| tail-only stall | 100.0% (10/10) |" in md
+    # 24 and 16 rounds drawn 12 at a time: counts, each beside its distinct draws, not rates
+    assert (
+        "| A/A (same build) | 10 distinct draws of 24 rounds (pool < 3k: not a rate) | 0/10 | 10/10 |" in md
+    )
+    assert "| tail-only stall | 10 distinct draws of 16 rounds (pool < 3k: not a rate) | 10/10 | 0/10 |" in md
+    ev = doc["independence"]
+    assert (ev["aa"]["pool"], ev["aa"]["distinct_draws"], ev["aa"]["rate"]) == (24, 10, False)
+    # in the order measured: 24 A/A rounds make 2 windows of 12, neither a false alarm; the
+    # slowdown's single window is flagged
+    assert ev["aa"]["windows"]["comparisons"] == 2 and ev["aa"]["windows"]["flagged"] == 0
+    assert ev["slow"]["windows"]["flagged"] == 1
+    lag = ev["aa"]["lag1"]["latency-1c/hft p50_us"]
+    assert lag["n"] == 24 and lag["se"] == pytest.approx(24**-0.5, abs=1e-4)
+    assert "Lag-1 autocorrelation of the A/A rounds' log ratios" in md
     # Measured with each server alone, the slowdown is the design's too (it sees all of it),
     # while the work after the reply, +30 % alone, reads ×1.00 in the design: hidden.
     slow_seen = doc["survival"]["slow"]["latency-1c/hft p50_us"]

@@ -5,6 +5,7 @@ The record it feeds is calibration.py's."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,10 @@ import numpy as np
 
 from .. import metrics
 from ..answers import FASTER, IMPROVEMENT, NO_CHANGE, REGRESSION
-from ..design_names import DUET, PAIRED_ROUNDS
+from ..design_names import DUET, PAIRED_ROUNDS, UNPAIRED
 from ..errors import UsageError
 from ..results import Run
-from . import calibration, designs
+from . import calibration, designs, independence
 from .compare import Comparison, compare_sides
 from .gates import Gates
 from .hidden import MIN_SOLO_PAIRS, SOLO_CONFIDENCE, Pool, survival
@@ -171,7 +172,52 @@ def analyse(
         "confidence": gates.confidence,
         "guards": guards,
         "as_judged": _draw_tallies(pools, record, comparisons, k, seed, design),
+        "independence": evidence(pools, gates, comparisons, k, design, set(done["aa"]["series_tested"])),
     }
+
+
+def evidence(
+    pools: dict[str, Pool], gates: Gates, comparisons: int, k: int, design: str, keys: set[str]
+) -> dict[str, dict[str, Any]]:
+    """How independent each kind's draws are (issue 62, item 5): the distinct draws its pool
+    allows and whether a rate over them may be stated (pool >= 3k); the pool's contiguous
+    windows of k rounds in the order measured, tallied as the draws are; and, per gated row,
+    the lag-1 autocorrelation of the rounds' log ratios in that order."""
+    out: dict[str, dict[str, Any]] = {}
+    for kind, pool in pools.items():
+        if len(pool) < k:
+            continue
+        tally = _tally(gates)
+        for window in independence.time_windows(len(pool), k):
+            _count(tally, _compare([pool[i] for i in window], kind, gates, design))
+        lag1 = {}
+        for key, logs in round_log_ratios(pool, gates).items():
+            a = independence.lag1_autocorrelation(logs) if key in keys else None
+            if a is not None:
+                lag1[key] = {"r": round(a.r, 4), "se": round(a.se, 4), "n": a.n, "significant": a.significant}
+        out[kind] = {
+            "pool": len(pool),
+            "k": k,
+            "distinct_draws": independence.distinct_draws(len(pool), k, comparisons),
+            "rate": independence.rate_is_independent(len(pool), k),
+            "windows": _finish(tally),
+            "lag1": lag1,
+        }
+    return out
+
+
+def round_log_ratios(pool: Pool, gates: Gates) -> dict[str, list[float]]:
+    """ "series metric" -> each round's log(head / base), in the order measured: one round's two
+    runs compared alone, as hidden.alone_effects compares a solo pair."""
+    logs: dict[str, list[float]] = {}
+    for base, head in pool:
+        one = compare_sides(
+            side_from_runs("base", [base]), side_from_runs("head", [head]), gates, design=UNPAIRED
+        )
+        for r in one.results:
+            if r.ratio is not None and r.ratio > 0:
+                logs.setdefault(f"{r.series} {r.metric}", []).append(math.log(r.ratio))
+    return logs
 
 
 def pool_offsets(whole: Comparison, keys) -> dict[str, dict[str, float | int]]:

@@ -19,6 +19,68 @@ def _pct(n: int, d: int) -> str:
     return f"{100 * n / d:.1f}% ({n}/{d})" if d else "–"
 
 
+def draws_text(ev: dict[str, Any] | None) -> str:
+    """How many distinct draws a kind's counts rest on (issue 62, item 5): a pool of exactly k
+    rounds is one comparison however often it is drawn."""
+    if not ev:
+        return "–"
+    if ev["distinct_draws"] == 1:
+        return f"one comparison ({ev['pool']} rounds, k {ev['k']})"
+    text = f"{ev['distinct_draws']} distinct draws of {ev['pool']} rounds"
+    return text if ev["rate"] else f"{text} (pool < 3k: not a rate)"
+
+
+def count_text(n: int, d: int, ev: dict[str, Any] | None) -> str:
+    """A count over draws: a rate only where the pool holds >= 3k rounds; else the count
+    alone, or, from a single set of rounds, what that one comparison said."""
+    if ev and ev["distinct_draws"] == 1 and n in (0, d):
+        return "yes" if n else "no"
+    if ev and not ev["rate"]:
+        return f"{n}/{d}"
+    return _pct(n, d)
+
+
+def independence_lines(ev: dict[str, dict[str, Any]]) -> list[str]:
+    """Coverage in time order: contiguous windows of k rounds as measured, and the lag-1
+    autocorrelation of the rounds' log ratios (neighbouring rounds that share a host state)."""
+    if not ev:
+        return []
+    lines = [
+        "",
+        "In the order measured: contiguous windows of k rounds (not overlapping), judged as the draws are:",
+        "",
+        "| comparison | windows | flagged | passed with ✅ |",
+        "|---|---|---|---|",
+    ]
+    for kind, e in ev.items():
+        w = e["windows"]
+        lines.append(
+            f"| {TITLE[kind]} | {w['comparisons']} | {w['flagged']}/{w['comparisons']} | "
+            f"{_passed(w)}/{w['comparisons']} |"
+        )
+    aa = (ev.get("aa") or {}).get("windows") or {}
+    for key in sorted(aa.get("series_tested", {})):
+        n = aa["series_tested"][key]
+        lines.append(
+            f"- A/A {key}: {aa['series_regression'].get(key, 0)}/{n} windows false alarms, "
+            f"interval held 1 in {aa['series_covered'].get(key, 0)}/{n}"
+        )
+    lag = (ev.get("aa") or {}).get("lag1") or {}
+    if lag:
+        lines += [
+            "",
+            "Lag-1 autocorrelation of the A/A rounds' log ratios in the order measured "
+            "(standard error 1/√n; significant beyond ±1.96 of it):",
+            "",
+        ]
+        lines += [
+            f"- {key}: r {a['r']:+.3f} ± {a['se']:.3f} over {a['n']} rounds"
+            + (": significant, neighbouring rounds correlate" if a["significant"] else "")
+            for key, a in sorted(lag.items())
+        ]
+    return lines
+
+
 def seen_text(seen: float | None) -> str:
     """A kind's share that survives the design, in words."""
     if seen is None:
@@ -81,7 +143,9 @@ def _passed(tally: dict[str, Any]) -> int:
     return sum(tally["statuses"].get(s, 0) for s in (NO_CHANGE, IMPROVEMENT, FASTER))
 
 
-def as_judged_lines(judged: dict[str, dict[str, Any]]) -> list[str]:
+def as_judged_lines(
+    judged: dict[str, dict[str, Any]], evidence: dict[str, dict[str, Any]] | None = None
+) -> list[str]:
     """The same draws judged as a verdict with this record judges them: Holm over the guarded
     rows only. Its false alarms, coverage, p-values and MDEs are the ones a verdict states."""
     aa = judged.get("aa")
@@ -106,10 +170,13 @@ def as_judged_lines(judged: dict[str, dict[str, Any]]) -> list[str]:
             f"{_pct(aa['series_covered'].get(key, 0), n)} | {below} | "
             f"{'–' if mde is None else f'{100 * (mde - 1):+.1f}%'} |"
         )
-    lines += ["", "| comparison | flagged | passed with ✅ |", "|---|---|---|"]
+    lines += ["", "| comparison | draws | flagged | passed with ✅ |", "|---|---|---|---|"]
     for kind, tally in judged.items():
-        n = tally["comparisons"]
-        lines.append(f"| {TITLE[kind]} | {_pct(tally['flagged'], n)} | {_pct(_passed(tally), n)} |")
+        n, ev = tally["comparisons"], (evidence or {}).get(kind)
+        lines.append(
+            f"| {TITLE[kind]} | {draws_text(ev)} | {count_text(tally['flagged'], n, ev)} | "
+            f"{count_text(_passed(tally), n, ev)} |"
+        )
     return lines
 
 
@@ -130,19 +197,21 @@ def render(doc: dict[str, Any]) -> str:
         f"of {doc['k']} rounds of each kind, judged as one of {doc.get('looks', 1)} looks "
         f"(alpha / looks); gates `{doc['gates']}`.",
         "",
-        "| comparison | flagged (suite) | no change (suite) | passed with ✅ (suite) | "
+        "| comparison | draws | flagged (suite) | no change (suite) | passed with ✅ (suite) | "
         + " | ".join(f"{m} regressed" for m in metrics)
         + " | "
         + " | ".join(f"{m} no change" for m in metrics)
         + " |",
-        "|---|---|---|---|" + "---|" * (2 * len(metrics)),
+        "|---|---|---|---|---|" + "---|" * (2 * len(metrics)),
     ]
+    evidence = doc.get("independence") or {}
     for kind, tally in t.items():
-        n = tally["comparisons"]
+        n, ev = tally["comparisons"], evidence.get(kind)
         same = tally["statuses"].get(NO_CHANGE, 0)
-        cells = [_pct(tally["flagged"], n), _pct(same, n), _pct(_passed(tally), n)]
-        cells += [_pct(tally["regression"][m], n) for m in metrics]
-        cells += [_pct(tally["no_change"][m], n) for m in metrics]
+        cells = [draws_text(ev)]
+        cells += [count_text(x, n, ev) for x in (tally["flagged"], same, _passed(tally))]
+        cells += [count_text(tally["regression"][m], n, ev) for m in metrics]
+        cells += [count_text(tally["no_change"][m], n, ev) for m in metrics]
         lines.append(f"| {TITLE[kind]} | " + " | ".join(cells) + " |")
     keys = sorted(t["aa"].get("series_tested", {}))
     if keys:
@@ -199,7 +268,8 @@ def render(doc: dict[str, Any]) -> str:
             )
             lines.append(f"- {g['series']} {g['metric']}: {100 * g['coverage']:.1f} %{spread}")
     lines += pool_lines(doc.get("aa_pool") or {})
-    lines += as_judged_lines(doc.get("as_judged") or {})
+    lines += as_judged_lines(doc.get("as_judged") or {}, evidence)
+    lines += independence_lines(evidence)
     lines += survival_lines(doc.get("survival") or {}, doc.get("survival_rule"))
     for series, p in (doc.get("price_of_duet") or {}).items():
         lines += [

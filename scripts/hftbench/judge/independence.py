@@ -1,0 +1,102 @@
+"""How independent calibrate's evidence is (issue 62, item 5): how many distinct draws of k
+rounds a pool holds, contiguous windows in the order measured, the lag-1 autocorrelation of
+the rounds' log ratios, and the dispersion of independent A/A sessions' z-scores. Pure
+functions; calibration_draws.py and calibrate_text.py say what they found."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import chdtri, ndtri  # scipy.stats' chi2 and norm, without its import cost
+
+# A rate over draws means something only when draws can differ enough: at n >= 3k two random
+# draws share on average a third of their rounds; at n == k every draw is the same set.
+MIN_POOL_PER_DRAW = 3
+
+
+def distinct_draws(n: int, k: int, comparisons: int) -> int:
+    """How many different sets `comparisons` random draws of k of n rounds can be, at most:
+    C(n, k), bounded by the draws made. 1 when n == k: every draw is the whole pool."""
+    if k > n or k < 1:
+        return 0
+    return min(math.comb(n, k), comparisons)
+
+
+def rate_is_independent(n: int, k: int) -> bool:
+    """A detection rate over draws is reported as a rate only from a pool >= 3x the draw."""
+    return k >= 1 and n >= MIN_POOL_PER_DRAW * k
+
+
+def time_windows(n: int, k: int) -> list[range]:
+    """Contiguous windows of k rounds in the order measured, not overlapping: n // k of them
+    (the rounds past the last whole window are left out)."""
+    if k < 1:
+        return []
+    return [range(start, start + k) for start in range(0, n - k + 1, k)]
+
+
+@dataclass(frozen=True)
+class Autocorrelation:
+    """Lag-1 autocorrelation of a sequence in time order, with its standard error under no
+    correlation (1 / sqrt(n)) and whether it lies beyond the two-sided `confidence` bound."""
+
+    r: float
+    se: float
+    n: int
+    significant: bool
+
+
+def lag1_autocorrelation(values: Sequence[float], confidence: float = 0.95) -> Autocorrelation | None:
+    """Neighbouring rounds that share a host state (a busy core, a warm cache) correlate;
+    random draws hide it, and intervals built as if rounds were independent are too narrow."""
+    x = np.asarray(values, dtype=float)
+    n = len(x)
+    if n < 3:
+        return None
+    d = x - x.mean()
+    denom = float(d @ d)
+    if denom == 0.0:
+        return None
+    r = float(d[:-1] @ d[1:]) / denom
+    se = 1.0 / math.sqrt(n)
+    return Autocorrelation(r=r, se=se, n=n, significant=bool(abs(r) > ndtri(0.5 + confidence / 2) * se))
+
+
+@dataclass(frozen=True)
+class Dispersion:
+    """The sd of independent sessions' z-scores and its chi-square interval. An interval that
+    is right at the session level gives sd ~ 1; `too_narrow` when the interval's low end is
+    above 1 (sessions vary more than each one's interval says)."""
+
+    sd: float
+    low: float
+    high: float
+    sessions: int
+    too_narrow: bool
+
+
+def session_z(log_ratio: float, se: float) -> float:
+    """A session's z: its log ratio over its standard error (A/A: the truth is 0)."""
+    return log_ratio / se
+
+
+def se_from_ci(ratio_low: float, ratio_high: float, confidence: float) -> float:
+    """The standard error of a log ratio from its two-sided interval on the ratio scale."""
+    return (math.log(ratio_high) - math.log(ratio_low)) / (2 * ndtri(0.5 + confidence / 2))
+
+
+def z_dispersion(zs: Sequence[float], confidence: float = 0.95) -> Dispersion | None:
+    """sd of the z's about 0 (A/A: the true effect is 0, so n degrees of freedom) and its
+    chi-square interval: sum z^2 / sd^2 ~ chi2(n)."""
+    z = np.asarray(zs, dtype=float)
+    n = len(z)
+    if n < 2:
+        return None
+    ss = float(z @ z)
+    tail = (1 - confidence) / 2
+    low = math.sqrt(ss / chdtri(n, tail))
+    high = math.sqrt(ss / chdtri(n, 1 - tail))
+    return Dispersion(sd=math.sqrt(ss / n), low=low, high=high, sessions=n, too_narrow=bool(low > 1.0))
