@@ -1,10 +1,14 @@
 """judge/independence.py: calibrate's evidence says how independent it is (issue 62, item 5)."""
 
+import importlib.util
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 from hftbench.judge import independence as ind
 from hftbench.publish.calibrate_text import count_text, draws_text
+from scipy.special import stdtr
 
 
 def test_a_pool_of_exactly_k_rounds_is_one_comparison_whatever_the_draws():
@@ -80,3 +84,49 @@ def test_the_report_calls_a_single_set_of_rounds_one_comparison_not_a_rate():
         draws_text(many) == "200 distinct draws of 48 rounds"
         and count_text(190, 200, many) == "95.0% (190/200)"
     )
+
+
+def _verdict(rng, offset_sd):
+    """One synthetic A/A session's verdict.json: 16 rounds' log ratios, Student's t over them."""
+    rounds = rng.normal(rng.normal(0, offset_sd), 0.01, size=16)
+    t = rounds.mean() / (rounds.std(ddof=1) / 4)
+    p = float(2 * stdtr(15, -abs(t)))
+    row = {"scenario": "latency-1c", "client": "hft", "metric": "p50_us", "gated": True}
+    return {"results": [{**row, "ratio": math.exp(rounds.mean()), "p_value": p}]}
+
+
+def test_sessions_read_from_verdicts_disperse_as_one_or_show_a_session_offset():
+    rng = np.random.default_rng(5)
+    calm = ind.sessions_z([_verdict(rng, 0.0) for _ in range(300)])["latency-1c/hft p50_us"]
+    d = ind.z_dispersion(calm)
+    assert d is not None and d.low < 1 < d.high and not d.too_narrow
+    offset = ind.sessions_z([_verdict(rng, 0.01) for _ in range(20)])["latency-1c/hft p50_us"]
+    assert ind.z_dispersion(offset).too_narrow
+
+
+def _aa_sessions():
+    """scripts/experiments/aa-sessions.py as a module (its name has a dash)."""
+    path = Path(__file__).resolve().parents[1] / "experiments" / "aa-sessions.py"
+    spec = importlib.util.spec_from_file_location("aa_sessions", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _folders(root, docs):
+    for i, doc in enumerate(docs):
+        (root / f"ab{i:02d}").mkdir(parents=True)
+        (root / f"ab{i:02d}" / "verdict.json").write_text(json.dumps(doc))
+    return [str(root / f"ab{i:02d}") for i in range(len(docs))]
+
+
+def test_the_sessions_script_names_a_session_offset_and_a_missing_verdict(tmp_path, capsys):
+    rng, script = np.random.default_rng(7), _aa_sessions()
+    assert script.main(_folders(tmp_path / "offset", [_verdict(rng, 0.01) for _ in range(20)])) == 0
+    out = capsys.readouterr().out
+    assert "| latency-1c/hft p50_us | 20 |" in out and "interval too narrow at the session level" in out
+    assert script.main(_folders(tmp_path / "calm", [_verdict(rng, 0.0) for _ in range(60)])) == 0
+    assert "consistent with 1" in capsys.readouterr().out
+    (tmp_path / "empty").mkdir()
+    assert script.main([str(tmp_path / "empty")]) == 2
+    assert "no verdict.json" in capsys.readouterr().err

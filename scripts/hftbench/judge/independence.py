@@ -100,3 +100,27 @@ def z_dispersion(zs: Sequence[float], confidence: float = 0.95) -> Dispersion | 
     low = math.sqrt(ss / chdtri(n, tail))
     high = math.sqrt(ss / chdtri(n, 1 - tail))
     return Dispersion(sd=math.sqrt(ss / n), low=low, high=high, sessions=n, too_narrow=bool(low > 1.0))
+
+
+def z_from_p(log_ratio: float, p_value: float) -> float:
+    """A session's z from its two-sided p and the sign of its estimate: the normal score with
+    the same p. A round-level t with few rounds has a wider quantile than the normal's, so a
+    z taken as log ratio over an se read off its interval would read too wide; p does not."""
+    p = min(max(p_value, 1e-300), 1.0)
+    return math.copysign(float(ndtri(1 - p / 2)), log_ratio)
+
+
+def sessions_z(verdicts: Sequence[dict]) -> dict[str, list[float]]:
+    """ "series metric" -> each A/A session's z for its gated rows with a ratio and a p (from
+    each session's verdict.json "results"); memory's rows are differences, not ratios."""
+    out: dict[str, list[float]] = {}
+    for doc in verdicts:
+        for row in doc.get("results") or []:
+            ratio, p = row.get("ratio"), row.get("p_value")
+            if not row.get("gated") or ratio is None or p is None or ratio <= 0:
+                continue
+            if row.get("metric") in ("errors", "memory_bytes_per_order"):
+                continue
+            key = f"{row['scenario']}/{row['client']} {row['metric']}"
+            out.setdefault(key, []).append(z_from_p(math.log(ratio), p))
+    return out
