@@ -9,11 +9,11 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from hftbench import cli
+from hftbench_fakes import server_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "bin" / "hft-server"
@@ -37,16 +37,7 @@ B_PLACEMENT = {"HFTBENCH_SERVER_CPUS": "0", "HFTBENCH_CLIENT_CPUS": "1"}
 
 def make_repo(path: Path) -> Path:
     """Commits `fast` then `slow` (30 us more per order: a stall on every order)."""
-    path.mkdir()
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    for name, extra in (("fast", ""), ("slow", "--inject-stall-us 30 --inject-stall-every 1 ")):
-        (path / "server.sh").write_text(f'#!/bin/sh\nexec {SERVER} {extra}"$@"\n')
-        for args in (
-            ("add", "server.sh"),
-            ("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", name),
-        ):
-            subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True)
-    return path
+    return server_repo(path, [("fast", ""), ("slow", "--inject-stall-us 30 --inject-stall-every 1 ")])
 
 
 def make_leg(repo: Path, legs: Path, name: str, head: str, *, env: dict, flags: tuple = ()) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -54,6 +55,22 @@ scenarios:
   all: {{scenarios: [tiny, tiny-open], clients: [python, c, cpp, rust, go, hft]}}
 {extra_suites}"""
     )
+    return path
+
+
+def server_repo(path: Path, commits: list[tuple[str, str]]) -> Path:
+    """A git repository at `path` whose commits (message, hft-server flags) each set server.sh to
+    this checkout's bin/hft-server with those flags: the two sides an end-to-end A/B builds
+    (with `--build-cmd "mkdir -p bin && install -m 755 server.sh bin/hft-server"`)."""
+    path.mkdir()
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    for message, flags in commits:
+        (path / "server.sh").write_text(f'#!/bin/sh\nexec {REPO / "bin" / "hft-server"} {flags}"$@"\n')
+        for args in (
+            ("add", "server.sh"),
+            ("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", message),
+        ):
+            subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True)
     return path
 
 

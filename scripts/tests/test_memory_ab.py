@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from hftbench import cli
-from hftbench_fakes import ab_argv
+from hftbench_fakes import ab_argv, server_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "bin" / "hft-server"
@@ -28,16 +27,7 @@ needs_binaries = pytest.mark.skipif(
 
 def _repo(path: Path) -> Path:
     """Commits `fast` (the real server) then `leak` (64 bytes kept for every order)."""
-    path.mkdir()
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    for name, extra in (("fast", ""), ("leak", "--inject-leak-bytes 64 ")):
-        (path / "server.sh").write_text(f'#!/bin/sh\nexec {SERVER} {extra}"$@"\n')
-        for args in (
-            ("add", "server.sh"),
-            ("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", name),
-        ):
-            subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True)
-    return path
+    return server_repo(path, [("fast", ""), ("leak", "--inject-leak-bytes 64 ")])
 
 
 def _memory_row(verdict: dict, scenario: str = "latency-1c") -> dict:
