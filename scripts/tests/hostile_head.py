@@ -310,6 +310,16 @@ class Outside:
         self._thread.join()
         self.sock.close()
 
+    def saw(self, marker: bytes, timeout_s: float = 30.0) -> bool:
+        """Whether what arrived holds `marker`, waiting for the listener's thread: a sender that
+        has exited may still be read (the thread records a connection once it has closed)."""
+        deadline = time.monotonic() + timeout_s
+        while not any(marker in r for r in self.received):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
     def _serve(self) -> None:
         while not self._stop.is_set():
             try:
