@@ -89,3 +89,15 @@ def fresh_dir(parent: Path, name: str) -> Path:
             return path
         except FileExistsError:
             continue
+
+
+def run_dir(parent: Path, tag: str = "", number: int | None = None, *, stamp: str | None = None) -> Path:
+    """A run's fresh folder, the one place its name is spelled: parent/run_<UTC>_<hex>, or
+    parent/run_<UTC>_<tag><NN>_<hex> for round `number` (1-based) of a side or kind `tag`
+    (ab's base01, bisect's cand03, calibrate's solo02, run --rounds' r04): the round NN is
+    how a pair's members find each other (judge/designs.round_key, judge/hidden.py).
+    `stamp`: one time for several folders (a duet's two sides)."""
+    name = f"run_{stamp or utc_stamp()}"
+    if number is not None:
+        name += f"_{tag}{number:02d}"
+    return fresh_dir(parent, name)

@@ -41,6 +41,17 @@ def test_a_run_folder_is_named_by_the_utc_second_and_a_random_suffix(tmp_path):
     assert run_dir.is_dir() and re.fullmatch(r"run_\d{8}T\d{6}Z_[0-9a-f]{6}", run_dir.name)
 
 
+def test_a_rounds_run_folder_names_its_side_and_round_and_its_round_is_the_pairing_key(tmp_path):
+    from hftbench.judge import designs, hidden
+
+    base = paths.run_dir(tmp_path / "base", "base", 7, stamp="20261124T000000Z")
+    head = paths.run_dir(tmp_path / "head", "head", 7, stamp="20261124T000000Z")
+    assert re.fullmatch(r"run_20261124T000000Z_base07_[0-9a-f]{6}", base.name) and base.is_dir()
+    assert designs.round_key(base.name) == designs.round_key(head.name) == "07"
+    solo = paths.run_dir(tmp_path / "solo", "solo", 3)
+    assert hidden._SOLO.search(solo.name).group(1) == "03"  # calibrate's solo runs pair by it too
+
+
 def test_two_runs_started_in_the_same_second_on_two_runners_are_both_stored(tmp_path, monkeypatch):
     """The run folder's name is the history store's run_id: the same second must not make
     the second add replace the first."""

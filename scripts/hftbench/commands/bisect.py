@@ -281,7 +281,7 @@ def load(b: Bisect) -> None:
 
 def run_round(b: Bisect, step_dir: Path, side: str, commit: bs.Commit, n: int) -> Run:
     """One side of a paired round: the plan against a fresh server of `commit`."""
-    run_dir = paths.fresh_dir(step_dir / side, f"run_{paths.utc_stamp()}_{side}{n:02d}")
+    run_dir = paths.run_dir(step_dir / side, side, n)
     try:
         return b.rig.run(served(b, commit, side), run_dir, name=side)
     except RoundError as exc:

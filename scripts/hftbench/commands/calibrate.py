@@ -126,7 +126,7 @@ def measure(
             for kind in KINDS if i < counts["solo"] else ():
                 if kind != "aa" and not counts[kind]:
                     continue
-                run_dir = paths.fresh_dir(out / solo_dir(kind), f"run_{paths.utc_stamp()}_solo{i + 1:02d}")
+                run_dir = paths.run_dir(out / solo_dir(kind), "solo", i + 1)
                 solo[kind].append(rig.run(side[kind], run_dir, name=kind))
     except RoundError as exc:
         raise UsageError(f"calibrate: {exc}; the rounds so far are in {out}") from exc

@@ -123,7 +123,7 @@ class Rig:
         runs = {}
         for name in order(pair):
             # Unique run ids (the history store keys runs by id): time, side, round.
-            run_dir = paths.fresh_dir(out / name, f"run_{paths.utc_stamp()}_{name}{pair + 1:02d}")
+            run_dir = paths.run_dir(out / name, name, pair + 1)
             runs[name] = self.run(sides[name], run_dir, name=name)
         return runs
 
@@ -169,7 +169,7 @@ class Rig:
         stay written."""
         self.load(side, out / "capacity-probe.log")
         for i in range(1, n + 1):
-            run_dir = paths.fresh_dir(out, f"run_{paths.utc_stamp()}_r{i:02d}")
+            run_dir = paths.run_dir(out, "r", i)
             if starting:
                 starting(i, run_dir)
             try:

@@ -27,8 +27,8 @@ from .server import Server, ServerError
 
 
 def new_run_dir(results_root: Path) -> Path:
-    """results/run_<UTC>_<hex>: a fresh folder, a run id no other run has (paths.fresh_dir)."""
-    return paths.fresh_dir(results_root, f"run_{paths.utc_stamp()}")
+    """results/run_<UTC>_<hex>: a fresh folder, a run id no other run has (paths.run_dir)."""
+    return paths.run_dir(results_root)
 
 
 def _orders(sc: config_mod.Scenario) -> float:
