@@ -232,3 +232,73 @@ def test_the_store_keeps_what_publish_renders_and_imports_none_of_it():
     from_store = {b for a, deps in graph.items() if a.startswith("store.") for b in deps}
     assert graph["publish.store_text"] >= {"publish.verdict_text"}  # the control: the graph sees imports
     assert sorted(m for m in from_store if m.startswith("publish")) == []
+
+
+# --- the dashboard's own readers read the fields the type writes ------------------------------
+
+READ_BY_THE_PAGE = """
+const v = JSON.parse(process.argv[1]);
+const rows = await import(process.argv[2] + '/verdict-rows.js');
+const creep = await import(process.argv[2] + '/creep.js');
+const compare = await import(process.argv[2] + '/compare.js');
+const link = creep.pushLink({ verdict: v }, v.base);
+console.log(JSON.stringify({
+  line: rows.verdictLine(v),
+  table: rows.verdictTable(v),
+  row: rows.storedRow(v, 'latency-1c', 'hft', 'p99_us'),
+  label: rows.columnLabel(v, 'verdict'),
+  level: creep.verdictLevel(v),
+  steps: link.steps ? [...link.steps.keys()] : link.why,
+  against: compare.judgedAgainst({ commit: v.base }, { verdict: v }),
+}));
+"""
+
+
+def _as_the_page_reads(stored: dict) -> dict:
+    js = ROOT / "gh-pages" / "site" / "js"
+    r = subprocess.run(
+        ["node", "--input-type=module", "-e", READ_BY_THE_PAGE, json.dumps(stored), js.as_uri()],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+def test_the_page_s_readers_find_every_field_they_read_in_the_stored_verdict():
+    """The dashboard's pure readers (verdict-rows.js, creep.js, compare.js) are run on the store's
+    copy of the golden verdict as StoredVerdict writes it: each finds what Python rendered and
+    stored. A field renamed in the type (the control: `headline`, `rows`, `confidence`, `base`,
+    `gated` renamed in the JSON) leaves the page reading its fallback, so this fails."""
+    from hftbench.publish.store_text import stored_verdict
+
+    v = Verdict.from_json(json.loads(GOLDEN.read_text()))
+    stored = stored_verdict(v)
+    doc = json.loads(_text(stored.to_json()))
+    read = _as_the_page_reads(doc)
+    assert read["line"] == stored.headline
+    assert read["table"]["head"] == list(stored.columns.values())
+    assert [
+        (r["scenario"], r["client"], r["metric"], r["gated"], r["verdict"], r["cells"])
+        for r in read["table"]["rows"]
+    ] == [(r.scenario, r.client, r.metric, r.gated, r.verdict, list(r.cells.values())) for r in stored.rows]
+    assert read["row"]["cells"] == next(
+        r.cells for r in stored.rows if (r.scenario, r.client, r.metric) == ("latency-1c", "hft", "p99_us")
+    )
+    assert read["label"] == stored.columns["verdict"]
+    assert read["level"] == stored.confidence != 0.99  # not the page's default for an old entry
+    assert read["steps"] and set(read["steps"]) <= {f"{g.series} {g.metric}" for g in stored.gated}
+    assert read["against"] is True
+
+    renamed = {
+        "headline": "title",
+        "rows": "lines",
+        "confidence": "level",
+        "base": "against",
+        "gated": "gates",
+    }
+    old = _as_the_page_reads({renamed.get(k, k): x for k, x in doc.items()})
+    assert old["line"] != stored.headline and old["table"] is None and old["row"] is None
+    assert old["level"] == 0.99 and old["steps"] == "was not compared with a base commit"
+    assert old["against"] is False
