@@ -1,5 +1,5 @@
-"""rig.py: the one measuring rig of ab, bisect, calibrate and `run --rounds`, driven with fake
-rounds.
+"""rig.py: the one measuring rig of ab, bisect, calibrate, the profile and `run --rounds`,
+driven with fake rounds.
 
 The real rounds (servers, client-hft) are the measuring tests of test_ab.py, test_bisect.py
 and test_calibrate.py (and test_run_cli.py's --rounds on the fake bin/); these check what the
@@ -14,12 +14,14 @@ import numpy as np
 import pytest
 from hftbench.config import Scenario
 from hftbench.design_names import DUET, PAIRED_ROUNDS
+from hftbench.judge.rounds import Rounds
+from hftbench.judge.session import Session
 from hftbench.measure import capacity
 from hftbench.measure import rig as rig_mod
 from hftbench.measure import run as run_mod
 from hftbench.measure.placement import ENV_CLIENT_NICE, ENV_DUET_SPLIT, Placement
 from hftbench.measure.plan import Plan
-from hftbench.measure.rig import Rig, RoundError, order
+from hftbench.measure.rig import Group, Rig, RoundError, key, order
 from hftbench.measure.served import Served
 from hftbench.measure.server import ServerError
 
@@ -206,3 +208,75 @@ def test_a_round_whose_server_does_not_start_names_the_round_and_the_side(monkey
             kept.append(run)
     assert len(calls) == 2 and kept == ["run of /b/bin"]  # no round after it
     assert (calls[0] / "results.json").is_file()  # the round before it stays written
+
+
+CAND = Served(Path("/c/bin"), ("--x",), repo=Path("/b"), commit="c" * 40, label="cand")
+
+
+def fixed(n: int) -> Session:
+    """A session of exactly n rounds, no look (calibrate's)."""
+    return Session(Rounds(repeats=n, max_repeats=n, step=1, time_budget_s=1e9))
+
+
+def test_paired_rounds_of_three_sides_rotate_every_side_through_every_place(ran, tmp_path):
+    session = fixed(6)
+    group = Group({"good": BASE, "cand": CAND, "bad": HEAD})
+    assert rig([LATENCY], duet=False).measure(session, {"": group}, tmp_path, lambda: True) is None
+    firsts = [bins.parts[1] for bins, *_ in ran]
+    rounds = [firsts[i : i + 3] for i in range(0, 18, 3)]
+    assert rounds[0] == ["b", "c", "h"] and rounds[1] == ["h", "c", "b"]  # good, cand, bad; reversed
+    for place in range(3):  # each side first, second and last twice in six rounds
+        assert sorted(r[place] for r in rounds) == ["b", "b", "c", "c", "h", "h"]
+    assert session.done == 6 and {k: len(v) for k, v in session.runs.items()} == {
+        "good": 6,
+        "cand": 6,
+        "bad": 6,
+    }
+    assert [d.parent for *_, d in ran[:3]] == [tmp_path / "good", tmp_path / "cand", tmp_path / "bad"]
+    assert "_cand01_" in ran[1][5].name and "_cand06_" in ran[-3][5].name  # round 6: cand, good, bad
+
+
+def test_groups_of_a_round_go_to_folders_of_their_own_and_stop_at_their_own_count(monkeypatch, tmp_path):
+    seen = []
+
+    def fake_duet(sides, out, pair, scenarios, *, suite, targets, placement, head_slot):
+        seen.append((out.name, pair, head_slot, sides["head"].label))
+        return {"base": f"b{pair}", "head": f"{out.name}{pair}"}
+
+    monkeypatch.setattr(rig_mod, "run_round", fake_duet)
+    told, after = [], []
+    groups = {
+        "aa": Group({"base": BASE, "head": BASE}),
+        "slow": Group({"base": BASE, "head": HEAD}, rounds=2),
+    }
+    session = fixed(3)
+    r = rig([LATENCY], duet=True)
+    r.measure(
+        session,
+        groups,
+        tmp_path,
+        lambda: True,
+        told=lambda g, i, runs: told.append((g, i)),
+        after=after.append,
+    )
+    assert [(o, p) for o, p, *_ in seen] == [("aa", 0), ("slow", 0), ("aa", 1), ("slow", 1), ("aa", 2)]
+    assert seen[0][2] == seen[1][2] and seen[2][2] == seen[3][2]  # one slot per round, every group
+    assert told == [("aa", 0), ("slow", 0), ("aa", 1), ("slow", 1), ("aa", 2)] and after == [0, 1, 2]
+    assert session.pairs(key("slow", "base"), key("slow", "head")) == [("b0", "slow0"), ("b1", "slow1")]
+    assert len(session.pairs(key("aa", "base"), key("aa", "head"))) == 3
+
+
+def test_a_duet_serves_base_and_head_only(tmp_path):
+    with pytest.raises(ValueError, match="base and head, not good, cand"):
+        rig([LATENCY], duet=True).round({"good": BASE, "cand": CAND}, tmp_path, 0)
+
+
+def test_a_server_that_does_not_start_in_a_group_says_its_group_and_side(monkeypatch, tmp_path):
+    def refuse(plan, bins, run_dir, **kw):
+        raise ServerError("port 8080 in use")
+
+    monkeypatch.setattr(rig_mod, "run_plan", refuse)
+    group = Group({"good": BASE, "cand": CAND})
+    with pytest.raises(RoundError, match="good server: port 8080 in use") as raised:
+        rig([LATENCY], duet=False).measure(fixed(2), {"vs_good": group}, tmp_path, lambda: True)
+    assert (raised.value.group, raised.value.side) == ("vs_good", "good")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from gate_synth import latency_run, result_doc, write_run
 from hftbench.judge.rounds import Rounds
 from hftbench.judge.session import FAILED, RUNS_OUT, TIME_OUT, Session
@@ -105,3 +106,21 @@ def test_failures_fail_reads_the_rounds_failure_rows(tmp_path):
             session.keep(side, load_run(path))
         session.done = i
         assert session.failures_fail() == (i == 2)
+
+
+def test_an_interrupted_rounds_runs_are_dropped_and_the_complete_rounds_kept():
+    clock = Clock(per_round=1.0)
+    session = Session(ROUNDS, clock=clock)
+
+    def one_round(i: int) -> None:
+        session.keep("base", f"b{i}")
+        if i == 2:
+            raise KeyboardInterrupt  # base of round 3 measured, head not
+        session.keep("head", f"h{i}")
+
+    with pytest.raises(KeyboardInterrupt):
+        session.measure(one_round, lambda: True)
+    assert session.done == 2 and session.runs["base"] == ["b0", "b1", "b2"]
+    session.drop_incomplete()
+    assert session.runs == {"base": ["b0", "b1"], "head": ["h0", "h1"]}
+    assert session.pairs() == [("b0", "h0"), ("b1", "h1")]

@@ -64,10 +64,11 @@ from ..judge.session import FAILED, TIME_OUT, Session
 from ..measure import cgroups, duet, profile, sandbox, worktrees
 from ..measure import server as server_mod
 from ..measure.cell import link_clients
-from ..measure.rig import Rig, RoundError
+from ..measure.rig import Group, Rig, RoundError
 from ..measure.served import Served
 from ..measure.server import takes_listen_fd
 from ..measure.worktrees import BuildTimedOut, build_server, remove_worktrees, resolve_commit
+from ..results import Run
 from ..verdict import AbSection, BuildTimeout, Design, Sandbox, SideRefs, Verdict
 from . import flags
 from .base import Command
@@ -382,14 +383,10 @@ def compare_job(job: Job) -> Comparison:
     return compare_sides(job.session.side("base"), job.session.side("head"), job.gates, design=job.rig.design)
 
 
-def measure_round(job: Job, pair: int) -> None:
-    """One round of both sides, by the rig's design (a duet, or paired rounds), kept in the session."""
-    try:
-        runs = job.rig.round({side: job.served(side) for side in ("base", "head")}, job.out, pair)
-    except RoundError as exc:
-        raise UsageError(str(exc)) from exc
+def told(job: Job, pair: int, runs: dict[str, Run]) -> None:
+    """A round measured (the rig kept it in the session): each side's cells said, its P50 kept
+    for the profile."""
     for side, run in runs.items():
-        job.session.keep(side, run)
         bad = [f"{c.scenario}: {c.reason}" for c in run.failed]
         say(
             f"round {pair + 1} {side}: {len(run.cells) - len(bad)}/{len(run.cells)} cells ok"
@@ -426,9 +423,19 @@ def measure(job: Job) -> Looked | None:
         say(f"inconclusive after {session.done} rounds a side; measuring up to {upto}")
 
     try:
-        stopped = session.measure(
-            lambda pair: measure_round(job, pair), settled, on_more=more, failed=certain
-        )
+        sides = Group({side: job.served(side) for side in ("base", "head")})
+        try:
+            stopped = job.rig.measure(
+                session,
+                {"": sides},
+                job.out,
+                settled,
+                told=lambda _, pair, runs: told(job, pair, runs),
+                on_more=more,
+                failed=certain,
+            )
+        except RoundError as exc:
+            raise UsageError(str(exc)) from exc
         if stopped == FAILED:
             say(
                 f"after {session.done} rounds a side the check already fails (its failures, or a "
@@ -447,7 +454,7 @@ def measure(job: Job) -> Looked | None:
         if session.done < 2:
             say("fewer than 2 rounds a side: no verdict written")
             return None
-        session.runs = {side: runs[: session.done] for side, runs in session.runs.items()}
+        session.drop_incomplete()
         comparison = compare_job(job)
     return Looked(comparison, session.done, session.elapsed(), partial)
 

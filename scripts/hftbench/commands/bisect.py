@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import config as config_mod
-from .. import metrics, paths
+from .. import metrics
 from ..bisect_record import BisectRecord, BisectStep, StepComparison
 from ..errors import UsageError, raise_interrupt
 from ..fsio import write_atomic
@@ -47,10 +47,9 @@ from ..judge.session import TIME_OUT, Session
 from ..measure import sandbox
 from ..measure.cell import link_clients
 from ..measure.progress import note, step_bar
-from ..measure.rig import Rig, RoundError
+from ..measure.rig import Group, Rig, RoundError, key
 from ..measure.served import Served
 from ..measure.worktrees import build_server, git_output, remove_worktrees, resolve_commit
-from ..results import Run
 from ..verdict import Verdict
 from . import flags
 from .base import Command
@@ -59,8 +58,6 @@ from .flags import Builds, Selection, choose_design, new_out
 SIDES = ("good", "cand", "bad")
 # A duet step's comparisons: name -> (the side served as base, the side served as head).
 DUETS = {"vs_good": ("good", "cand"), "vs_bad": ("cand", "bad"), "ends": ("good", "bad")}
-# Six orders of three sides, cycled: each side takes each position equally often.
-ORDERS = [(0, 1, 2), (2, 1, 0), (1, 2, 0), (0, 2, 1), (2, 0, 1), (1, 0, 2)]
 # A step takes ab's looks; the time budget is the whole bisect's, builds included.
 BISECT_ROUNDS = replace(AB_ROUNDS, time_budget_s=3600.0)
 
@@ -279,32 +276,15 @@ def load(b: Bisect) -> None:
         say(f"capacity {rps:,.0f} orders/s on this runner (the good commit's server)")
 
 
-def run_round(b: Bisect, step_dir: Path, side: str, commit: bs.Commit, n: int) -> Run:
-    """One side of a paired round: the plan against a fresh server of `commit`."""
-    run_dir = paths.run_dir(step_dir / side, side, n)
-    try:
-        return b.rig.run(served(b, commit, side), run_dir, name=side)
-    except RoundError as exc:
-        raise UsageError(f"{commit.sha[:10]}: {exc}") from exc
-
-
-def duet_round(b: Bisect, step_dir: Path, ends: tuple[bs.Commit, ...], n: int, sessions) -> None:
-    """One round of a duet step: each of DUETS as ab runs a duet (both servers at once)."""
-    commit = dict(zip(SIDES, ends, strict=True))
-    for name, (base, head) in DUETS.items():
-        sides = {"base": served(b, commit[base], base), "head": served(b, commit[head], head)}
-        try:
-            runs = b.rig.round(sides, step_dir / name, n)
-        except RoundError as exc:
-            raise UsageError(f"{name} duet: {exc}") from exc
-        for side, run in runs.items():
-            sessions[name].keep(side, run)
-
-
-def _metric(b: Bisect, session: Session, base: str, head: str) -> StepComparison:
-    # Paired rounds: each round runs good, cand and bad back to back, the round is a pair;
-    # duets: each comparison's own session, base and head served at once (designs.py).
-    c = compare_sides(session.side(base), session.side(head), b.gates, design=b.rig.design)
+def _metric(b: Bisect, session: Session, name: str) -> StepComparison:
+    # Paired rounds: each round runs good, cand and bad back to back (rig.order), the round is
+    # a pair; duets: each comparison its own duet, base and head served at once (designs.py).
+    if b.rig.duet:
+        base, head = key(name, "base"), key(name, "head")
+    else:
+        base, head = DUETS[name]
+    sides = (session.side(k, label=k.rsplit("/", 1)[-1]) for k in (base, head))
+    c = compare_sides(*sides, b.gates, design=b.rig.design)
     scenario, client = b.series.split("/")
     r = next((r for r in c.results if (r.scenario, r.client, r.metric) == (scenario, client, b.metric)), None)
     return bs.comparison(r)
@@ -319,32 +299,31 @@ def measure_step(b: Bisect, index: int, lo: int, hi: int) -> BisectStep:
         built(b, c)
     span = [b.commits[lo].sha, b.commits[hi].sha]
     record = BisectStep(commit.sha, commit.subject, good=ends[0].sha, bad=ends[2].sha, range=span)
+    commit_of = dict(zip(SIDES, ends, strict=True))
+    if b.rig.duet:  # each comparison a duet of its own, into step_NN/<comparison>/
+        groups = {
+            name: Group({"base": served(b, commit_of[base], base), "head": served(b, commit_of[head], head)})
+            for name, (base, head) in DUETS.items()
+        }
+    else:  # one round of three, into step_NN/<side>/
+        groups = {"": Group({side: served(b, commit_of[side], side) for side in SIDES})}
     session = Session(b.rounds)
-    sessions = {name: Session(b.rounds) for name in DUETS}
     spent_before = b.elapsed()
     found: dict[str, StepComparison] = {}
 
-    def one_round(n: int) -> None:
-        if b.rig.duet:
-            return duet_round(b, step_dir, ends, n, sessions)
-        for i in ORDERS[n % len(ORDERS)]:
-            session.keep(SIDES[i], run_round(b, step_dir, SIDES[i], ends[i], n + 1))
-
-    def compared(name: str) -> StepComparison:
-        if b.rig.duet:
-            sessions[name].done = session.done
-            return _metric(b, sessions[name], "base", "head")
-        return _metric(b, session, *DUETS[name])
-
     def settled() -> bool:
-        found.update(vs_good=compared("vs_good"), vs_bad=compared("vs_bad"), ends=compared("ends"))
+        found.update({name: _metric(b, session, name) for name in DUETS})
         record.decision = bs.side_of(found["vs_good"].verdict, found["vs_bad"].verdict)
         return record.decision != bs.UNDECIDED
 
     def more(upto: int) -> None:
         say(f"{commit.sha[:10]} undecided after {session.done} rounds a side; measuring up to {upto}")
 
-    stopped = session.measure(one_round, settled, spent_before_s=spent_before, on_more=more)
+    try:
+        stopped = b.rig.measure(session, groups, step_dir, settled, spent_before_s=spent_before, on_more=more)
+    except RoundError as exc:
+        where = f"{exc.group} duet" if exc.group else commit_of[exc.side].sha[:10]
+        raise UsageError(f"{where}: {exc}") from exc
     record.vs_good, record.vs_bad, record.ends = found["vs_good"], found["vs_bad"], found["ends"]
     record.rounds, record.seconds = session.done, round(session.elapsed(), 1)
     if stopped == TIME_OUT:

@@ -54,7 +54,7 @@ from ..judge.gates import load_gates
 from ..judge.hidden import Pool, price_of_duet
 from ..judge.rounds import AB_ROUNDS
 from ..judge.session import Session
-from ..measure.rig import Rig, RoundError
+from ..measure.rig import Group, Rig, RoundError, key
 from ..measure.served import Served
 from ..publish.calibrate_text import render
 from ..results import Run
@@ -109,28 +109,30 @@ def measure(
     rig = Rig.of(plan, choose_design(plan, m.design), cfg.targets)
     counts = m.counts
     side = {kind: Served(bins, tuple(flags), repo=root) for kind, flags in m.flags.items()}
-    sessions = {kind: Session(AB_ROUNDS) for kind in KINDS}
+    # Each kind a group of its own (base: the build, head: the kind's server), into <out>/<kind>/,
+    # in its first counts[kind] rounds; every round a set number, no look.
+    groups = {kind: Group({"base": side["aa"], "head": side[kind]}, rounds=counts[kind]) for kind in KINDS}
+    n = max(counts.values())
+    session = Session(replace(AB_ROUNDS, repeats=n, max_repeats=n))
     solo: dict[str, list[Run]] = {kind: [] for kind in KINDS}
+
+    def told(kind: str, i: int, _runs: dict[str, Run]) -> None:
+        print(f"calibrate: {kind} round {i + 1}", file=sys.stderr, flush=True)
+
+    def alone(i: int) -> None:
+        """Each kind's server alone after the round (the build's first), back to back."""
+        for kind in KINDS if i < counts["solo"] else ():
+            if kind == "aa" or counts[kind]:
+                solo[kind].append(rig.solo(side[kind], out / solo_dir(kind), kind, i + 1))
+
     try:
         rate = rig.load(side["aa"], out / "capacity-probe.log")
         if rate is not None:
             print(f"calibrate: capacity {rate:,.0f} orders/s on this runner", file=sys.stderr, flush=True)
-        for i in range(max(counts.values())):
-            for kind in KINDS:
-                if i >= counts[kind]:
-                    continue
-                for name, run in rig.round({"base": side["aa"], "head": side[kind]}, out / kind, i).items():
-                    sessions[kind].keep(name, run)
-                sessions[kind].done += 1
-                print(f"calibrate: {kind} round {i + 1}", file=sys.stderr, flush=True)
-            for kind in KINDS if i < counts["solo"] else ():
-                if kind != "aa" and not counts[kind]:
-                    continue
-                run_dir = paths.run_dir(out / solo_dir(kind), "solo", i + 1)
-                solo[kind].append(rig.run(side[kind], run_dir, name=kind))
+        rig.measure(session, groups, out, lambda: True, told=told, after=alone)
     except RoundError as exc:
         raise UsageError(f"calibrate: {exc}; the rounds so far are in {out}") from exc
-    return {kind: session.pairs() for kind, session in sessions.items()}, solo
+    return {kind: session.pairs(key(kind, "base"), key(kind, "head")) for kind in KINDS}, solo
 
 
 class CalibrateCommand(Command):

@@ -3,8 +3,10 @@ runs in memory, look, and add rounds until a look settles or the rounds or the t
 
 A look judges the runs this session measured, from memory: the rounds are written to disk
 as they finish (nothing measured is lost to an interrupt), but never read back while
-measuring. What a round is (a duet, or paired rounds of fresh servers) is the caller's
-`one_round`; when to look and when to stop is `rounds.Rounds`, declared once.
+measuring. What a round is (a duet, or paired rounds of fresh servers, of one group of
+sides or several) is the rig's (measure/rig.Rig.measure, which every command measures
+through); when to look and when to stop is `rounds.Rounds`, declared once. A session changes
+only through its methods: `keep` a run, `measure` (which counts the rounds), `drop_incomplete`.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ class Session:
 
     def keep(self, side: str, run: Run) -> None:
         self.runs.setdefault(side, []).append(run)
+
+    def drop_incomplete(self) -> None:
+        """Forget the runs of a round not every side finished (an interrupted round)."""
+        self.runs = {side: runs[: self.done] for side, runs in self.runs.items()}
 
     def side(self, name: str, label: str | None = None) -> Side:
         """The runs of `name` so far, as the statistics read a side."""

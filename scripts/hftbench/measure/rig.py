@@ -14,12 +14,17 @@ the same round.
 - `load(side, log)`: the load scenarios' rate, a share of `side`'s capacity on this runner,
   probed once before the rounds so that every round of every side runs at the same rate
   (capacity.py). A plan without a load scenario probes nothing.
-- `round(sides, out, pair)`: one round of {"base": …, "head": …} into out/base and out/head:
-  a duet (both servers at once, one client-hft; duet.py; head's slot balanced over each pair
-  of rounds: `head_slot`) or paired rounds (a fresh server per side, in `order(pair)`).
-  The caller keeps the runs (session.Session).
-- `run(side, run_dir)`: the plan against one fresh server of `side` alone: bisect's rounds
-  of three, calibrate's solo runs, the profiled round (profile.py).
+- `measure(session, groups, out, settled)`: the rounds of a comparison, kept in a
+  session.Session until a look settles (Session.measure: the looks, the time budget, the
+  failures). Each round measures every Group (sides measured together) into out/<group>/:
+  ab's one (base, head), bisect's three duets or its one of good, cand and bad, calibrate's
+  one per kind; their runs are kept under key(group, side).
+- `round(sides, out, pair)`: one round of one group into out/<side>/: a duet of "base" and
+  "head" (both servers at once, one client-hft; duet.py; head's slot balanced over each pair
+  of rounds: `head_slot`) or paired rounds (a fresh server per side, in `order(pair, sides)`).
+- `run(side, run_dir)`: the plan against one fresh server of `side` alone: a paired round's
+  side, calibrate's solo runs (`solo`); `alone(sides, dirs)`: one run of each side, one after
+  another (the profiled round, profile.py).
 - `rounds(side, out, n)`: `hftbench run --rounds N` (the push-to-main job's rounds when it
   has no baseline): the load rate probed once, then N runs of `side` alone, each against a
   fresh server, into out/run_<UTC>_r01_<hex> … (one history point with its spread).
@@ -31,9 +36,10 @@ a failed cell is a cell.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -48,14 +54,53 @@ from .run import placed, run_plan
 from .served import Served
 from .server import ServerError
 
+# Paired rounds' orders of the sides, cycled, so each side takes each place equally often.
+ORDERS = {
+    2: [(0, 1), (1, 0)],  # B,H then H,B then B,H …
+    3: [(0, 1, 2), (2, 1, 0), (1, 2, 0), (0, 2, 1), (2, 0, 1), (1, 0, 2)],  # bisect's good, cand, bad
+}
 
-def order(pair: int) -> tuple[str, str]:
-    """Which side runs first in round pair `pair` of paired rounds: B,H then H,B then B,H …"""
-    return ("base", "head") if pair % 2 == 0 else ("head", "base")
+
+def order(pair: int, sides: Sequence[str] = ("base", "head")) -> tuple[str, ...]:
+    """The order `sides` run in, in round `pair` of paired rounds (ORDERS; more sides: in
+    turn, then in reverse)."""
+    n = len(sides)
+    cycle = ORDERS.get(n) or [tuple(range(n)), tuple(reversed(range(n)))]
+    return tuple(sides[i] for i in cycle[pair % len(cycle)])
+
+
+def key(group: str, side: str) -> str:
+    """Where a group's side keeps its runs in the session: the side, or group/side."""
+    return f"{group}/{side}" if group else side
+
+
+@dataclass(frozen=True)
+class Group:
+    """Sides a round measures together, into <out>/<the group's name>/<side>/: a duet's two,
+    "base" and "head", served at once, or paired rounds' any number, one after another."""
+
+    sides: dict[str, Served]
+    rounds: int | None = None  # measured in the first `rounds` rounds only; None: every round
+
+
+class Session(Protocol):
+    """What the rig fills: judge/session.Session (measure never imports judge), which keeps
+    the runs and decides, look by look, when the rounds stop."""
+
+    def keep(self, side: str, run: Run) -> None: ...
+
+    def measure(
+        self, one_round: Callable[[int], None], settled: Callable[[], bool], **looks
+    ) -> str | None: ...
 
 
 class RoundError(RuntimeError):
-    """A round could not run: a server did not start (the message names the side)."""
+    """A round could not run: a server did not start (the message names the side; `side` and
+    `group` say which)."""
+
+    def __init__(self, message: str, *, side: str = "", group: str = "") -> None:
+        super().__init__(message)
+        self.side, self.group = side, group
 
 
 @dataclass
@@ -107,9 +152,46 @@ class Rig:
         self.capacity_rps = rps
         return rps
 
+    def measure(
+        self,
+        session: Session,
+        groups: dict[str, Group],
+        out: Path,
+        settled: Callable[[], bool],
+        *,
+        told: Callable[[str, int, dict[str, Run]], None] | None = None,
+        after: Callable[[int], None] | None = None,
+        **looks,
+    ) -> str | None:
+        """Rounds of every group until `settled()`, each run kept in `session` under
+        key(group, side); what Session.measure returns (None: settled, else why it stopped).
+        `told(group, i, runs)` hears each group's round i, `after(i)` each whole round;
+        `looks`: Session.measure's spent_before_s, on_more and failed. A server that does not
+        start is a RoundError naming its group and side."""
+
+        def one_round(i: int) -> None:
+            for name, group in groups.items():
+                if group.rounds is not None and i >= group.rounds:
+                    continue
+                try:
+                    runs = self.round(group.sides, out / name, i)
+                except RoundError as exc:
+                    exc.group = name
+                    raise
+                for side, run in runs.items():
+                    session.keep(key(name, side), run)
+                if told is not None:
+                    told(name, i, runs)
+            if after is not None:
+                after(i)
+
+        return session.measure(one_round, settled, **looks)
+
     def round(self, sides: dict[str, Served], out: Path, pair: int) -> dict[str, Run]:
-        """Round `pair` (0-based) of sides "base" and "head"; their runs by side."""
+        """Round `pair` (0-based) of `sides` (a duet's: "base" and "head"); their runs by side."""
         if self.duet:
+            if set(sides) != {"base", "head"}:
+                raise ValueError(f"a duet serves base and head, not {', '.join(sides)}")
             return run_round(
                 sides,
                 out,
@@ -120,12 +202,20 @@ class Rig:
                 placement=self.placement,
                 head_slot=self.head_slot(pair),
             )
-        runs = {}
-        for name in order(pair):
-            # Unique run ids (the history store keys runs by id): time, side, round.
-            run_dir = paths.run_dir(out / name, name, pair + 1)
-            runs[name] = self.run(sides[name], run_dir, name=name)
-        return runs
+        # Unique run ids (the history store keys runs by id): time, side, round.
+        return self.alone(
+            {name: sides[name] for name in order(pair, tuple(sides))},
+            lambda name: paths.run_dir(out / name, name, pair + 1),
+        )
+
+    def alone(self, sides: dict[str, Served], run_dir: Callable[[str], Path]) -> dict[str, Run]:
+        """One run of each of `sides` alone, one after another in their order, each into
+        `run_dir(name)` (asked as it starts: a folder's time is its run's)."""
+        return {name: self.run(side, run_dir(name), name=name) for name, side in sides.items()}
+
+    def solo(self, side: Served, out: Path, name: str, number: int) -> Run:
+        """`side` alone into out/run_<UTC>_solo<NN>_<hex> (calibrate's runs of each server alone)."""
+        return self.run(side, paths.run_dir(out, "solo", number), name=name)
 
     def head_slot(self, pair: int) -> str:
         """The duet slot head's server takes in round `pair`: drawn for rounds 0, 2, 4, … and
@@ -151,7 +241,7 @@ class Rig:
                 placement=self.runner,  # run_plan places it for the plan, as self.placement is
             )
         except ServerError as exc:
-            raise RoundError(f"{name or side.label or side.bins} server: {exc}") from exc
+            raise RoundError(f"{name or side.label or side.bins} server: {exc}", side=name) from exc
 
     def rounds(
         self,
