@@ -10,6 +10,7 @@ the function.
 - `bisect_steps.py`   bisect's pure decisions: its target, the step's verdict, the next commit, the steps left
 - `calibration.py`    a runner's calibration record: the series × metrics it guards, read by the gate
 - `calibration_draws.py` calibrate's analysis: draws of k rounds per kind compared and tallied
+- `calibration_shapes.py` calibration.json's parts as TypedDicts: tallies, evidence, guard rows, the record
 - `changepoints.py`   E-divisive means with a permutation test (pure)
 - `clustered.py`      the paired designs' inference: each round's log ratio, Student's t over rounds (pure)
 - `creep.py`          main's pushes chained back to a fixed reference: small slowdowns added up

@@ -32,11 +32,11 @@ import math
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ..errors import UsageError
+from .calibration_shapes import GuardRow, PSpread, Survival, Tally
 from .gates import Gates
 
 ENV = "HFTBENCH_CALIBRATION"
@@ -49,7 +49,7 @@ MAX_AMPLIFICATION = 1.5
 RECORD_VERSION = 1
 
 
-def p_spread(p_values: list[float]) -> dict[str, float]:
+def p_spread(p_values: list[float]) -> PSpread:
     """How A/A p-values spread: the share below 0.01 and 0.05 and the largest gap between
     their empirical CDF and the uniform one (Kolmogorov's D). A sound test's A/A p-values are
     uniform; a pile near 0 is an interval too narrow for its data (pure)."""
@@ -67,13 +67,11 @@ def p_spread(p_values: list[float]) -> dict[str, float]:
     }
 
 
-def guard_rows(
-    aa: dict[str, Any], gates: Gates, survival: dict[str, dict[str, dict[str, Any]]] | None = None
-) -> list[dict[str, Any]]:
+def guard_rows(aa: Tally, gates: Gates, survival: Survival | None = None) -> list[GuardRow]:
     """One row per series × gated metric measured in the A/A tally (calibrate's `_tally`):
     its false-alarm rate, its A/A coverage, its median MDE, guarded or not and why (pure).
     `survival` (hidden.survival) must show that the design does not magnify a slowdown."""
-    rows = []
+    rows: list[GuardRow] = []
     n = aa["comparisons"]
     for key in sorted(aa["series_tested"]):
         series, metric = key.rsplit(" ", 1)
@@ -129,7 +127,7 @@ def guard_rows(
     return rows
 
 
-def not_shown_whole(key: str, survival: dict[str, dict[str, dict[str, Any]]] | None) -> str | None:
+def not_shown_whole(key: str, survival: Survival | None) -> str | None:
     """None where every injected kind's solo pairs show `key` whole (hidden.shown_whole), else
     why not, naming the first kind that does not, with its magnification (pure)."""
     if not survival:
@@ -152,7 +150,7 @@ def not_shown_whole(key: str, survival: dict[str, dict[str, dict[str, Any]]] | N
     return None
 
 
-def guards_by_key(rows: list[dict[str, Any]]) -> dict[str, str | None]:
+def guards_by_key(rows: list[GuardRow]) -> dict[str, str | None]:
     """ "series metric" -> None (guarded) or why not: what Gates.guards holds (pure)."""
     return {
         f"{r['series']} {r['metric']}": (None if r.get("guarded") else r.get("why_not") or "not guarded")

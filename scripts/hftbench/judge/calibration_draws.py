@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from ..design_names import DUET, PAIRED_ROUNDS, UNPAIRED
 from ..errors import UsageError
 from ..results import Run
 from . import calibration, designs, independence
+from .calibration_shapes import Analysis, Counting, Evidence, Lag1, PoolOffset, Tally
 from .compare import Comparison, compare_sides
 from .gates import Gates
 from .hidden import MIN_SOLO_PAIRS, SOLO_CONFIDENCE, Pool, survival
@@ -59,7 +60,7 @@ def design_of(pools: dict[str, Pool]) -> str:
     return DUET if runs and runs[0].duet_slot else PAIRED_ROUNDS
 
 
-def _tally(gates: Gates) -> dict[str, Any]:
+def _tally(gates: Gates) -> Counting:
     gated = [m.name for m in gates.metrics if m.gated]
     return {
         "comparisons": 0,
@@ -78,7 +79,7 @@ def _tally(gates: Gates) -> dict[str, Any]:
     }
 
 
-def _count(t: dict[str, Any], c: Comparison) -> None:
+def _count(t: Counting, c: Comparison) -> None:
     t["comparisons"] += 1
     t["flagged"] += c.exit_code
     t["statuses"][c.status] = t["statuses"].get(c.status, 0) + 1
@@ -109,10 +110,12 @@ def _count(t: dict[str, Any], c: Comparison) -> None:
             t.setdefault("series_why_not", {})[f"{r.series} {r.metric}"] = r.why_not_gated
 
 
-def _finish(t: dict[str, Any]) -> dict[str, Any]:
-    t["mde"] = {k: round(float(np.median(v)), 4) for k, v in sorted(t["mde"].items())}
-    t["series_p"] = {k: calibration.p_spread(v) for k, v in sorted(t["series_p"].items())}
-    return t
+def _finish(t: Counting) -> Tally:
+    """The counts with each MDE list read as its median and each p-value list as its spread
+    (the keys keep their places: the record's JSON is as before)."""
+    mde = {k: round(float(np.median(v)), 4) for k, v in sorted(t["mde"].items())}
+    spread = {k: calibration.p_spread(v) for k, v in sorted(t["series_p"].items())}
+    return cast(Tally, {**t, "mde": mde, "series_p": spread})
 
 
 def draw(pool: Pool, k: int, rng: np.random.Generator) -> Pool:
@@ -138,14 +141,14 @@ def analyse(
     k: int,
     seed: int,
     design: str,
-) -> dict[str, Any]:
+) -> Analysis:
     """Tallies over random draws of k rounds of each kind, compared with the design's test."""
     if len(pools["aa"]) < k:
         raise UsageError(
             f"A/A needs >= k = {k} rounds, have {len(pools['aa'])}; pass --runs or a smaller --k"
         )
     done = _draw_tallies(pools, gates, comparisons, k, seed, design)
-    effects = {}
+    effects: dict[str, dict[str, float]] = {}
     for kind, pool in pools.items():
         if kind != "aa" and pool:
             effects[kind] = {
@@ -178,19 +181,19 @@ def analyse(
 
 def evidence(
     pools: dict[str, Pool], gates: Gates, comparisons: int, k: int, design: str, keys: set[str]
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Evidence]:
     """How independent each kind's draws are (issue 62, item 5): the distinct draws its pool
     allows and whether a rate over them may be stated (pool >= 3k); the pool's contiguous
     windows of k rounds in the order measured, tallied as the draws are; and, per gated row,
     the lag-1 autocorrelation of the rounds' log ratios in that order."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Evidence] = {}
     for kind, pool in pools.items():
         if len(pool) < k:
             continue
         tally = _tally(gates)
         for window in independence.time_windows(len(pool), k):
             _count(tally, _compare([pool[i] for i in window], kind, gates, design))
-        lag1 = {}
+        lag1: dict[str, Lag1] = {}
         for key, logs in round_log_ratios(pool, gates).items():
             a = independence.lag1_autocorrelation(logs) if key in keys else None
             if a is not None:
@@ -220,7 +223,7 @@ def round_log_ratios(pool: Pool, gates: Gates) -> dict[str, list[float]]:
     return logs
 
 
-def pool_offsets(whole: Comparison, keys) -> dict[str, dict[str, float | int]]:
+def pool_offsets(whole: Comparison, keys) -> dict[str, PoolOffset]:
     """ "series metric" -> the whole A/A pool judged as one comparison: its ratio, the round
     test's uncorrected p and the rounds. Every draw of k rounds carries the pool's own offset
     from 1, so a pool off by 2 standard errors reads an exact interval's coverage short
@@ -243,7 +246,7 @@ def _compare(rounds: Pool, label: str, gates: Gates, design: str) -> Comparison:
 
 def _draw_tallies(
     pools: dict[str, Pool], gates: Gates, comparisons: int, k: int, seed: int, design: str
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Tally]:
     """Each kind's tally over `comparisons` random draws of k rounds (the same draws for the
     same seed), judged with `gates`."""
     rng = np.random.default_rng(seed)

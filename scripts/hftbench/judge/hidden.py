@@ -15,6 +15,7 @@ from scipy.special import stdtrit
 from ..design_names import UNPAIRED
 from ..results import Run
 from ..series import Series
+from .calibration_shapes import Survival, SurvivalRow
 from .compare import compare_sides
 from .gates import Gates
 from .sides import side_from_runs
@@ -74,7 +75,7 @@ def shown_whole(design_log: float, alone_low: float, pairs: int, most: float) ->
 
 def survival(
     effects: dict[str, dict[str, float]], solo: dict[str, list[Run]], gates: Gates, most: float
-) -> dict[str, dict[str, dict[str, float | int | bool | None]]]:
+) -> Survival:
     """Per kind and series × metric: its effect alone (each server measured by itself, the
     kind's run against the build's run just before it, and the interval over those pairs), its
     effect as the design measured it, and the share of the first the second shows (log against
@@ -83,11 +84,11 @@ def survival(
     design does not magnify it (shown_whole)."""
     if not solo.get("aa"):
         return {}
-    out: dict[str, dict[str, dict[str, float | int | bool | None]]] = {}
+    out: Survival = {}
     for kind, runs in solo.items():
         if kind == "aa" or not runs or kind not in effects:
             continue
-        rows = {}
+        rows: dict[str, SurvivalRow] = {}
         for key, (mean, low, high, n) in alone_effects(solo_pairs(solo["aa"], runs), gates).items():
             if key not in effects[kind]:
                 continue

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..answers import FASTER, IMPROVEMENT, NO_CHANGE
+from ..judge.calibration_shapes import CalibrationRecord, Evidence, PoolOffset, Survival, SurvivalRule, Tally
 
 TITLE = {
     "aa": "A/A (same build)",
@@ -19,7 +18,7 @@ def _pct(n: int, d: int) -> str:
     return f"{100 * n / d:.1f}% ({n}/{d})" if d else "–"
 
 
-def draws_text(ev: dict[str, Any] | None) -> str:
+def draws_text(ev: Evidence | None) -> str:
     """How many distinct draws a kind's counts rest on (issue 62, item 5): a pool of exactly k
     rounds is one comparison however often it is drawn."""
     if not ev:
@@ -30,7 +29,7 @@ def draws_text(ev: dict[str, Any] | None) -> str:
     return text if ev["rate"] else f"{text} (pool < 3k: not a rate)"
 
 
-def count_text(n: int, d: int, ev: dict[str, Any] | None) -> str:
+def count_text(n: int, d: int, ev: Evidence | None) -> str:
     """A count over draws: a rate only where the pool holds >= 3k rounds; else the count
     alone, or, from a single set of rounds, what that one comparison said."""
     if ev and ev["distinct_draws"] == 1 and n in (0, d):
@@ -40,7 +39,7 @@ def count_text(n: int, d: int, ev: dict[str, Any] | None) -> str:
     return _pct(n, d)
 
 
-def independence_lines(ev: dict[str, dict[str, Any]]) -> list[str]:
+def independence_lines(ev: dict[str, Evidence]) -> list[str]:
     """Coverage in time order: contiguous windows of k rounds as measured, and the lag-1
     autocorrelation of the rounds' log ratios (neighbouring rounds that share a host state)."""
     if not ev:
@@ -90,9 +89,7 @@ def seen_text(seen: float | None) -> str:
     return f"sees {seen:.2f} of it"
 
 
-def survival_lines(
-    survival: dict[str, dict[str, dict[str, Any]]], rule: dict[str, float] | None
-) -> list[str]:
+def survival_lines(survival: Survival, rule: SurvivalRule | None) -> list[str]:
     """What of each kind's effect, measured with each server alone, the design still shows;
     `rule` is the record's survival_rule (its interval's level and the magnification allowed)."""
     if not survival:
@@ -122,7 +119,7 @@ def survival_lines(
     return lines
 
 
-def pool_lines(pool: dict[str, dict[str, Any]]) -> list[str]:
+def pool_lines(pool: dict[str, PoolOffset]) -> list[str]:
     """The whole A/A pool as one comparison: its own offset from 1, which every draw carries."""
     if not pool:
         return []
@@ -139,13 +136,11 @@ def pool_lines(pool: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _passed(tally: dict[str, Any]) -> int:
+def _passed(tally: Tally) -> int:
     return sum(tally["statuses"].get(s, 0) for s in (NO_CHANGE, IMPROVEMENT, FASTER))
 
 
-def as_judged_lines(
-    judged: dict[str, dict[str, Any]], evidence: dict[str, dict[str, Any]] | None = None
-) -> list[str]:
+def as_judged_lines(judged: dict[str, Tally], evidence: dict[str, Evidence] | None = None) -> list[str]:
     """The same draws judged as a verdict with this record judges them: Holm over the guarded
     rows only. Its false alarms, coverage, p-values and MDEs are the ones a verdict states."""
     aa = judged.get("aa")
@@ -180,7 +175,7 @@ def as_judged_lines(
     return lines
 
 
-def render(doc: dict[str, Any]) -> str:
+def render(doc: CalibrationRecord) -> str:
     t = doc["tallies"]
     metrics = [m for m in t["aa"]["regression"] if t["aa"]["tested"].get(m)]
     runs = doc["runs"]
