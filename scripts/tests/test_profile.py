@@ -39,6 +39,16 @@ def test_top_added_ranks_by_the_growth_of_each_sides_share():
     assert top == [TopFunction("checksum", base_self_pct=0.0, head_self_pct=50.0, added_self_pct=50.0)]
 
 
+def test_the_profile_speaks_in_the_words_of_the_command_that_runs_it(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(profile, "unavailable", lambda root=None: "perf not found")
+    said = []
+    taken = profile.profile_sides(None, {}, tmp_path, "t", {}, say=said.append)
+    assert taken == ProfileRecord(skipped="perf not found") and said == ["no profile: perf not found"]
+    assert capsys.readouterr().err == ""  # the caller's words only (ab's: "hftbench ab: …")
+    profile.profile_sides(None, {}, tmp_path, "t", {})
+    assert capsys.readouterr().err == "hftbench profile: no profile: perf not found\n"
+
+
 def test_the_verdict_text_shows_the_graph_and_the_table():
     doc = {
         "svg": "profile/diff.svg",

@@ -174,7 +174,14 @@ class AbCommand(Command):
             title = f"{job.sha['head'][:10]} against {job.sha['base'][:10]}: where the time went"
             served = {side: job.served(side) for side in ("base", "head")}
             taken = profile.profile_sides(
-                job.rig, served, job.out, title, job.p50_us, job.root, sandboxed=job.sandboxing.enabled
+                job.rig,
+                served,
+                job.out,
+                title,
+                job.p50_us,
+                job.root,
+                sandboxed=job.sandboxing.enabled,
+                say=say,
             )
             v.profile = taken
         self.close(

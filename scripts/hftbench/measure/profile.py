@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from statistics import median
@@ -242,11 +243,6 @@ def summary(
 # -- the profiled rounds (ab calls this after its counted rounds) -------------------------------
 
 
-def say(msg: str) -> None:
-    """A line of `hftbench ab`'s progress (profile runs inside ab)."""
-    print(f"hftbench ab: {msg}", file=sys.stderr, flush=True)
-
-
 def profile_sides(
     rig: Rig,
     sides: dict[str, Served],
@@ -255,12 +251,14 @@ def profile_sides(
     counted_p50_us: dict[str, list[float]],
     root: Path | None = None,
     sandboxed: bool = False,
+    say: Callable[[str], None] = lambda msg: print(f"hftbench profile: {msg}", file=sys.stderr, flush=True),
 ) -> ProfileRecord:
     """One profiled round of each of `sides` ("base", "head") by the rig that measured them,
     after the counted ones, into <out>/profile/; the `profile` object (paths relative to
     `out`), or {"skipped": why} when this machine cannot profile or a tool failed (the
     verdict stands). `root`: where make deps put the tools. `sandboxed`: the head ran in the
-    sandbox, and what parses its output runs there too (Parsing)."""
+    sandbox, and what parses its output runs there too (Parsing). `say`: a line of progress, in
+    the words of the command that profiles (ab passes its own)."""
     from .cell import link_clients
 
     why = unavailable(root)
@@ -273,17 +271,28 @@ def profile_sides(
     )
     parsing = Parsing(sandboxed, out, (folder, *served))
     profiled: dict[str, Profiled] = {}
+    wrapped: dict[str, Served] = {}
+
+    def run_dir(name: str) -> Path:
+        say(f"profiled round {name} (not counted) …")
+        return folder / name / "run"
+
     try:
-        for name in ("base", "head"):
+        for name in ("base", "head"):  # each side's server under perf record, the clients as they were
             bins = folder / name / "bin"
-            data = folder / name / "perf.data"
-            wrap_server((sides[name].bins / "hft-server").resolve(), bins / "hft-server", data, root)
+            wrap_server(
+                (sides[name].bins / "hft-server").resolve(),
+                bins / "hft-server",
+                folder / name / "perf.data",
+                root,
+            )
             link_clients(sides[name].bins, bins, rig.plan.clients)
-            say(f"profiled round {name} (not counted) …")
-            run_dir = folder / name / "run"
-            run = rig.run(replace(sides[name], bins=bins), run_dir, name=name)
+            wrapped[name] = replace(sides[name], bins=bins)
+        runs = rig.alone(wrapped, run_dir)  # each side alone, base then head, whatever the design
+        for name, run in runs.items():
+            data = folder / name / "perf.data"
             if not data.is_file():
-                raise ProfileError(f"perf wrote no {data}; see {run_dir / 'server.log'}")
+                raise ProfileError(f"perf wrote no {data}; see {folder / name / 'run' / 'server.log'}")
             folded = folder / f"{name}.folded"
             fold(data, folded, root, parsing)
             # tens of MB of raw stacks and copies of the binaries: the folded file keeps what the graph needs
