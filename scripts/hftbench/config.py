@@ -13,7 +13,7 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jsonschema
 import yaml
@@ -21,6 +21,7 @@ import yaml
 from . import roster as roster_mod
 from . import yamlfile
 from .errors import UsageError
+from .results import LinkRecord, ScenarioRecord
 from .yamlfile import where as _where
 
 # bin/hft-floor: raw TCP ping-pong over loopback, the physical floor (a reference row). Not in
@@ -114,10 +115,10 @@ class Scenario:
             changes["interval_s"] = interval_s
         return dataclasses.replace(self, **changes)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ScenarioRecord:
         d = dataclasses.asdict(self)
         d.pop("name")
-        return d
+        return cast(ScenarioRecord, d)
 
 
 @dataclass(frozen=True)
@@ -134,10 +135,10 @@ class LinkProfile:
     spin_us: float = 0.0  # the emulator sleeps until this long before a release, then spins
     description: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LinkRecord:
         d = dataclasses.asdict(self)
         d.pop("name")
-        return d
+        return cast(LinkRecord, d)
 
 
 @dataclass(frozen=True)

@@ -352,6 +352,61 @@ class Fingerprint(TypedDict, total=False):
     isolated_cpus: str  # older files: isolcpus at the top level
 
 
+class LinkRecord(TypedDict, total=False):
+    """A network scenario's `link_profile` in results.json (config.LinkProfile.to_dict)."""
+
+    emulate: bool
+    delay_us: float
+    jitter_us: float
+    loss_pct: float
+    seed: int
+    spin_us: float
+    description: str
+
+
+class ScenarioRecord(TypedDict, total=False):
+    """results.json's `scenarios[name]`: the parameters used (config.Scenario.to_dict), with
+    the link profile of a network scenario (measure/run.py)."""
+
+    connections: int
+    warmup: int
+    orders: int | None
+    duration_s: float | None
+    rate: float | None
+    timeout_ms: int | None
+    seed: int | None
+    description: str
+    link: str | None
+    interval_s: float | None
+    capacity_fraction: float | None
+    link_profile: LinkRecord
+
+
+class CgroupRecord(TypedDict, total=False):
+    """The `cgroup` of results.json's `server` (measure/cgroups.py): its group, or `none` and why."""
+
+    path: str
+    version: int
+    memory_max_bytes: int
+    pids_max: int
+    note: str  # where hftbench moved the processes of the group it runs in
+    none: str | None
+
+
+class ServerRecord(TypedDict, total=False):
+    """results.json's `server` (measure/server.Server.describe), with its cgroup and, in a
+    duet, the slot it took (measure/duet.py)."""
+
+    binary: str
+    sha256: str | None
+    version: str | None
+    flags: list[str]
+    url: str
+    listen: str  # who bound the socket: the harness's fd, or "--addr" (an old build)
+    cgroup: CgroupRecord
+    duet_slot: str
+
+
 @dataclass
 class Run:
     """A whole results folder: results.json as typed objects, plus where it lives."""
@@ -365,9 +420,9 @@ class Run:
     fingerprint: Fingerprint
     git: GitInfo
     tools: dict[str, str | None]  # tool -> the first line of its --version
-    server: dict[str, Any]
+    server: ServerRecord
     targets: dict[str, float]
-    scenarios: dict[str, dict[str, Any]]  # scenario name -> parameters used in this run
+    scenarios: dict[str, ScenarioRecord]  # scenario name -> parameters used in this run
     repeats: int
     cells: list[Cell]
     skipped: list[dict[str, str]] = field(default_factory=list)  # suite clients not found in bin/
@@ -393,9 +448,9 @@ class Run:
             fingerprint=cast(Fingerprint, dict(d.get("fingerprint") or {})),
             git=cast(GitInfo, dict(d.get("git") or {})),
             tools=dict(d.get("tools") or {}),
-            server=dict(d.get("server") or {}),
+            server=cast(ServerRecord, dict(d.get("server") or {})),
             targets=dict(d.get("targets") or {}),
-            scenarios=dict(d.get("scenarios") or {}),
+            scenarios=cast(dict[str, ScenarioRecord], dict(d.get("scenarios") or {})),
             repeats=int(d.get("repeats", 1)),
             cells=[Cell.from_dict(c) for c in d.get("cells", [])],
             skipped=list(d.get("skipped") or []),

@@ -16,7 +16,7 @@ from .. import config as config_mod
 from .. import paths
 from ..config import FLOOR
 from ..errors import UsageError
-from ..results import Cell, Run
+from ..results import Cell, Run, ScenarioRecord
 from . import capacity, cgroups, fingerprint
 from . import placement as placement_mod
 from .cell import CellSetup, describe_server_exit, run_cell
@@ -37,7 +37,7 @@ def _orders(sc: config_mod.Scenario) -> float:
     return sc.warmup + measured
 
 
-def _scenario_record(sc: config_mod.Scenario, links: dict[str, config_mod.LinkProfile]) -> dict:
+def _scenario_record(sc: config_mod.Scenario, links: dict[str, config_mod.LinkProfile]) -> ScenarioRecord:
     """The scenario in results.json; a network scenario carries its link profile."""
     record = sc.to_dict()
     if sc.link and sc.link in links:

@@ -28,9 +28,10 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 from ..errors import UsageError
+from ..results import ServerRecord
 from . import cgroups, proc_sampler, procs
 from .placement import format_cpu_list
 
@@ -40,6 +41,31 @@ LISTENING = re.compile(r"hft-server listening on (http://\d+\.\d+\.\d+\.\d+:\d+)
 READY = re.compile(r"hft-server listening on ")
 LISTEN_FD = "--listen-fd"
 BACKLOG = 4096  # the kernel caps it at net.core.somaxconn, as it does the server's own bind
+
+
+class ServerStats(TypedDict, total=False):
+    """GET /stats (server/README.md): counts since the last reset; the harness reads
+    `total_orders` (checked present), the rest is there for whoever asks."""
+
+    total_orders: int
+    elapsed_seconds: float
+    orders_per_second: float
+    accepted: int
+    rejected: int
+    filled: int
+    new: int
+    partially_filled: int
+    partially_filled_cancelled: int
+    cancelled: int
+    invalid_requests: int
+    failed: int
+    hung: int
+    fills: int
+    traded_quantity: int
+    resting_orders: int
+    symbols: int
+    connections_refused: int
+    connections_open: int
 
 
 class ServerError(RuntimeError):
@@ -154,7 +180,7 @@ class Server:
         text = (self._ask("--version") or "").strip()
         return text.splitlines()[0] if text else None
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ServerRecord:
         """The `server` object of results.json."""
         return {
             "binary": str(self.binary),
@@ -274,7 +300,7 @@ class Server:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> ServerStats:
         """GET /stats as a dict (total_orders = valid orders since the last reset)."""
         body = self._request("GET", "/stats")
         try:
@@ -283,7 +309,7 @@ class Server:
             raise ServerError(f"{self.url}/stats did not answer JSON: {body[:200]!r}") from exc
         if not isinstance(doc, dict) or "total_orders" not in doc:
             raise ServerError(f"{self.url}/stats has no total_orders: {body[:200]!r}")
-        return doc
+        return cast(ServerStats, doc)
 
     def cpu_seconds(self) -> float | None:
         """CPU seconds the server has used so far, its process and every live one under it

@@ -10,13 +10,12 @@ Pure: rows and cells in, markdown lines out.
 from __future__ import annotations
 
 import statistics
-from typing import Any
 
 from .. import metrics
 from ..config import FLOOR
 from ..measure.netpath import round_trip_added_us
 from ..metrics import fmt_us
-from ..results import Run
+from ..results import LinkRecord, Run
 from .rows import Row, busy_poll_note
 
 
@@ -26,7 +25,7 @@ def is_network(run: Run, scenario: str) -> bool:
 
 def _profile_line(run: Run, scenario: str) -> str:
     sc = run.scenarios.get(scenario, {})
-    p: dict[str, Any] = sc.get("link_profile") or {}
+    p: LinkRecord = sc.get("link_profile") or {}
     if not p:
         return f"link `{sc.get('link')}`"
     if not p.get("emulate", True):
