@@ -18,13 +18,14 @@ THROUGHPUT = "throughput"  # successful orders per second (series.py: pooled ove
 ERRORS = "errors"  # error rate: errors / (ok + errors)
 CPU = "cpu"  # the server process's own CPU time per order it handled (results.Cell.server_cpu_s)
 MEMORY = "memory"  # the server's resident memory grown per order it handled: judged as a difference
+EXCEEDANCE = "exceedance"  # head's share of orders past base's quantile, over base's own (a comparison's)
 
 
 @dataclass(frozen=True)
 class Metric:
     name: str  # "p99_us": targets, gates.yaml, results.csv, the store, verdict.json
     key: str  # "p99": the key in a result's latency_us; "throughput" / "errors" otherwise
-    kind: str  # QUANTILE | LATENCY | THROUGHPUT | ERRORS | CPU | MEMORY
+    kind: str  # QUANTILE | LATENCY | THROUGHPUT | ERRORS | CPU | MEMORY | EXCEEDANCE
     label: str  # "P99", for tables and charts
     unit: str  # "us" | "orders/s" | "ratio"
     quantile: float | None = None  # 0.99 for p99_us; None when not a percentile
@@ -66,11 +67,22 @@ CPU_PER_ORDER = Metric("cpu_us_per_order", "cpu_us_per_order", CPU, "server CPU 
 MEMORY_PER_ORDER = Metric(
     "memory_bytes_per_order", "memory_bytes_per_order", MEMORY, "memory per order", "bytes"
 )
+# Not one run's number: a comparison's (judge/exceedance.py). Per round, head's share of its
+# orders past the round's P99.9 (both sides' orders) over base's share; 2.0: of the round's
+# slowest 0.1 %, head's outnumber base's 2 to 1. Its rows show each side's share.
+P999_EXCEEDANCE = Metric("p999_exceedance", "p999_exceedance", EXCEEDANCE, "P99.9 exceedance", "share", 0.999)
 
 PERCENTILES: tuple[Metric, ...] = (P50, P90, P95, P99, P999, P9999)
 # A result's latency_us object, in its documented order (Contract 3).
 LATENCY_US: tuple[Metric, ...] = (MIN, MEAN, STDDEV, *PERCENTILES, MAX)
-ALL: tuple[Metric, ...] = (*LATENCY_US, THROUGHPUT_RPS, ERROR_RATE, CPU_PER_ORDER, MEMORY_PER_ORDER)
+ALL: tuple[Metric, ...] = (
+    *LATENCY_US,
+    THROUGHPUT_RPS,
+    ERROR_RATE,
+    CPU_PER_ORDER,
+    MEMORY_PER_ORDER,
+    P999_EXCEEDANCE,
+)
 BY_NAME: dict[str, Metric] = {m.name: m for m in ALL}
 BY_KEY: dict[str, Metric] = {m.key: m for m in ALL}
 
@@ -85,6 +97,7 @@ GATEABLE: tuple[Metric, ...] = (
     ERROR_RATE,
     CPU_PER_ORDER,
     MEMORY_PER_ORDER,
+    P999_EXCEEDANCE,
 )  # what gates.yaml may test
 
 

@@ -1,6 +1,7 @@
 """Tails past P99 over the rounds: a round design's quantile rests on the rounds' samples, not
 one run's (judge/compare.py `_round_samples`), so P99.9 is judged where one run could never
-carry it."""
+carry it; and the tail the gate guards, head's orders past base's P99.9 of each round
+(judge/exceedance.py), counted where no run holds 100,000 orders."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from gate_synth import latency_run, result_doc, write_run
-from hftbench.answers import NOT_GATED, REGRESSION
+from hftbench.answers import NO_CHANGE, NOT_GATED, REGRESSION
 from hftbench.design_names import PAIRED_ROUNDS, UNPAIRED
+from hftbench.histograms import Grid
+from hftbench.judge import clustered, exceedance
 from hftbench.judge.compare import compare_sides
 from hftbench.judge.gates import load_gates
+from hftbench.publish import verdict_text
 from hftbench.store.baseline import load_side
 
 SERIES = ("latency-1c", "hft")
@@ -64,3 +68,68 @@ def test_unpaired_runs_and_thin_rounds_still_need_the_samples_in_each(stalled, t
     row = _row(compare_sides(*thin, load_gates(), design=PAIRED_ROUNDS), "p999_us")
     assert row.verdict == NOT_GATED
     assert row.reason == "n too small: 5000 samples in a round (each needs ≥ 10,000) < 100000"
+
+
+def test_default_gates_fail_a_rare_stall_on_the_orders_it_puts_past_base_p999(stalled):
+    """0.3 % of head's orders stalled at 300 µs: the round's slowest 0.1 % (both sides) are
+    nearly all head's, far past the 1.5 line; the check fails naming it while P99 stays inside
+    the band."""
+    c = compare_sides(*stalled, load_gates(), design=PAIRED_ROUNDS)
+    row = _row(c, "p999_exceedance")
+    assert row.gated and row.verdict == REGRESSION
+    assert row.ratio > 5.0 and row.ci[0] > 1.5
+    assert row.base_value < 0.0005 and 0.0015 < row.head_value < 0.0025
+    assert _row(c, "p99_us").verdict != REGRESSION
+    assert c.status == REGRESSION and c.exit_code == 1
+    assert any("latency-1c/hft p999_exceedance" in why for why in c.failures())
+    assert verdict_text.value(row.metric, row.head_value).endswith("%")
+
+
+def test_the_same_build_on_both_sides_puts_as_many_past_the_line(tmp_path):
+    rng = np.random.default_rng(7)
+    same = [_rounds(tmp_path, side, rng, n=50_000) for side in ("base", "head")]
+    row = _row(compare_sides(*same, load_gates(), design=PAIRED_ROUNDS), "p999_exceedance")
+    assert row.gated and row.verdict == NO_CHANGE
+    assert 1 / 1.5 < row.ci[0] < 1.0 < row.ci[1] < 1.5
+
+
+def _grid(rng, rounds, n, *, alike=0.0):
+    """A grid of `rounds` rounds of n orders a side from one continuous distribution, a share
+    `alike` of head's orders the same as base's order of the same index (a duet's host stall
+    hits both), the rest drawn on their own: the body (below 4, where P99.9 never is) in one bucket,
+    the tail in buckets of 0.001, fine enough that orders near the line seldom tie."""
+    edges = np.concatenate([[4.0], 4.0 + 0.001 * np.arange(1, 20_001)])
+    base = rng.exponential(1.0, size=(rounds, n))
+    head = np.where(rng.random((rounds, n)) < alike, base, rng.exponential(1.0, size=(rounds, n)))
+
+    def counts(x):
+        index = np.minimum(np.searchsorted(edges, x), len(edges) - 1)
+        return np.stack([np.bincount(row, minlength=len(edges)) for row in index])
+
+    return Grid(edges, counts(base), counts(head))
+
+
+@pytest.mark.parametrize("alike", [0.0, 0.5])
+def test_the_same_build_reads_no_change_whether_or_not_the_sides_move_together(alike):
+    """No change, 300 rounds of 10,000 orders a side (10 past the line each): the rounds' log
+    ratio centres on 0 within 3 standard errors, independent sides or sides sharing half their
+    orders (a line at base's own P99.9 with base's count taken as one more, its order
+    statistic's expectation, reads -4 and -6 standard errors here)."""
+    g = _grid(np.random.default_rng(11), 300, 10_000, alike=alike)
+    base, head = exceedance.round_shares(g, 0.999)
+    y = np.log(head / base)
+    se, _ = clustered.standard_error(y)
+    assert abs(float(np.mean(y))) < 3 * se
+
+
+def test_head_slower_in_its_tail_puts_more_of_its_orders_past_the_line():
+    g = _grid(np.random.default_rng(12), 40, 10_000)
+    slower = Grid(g.values_ns, g.base, np.roll(g.head, 500, axis=1))  # head's tail 0.5 later
+    base, head = exceedance.round_shares(slower, 0.999)
+    assert np.exp(np.mean(np.log(head / base))) > 1.5
+
+
+def test_unpaired_runs_count_past_base_pooled_line(stalled):
+    c = compare_sides(*stalled, load_gates(), design=UNPAIRED)
+    row = _row(c, "p999_exceedance")
+    assert row.verdict == REGRESSION and row.ratio > 5.0

@@ -30,7 +30,7 @@ import numpy as np
 from .. import histograms
 from ..design_names import DUET, PAIRED_ROUNDS, UNPAIRED
 from ..series import Repeat
-from . import clustered, stats
+from . import clustered, exceedance, stats
 
 DESIGNS = (UNPAIRED, PAIRED_ROUNDS, DUET)
 DESCRIBE = {
@@ -127,6 +127,20 @@ def quantile_test(u: Units, q: float, *, n_perm: int, n_boot: int, rng: np.rando
     perm = stats.permutation_quantile_test(g, q, n_perm=n_perm, rng=rng)
     reps = stats.bootstrap_ratio_replicates(g, q, n_boot=n_boot, rng=rng)
     n = min(len(g.base), len(g.head))
+    return Tested(perm.p_value, perm.smallest_p, reps, n, perm.observed, perm.null_log_ratios)
+
+
+def exceedance_test(u: Units, q: float, *, n_perm: int, n_boot: int, rng: np.random.Generator) -> Tested:
+    """Head's share of orders past base's q against base's own (exceedance.py): over the rounds
+    (both paired designs: each round's own line), or over runs against base's pooled line."""
+    g = u.grid
+    if u.pairs:
+        base, head = exceedance.round_shares(g, q)
+        return round_test(base, head, slots=u.slots, n=n_boot, rng=rng)
+    base, head = exceedance.run_shares(g, q)
+    perm = stats.permutation_mean_test(base, head, n_perm=n_perm, rng=rng)
+    reps = stats.bootstrap_mean_replicates(base, head, n_boot=n_boot, rng=rng)
+    n = min(len(base), len(head))
     return Tested(perm.p_value, perm.smallest_p, reps, n, perm.observed, perm.null_log_ratios)
 
 

@@ -81,7 +81,7 @@ def value(metric: str, v: float | None) -> str:
         return fmt_bytes_per_order(v)
     if metric == "throughput_rps":
         return f"{v:,.0f}/s"
-    if metric == "errors":
+    if metric in ("errors", metrics.P999_EXCEEDANCE.name):  # a rate, a share of the orders
         return f"{100 * v:.3g}%"
     return f"{v:,.1f} µs"
 
