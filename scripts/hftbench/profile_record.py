@@ -5,7 +5,7 @@ Python, like verdict.py, which holds it."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import TypedDict, cast
 
 from .absent import ABSENT, known_fields
 
@@ -18,6 +18,27 @@ class TopFunction:
     base_self_pct: float
     head_self_pct: float
     added_self_pct: float
+
+
+class TopFunctionJson(TypedDict):
+    function: str
+    base_self_pct: float
+    head_self_pct: float
+    added_self_pct: float
+
+
+class ProfileRecordJson(TypedDict, total=False):
+    """verdict.json's `profile`, as to_json writes it: every key optional (a skipped profile
+    is {"skipped": why} and its runner)."""
+
+    svg: str
+    folded: dict[str, str]
+    tool: str
+    cpu_ms: dict[str, float]
+    top: list[TopFunctionJson]
+    round_p50_us: dict[str, dict[str, float | None]]
+    skipped: str
+    runner: str
 
 
 @dataclass
@@ -35,18 +56,18 @@ class ProfileRecord:
     skipped: str = ABSENT  # why there is no profile (the verdict stands)
     runner: str = ABSENT  # combine: the pool's runner whose leg profiled
 
-    def to_json(self) -> dict[str, Any]:
-        out = {}
+    def to_json(self) -> ProfileRecordJson:
+        out: dict[str, object] = {}
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name == "top" and self.skipped is not ABSENT:
                 continue  # a skipped profile is {"skipped": why} (and its runner)
             if value is not ABSENT:
                 out[f.name] = [asdict(t) for t in value] if f.name == "top" else value
-        return out
+        return cast(ProfileRecordJson, out)
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> ProfileRecord:
+    def from_json(cls, d: ProfileRecordJson) -> ProfileRecord:
         known = known_fields(cls, d)
         known["top"] = [TopFunction(**t) for t in known.get("top") or []]
         return cls(**known)

@@ -7,7 +7,59 @@ later version added are NotRequired, older files lack them.
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
+
+from .bisect_record import BisectStoredJson
+
+
+class FlagJson(TypedDict):
+    """verdict.Flag as JSON: a gated row whose verdict names a change."""
+
+    scenario: str
+    client: str
+    metric: str
+    ratio: float | None
+    verdict: str
+
+
+class GatedRowJson(TypedDict):
+    """stored_verdict.GatedRow as JSON: a gated row's change, interval and MDE."""
+
+    scenario: str
+    client: str
+    metric: str
+    ratio: float | None
+    ci: list[float] | None
+    mde: float | None
+    verdict: str | None
+
+
+class ShownRowJson(TypedDict):
+    """stored_verdict.ShownRow as JSON: a row as the dashboard shows it, its cells' text."""
+
+    scenario: str
+    client: str
+    metric: str
+    gated: bool
+    verdict: str
+    cells: dict[str, str]
+
+
+class StoredVerdictJson(TypedDict):
+    """An entry's `verdict`: stored_verdict.StoredVerdict.to_json() (its fields, the ABSENT ones
+    left out; gh-pages/lib/stored-verdict.schema.json is the dashboard's reading of it)."""
+
+    status: str
+    base: str | None
+    partial: NotRequired[bool]
+    confidence: NotRequired[float | None]
+    looks: NotRequired[int | None]
+    flags: list[FlagJson]
+    gated: NotRequired[list[GatedRowJson]]
+    bisect: NotRequired[BisectStoredJson]
+    headline: NotRequired[str]
+    columns: NotRequired[dict[str, str]]
+    rows: NotRequired[list[ShownRowJson]]
 
 
 class SeriesEntry(TypedDict):
@@ -45,7 +97,7 @@ class RunEntry(TypedDict):
     dirty: bool
     rounds: NotRequired[int]
     results: list[SeriesEntry]
-    verdict: dict[str, Any] | None  # StoredVerdict.to_json(), read by StoredVerdict.from_json
+    verdict: StoredVerdictJson | None  # read back by StoredVerdict.from_json
 
 
 class Shard(TypedDict):

@@ -8,9 +8,11 @@ Plain Python, like verdict.py."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, cast
 
 from .absent import ABSENT, known_fields
+from .bisect_record import BisectStoredJson
+from .store_shapes import StoredVerdictJson
 from .verdict import Flag, Verdict
 
 
@@ -57,21 +59,21 @@ class StoredVerdict:
     looks: int | None = ABSENT
     flags: list[Flag] = field(default_factory=list)
     gated: list[GatedRow] = ABSENT  # every gated series × metric
-    bisect: dict[str, Any] = ABSENT  # verdict.json's bisect without its steps
+    bisect: BisectStoredJson = ABSENT  # verdict.json's bisect without its steps
     headline: str = ABSENT  # rendered once by verdict_text.headline
     columns: dict[str, str] = ABSENT  # column key -> label
     rows: list[ShownRow] = ABSENT
 
-    def to_json(self) -> dict[str, Any]:
-        doc = {}
+    def to_json(self) -> StoredVerdictJson:
+        doc: dict[str, object] = {}
         for f in fields(self):
             value = getattr(self, f.name)
             if value is not ABSENT:
                 doc[f.name] = [asdict(x) for x in value] if f.name in ("flags", "gated", "rows") else value
-        return doc
+        return cast(StoredVerdictJson, doc)
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> StoredVerdict:
+    def from_json(cls, d: StoredVerdictJson) -> StoredVerdict:
         lists = {"flags": Flag, "gated": GatedRow, "rows": ShownRow}
         known = known_fields(cls, d)
         for key, row in lists.items():

@@ -162,10 +162,15 @@ JSON_TYPE = {"None": "null", "str": "string", "bool": "boolean", "int": "integer
 
 
 def _json_types(annotation: str) -> list[str]:
-    """'float | None' -> ['null', 'number']; list[...] is an array, dict[...] an object."""
+    """'float | None' -> ['null', 'number']; list[...] is an array, dict[...] and a JSON
+    TypedDict (BisectStoredJson) an object."""
     parts = [a.strip() for a in annotation.split(" | ")]
     return sorted(
-        "array" if a.startswith("list[") else "object" if a.startswith("dict[") else JSON_TYPE[a]
+        "array"
+        if a.startswith("list[")
+        else "object"
+        if a.startswith("dict[") or a.endswith("Json")
+        else JSON_TYPE[a]
         for a in parts
     )
 
