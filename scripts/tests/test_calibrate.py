@@ -81,7 +81,7 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
     assert cli.main(args) == 0
     doc = json.loads((tmp_path / "calibration.json").read_text())
     assert (
-        doc["runs"] == {"aa": 24, "slow": 16, "stall": 16, "after": 16, "contention": 0}
+        doc["runs"] == {"aa": 24, "slow": 16, "stall": 16, "after": 16, "contention": 0, "leak": 0}
         and doc["inject_delay_us"] == 7
     )
     assert (doc["inject_stall_us"], doc["inject_stall_every"], doc["looks"]) == (60, 50, AB_ROUNDS.looks)
@@ -147,6 +147,49 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
     assert "| alone, 90 % |" in other and "12+ pairs show the design's effect within 2× the bottom" in other
     assert "- latency-1c/hft p50_us: guarded (MDE +" in md
     assert "Minimum detectable effect" in capsys.readouterr().out
+
+
+def _memory(folder: Path, bytes_per_order: float) -> None:
+    """The run's cells as measured with the server's memory read: grown by `bytes_per_order`."""
+    path = folder / "results.json"
+    doc = json.loads(path.read_text())
+    for cell in doc["cells"]:
+        before = 50 << 20
+        cell.update(
+            server_memory_before_bytes=before,
+            server_memory_after_bytes=before + round(bytes_per_order * cell["server_orders"]),
+            server_memory_from="cgroup",
+        )
+    path.write_text(json.dumps(doc))
+
+
+def test_a_leak_is_caught_on_memory_per_order_a_difference_in_bytes(tmp_path, capsys):
+    """The leak kind (--inject-leak-bytes): its head keeps 64 B more for every order, its latency
+    the build's. The tally reads memory per order as the difference it is: the leak flagged
+    there in every draw, the A/A never; the effect and the MDE in bytes per order, not ratios."""
+    rng = np.random.default_rng(11)
+    for kind, count, extra, flags in (("aa", 16, 0.0, []), ("leak", 16, 64.0, ["--inject-leak-bytes=64"])):
+        for i in range(count):
+            for side, grown in (("base", 0.0), ("head", extra)):
+                run = latency_run(rng, 10_000, median_us=30.0, run_noise=0.01)
+                _round(tmp_path, kind, side, i, run, flags if side == "head" else [])
+                folder = next((tmp_path / kind / side).glob(f"run_*_{side}{i + 1:02d}_*"))
+                _memory(folder, grown + float(rng.normal(0.0, 1.5)))
+    args = ["calibrate", "--from", str(tmp_path), "--comparisons", "10", "--k", "12"]
+    assert cli.main([*args, "--bootstrap", "200", "--permutations", "500"]) == 0
+    doc = json.loads((tmp_path / "calibration.json").read_text())
+    assert doc["runs"]["leak"] == 16 and doc["inject_leak_bytes"] == 64
+    key = "latency-1c/hft memory_bytes_per_order"
+    aa, leak = doc["tallies"]["aa"], doc["tallies"]["leak"]
+    assert leak["regression"]["memory_bytes_per_order"] == leak["comparisons"] == 10
+    assert leak["series_regression"][key] == 10 and leak["flagged"] == 10
+    assert aa["regression"]["memory_bytes_per_order"] == 0 and aa["series_no_change"][key] == 10
+    assert aa["series_covered"][key] >= 9  # the A/A's intervals hold 0, the difference's null (not 1)
+    assert 60 < doc["effects"]["leak"][key] < 68  # head − base in bytes per order, not a ratio
+    assert doc["tallies"]["aa"]["mde"][key] < 32  # bytes per order: the gate's threshold is within reach
+    md = (tmp_path / "calibration.md").read_text()
+    assert f"- {key}: +6" in md and " B/order" in md.split(f"- {key}: +6", 1)[1].splitlines()[0]
+    assert "memory kept per order" in md and "against `--inject-leak-bytes 64`" in md
 
 
 def test_the_whole_a_a_pool_states_its_own_offset(tmp_path):

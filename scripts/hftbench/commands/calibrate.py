@@ -8,9 +8,11 @@ rounds. `--runs` A/A rounds (this checkout's build against itself), `--slow-runs
 against a server with `--inject-delay-us D` (every order slower), `--stall-runs` against
 `--inject-stall-us S --inject-stall-every N` (one order in N: the tail only), `--after-runs`
 against `--inject-after-reply-us A` (CPU work after each reply: off the order's own path, so
-in a duet base pays for it too) and `--contention-runs` against `--inject-contention-us C` (a
-cost only while several connections are open), interleaved (aa, slow, stall, after,
-contention, aa, …), into <out>/<kind>/base/ and <out>/<kind>/head/; and `--solo-runs`
+in a duet base pays for it too), `--contention-runs` against `--inject-contention-us C` (a
+cost only while several connections are open) and `--leak-runs` against `--inject-leak-bytes
+N` (N bytes kept for every order and never freed: memory per order, a difference in bytes,
+not a ratio), interleaved (aa, slow, stall, after, contention, leak, aa, …), into
+<out>/<kind>/base/ and <out>/<kind>/head/; and `--solo-runs`
 runs of each server alone, one at a time (<out>/solo/ the build, <out>/solo-<kind>/ each
 injected server): the price of duet (absolute P50 alone against in a duet), and how much of
 each kind's effect alone survives the design ("this design sees 0.4 of it": `survival`).
@@ -86,6 +88,7 @@ class Measuring:
             ],
             "after": [*base, "--inject-after-reply-us", str(args.inject_after_reply_us)],
             "contention": [*base, "--inject-contention-us", str(args.inject_contention_us)],
+            "leak": [*base, "--inject-leak-bytes", str(args.inject_leak_bytes)],
         }
         counts = {
             "aa": args.runs,
@@ -93,6 +96,7 @@ class Measuring:
             "stall": args.stall_runs,
             "after": args.after_runs,
             "contention": args.contention_runs,
+            "leak": args.leak_runs,
             "solo": args.solo_runs,
         }
         return cls(Selection.of(args), args.design, counts, flags)
@@ -190,6 +194,18 @@ class CalibrateCommand(Command):
             help="hft-server --inject-contention-us (default 10)",
         )
         p.add_argument(
+            "--leak-runs",
+            type=int,
+            default=16,
+            help="rounds against a server that keeps memory for every order (default 16)",
+        )
+        p.add_argument(
+            "--inject-leak-bytes",
+            type=int,
+            default=64,
+            help="hft-server --inject-leak-bytes (default 64)",
+        )
+        p.add_argument(
             "--comparisons", type=int, default=200, help="random comparisons of each kind (default 200)"
         )
         p.add_argument(
@@ -248,6 +264,7 @@ class CalibrateCommand(Command):
             "inject_stall_every": flag_value(heads["stall"], "--inject-stall-every"),
             "inject_after_reply_us": flag_value(heads["after"], "--inject-after-reply-us"),
             "inject_contention_us": flag_value(heads["contention"], "--inject-contention-us"),
+            "inject_leak_bytes": flag_value(heads["leak"], "--inject-leak-bytes"),
             "runs": {kind: len(pool) for kind, pool in pools.items()},
             "k": args.k,
             "looks": args.looks,

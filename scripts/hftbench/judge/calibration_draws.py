@@ -17,16 +17,29 @@ from ..answers import FASTER, IMPROVEMENT, NO_CHANGE, REGRESSION
 from ..design_names import DUET, PAIRED_ROUNDS, UNPAIRED
 from ..errors import UsageError
 from ..results import Run
-from . import calibration, designs, independence
+from ..verdict import MetricResult
+from . import calibration, designs, independence, memory
 from .calibration_shapes import Analysis, Counting, Evidence, Lag1, PoolOffset, Tally
 from .compare import Comparison, compare_sides
 from .gates import Gates
 from .hidden import MIN_SOLO_PAIRS, SOLO_CONFIDENCE, Pool, survival
 from .sides import load_runs, side_from_runs
 
-KINDS = ("aa", "slow", "stall", "after", "contention")
+KINDS = ("aa", "slow", "stall", "after", "contention", "leak")
 SHOWN = tuple(m.name for m in (metrics.P50, metrics.P99, metrics.P999))
-EFFECTS = (*SHOWN, metrics.CPU_PER_ORDER.name)  # the effects calibrate reports
+# Metrics judged as a difference head − base in their own unit, not a ratio (judge/memory.py):
+# their null is 0, their MDE and effect are in that unit (bytes per order).
+DIFFERENCES = (metrics.MEMORY_PER_ORDER.name,)
+EFFECTS = (*SHOWN, metrics.CPU_PER_ORDER.name, *DIFFERENCES)  # the effects calibrate reports
+
+
+def effect(r: MetricResult) -> float | None:
+    """A row's effect, all rounds merged: head / base, or head − base for a difference metric
+    (memory per order: the leak kind's, in bytes per order); None when the row has none."""
+    if r.metric in DIFFERENCES:
+        extra = memory.extra(r)
+        return None if extra is None or not math.isfinite(extra) else round(extra, 1)
+    return None if r.ratio is None else round(r.ratio, 3)
 
 
 def solo_dir(kind: str) -> str:
@@ -99,7 +112,7 @@ def _count(t: Counting, c: Comparison) -> None:
         passed = r.verdict in (NO_CHANGE, IMPROVEMENT, FASTER)
         t["series_passed"][key] = t["series_passed"].get(key, 0) + passed
         if r.ci is not None and all(np.isfinite(r.ci)):
-            null = 0.0 if r.metric == metrics.MEMORY_PER_ORDER.name else 1.0  # a difference's null is 0
+            null = 0.0 if r.metric in DIFFERENCES else 1.0  # a difference's null is 0
             t["series_covered"][key] = t["series_covered"].get(key, 0) + (r.ci[0] <= null <= r.ci[1])
         if r.p_value is not None:
             t["series_p"].setdefault(key, []).append(float(r.p_value))
@@ -151,10 +164,11 @@ def analyse(
     effects: dict[str, dict[str, float]] = {}
     for kind, pool in pools.items():
         if kind != "aa" and pool:
+            rows = _compare(pool, kind, gates, design).results
             effects[kind] = {
-                f"{r.series} {r.metric}": round(r.ratio, 3)
-                for r in _compare(pool, kind, gates, design).results
-                if r.ratio is not None and r.metric in EFFECTS
+                f"{r.series} {r.metric}": e
+                for r in rows
+                if r.metric in EFFECTS and (e := effect(r)) is not None
             }
     seen = survival(effects, solo, gates, calibration.MAX_AMPLIFICATION)
     guards = calibration.guard_rows(done["aa"], gates, seen)

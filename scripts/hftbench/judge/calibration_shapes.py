@@ -122,7 +122,9 @@ class Analysis(TypedDict):
 
     tallies: dict[str, Tally]
     aa_pool: dict[str, PoolOffset]
-    effects: dict[str, dict[str, float]]  # kind -> "series metric" -> its ratio, all rounds merged
+    # kind -> "series metric" -> its effect, all rounds merged: a ratio head / base, or for a
+    # difference metric (calibration_draws.DIFFERENCES: memory per order) head − base in its unit
+    effects: dict[str, dict[str, float]]
     survival: Survival
     survival_rule: NotRequired[SurvivalRule]
     confidence: NotRequired[float]
@@ -143,6 +145,7 @@ class CalibrationRecord(Analysis):
     inject_stall_every: int | None
     inject_after_reply_us: int | None
     inject_contention_us: int | None
+    inject_leak_bytes: NotRequired[int | None]  # records from before the leak kind have none
     runs: dict[str, int]  # kind -> its rounds
     k: int
     looks: NotRequired[int]

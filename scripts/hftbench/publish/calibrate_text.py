@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import metrics
 from ..answers import FASTER, IMPROVEMENT, NO_CHANGE
 from ..judge.calibration_shapes import CalibrationRecord, Evidence, PoolOffset, Survival, SurvivalRule, Tally
 
@@ -11,7 +12,26 @@ TITLE = {
     "stall": "tail-only stall",
     "after": "work after the reply",
     "contention": "cost only under concurrency",
+    "leak": "memory kept per order",
 }
+
+
+def _difference(key: str) -> bool:
+    """Whether a "series metric" row is judged as a difference in its own unit (memory per
+    order, bytes), not a ratio: its MDE and effect are bytes per order."""
+    m = metrics.BY_NAME.get(key.rsplit(" ", 1)[-1])
+    return m is not None and m.kind == metrics.MEMORY
+
+
+def mde_text(key: str, mde: float, percent: str = "%") -> str:
+    """An MDE as its row reads: +1.2% for a ratio (`percent` its sign), 12.5 B/order for a
+    difference."""
+    return f"{mde:,.1f} B/order" if _difference(key) else f"{100 * (mde - 1):+.1f}{percent}"
+
+
+def effect_text(key: str, value: float) -> str:
+    """An effect, all rounds merged: ×1.3 for a ratio, +64.0 B/order for a difference."""
+    return f"{value:+,.1f} B/order" if _difference(key) else f"×{value}"
 
 
 def _pct(n: int, d: int) -> str:
@@ -187,7 +207,8 @@ def render(doc: CalibrationRecord) -> str:
         f"{runs.get('stall', 0)} against `--inject-stall-us {doc.get('inject_stall_us')} "
         f"--inject-stall-every {doc.get('inject_stall_every')}`, "
         f"{runs.get('after', 0)} against `--inject-after-reply-us {doc.get('inject_after_reply_us')}`, "
-        f"{runs.get('contention', 0)} against `--inject-contention-us {doc.get('inject_contention_us')}`; "
+        f"{runs.get('contention', 0)} against `--inject-contention-us {doc.get('inject_contention_us')}`, "
+        f"{runs.get('leak', 0)} against `--inject-leak-bytes {doc.get('inject_leak_bytes')}`; "
         f"{t['aa']['comparisons']} random draws "
         f"of {doc['k']} rounds of each kind, judged as one of {doc.get('looks', 1)} looks "
         f"(alpha / looks); gates `{doc['gates']}`.",
@@ -229,13 +250,13 @@ def render(doc: CalibrationRecord) -> str:
         "Minimum detectable effect (median over the A/A comparisons; 80% power at the gate's level):",
         "",
     ]
-    lines += [f"- {name}: {100 * (v - 1):+.1f}%" for name, v in t["aa"]["mde"].items()]
+    lines += [f"- {name}: {mde_text(name, v)}" for name, v in t["aa"]["mde"].items()]
     for kind, eff in doc["effects"].items():
         lines += ["", f"Effect of the {TITLE[kind]} (all its rounds, head / base, merged):", ""]
-        lines += [f"- {name}: ×{ratio}" for name, ratio in eff.items()]
+        lines += [f"- {name}: {effect_text(name, value)}" for name, value in eff.items()]
     lines += ["", "What this runner guards (the record `--calibration` hands the gate):", ""]
     lines += [
-        f"- {g['series']} {g['metric']}: guarded (MDE {100 * (g['mde'] - 1):+.1f} %)"
+        f"- {g['series']} {g['metric']}: guarded (MDE {mde_text(g['metric'], g['mde'], ' %')})"
         if g["guarded"]
         else f"- {g['series']} {g['metric']}: {g['why_not']}"
         for g in doc["guards"]
