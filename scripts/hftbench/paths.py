@@ -101,3 +101,9 @@ def run_dir(parent: Path, tag: str = "", number: int | None = None, *, stamp: st
     if number is not None:
         name += f"_{tag}{number:02d}"
     return fresh_dir(parent, name)
+
+
+def round_dir(out: Path, side: str, number: int, *, stamp: str | None = None) -> Path:
+    """Round `number`'s run of `side` in a comparison's folder: out/<side>/run_<UTC>_<side><NN>_<hex>
+    (a duet's and paired rounds' alike)."""
+    return run_dir(out / side, side, number, stamp=stamp)

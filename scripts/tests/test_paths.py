@@ -44,9 +44,10 @@ def test_a_run_folder_is_named_by_the_utc_second_and_a_random_suffix(tmp_path):
 def test_a_rounds_run_folder_names_its_side_and_round_and_its_round_is_the_pairing_key(tmp_path):
     from hftbench.judge import designs, hidden
 
-    base = paths.run_dir(tmp_path / "base", "base", 7, stamp="20261124T000000Z")
-    head = paths.run_dir(tmp_path / "head", "head", 7, stamp="20261124T000000Z")
+    base = paths.round_dir(tmp_path, "base", 7, stamp="20261124T000000Z")
+    head = paths.round_dir(tmp_path, "head", 7, stamp="20261124T000000Z")
     assert re.fullmatch(r"run_20261124T000000Z_base07_[0-9a-f]{6}", base.name) and base.is_dir()
+    assert base.parent == tmp_path / "base" and head.parent == tmp_path / "head"
     assert designs.round_key(base.name) == designs.round_key(head.name) == "07"
     solo = paths.run_dir(tmp_path / "solo", "solo", 3)
     assert hidden._SOLO.search(solo.name).group(1) == "03"  # calibrate's solo runs pair by it too

@@ -91,7 +91,7 @@ def run_round(
     unmeasured (a failure is data: judge/failures.py counts it). `head_slot` ("a" or "b"):
     which slot head's server takes (rig.py balances them over the rounds)."""
     stamp = paths.utc_stamp()
-    dirs = {s: paths.run_dir(out / s, s, pair + 1, stamp=stamp) for s in SIDES}
+    dirs = {s: paths.round_dir(out, s, pair + 1, stamp=stamp) for s in SIDES}
     slot_a = "head" if head_slot == "a" else "base"
     slot_b = "head" if slot_a == "base" else "base"
     slot = {slot_a: "a", slot_b: "b"}

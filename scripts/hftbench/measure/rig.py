@@ -205,7 +205,7 @@ class Rig:
         # Unique run ids (the history store keys runs by id): time, side, round.
         return self.alone(
             {name: sides[name] for name in order(pair, tuple(sides))},
-            lambda name: paths.run_dir(out / name, name, pair + 1),
+            lambda name: paths.round_dir(out, name, pair + 1),
         )
 
     def alone(self, sides: dict[str, Served], run_dir: Callable[[str], Path]) -> dict[str, Run]:
