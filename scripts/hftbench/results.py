@@ -110,7 +110,7 @@ class ClientResult:
     send_lateness: Latency | None = None  # open loop: actual send - intended send (clients that write it)
     send_lateness_histogram_data: str | None = None
     interrupted: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)  # the client's own keys: checked where read
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ClientResult:

@@ -15,7 +15,7 @@ texts and the issue sync import it on a bare hosted runner, without numpy or sci
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from .absent import ABSENT, known_fields
 from .answers import INCONCLUSIVE, NOT_GATED
@@ -129,6 +129,17 @@ class Design:
     units: str  # what the tests resample, in words
 
 
+class SideRefsJson(TypedDict, total=False):
+    """verdict.json's `base` and `head`: SideRefs as written (an older file lacks some keys)."""
+
+    runs: int
+    run_ids: list[str]
+    commit: str | None
+    branch: str | None
+    runner: str | None
+    ref: str | None
+
+
 @dataclass
 class SideRefs:
     """What was measured on one side: its runs and the commit they built."""
@@ -141,7 +152,7 @@ class SideRefs:
     ref: str | None = ABSENT  # the name ab showed for it (ab, combine)
 
     @classmethod
-    def from_json(cls, d: dict[str, Any] | None) -> SideRefs:
+    def from_json(cls, d: SideRefsJson | None) -> SideRefs:
         d = d or {}
         return cls(**{"runs": len(d.get("run_ids") or []), "run_ids": [], **known_fields(cls, d)})
 
@@ -180,6 +191,16 @@ class AbSection:
         return cls(**known)
 
 
+class BuildTimeoutJson(TypedDict):
+    """verdict.json's `build_timeout`: BuildTimeout's fields."""
+
+    side: str
+    commit: str
+    timeout_s: float
+    log: str
+    why: str
+
+
 @dataclass
 class BuildTimeout:
     """A side whose build did not finish in ab's --build-timeout (measure/worktrees.py): killed
@@ -192,11 +213,11 @@ class BuildTimeout:
     log: str  # the build's output, as ab's folder has it: "head/build.log"
     why: str  # the headline's words: "head's build did not finish in 900 s: …"
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_json(self) -> BuildTimeoutJson:
+        return cast(BuildTimeoutJson, asdict(self))
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> BuildTimeout:
+    def from_json(cls, d: BuildTimeoutJson) -> BuildTimeout:
         return cls(
             **{"side": "", "commit": "", "timeout_s": 0.0, "log": "", "why": "", **known_fields(cls, d)}
         )
@@ -320,7 +341,7 @@ class Verdict:
     unjudged: list[str] = ABSENT
     build_timeout: BuildTimeout = ABSENT  # a side's build killed at ab's --build-timeout: no rounds
     # Keys this type does not know (a later version's): kept as read, written back after the rest.
-    other: dict[str, Any] = field(default_factory=dict)
+    other: dict[str, object] = field(default_factory=dict)  # never read: written back as read
 
     HEAD_KEYS = (
         "schema_version",

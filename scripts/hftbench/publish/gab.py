@@ -13,7 +13,7 @@ throughput as `range`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
@@ -21,13 +21,24 @@ from .. import metrics, results, samples
 from ..series import Series
 
 
-def export(run: results.Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+class GabEntry(TypedDict):
+    """One entry of github-action-benchmark's custom JSON."""
+
+    name: str
+    unit: str
+    value: float
+    range: NotRequired[str]
+    extra: str
+
+
+def export(run: results.Run) -> tuple[list[GabEntry], list[GabEntry]]:
     """(latency entries, throughput entries) for one run folder, from its series (series.py)."""
     cells: dict[tuple[str, str], list[results.Cell]] = {}
     for cell in run.cells:
         if cell.ok and cell.result is not None and cell.result.histogram_data and cell.result.ok > 0:
             cells.setdefault((cell.scenario, cell.client), []).append(cell)
-    latency, throughput = [], []
+    latency: list[GabEntry] = []
+    throughput: list[GabEntry] = []
     for (scenario, client), chosen in cells.items():
         series = Series.of_cells(chosen)
         fewest = series.fewest_samples
@@ -45,13 +56,15 @@ def export(run: results.Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
                     "extra": extra,
                 }
             )
-        entry = {
+        rates = np.array(series.repeat_throughputs())
+        entry: GabEntry = {
             "name": f"{scenario}/{client} throughput",
             "unit": "orders/s",
             "value": round(series.throughput_rps() or 0.0, 1),
+            **(
+                {"range": f"± {float(rates.std(ddof=1)):.1f}"} if len(rates) > 1 else {}
+            ),  # the repeats' spread
+            "extra": extra,
         }
-        rates = np.array(series.repeat_throughputs())
-        if len(rates) > 1:
-            entry["range"] = f"± {float(rates.std(ddof=1)):.1f}"  # the repeats' spread
-        throughput.append({**entry, "extra": extra})
+        throughput.append(entry)
     return latency, throughput

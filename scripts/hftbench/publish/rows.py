@@ -92,7 +92,7 @@ def make_row(cells: list[Cell]) -> Row:
     return row
 
 
-def _busy_poll(extra: dict) -> bool | None:
+def _busy_poll(extra: dict[str, object]) -> bool | None:
     value = extra.get("busy_poll")
     return value if isinstance(value, bool) else None
 
