@@ -1,5 +1,5 @@
-"""The measuring rig that ab, bisect, calibrate and `hftbench run --rounds` share: sides in,
-rounds out.
+"""The measuring rig that ab, bisect, calibrate, ab's profile and `hftbench run --rounds`
+share: sides in, rounds out.
 
 A Rig holds what every round of one comparison shares: the plan (suite, scenarios, clients),
 the design that measures the sides side by side in time (design_names.py: a duet, or
@@ -23,7 +23,7 @@ the same round.
   "head" (both servers at once, one client-hft; duet.py; head's slot balanced over each pair
   of rounds: `head_slot`) or paired rounds (a fresh server per side, in `order(pair, sides)`).
 - `run(side, run_dir)`: the plan against one fresh server of `side` alone: a paired round's
-  side, calibrate's solo runs (`solo`); `alone(sides, dirs)`: one run of each side, one after
+  side, calibrate's solo runs (`solo`); `alone(sides, run_dir)`: one run of each side, one after
   another (the profiled round, profile.py).
 - `rounds(side, out, n)`: `hftbench run --rounds N` (the push-to-main job's rounds when it
   has no baseline): the load rate probed once, then N runs of `side` alone, each against a
