@@ -32,6 +32,10 @@ pub struct Config {
     pub max_symbols: usize,
     /// Busy-wait added to every order: a known slowdown for checking the regression gate.
     pub inject_delay: Duration,
+    /// `inject_delay` applies to an order only while at least this many connections are
+    /// open (0: always): a cost that appears only past some width, which the narrower
+    /// series cannot see.
+    pub inject_delay_min_connections: usize,
     /// Busy-wait added to one order in `every`: a slowdown only the latency tail sees.
     pub inject_stall: Option<Stall>,
     /// CPU time spent for every valid order after its reply is handed to the connection,
@@ -99,6 +103,7 @@ impl Default for Config {
             max_resting_per_symbol: 100_000,
             max_symbols: 1_024,
             inject_delay: Duration::ZERO,
+            inject_delay_min_connections: 0,
             inject_stall: None,
             inject_after_reply: Duration::ZERO,
             inject_contention: Duration::ZERO,

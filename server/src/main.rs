@@ -44,6 +44,10 @@ struct Args {
     /// regression gate catches it.
     #[arg(long, default_value_t = 0, value_name = "N")]
     inject_delay_us: u64,
+    /// Apply --inject-delay-us only while at least C connections are open (0: always): a
+    /// cost only a wide series shows.
+    #[arg(long, default_value_t = 0, value_name = "C")]
+    inject_delay_min_connections: usize,
     /// Busy-wait N microseconds in one order of every --inject-stall-every: a slowdown
     /// only the latency tail sees (P99 moves, P50 does not), to check the gate sees it.
     #[arg(long, default_value_t = 0, value_name = "N")]
@@ -138,6 +142,7 @@ impl Args {
             max_resting_per_symbol: self.max_resting_per_symbol as usize,
             max_symbols: self.max_symbols as usize,
             inject_delay: Duration::from_micros(self.inject_delay_us),
+            inject_delay_min_connections: self.inject_delay_min_connections,
             inject_stall: (self.inject_stall_us > 0).then(|| Stall {
                 delay: Duration::from_micros(self.inject_stall_us),
                 every: self.inject_stall_every,

@@ -27,6 +27,9 @@ pub struct OrderService {
     pub counters: Counters,
     /// `--inject-delay-us`: busy-wait per order, a known slowdown for testing the gate.
     inject_delay: Duration,
+    /// `--inject-delay-min-connections`: the delay only while this many connections are
+    /// open (0: always).
+    inject_delay_min_connections: usize,
     /// `--inject-stall-*`: a busy-wait for one order in N, a slowdown of the tail only.
     inject_stall: Option<Stall>,
     /// Valid orders seen, for picking every N-th one to stall (only touched with a stall).
@@ -69,6 +72,7 @@ impl OrderService {
             ),
             counters: Counters::default(),
             inject_delay: config.inject_delay,
+            inject_delay_min_connections: config.inject_delay_min_connections,
             inject_stall: config.inject_stall,
             stall_counter: AtomicU64::new(0),
             inject_contention: config.inject_contention,
@@ -86,6 +90,12 @@ impl OrderService {
     /// costs (`--inject-after-s`).
     pub fn injects_at(&self, since_start: Duration) -> bool {
         since_start >= self.inject_after
+    }
+
+    /// Whether `--inject-delay-us` delays an order that arrives while `open_connections`
+    /// connections are open (`--inject-delay-min-connections`).
+    pub fn delays_at(&self, open_connections: usize) -> bool {
+        !self.inject_delay.is_zero() && open_connections >= self.inject_delay_min_connections
     }
 
     fn injecting(&self) -> bool {
@@ -137,7 +147,12 @@ impl OrderService {
                 Some(Fault::Fail) => return Some(Err(self.injected_failure())),
             }
         }
-        spin(self.inject_delay);
+        // The open-connections gauge is read only when the delay has a minimum.
+        if self.inject_delay_min_connections == 0
+            || self.delays_at(self.counters.open_connections())
+        {
+            spin(self.inject_delay);
+        }
         if let Some(stall) = self.inject_stall {
             if self.stall_counter.fetch_add(1, Ordering::Relaxed) % stall.every == stall.every - 1 {
                 spin(stall.delay);
