@@ -62,7 +62,7 @@ RemoveIPC=yes
 ProtectKernelModules=yes
 # The job's own cgroup, delegated: systemd enables cpuset, memory and pids for it and hands
 # the runner user the group's directory, cgroup.procs and cgroup.subtree_control, so hftbench
-# (measure/cgroups.py) moves the job's processes into a leaf, hft-bench-job, and makes each
+# (measure/cgroup_leaf.py) moves the job's processes into a leaf, hft-bench-job, and makes each
 # side's server a group beside it: its CPUs, a memory and a pids limit, and its CPU per order
 # from cpu.stat, exited children included. Only the job's group and below: every group above
 # it stays root's, and the job's user, without capabilities, can write none of them.

@@ -25,16 +25,10 @@ After the run the side's group is emptied (SIGKILL to the pids listed in *its ow
 `cgroup.procs`, nothing else) and removed, the run's group and `hft-bench/` with it where
 empty (a concurrent run's keep them), also when the run fails.
 
-A group delegated to hftbench's user (cgroup v2; the self-hosted runner's job unit,
-hft/runner/runner-units.sh: `Delegate=cpuset memory pids`) holds the job's processes, and v2
-enables controllers only below a group without any ("no internal processes"). Where hftbench
-can tell the group is its own to change (the group and its cgroup.procs and
-cgroup.subtree_control owned by its uid: what systemd's Delegate= hands a User=; as root, a
-group systemd marked delegated), it first moves every process of that group into a leaf of
-its own, `<group>/hft-bench-job`, then enables the controllers there and makes
-`hft-bench/...` beside the leaf; a later hftbench of the same job, started in that leaf, uses
-its parent. results.json's `server.cgroup` says so (`note`). A group that is not its own is
-left alone: no process of another owner's group is ever moved.
+A group delegated to hftbench's user (cgroup v2; the self-hosted runner's job unit) holds the
+job's processes, and v2 enables controllers only below a group without any: cgroup_leaf.py
+moves them into a leaf of their own first, where the group is hftbench's to change, and
+`hft-bench/...` goes beside the leaf. results.json's `server.cgroup` says so (`note`).
 
 Where groups cannot be made (not root and nothing delegated, a read-only cgroupfs, a
 controller missing, v2 with processes in a group that is not hftbench's to change) every run
@@ -61,6 +55,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
+from . import cgroup_leaf
+from .cgroup_leaf import LEAF
 from .placement import format_cpu_list
 
 ENV = "HFT_CGROUPS"  # on, off, auto (unset)
@@ -71,11 +67,6 @@ DEFAULT_PIDS = 1024  # tasks (threads count): the server runs a few dozen
 ROOT = Path("/sys/fs/cgroup")
 SELF = Path("/proc/self/cgroup")
 TOP = "hft-bench"
-# v2: the leaf the processes of a delegated group hftbench runs in are moved into, so that
-# controllers can be enabled in that group for hft-bench/ beside it.
-LEAF = "hft-bench-job"
-# The extended attributes systemd sets on a group it delegated (trusted.* readable by root only).
-DELEGATE_XATTRS = ("trusted.delegate", "user.delegate")
 # v1: the hierarchies a group needs (cpuacct for the CPU, cpuset for the CPUs, memory, pids);
 # v2: the controllers enabled for it (cpu.stat's usage_usec needs none).
 V1_CONTROLLERS = ("cpuset", "cpuacct", "memory", "pids")
@@ -152,7 +143,7 @@ def detect(root: Path, self_cgroup: str, uid: int | None = None) -> Layout:
     cgroup.controllers lists cpuset, memory and pids), v1 where each controller has its tree
     (root/cpuset …, a hybrid host's root/unified without controllers is not used), else
     version 0 with the reason. On v2, a group of ours holding processes gets a `leaf` to move
-    them into (take_over); one that is not ours is version 0, saying whose it is."""
+    them into (cgroup_leaf.take_over); one that is not ours is version 0, saying whose it is."""
     own = own_paths(self_cgroup)
     controllers_file = root / "cgroup.controllers"
     if controllers_file.is_file():
@@ -169,10 +160,10 @@ def detect(root: Path, self_cgroup: str, uid: int | None = None) -> Layout:
         if missing:
             where = base / "cgroup.controllers"
             return Layout(0, problem=f"cgroup v2 without the {', '.join(missing)} controller in {where}")
-        if leaf is None and _holds_processes(base):
+        if leaf is None and cgroup_leaf.holds_processes(base):
             leaf = base / LEAF
         if leaf is not None:
-            why_not = not_ours(base, os.geteuid() if uid is None else uid)
+            why_not = cgroup_leaf.not_ours(base, os.geteuid() if uid is None else uid)
             if why_not:
                 return Layout(
                     0,
@@ -206,43 +197,6 @@ def _controllers_at(base: Path, fallback: list[str]) -> list[str]:
         return (base / "cgroup.controllers").read_text().split()
     except OSError:
         return fallback
-
-
-def _holds_processes(group: Path) -> bool:
-    """Whether the v2 group has processes of its own and is bound by the no-internal-process
-    rule: every group but the real root (the one without a cgroup.type file)."""
-    if not (group / "cgroup.type").is_file():
-        return False
-    try:
-        return bool(pids_of((group / "cgroup.procs").read_text()))
-    except OSError:
-        return False
-
-
-def not_ours(group: Path, uid: int) -> str | None:
-    """None where the v2 `group` is `uid`'s to reorganise, else why not, in words. Unprivileged:
-    the group and its cgroup.procs and cgroup.subtree_control are owned by `uid` (what
-    delegation is: systemd's Delegate= chowns exactly these to the unit's User=). Root owns
-    every group, so owning says nothing: only a group marked delegated (the xattrs systemd
-    sets) is its own; the unit a root shell runs in belongs to systemd."""
-    if uid != 0:
-        for path in (group, group / "cgroup.procs", group / "cgroup.subtree_control"):
-            try:
-                owner = path.stat().st_uid
-            except OSError as exc:
-                return f"cannot read {path} ({exc.strerror})"
-            if owner != uid:
-                return f"{path} is owned by uid {owner}, not by this user (uid {uid}): not delegated to it"
-        return None
-    for name in DELEGATE_XATTRS:
-        try:
-            if os.getxattr(group, name).strip() == b"1":
-                return None
-        except OSError:
-            continue
-        except AttributeError:  # no xattrs on this platform
-            break
-    return f"{group} is not marked delegated ({' or '.join(DELEGATE_XATTRS)}): it belongs to whoever made it"
 
 
 def cpu_stat_usage_ns(text: str) -> int:
@@ -328,37 +282,6 @@ def _write(path: Path, value: str) -> None:
 def _read(path: Path) -> str:
     with open(path) as f:
         return f.read()
-
-
-def take_over(layout: Layout, attempts: int = 50) -> int:
-    """Move every process of the v2 group `layout.base[""]` (ours: detect checked) into
-    `layout.leaf`, then enable our controllers for its children; the number of processes moved.
-    A process the job forks meanwhile lands in the group again, and the kernel refuses the
-    enabling (EBUSY) while any is there: then the next pass moves it. OSError where the kernel
-    refuses anything else, or the group never empties."""
-    leaf = layout.leaf
-    if leaf is None:
-        return 0
-    base = layout.base[""]
-    leaf.mkdir(exist_ok=True)
-    enable = " ".join(f"+{c}" for c in V2_CONTROLLERS)
-    moved = 0
-    for _ in range(attempts):
-        for pid in pids_of(_read(base / "cgroup.procs")):
-            try:
-                _write(leaf / "cgroup.procs", str(pid))
-                moved += 1
-            except ProcessLookupError:  # it exited meanwhile
-                continue
-        try:
-            _write(base / "cgroup.subtree_control", enable)
-            return moved
-        except OSError as exc:
-            if exc.errno != errno.EBUSY:
-                raise
-    raise OSError(
-        errno.EBUSY, f"processes kept appearing after {attempts} passes", str(base / "cgroup.procs")
-    )
 
 
 class Group:
@@ -587,7 +510,8 @@ def _warn(message: str) -> None:
 @functools.cache
 def probe() -> tuple[Layout, str | None]:
     """This host's layout, and None when a group can be made and removed here, else why not.
-    In a delegated v2 group holding processes, those are first moved into its leaf (take_over)."""
+    In a delegated v2 group holding processes, those are first moved into its leaf
+    (cgroup_leaf.take_over)."""
     try:
         self_text = SELF.read_text()
     except OSError as exc:
@@ -596,7 +520,8 @@ def probe() -> tuple[Layout, str | None]:
     if layout.version == 0:
         return layout, layout.problem
     try:
-        take_over(layout)
+        if layout.leaf is not None:  # v2 only: a delegated group's processes into their leaf
+            cgroup_leaf.take_over(layout.base[""], layout.leaf, V2_CONTROLLERS)
     except OSError as exc:
         where = exc.filename or layout.base[""]
         base = layout.base[""]
