@@ -30,6 +30,7 @@ The top:
 - `pool.py`        `bench-config/pool.yaml`: the pool's runners and the suites each takes
 - `profile_record.py` verdict.json's `profile`: ab's differential flame graph and top functions
 - `results.py`     typed view of a results folder (results.json + per-client JSON); read by the gate
+- `results_shapes.py` results.json's recorded parts as types (fingerprint, git, server, scenarios, link)
 - `roster.py`      `bench-config/clients.yaml`: the load clients, one line each (errors name file:line)
 - `samples.py`     which percentiles a sample count supports (pure)
 - `schema.py`      validate a client result against `bench-config/schema/result.schema.json`

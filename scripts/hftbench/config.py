@@ -21,7 +21,7 @@ import yaml
 from . import roster as roster_mod
 from . import yamlfile
 from .errors import UsageError
-from .results import LinkRecord, ScenarioRecord
+from .results_shapes import LinkRecord, ScenarioRecord
 from .yamlfile import where as _where
 
 # bin/hft-floor: raw TCP ping-pong over loopback, the physical floor (a reference row). Not in

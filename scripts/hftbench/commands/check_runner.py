@@ -15,7 +15,7 @@ from ..errors import UsageError
 from ..measure import fingerprint
 from ..measure import placement as placement_mod
 from ..measure.fingerprint import stable_fields
-from ..results import Fingerprint
+from ..results_shapes import Fingerprint
 from .base import Command
 
 

@@ -20,6 +20,7 @@ from .. import results
 from ..errors import UsageError
 from ..measure.lateness import fell_behind
 from ..measure.procs import log_tail
+from ..results_shapes import Fingerprint
 from ..series import Repeat
 from ..store_shapes import RunEntry
 
@@ -33,7 +34,7 @@ class SideMeta(TypedDict, total=False):
     commit: str | None
     branch: str | None
     runner: str | None
-    fingerprint: results.Fingerprint
+    fingerprint: Fingerprint
 
 
 @dataclass

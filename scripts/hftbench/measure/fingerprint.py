@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import cast
 
 from .. import __version__, paths
-from ..results import Fingerprint, GitInfo, Tuning
+from ..results_shapes import Fingerprint, GitInfo, Tuning
 from .worktrees import git_cmd
 
 TOOL_COMMANDS = {

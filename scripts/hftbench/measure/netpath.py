@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import cast
 
 from ..config import LinkProfile
-from ..results import LinkStats
+from ..results_shapes import LinkStats
 from . import procs
 
 PREFIX = "hftb"

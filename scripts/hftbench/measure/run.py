@@ -16,7 +16,8 @@ from .. import config as config_mod
 from .. import paths
 from ..config import FLOOR
 from ..errors import UsageError
-from ..results import Cell, Run, ScenarioRecord
+from ..results import Cell, Run
+from ..results_shapes import ScenarioRecord
 from . import capacity, cgroups, fingerprint
 from . import placement as placement_mod
 from .cell import CellSetup, describe_server_exit, run_cell

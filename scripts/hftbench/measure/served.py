@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import paths
-from ..results import GitInfo
+from ..results_shapes import GitInfo
 from . import fingerprint
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TypedDict, cast
 
 from ..errors import UsageError
-from ..results import ServerRecord
+from ..results_shapes import ServerRecord
 from . import cgroups, proc_sampler, procs
 from .placement import format_cpu_list
 

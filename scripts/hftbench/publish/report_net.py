@@ -15,7 +15,8 @@ from .. import metrics
 from ..config import FLOOR
 from ..measure.netpath import round_trip_added_us
 from ..metrics import fmt_us
-from ..results import LinkRecord, Run
+from ..results import Run
+from ..results_shapes import LinkRecord
 from .rows import Row, busy_poll_note
 
 
