@@ -36,7 +36,7 @@ class GatedRow:
 @dataclass
 class ShownRow:
     """A row of the verdict's tables as the dashboard shows it: its cells' text, keyed by
-    publish/verdict_text.py COLUMNS; the other fields find the row and colour it."""
+    publish/verdict_cells.py COLUMNS; the other fields find the row and colour it."""
 
     scenario: str
     client: str

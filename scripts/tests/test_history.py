@@ -13,7 +13,7 @@ from hftbench import cli
 from hftbench.commands.compare import run_compare
 from hftbench.judge.gates import load_gates
 from hftbench.measure import fingerprint
-from hftbench.publish import verdict_text
+from hftbench.publish import verdict_cells, verdict_text
 from hftbench.publish.store_text import stored_verdict
 from hftbench.results import load_run
 from hftbench.store import history as hs
@@ -99,7 +99,7 @@ def test_add_writes_the_documented_format(tmp_path):
     (res,) = entry["results"]
     assert res["ok"] == 20_000  # two repeats merged into one stored sample of the series
     assert res["histogram"].startswith("HISTF") and res["p99_us"] > res["p50_us"] > 0
-    columns = dict(zip(verdict_text.COLUMNS, verdict_text.table_head_cells(0.95), strict=True))
+    columns = dict(zip(verdict_cells.COLUMNS, verdict_cells.table_head_cells(0.95), strict=True))
     assert entry["verdict"] == {
         "status": "regression",
         "base": "b" * 40,
@@ -141,7 +141,7 @@ def test_add_stores_the_headline_and_rows_verdict_text_renders(tmp_path):
     assert stored["headline"] == "❌ Regression: latency-1c/hft P99 +16.1%"
     head = next(ln for ln in markdown.splitlines() if ln.startswith("| | series"))
     assert [c.strip() for c in head[1:-1].split("|")] == list(stored["columns"].values())
-    assert list(stored["columns"]) == list(verdict_text.COLUMNS)
+    assert list(stored["columns"]) == list(verdict_cells.COLUMNS)
     table = _table_cells(markdown)
     assert [list(r["cells"].values()) for r in stored["rows"]] == table and len(table) == 8
     # the failure rows are gated on every series and said in a line, not a table row
@@ -172,7 +172,7 @@ def test_stored_rows_name_outside_text_plainly_on_one_line():
     assert json.loads(json.dumps(stored, allow_nan=False))["gated"][0]["mde"] is None
     (cells,) = [r["cells"] for r in stored["rows"]]
     assert cells["series"] == "a|b_c d/rust" and cells["could_detect"] == "none (too few runs)"
-    assert verdict_text._row(MetricResult.from_json(row)).startswith("| 🟡 | a\\|b\\_c d/rust | P99 |")
+    assert verdict_cells.table_row(MetricResult.from_json(row)).startswith("| 🟡 | a\\|b\\_c d/rust | P99 |")
     assert stored["headline"] == (
         "🟡 Inconclusive: 1 of 1 gated series × metrics undecided; about 40 runs a side would settle it"
     )

@@ -16,7 +16,7 @@ from hftbench.histograms import Grid
 from hftbench.judge import clustered, exceedance
 from hftbench.judge.compare import compare_sides
 from hftbench.judge.gates import load_gates
-from hftbench.publish import verdict_text
+from hftbench.publish import verdict_cells
 from hftbench.store.baseline import load_side
 
 SERIES = ("latency-1c", "hft")
@@ -82,7 +82,7 @@ def test_default_gates_fail_a_rare_stall_on_the_orders_it_puts_past_base_p999(st
     assert _row(c, "p99_us").verdict != REGRESSION
     assert c.status == REGRESSION and c.exit_code == 1
     assert any("latency-1c/hft p999_exceedance" in why for why in c.failures())
-    assert verdict_text.value(row.metric, row.head_value).endswith("%")
+    assert verdict_cells.value(row.metric, row.head_value).endswith("%")
 
 
 def test_the_same_build_on_both_sides_puts_as_many_past_the_line(tmp_path):

@@ -8,7 +8,7 @@ import re
 
 import pytest
 from hftbench import cli
-from hftbench.publish import method_text, regression_issue, verdict_text
+from hftbench.publish import method_text, regression_issue, verdict_cells, verdict_text
 from hftbench.verdict import MetricResult, Verdict
 
 SHA_BASE, SHA_HEAD = "1" * 40, "2" * 40
@@ -246,9 +246,9 @@ def test_a_huge_verdict_is_folded_under_the_comment_limit():
 def test_row_cells_format_each_kind_of_value(row, cells):
     """The cells the summary's table and the history store's rows show (thousands, rates, error
     points, missing values, no detectable effect): written here, once, for every surface."""
-    got = verdict_text.row_cells(MetricResult.from_json(row))
+    got = verdict_cells.row_cells(MetricResult.from_json(row))
     assert [got[0], *got[2:]] == cells and got[1] == f"latency-1c/{row['client']}"
-    assert verdict_text._row(MetricResult.from_json(row)) == "| " + " | ".join(got) + " |"
+    assert verdict_cells.table_row(MetricResult.from_json(row)) == "| " + " | ".join(got) + " |"
 
 
 def test_headlines_name_three_then_count_and_say_when_more_runs_are_out_of_reach():

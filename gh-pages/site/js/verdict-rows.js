@@ -1,8 +1,9 @@
 // A run's gate verdict as the history store keeps it: `hftbench history add` stores the headline,
 // the table's column labels and each gated and reported series × metric's cell texts, rendered
-// once by scripts/hftbench/publish/verdict_text.py (docs/history-store.md). The page shows those texts as
-// they are: it computes no verdict rule and formats no statistic of one. Entries stored before
-// carry only the status word; the page says the rest was not stored then. Pure: no DOM.
+// once by scripts/hftbench/publish/verdict_text.py and verdict_cells.py (docs/history-store.md).
+// The page shows those texts as they are: it computes no verdict rule and formats no statistic
+// of one. Entries stored before carry only the status word; the page says the rest was not
+// stored then. Pure: no DOM.
 
 export const NOT_STORED = 'the gate\'s headline and rows were not stored with runs this old';
 

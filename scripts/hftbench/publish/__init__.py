@@ -19,4 +19,5 @@ text, main's regression issue. Stage 3: may import judge, measure and the top.
 - `soak_report.py`       the soak section of report.md; `soak_plots.py` its plots
 - `store_text.py`        a verdict reduced to the history store's copy, its dashboard rows rendered
 - `verdict_text.py`      every verdict text (job summary, PR comment, issue body, console) from verdict.json
+- `verdict_cells.py`     a verdict row as its table's cells, the columns by name (the store keeps them)
 """

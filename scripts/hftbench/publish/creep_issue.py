@@ -15,7 +15,8 @@ from typing import NotRequired, TypedDict
 from .. import answers, mdsafe, metrics
 from . import regression_issue
 from .regression_issue import Action
-from .verdict_text import HEADLINE, ICON
+from .verdict_cells import ICON
+from .verdict_text import HEADLINE
 
 
 class MakerJson(TypedDict):

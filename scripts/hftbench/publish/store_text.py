@@ -13,7 +13,7 @@ from .. import mdsafe
 from ..absent import ABSENT
 from ..stored_verdict import GatedRow, ShownRow, StoredVerdict
 from ..verdict import Verdict
-from . import verdict_text
+from . import verdict_cells, verdict_text
 
 
 def stored_verdict(v: Verdict) -> StoredVerdict:
@@ -54,18 +54,18 @@ def _finite(x: float | None) -> float | None:
 def shown_verdict(v: Verdict) -> tuple[str, dict[str, str], list[ShownRow]]:
     """The verdict as the dashboard shows it, rendered once by verdict_text: the headline, the
     table's column labels and one row per gated and reported series × metric (the markdown
-    tables' rows, in their order), each cell's text keyed by verdict_text.COLUMNS. Outside names
+    tables' rows, in their order), each cell's text keyed by verdict_cells.COLUMNS. Outside names
     are plain one-line text (mdsafe.title, as in an issue title): the page makes them text nodes."""
     rows = [*verdict_text.gated_rows(v), *verdict_text.reported_rows(v)]
-    head = verdict_text.table_head_cells(v.shown_confidence)
+    head = verdict_cells.table_head_cells(v.shown_confidence)
 
     def by_column(cells: list[str]) -> dict[str, str]:
-        return dict(zip(verdict_text.COLUMNS, cells, strict=True))
+        return dict(zip(verdict_cells.COLUMNS, cells, strict=True))
 
     esc = mdsafe.title
     shown = [
         ShownRow(
-            r.scenario, r.client, r.metric, r.gated, r.verdict, by_column(verdict_text.row_cells(r, esc))
+            r.scenario, r.client, r.metric, r.gated, r.verdict, by_column(verdict_cells.row_cells(r, esc))
         )
         for r in rows
     ]

@@ -19,25 +19,29 @@ from pathlib import Path
 
 from .. import answers, mdsafe, metrics
 from ..errors import UsageError
-from ..metrics import MEMORY_PER_ORDER, fmt_bytes_per_order, fmt_change
-from ..verdict import DriftResult, MetricResult, SideRefs, Verdict
+from ..metrics import fmt_change
+from ..verdict import MetricResult, SideRefs, Verdict
 from . import bisect_text, method_text, pool_text, profile_text
+from .verdict_cells import (
+    ICON,
+    MEMORY,
+    Row,
+    change,
+    could_detect,
+    detectable,
+    interval,
+    metric_cell,
+    series_cell,
+    table_head,
+    table_row,
+    value,
+    verdict_cell,
+)
 
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
 BODY_BUDGET = GITHUB_BODY_LIMIT - 1_536  # room for what the CI scripts wrap around it
 STICKY_MARKER = "<!-- hft-bench-verdict -->"
-Row = MetricResult | DriftResult  # a table's row: the cells read the fields both have
 
-ICON = {
-    answers.INVALID: "⛔",
-    answers.REGRESSION: "🔴",
-    answers.INCONCLUSIVE: "🟡",
-    answers.IMPROVEMENT: "🟢",
-    answers.SLOWER: "🟠",
-    answers.FASTER: "🔵",
-    answers.NO_CHANGE: "⚪",
-    answers.NOT_GATED: "▫️",
-}
 HEADLINE = {
     answers.INVALID: "⛔ Invalid",
     answers.REGRESSION: "❌ Regression",
@@ -71,114 +75,6 @@ def ref_name(side: SideRefs) -> str:
     return f"`{mdsafe.code(name)}`" if name else "(unknown)"
 
 
-MEMORY = MEMORY_PER_ORDER.name  # its row is a difference in bytes per order, not a ratio
-
-
-def value(metric: str, v: float | None) -> str:
-    if v is None:
-        return "–"
-    if metric == MEMORY:
-        return fmt_bytes_per_order(v)
-    if metric == "throughput_rps":
-        return f"{v:,.0f}/s"
-    if metric in ("errors", metrics.P999_EXCEEDANCE.name):  # a rate, a share of the orders
-        return f"{100 * v:.3g}%"
-    return f"{v:,.1f} µs"
-
-
-def change(r: Row) -> str:
-    if r.metric == "errors":
-        if r.base_value is None or r.head_value is None:
-            return "–"
-        d = 100 * (r.head_value - r.base_value)
-        return "=" if d == 0 else f"{'▲' if d > 0 else '▼'} {d:+.3g} pt"
-    if r.metric == MEMORY:  # head − base, bytes per order
-        if r.base_value is None or r.head_value is None:
-            return "–"
-        d = r.head_value - r.base_value
-        arrow = "▲" if d > 0.05 else "▼" if d < -0.05 else "="
-        return f"{arrow} {fmt_bytes_per_order(d, signed=True)}"
-    if r.ratio is None:
-        return "–"
-    pct = 100 * (r.ratio - 1)
-    arrow = "▲" if pct > 0.05 else "▼" if pct < -0.05 else "="
-    return f"{arrow} {pct:+.1f}%"
-
-
-def interval(r: Row) -> str:
-    ci = r.ci
-    if not ci or any(x is None or x != x for x in ci):
-        return "–"
-    if r.metric == MEMORY:
-        return f"{fmt_bytes_per_order(ci[0], signed=True)} … {fmt_bytes_per_order(ci[1], signed=True)}"
-    return f"{fmt_change(ci[0])} … {fmt_change(ci[1])}"
-
-
-def detectable(r: Row) -> str:
-    """'≥ +12.0%': the smallest slowdown for which the gate fails with 80 % power (an old
-    verdict without it: the bar of significance, `mde`)."""
-    mde = could_detect(r)
-    if mde is None:
-        return "–"
-    if not math.isfinite(mde):
-        return "none (too few runs)"
-    if r.metric == MEMORY:
-        return f"≥ {fmt_bytes_per_order(mde, signed=True)}"
-    return f"≥ {fmt_change(mde)}"
-
-
-def could_detect(r: Row) -> float | None:
-    fails_at = getattr(r, "fails_at", None)
-    return fails_at if fails_at is not None else r.mde
-
-
-def _series(r: Row, esc=mdsafe.text) -> str:
-    return esc(f"{r.scenario}/{r.client}")
-
-
-def _metric(r: Row, esc=mdsafe.text) -> str:
-    return esc(metrics.label(r.metric))
-
-
-# A memory row's answers in its own words (the ratios' "slower" and "faster" are about time).
-MEMORY_WORDS = {answers.SLOWER: "more, under the gate", answers.FASTER: "less, under the gate"}
-
-
-def _verdict_cell(r: Row) -> str:
-    if r.metric == MEMORY and r.verdict in MEMORY_WORDS:
-        return MEMORY_WORDS[r.verdict]
-    return r.verdict.replace("_", " ")
-
-
-# The table's columns by name: the history store keeps each row's cells under these keys
-# (publish/store_text.py's shown_verdict), so the dashboard shows this table without formatting it.
-COLUMNS = ("icon", "series", "metric", "base", "head", "change", "interval", "could_detect", "verdict")
-
-
-def row_cells(r: Row, esc=mdsafe.text) -> list[str]:
-    """One table row's cells, in COLUMNS order (`esc`: the outside names made inert for markdown,
-    or plain text with mdsafe.title)."""
-    icon = ICON[r.verdict] if r.gated else ICON[answers.NOT_GATED]
-    sides = [value(r.metric, r.base_value), value(r.metric, r.head_value)]
-    judged = [change(r), interval(r), detectable(r), _verdict_cell(r)]
-    return [icon, _series(r, esc), _metric(r, esc), *sides, *judged]
-
-
-def table_head_cells(confidence: float) -> list[str]:
-    """The table head's cells, in COLUMNS order."""
-    interval_label = f"{100 * confidence:.4g}% interval"
-    return ["", "series", "metric", "base", "head", "change", interval_label, "could detect", "verdict"]
-
-
-def _row(r: Row) -> str:
-    return "| " + " | ".join(row_cells(r)) + " |"
-
-
-def _table_head(confidence: float) -> str:
-    head = "|" + "|".join(f" {c} " if c else " " for c in table_head_cells(confidence)) + "|"
-    return head + "\n" + "|---" * len(COLUMNS) + "|"
-
-
 def drift_lines(doc: Verdict) -> list[str]:
     """The soak drift table (verdict.json `drift`: head's last tenth against its first); [] without."""
     rows = doc.drift or []
@@ -195,11 +91,11 @@ def drift_lines(doc: Verdict) -> list[str]:
         growth = r.rss_growth_mib_per_h
         g_ci = r.rss_growth_ci or [None, None]
         rss = "–" if growth is None else f"{growth:+,.1f} MiB/h ({g_ci[0]:+,.1f} … {g_ci[1]:+,.1f})"
-        verdict = "drifted" if r.verdict == answers.REGRESSION else _verdict_cell(r)
+        verdict = "drifted" if r.verdict == answers.REGRESSION else verdict_cell(r)
         shown = r.reason and r.verdict != answers.REGRESSION
         why = f": {mdsafe.text(r.reason)}" if shown else ""
         out.append(
-            f"| {icon} | {_series(r)} | {value('p99_us', r.first_value)} | "
+            f"| {icon} | {series_cell(r)} | {value('p99_us', r.first_value)} | "
             f"{value('p99_us', r.last_value)} | {change(r)} | {interval(r)} | {detectable(r)} | "
             f"{rss} | "
             f"{verdict}{why} |"
@@ -223,8 +119,8 @@ def _hit(r: Row, esc) -> str:
     own regression decided names that runner (pooled.own_regressions), not the pooled change."""
     why = r.reason or ""
     if r.verdict == answers.REGRESSION and why.startswith("runner ") and " alone: " in why:
-        return f"{_series(r, esc)} {esc(why.split(';')[0])}"
-    return f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}"
+        return f"{series_cell(r, esc)} {esc(why.split(';')[0])}"
+    return f"{series_cell(r, esc)} {metric_cell(r, esc)} {change(r).split(' ', 1)[-1]}"
 
 
 def failure_rows(doc: Verdict, verdict: str) -> list[MetricResult]:
@@ -284,24 +180,24 @@ def _headline(doc: Verdict, esc) -> str:
     if doc.build_timeout:  # ab: a side's build killed at --build-timeout, nothing measured
         return f"{lead}: {esc(doc.build_timeout.why)}"
     if status == answers.INVALID:
-        parts = [f"{_series(r, esc)}: {esc(r.reason or '')}" for r in failure_rows(doc, answers.INVALID)]
+        parts = [f"{series_cell(r, esc)}: {esc(r.reason or '')}" for r in failure_rows(doc, answers.INVALID)]
         parts += [esc(why) for why in doc.unjudged or []]
         return f"{lead}: {'; '.join(parts[:2])}{f' and {len(parts) - 2} more' if len(parts) > 2 else ''}"
     hit = [r for r in rows if r.verdict == status]
     errors = failure_rows(doc, status)
     drifted = [r for r in doc.drift or [] if r.gated and r.verdict == status]
     if status in (answers.SLOWER, answers.FASTER) and hit:
-        parts = [f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}" for r in hit]
+        parts = [f"{series_cell(r, esc)} {metric_cell(r, esc)} {change(r).split(' ', 1)[-1]}" for r in hit]
         more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
         within = _band(hit[0])
         null = "0" if hit[0].metric == MEMORY else "1"  # a difference's no change, or a ratio's
         named = ", ".join(parts[:3])
         return f"{lead} of {within}: {named}{more} (the whole interval under it, and excluding {null})"
     if status in (answers.REGRESSION, answers.IMPROVEMENT) and (hit or errors or drifted):
-        parts = [f"{_series(r, esc)} {esc(r.reason or 'orders failed')}" for r in errors]
+        parts = [f"{series_cell(r, esc)} {esc(r.reason or 'orders failed')}" for r in errors]
         parts += [_hit(r, esc) for r in hit]
         parts += [
-            f"{_series(r, esc)} {_metric(r, esc)} drifted {change(r).split(' ', 1)[-1]} over the soak"
+            f"{series_cell(r, esc)} {metric_cell(r, esc)} drifted {change(r).split(' ', 1)[-1]} over the soak"
             for r in drifted
         ]
         more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
@@ -324,7 +220,8 @@ def _headline(doc: Verdict, esc) -> str:
         fails = ""
         if beyond:
             named = ", ".join(
-                f"{_series(r, esc)} {_metric(r, esc)} {change(r).split(' ', 1)[-1]}" for r in beyond[:2]
+                f"{series_cell(r, esc)} {metric_cell(r, esc)} {change(r).split(' ', 1)[-1]}"
+                for r in beyond[:2]
             )
             fails = f"; fails: the estimate is beyond the threshold ({named})"
         return f"{lead}: {len(open_rows)} of {len(rows)} gated series × metrics undecided{what}{fails}"
@@ -371,9 +268,9 @@ def disagreements(doc: Verdict) -> list[str]:
             and r.verdict in (answers.IMPROVEMENT, answers.FASTER)
         ]
         if faster:
-            lat = ", ".join(f"{_metric(r)} {change(r).split(' ', 1)[-1]}" for r in faster)
+            lat = ", ".join(f"{metric_cell(r)} {change(r).split(' ', 1)[-1]}" for r in faster)
             out.append(
-                f"⚠️ **Two views disagree on {_series(cpu)}:** its latency reads faster ({lat}) while the "
+                f"⚠️ **Two views disagree on {series_cell(cpu)}:** its latency reads faster ({lat}) while the "
                 f"head's own server CPU per order is {change(cpu).split(' ', 1)[-1]}. Both servers shared "
                 "the CPU, so base paid for work the head does outside the order's path; the CPU per "
                 "order is the view the sharing cannot blur."
@@ -389,17 +286,20 @@ def _details(doc: Verdict) -> list[str]:
     undecided = [r for r in gated_rows(doc) if r.verdict == answers.INCONCLUSIVE and r.reason]
     if undecided:
         out += ["**Undecided:**", ""]
-        out += [f"- {_series(r)} {_metric(r)}: {mdsafe.text(r.reason)}" for r in undecided]
+        out += [f"- {series_cell(r)} {metric_cell(r)}: {mdsafe.text(r.reason)}" for r in undecided]
         out.append("")
     failed = [r for r in doc.results if r.gated and r.metric == "errors" and r.verdict != answers.NO_CHANGE]
     if failed:
         out += ["**Failures** (every order of every round counted; judge/failures.py):", ""]
         out += [
-            f"- {_series(r)}: {r.verdict.replace('_', ' ')}: {mdsafe.text(r.reason or '')}" for r in failed
+            f"- {series_cell(r)}: {r.verdict.replace('_', ' ')}: {mdsafe.text(r.reason or '')}"
+            for r in failed
         ]
         out.append("")
     clean = [
-        _series(r) for r in doc.results if r.gated and r.metric == "errors" and r.verdict == answers.NO_CHANGE
+        series_cell(r)
+        for r in doc.results
+        if r.gated and r.metric == "errors" and r.verdict == answers.NO_CHANGE
     ]
     if clean:
         out += [f"No order failed on either side: {', '.join(clean)}.", ""]
@@ -410,13 +310,13 @@ def _details(doc: Verdict) -> list[str]:
     if too_small:
         groups: dict[tuple[str, str], list[str]] = {}
         for r in too_small:
-            groups.setdefault((_metric(r), mdsafe.text(r.reason)), []).append(_series(r))
+            groups.setdefault((metric_cell(r), mdsafe.text(r.reason)), []).append(series_cell(r))
         items = "; ".join(f"{m} of {', '.join(s)} ({why})" for (m, why), s in groups.items())
         out += [f"**Not gated:** {items}.", ""]
     info = reported_rows(doc)
     if info:
-        out += ["<details><summary>Reported only (not gated)</summary>", "", _table_head(conf)]
-        out += [_row(r) for r in info] + ["", "</details>", ""]
+        out += ["<details><summary>Reported only (not gated)</summary>", "", table_head(conf)]
+        out += [table_row(r) for r in info] + ["", "</details>", ""]
     out += method_text.guard_lines(doc)
     method = method_text.method(doc) + method_text.survival_sentence(doc)
     out += ["<details><summary>How this was decided</summary>", "", method, "", "</details>", ""]
@@ -442,7 +342,7 @@ def markdown(doc: Verdict, *, run_url: str | None = None, budget: int = BODY_BUD
         bt = doc.build_timeout
         killed = f"{mdsafe.text(bt.side)}'s build was killed at its limit of {bt.timeout_s:g} s"
         none = [f"Nothing was measured: {killed}; its output is in `{mdsafe.code(bt.log)}` of the run.", ""]
-    table = [_table_head(doc.shown_confidence), *(_row(r) for r in rows), ""] if rows else none
+    table = [table_head(doc.shown_confidence), *(table_row(r) for r in rows), ""] if rows else none
     # The soak's drift, where the time went and which commit: right under the table, kept when
     # detail is cut.
     sections = drift_lines(doc)
@@ -487,12 +387,12 @@ def console_lines(doc: Verdict) -> list[str]:
     for r in doc.results:
         if r.gated or r.verdict == answers.NOT_GATED:
             lines.append(
-                f"  {r.verdict:<12} {_series(r, str):<24} {_metric(r, str):<10} {change(r):>10}  "
+                f"  {r.verdict:<12} {series_cell(r, str):<24} {metric_cell(r, str):<10} {change(r):>10}  "
                 f"CI {interval(r):<22} detect {detectable(r):<10} {r.reason or ''}"
             )
     for r in doc.drift or []:
         lines.append(
-            f"  {r.verdict:<12} {_series(r, str):<24} {metrics.label(r.metric) + ' drift':<10} "
+            f"  {r.verdict:<12} {series_cell(r, str):<24} {metrics.label(r.metric) + ' drift':<10} "
             f"{change(r):>10}  "
             f"CI {interval(r):<22} detect {detectable(r):<10} {r.reason or ''}"
         )
