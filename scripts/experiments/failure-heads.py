@@ -5,7 +5,7 @@ checkout against itself with the head's server given a failure knob (server/READ
 
     .venv/bin/python scripts/experiments/failure-heads.py OUT SESSIONS [KIND ...]
 
-KIND: aa | fail-concurrency | fail-1c | crash | hang | cpu150 | cpu105 | stall-p999 | leak
+KIND: aa | fail-concurrency | fail-1c | crash | hang | cpu150 | cpu105 | stall-p999 | leak | width
 (default: all). Each session is a fresh `hftbench ab` (its own build check, capacity probe and rounds);
 sessions of the kinds are interleaved (kind after kind, SESSIONS times), so a slow hour of the host falls on
 all of them. Prints one line per session, then per kind: sessions that failed the check
@@ -24,11 +24,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 HFTBENCH = ROOT / ".venv" / "bin" / "hftbench"
-# A round of suite pr sends each server about 52,000 (latency-1c), 42,000 (latency-8c) and
-# 20,000 (load) orders, warm-up included; the knobs are set against those counts.
+# A round of suite pr sends each server about 52,000 (latency-1c), 42,000 (latency-8c),
+# 20,000 (load) and 42,000 (width-64c) orders, warm-up included; the knobs are set against those
+# counts.
 KINDS = {
     "aa": "",
-    # 1 order in 2,000 answered 503, only while 2+ connections are open: latency-8c and load
+    # 1 order in 2,000 answered 503, only while 2+ connections are open: latency-8c, load, width-64c
     "fail-concurrency": "--inject-fail-every 2000 --inject-fail-min-connections 2",
     # 1 order in 10,000 answered 503 at any concurrency: about 5 in each latency-1c cell
     "fail-1c": "--inject-fail-every 10000",
@@ -46,10 +47,17 @@ KINDS = {
     # a leak: 64 bytes kept for every order (resident, never freed), twice the memory-per-order
     # threshold (gates.yaml: 32 B/order); nothing else of the server changes
     "leak": "--inject-leak-bytes 64",
+    # a cost that appears only past 8 connections: 2 µs of busy waiting per order while 16 or
+    # more connections are open, so only width-64c (64) pays it; latency-1c, latency-8c and load
+    # (1 and 8) see nothing. width-64c's server CPU per order is about 7.0 µs; 1 µs read +12.0 %
+    # (+0.84 µs of CPU: the spin is wall-clock time and the duet's servers share a CPU; one
+    # session, 2026-12-03, a busy host), 1.2x the 10 % threshold and too near it for 9 sessions
+    # in 10; 2 µs, about +24 % by the same share, about 2.4x it.
+    "width": "--inject-delay-us 2 --inject-delay-min-connections 16",
 }
 FAILING = {"fail-concurrency", "fail-1c", "crash", "hang"}
 # What a headline says when it names a kind's failure: the failure words, or the kind's metric.
-NAMED_BY = {"leak": ("memory per order",)}
+NAMED_BY = {"leak": ("memory per order",), "width": ("width-64c/hft server CPU per order",)}
 FAILURE_WORDS = ("orders failed", "broke", "Invalid")
 
 

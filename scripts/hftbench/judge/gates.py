@@ -21,6 +21,10 @@ KNOWN = {m.name: m for m in metrics.GATEABLE}
 # wherever the series' latency is (where gates.yaml gates the metric at all).
 SERVER_OWN = ("cpu_us_per_order", "memory_bytes_per_order")
 
+# Why a metric of a series that gates.yaml's `series` guards on other metrics is reported only,
+# where `reported` gives no reason naming its scenario.
+OTHER_METRICS_GUARDED = "gates.yaml's series guards other metrics of it"
+
 # ab's early look (rounds.Rounds.early): after 8 rounds a side it stops on a regression
 # certain at alpha x EARLY_SHARE, and the usual looks keep alpha x (1 - EARLY_SHARE): the
 # error rates stay alpha, and an obvious regression ends the session in half the rounds.
@@ -118,10 +122,13 @@ class Gates:
             follows = metric in SERVER_OWN  # judged wherever the latency is
             if self.gates_series(scenario, client, None if follows else metric):
                 return None
-            if self.gates_series(scenario, client):
-                return "reported only: gates.yaml's series guards other metrics of it"
             name = f"{scenario}/{client}"
-            why = next((w for pat, w in self.reported.items() if fnmatch.fnmatchcase(name, pat)), None)
+            if self.gates_series(scenario, client):
+                # Its other metrics are guarded: a `reported` reason counts only where it names
+                # the scenario (width-64c/*), not where a catch-all ("*") covers every series.
+                why = self.reported_reason(name, naming_the_scenario=True)
+                return f"reported only: {why or OTHER_METRICS_GUARDED}"
+            why = self.reported_reason(name)
             return f"reported only: {why}" if why else "reported only: not in gates.yaml's series"
         series = f"{scenario}/{client}"
         if metric in SERVER_OWN:
@@ -135,6 +142,17 @@ class Gates:
                 return None
             return "no metric of this series is guarded on this runner"
         return self.guards.get(f"{series} {metric}", "not calibrated on this runner (hftbench calibrate)")
+
+    def reported_reason(self, series: str, *, naming_the_scenario: bool = False) -> str | None:
+        """Why gates.yaml's `reported` reports this "scenario/client" only: the first pattern
+        that matches it (with `naming_the_scenario`, only a pattern whose scenario part has no
+        wildcard), else None."""
+        for pattern, why in self.reported.items():
+            if naming_the_scenario and any(c in pattern.partition("/")[0] for c in "*?["):
+                continue
+            if fnmatch.fnmatchcase(series, pattern):
+                return why
+        return None
 
     def metric(self, name: str) -> MetricGate:
         for m in self.metrics:
