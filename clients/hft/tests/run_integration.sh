@@ -145,6 +145,11 @@ if [ -n "${HFT_DUET_URL_A:-}" ]; then # the nested run: URL is the slowed server
   same_intervals duet 2
   duet lanes_duet "$HFT_DUET_URL_A" "$URL" 4 min "$SAN/client-hft" --duration 0.5 --warmup 20 --interval-s 0.1
   same_intervals lanes_duet 2
+  # The width series' 64 lanes (scenarios.yaml width-64c): 128 connections, one epoll, every pair
+  # recorded on both sides (which side is faster: not checked, 64 lanes of b spinning 300 us
+  # each hold the CPU a's orders need). b's orders queue behind up to 63 others' 300 us (P50 65 ms
+  # in a quiet make test): a timeout far past that, so a busy core slows the run, not fails it.
+  duet wide_duet "$HFT_DUET_URL_A" "$URL" 64 - "$SAN/client-hft" --orders 2000 --warmup 128 --timeout-ms 10000
   # Side b's orders all fail (no such path: 404): exit 1, and both results are still written.
   check_rc duet_4xx 1 "$SAN/client-hft" --url "$HFT_DUET_URL_A" --duet-url "$URL/nope" --orders 50 --warmup 5 \
     --output "$TMP/duet_4xx_a.json" --duet-output "$TMP/duet_4xx_b.json"
