@@ -130,3 +130,27 @@ def test_the_sessions_script_names_a_session_offset_and_a_missing_verdict(tmp_pa
     (tmp_path / "empty").mkdir()
     assert script.main([str(tmp_path / "empty")]) == 2
     assert "no verdict.json" in capsys.readouterr().err
+
+
+def test_lag1_within_groups_reads_slots_and_sessions_as_structure_and_finds_a_drifting_host():
+    """Eight sessions of 20 rounds, slots alternating a b, a slot effect and a session offset
+    each: shuffles within each session's slot carry the negative lag-1 that centring and
+    alternation make, so independent rounds read p > 0.05; a host state that lasts a few
+    rounds (AR(1), 0.6) reads correlated."""
+    rng = np.random.default_rng(5)
+    groups, plain, drifting = [], [], []
+    for session in range(8):
+        offset, ar = rng.normal(0, 1.0), 0.0
+        for i in range(20):
+            slot = "ab"[i % 2]
+            groups.append(f"{session}{slot}")
+            noise = rng.normal()
+            ar = 0.6 * ar + noise
+            plain.append(offset + (0.8 if slot == "a" else -0.8) + noise)
+            drifting.append(offset + (0.8 if slot == "a" else -0.8) + ar)
+    raw = ind.lag1_autocorrelation(plain)
+    assert raw.significant  # sessions and slots alone, read as if rounds had no structure
+    calm = ind.lag1_within_groups(plain, groups, shuffles=500, rng=np.random.default_rng(1))
+    assert calm.p > 0.05 and calm.null_mean < 0
+    moving = ind.lag1_within_groups(drifting, groups, shuffles=500, rng=np.random.default_rng(1))
+    assert moving.p < 0.01 and moving.r > moving.null_mean + 3 * moving.null_sd
