@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 HFTBENCH = ROOT / ".venv" / "bin" / "hftbench"
 # A round of suite pr sends each server about 52,000 (latency-1c), 42,000 (latency-8c),
-# 20,000 (load) and 42,000 (width-64c) orders, warm-up included; the knobs are set against those
+# 20,000 (load) and 21,000 (width-64c) orders, warm-up included; the knobs are set against those
 # counts.
 KINDS = {
     "aa": "",
@@ -57,7 +57,11 @@ KINDS = {
 }
 FAILING = {"fail-concurrency", "fail-1c", "crash", "hang"}
 # What a headline says when it names a kind's failure: the failure words, or the kind's metric.
-NAMED_BY = {"leak": ("memory per order",), "width": ("width-64c/hft server CPU per order",)}
+NAMED_BY = {
+    "leak": ("memory per order",),
+    "width": ("width-64c/hft server CPU per order",),
+    "stall-p999": ("latency-1c/hft P99.9 exceedance",),
+}
 FAILURE_WORDS = ("orders failed", "broke", "Invalid")
 
 
