@@ -76,6 +76,19 @@ def test_five_small_slowdowns_that_each_passed_are_caught_together_with_their_co
     assert "not compared" in found.stopped
 
 
+def test_tail_exceedances_do_not_chain_each_comparison_draws_its_own_line():
+    """Each push's P99.9 exceedance is a share past a line that comparison drew (the round's
+    P99.9 over both sides): five x1.3 steps are not x3.7 of anything, so creep leaves them out
+    while it still chains the P50 beside them."""
+    entries = history([1.03] * 5)
+    for e in entries[1:]:
+        row = dict(e["verdict"]["gated"][0], metric="p999_exceedance", ratio=1.3, ci=[1.1, 1.5])
+        e["verdict"]["gated"].append(row)
+    found = creep.judge(creep.chain(newest(entries), entries[:-1]), load_gates())
+    assert [r.key for r in found.rows] == [P50]
+    assert "latency-1c/hft p999_exceedance" in found.links[0].steps
+
+
 def test_noise_around_one_does_not_creep():
     entries = history([1.004, 0.996, 1.003, 0.997, 1.002, 0.998], verdict=answers.NO_CHANGE)
     found = creep.judge(creep.chain(newest(entries), entries[:-1]), load_gates())

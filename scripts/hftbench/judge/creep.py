@@ -168,7 +168,9 @@ def chain(
 
 def judge(creep: Creep, gates: Gates) -> Creep:
     """Each key's cumulative ratio, interval and verdict (Holm over the keys, the gate's rules)."""
-    named = {m.name for m in gates.metrics if m.name != "errors"}  # errors: a rate, not a factor
+    # errors: a rate, not a factor; an exceedance: each comparison draws its own line (the
+    # round's P99.9 over both sides), so its ratios are not steps of one scale and do not chain
+    named = {m.name for m in gates.metrics if m.name != "errors" and m.kind != "exceedance"}
     keys = sorted({k for link in creep.links for k in link.steps if k.split(" ", 1)[1] in named})
     sums = []
     for key in keys:
