@@ -101,6 +101,19 @@ def test_no_change_with_a_memory_row_names_its_band_in_bytes():
     )
 
 
+def test_no_change_names_a_band_of_its_own_and_keeps_it_out_of_the_leading_could_detect():
+    """P99.9 exceedance's band is x1.5: the headline must not read "within ±10%" of it, nor
+    let its +55 % stand for what every row could have seen."""
+    tail = _row("p999_exceedance", "no_change", 1.02, [0.85, 1.22], mde=1.55, threshold=1.5)
+    tail.update(base_value=0.001, head_value=0.00102)
+    doc = _doc("no_change", [_row("p99_us", "no_change", 1.0, [0.97, 1.03]), tail])
+    assert verdict_text.headline(Verdict.from_json(doc)) == (
+        "✅ No change: all 2 gated series × metrics within ±10% (P99.9 exceedance: ±50%, fails at "
+        "+55.0%); each would have failed at +6.0% or more"
+    )
+    assert "| 0.1% | 0.102% |" in verdict_text.markdown(Verdict.from_json(doc))  # each side's share
+
+
 def test_inconclusive_says_what_would_settle_it():
     why = "the interval is not inside -9.1% … +10.0%: about 40 runs a side would settle it"
     doc = _doc(

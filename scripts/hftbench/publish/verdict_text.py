@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from pathlib import Path
 
 from .. import answers, mdsafe, metrics
@@ -203,12 +204,25 @@ def _headline(doc: Verdict, esc) -> str:
         more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
         return f"{lead}: {', '.join(parts[:3])}{more}"
     if status == answers.NO_CHANGE and rows:
-        ratios = [r for r in rows if r.metric != MEMORY] or [None]
-        worst = max((could_detect(r) or 1.0) if r else 1.0 for r in ratios)
-        within = f"±{_band(ratios[0] or rows[0])}"
-        memory = next((r for r in rows if r.metric == MEMORY), None)
-        if memory is not None and ratios != [None]:  # a difference's band is not a percentage
-            within += f" (memory per order: ±{_band(memory)})"
+        # The band most rows share leads; a metric with a band of its own (P99.9 exceedance's
+        # x1.5, memory's bytes) is named with its band and what it could have seen.
+        ratios = [r for r in rows if r.metric != MEMORY]
+        common = Counter(r.threshold for r in ratios).most_common(1)[0][0] if ratios else None
+        lead_rows = [r for r in ratios if r.threshold == common]
+        worst = max((could_detect(r) or 1.0 for r in lead_rows), default=1.0)
+        within = f"±{_band(lead_rows[0] if lead_rows else rows[0])}"
+        own = {}
+        for r in rows:
+            if r.metric == MEMORY or r.threshold != common:
+                seen = own.setdefault(r.metric, [r, 1.0])
+                seen[1] = max(seen[1], could_detect(r) or 1.0)
+        if own and lead_rows:
+            named = [
+                f"{metric_cell(r, esc)}: ±{_band(r)}"
+                + (f", fails at {fmt_change(w)}" if r.metric != MEMORY and math.isfinite(w) else "")
+                for r, w in own.values()
+            ]
+            within += f" ({'; '.join(named)})"
         sees = f"; each would have failed at {fmt_change(worst)} or more" if math.isfinite(worst) else ""
         counted = ", no order failed" if failure_rows(doc, answers.NO_CHANGE) else ""
         return f"{lead}: all {len(rows)} gated series × metrics within {within}{sees}{counted}"
