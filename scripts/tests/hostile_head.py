@@ -17,11 +17,43 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+from hftbench.measure import sandbox
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "bin" / "hft-server"
 # This checkout's folders a head must not write: the hftbench (editable in .venv) and the bin/
 # both tests run, and act's jobs too (their .venv and bin/ link here: HFT_CI_PREBUILT).
 MINE = [ROOT / "scripts" / "hftbench", ROOT / ".venv", ROOT / "bin"]
+
+
+CLIENT = ROOT / "bin" / "client-hft"
+BUILD = "sh build.sh"  # the harness's build command; build.sh is the commit's (its build.rs)
+
+needs_binaries = pytest.mark.skipif(
+    not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)),
+    reason="needs bin/hft-server and bin/client-hft (make build)",
+)
+# Where no sandbox can start the test is skipped with the fix, except under CI (ab refuses there).
+needs_sandbox = pytest.mark.skipif(
+    os.environ.get(sandbox.ENV) != "off" and os.environ.get("CI") != "true" and sandbox.probe() is not None,
+    reason=f"no sandbox can start here ({sandbox.probe()}): {sandbox.FIX}",
+)
+
+
+def git(repo: Path, *args: str) -> str:
+    """git -C repo ARGS, its output stripped; raises on failure."""
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def new_repo(repo: Path) -> None:
+    """An empty repository at `repo` with a committer set."""
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "t@example.com")
+    git(repo, "config", "user.name", "t")
 
 
 def sha(path: Path) -> str:

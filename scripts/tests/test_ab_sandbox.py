@@ -13,7 +13,6 @@ without it (what the sandbox is for); the committed test runs with it on."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 import uuid
@@ -28,31 +27,23 @@ from hftbench.measure.server import sha256 as server_sha256
 from hftbench.publish import method_text
 from hftbench.verdict import Verdict
 from hostile_head import (
+    BUILD,
+    CLIENT,
     GITLINK,
     MINE,
-    ROOT,
     SERVER,
     add_gitlink,
     attacks,
     clean_up,
     fsmonitor_attack,
+    git,
     left_behind,
+    needs_binaries,
+    needs_sandbox,
+    new_repo,
     sha,
     tuning_attack,
     wait_for_none_left,
-)
-
-CLIENT = ROOT / "bin" / "client-hft"
-BUILD = "sh build.sh"  # the harness's build command; build.sh is the commit's (its build.rs)
-
-needs_binaries = pytest.mark.skipif(
-    not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)),
-    reason="needs bin/hft-server and bin/client-hft (make build)",
-)
-# Where no sandbox can start the test is skipped with the fix, except under CI (ab refuses there).
-needs_sandbox = pytest.mark.skipif(
-    os.environ.get(sandbox.ENV) != "off" and os.environ.get("CI") != "true" and sandbox.probe() is not None,
-    reason=f"no sandbox can start here ({sandbox.probe()}): {sandbox.FIX}",
 )
 
 
@@ -264,42 +255,29 @@ def test_a_sandboxed_server_answers_on_loopback_and_is_measured_and_stopped_as_i
 # tuning script). Each attack's marker lies outside the sandbox: only the harness can write it.
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout.strip()
-
-
-def _repo(repo: Path) -> None:
-    repo.mkdir()
-    _git(repo, "init", "-q")
-    _git(repo, "config", "user.email", "t@example.com")
-    _git(repo, "config", "user.name", "t")
-
-
 @pytest.fixture
 def fenced_world(tmp_path):
     """A repository whose head commit's build plants a submodule with core.fsmonitor (the
     gitlink `GITLINK`) and a folder it makes read-only, and whose own tuning script is hostile;
     its server is base's."""
     repo = tmp_path / "repo"
-    _repo(repo)
+    new_repo(repo)
     markers = {"fsmonitor": tmp_path / "fsmonitor-marker", "tuning": tmp_path / "tuning-marker"}
     install = "mkdir -p bin && install -m 755 server.sh bin/hft-server\n"
     (repo / "build.sh").write_text(install)
     (repo / "server.sh").write_text(f'#!/bin/sh\nexec {SERVER} "$@"\n')
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "base")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "base")
     locked = "mkdir -p locked/in && touch locked/in/f && chmod 555 locked/in locked\n"
     (repo / "build.sh").write_text(fsmonitor_attack(markers["fsmonitor"]) + locked + install)
     script = repo / "hft" / "scripts" / "setup_hft_system.sh"
     script.parent.mkdir(parents=True)
     script.write_text(tuning_attack(markers["tuning"]))
     script.chmod(0o755)
-    _git(repo, "add", ".")
+    git(repo, "add", ".")
     add_gitlink(repo)
-    _git(repo, "commit", "-qm", "head: a submodule's fsmonitor and a tuning script")
-    return {"repo": repo, "markers": markers, "out": tmp_path / "ab", "head": _git(repo, "rev-parse", "HEAD")}
+    git(repo, "commit", "-qm", "head: a submodule's fsmonitor and a tuning script")
+    return {"repo": repo, "markers": markers, "out": tmp_path / "ab", "head": git(repo, "rev-parse", "HEAD")}
 
 
 @needs_binaries
@@ -347,7 +325,7 @@ def test_the_harness_runs_nothing_in_the_heads_tree_after_its_build(fenced_world
     }
     # Its tree removed, the read-only folder its build made included.
     assert not (w["out"] / "head" / "worktree").exists() and not (w["out"] / "base" / "worktree").exists()
-    assert GITLINK not in _git(w["repo"], "worktree", "list")
+    assert GITLINK not in git(w["repo"], "worktree", "list")
 
 
 # A head's server that is base's binary under another name is named in the verdict.
@@ -367,16 +345,16 @@ def test_a_launcher_is_hashed_as_the_binary_it_runs(tmp_path):
 @needs_sandbox
 def test_a_head_that_changes_server_yet_serves_bases_binary_is_named(tmp_path):
     repo = tmp_path / "repo"
-    _repo(repo)
+    new_repo(repo)
     (repo / "build.sh").write_text("mkdir -p bin && install -m 755 server.sh bin/hft-server\n")
     (repo / "server.sh").write_text(f'#!/bin/sh\nexec {SERVER} "$@"\n')
     (repo / "server" / "src").mkdir(parents=True)
     (repo / "server" / "src" / "lib.rs").write_text("pub fn order() {}\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "base")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "base")
     # the head rewrites the server's source, yet its build installs the very same binary
     (repo / "server" / "src" / "lib.rs").write_text("pub fn order() { /* faster, it says */ }\n")
-    _git(repo, "commit", "-qam", "head: a new order path")
+    git(repo, "commit", "-qam", "head: a new order path")
     clients = tmp_path / "clients"
     clients.mkdir()
     (clients / "client-hft").symlink_to(CLIENT)

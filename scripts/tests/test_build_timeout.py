@@ -18,47 +18,32 @@ from pathlib import Path
 import pytest
 from hftbench import cli
 from hftbench.errors import UsageError
-from hftbench.measure import sandbox
 from hftbench_fakes import ab_argv
-from hostile_head import ROOT, SERVER, clean_up, endless_build, left_behind, wait_for_none_left
-
-CLIENT = ROOT / "bin" / "client-hft"
-BUILD = "sh build.sh"  # the harness's build command; build.sh is the commit's (its build.rs)
-
-needs_binaries = pytest.mark.skipif(
-    not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)),
-    reason="needs bin/hft-server and bin/client-hft (make build)",
+from hostile_head import (
+    BUILD,
+    ROOT,
+    SERVER,
+    clean_up,
+    endless_build,
+    git,
+    left_behind,
+    needs_binaries,
+    needs_sandbox,
+    new_repo,
+    wait_for_none_left,
 )
-# Where no sandbox can start the test is skipped with the fix, except under CI (ab refuses there).
-needs_sandbox = pytest.mark.skipif(
-    os.environ.get(sandbox.ENV) != "off" and os.environ.get("CI") != "true" and sandbox.probe() is not None,
-    reason=f"no sandbox can start here ({sandbox.probe()}): {sandbox.FIX}",
-)
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout.strip()
-
-
-def _repo(repo: Path) -> None:
-    repo.mkdir()
-    _git(repo, "init", "-q")
-    _git(repo, "config", "user.email", "t@example.com")
-    _git(repo, "config", "user.name", "t")
 
 
 def _endless_repo(tmp_path: Path, endless: str, side: str) -> Path:
     """A repository of two commits whose server is the real one; `side`'s build.sh is `endless`."""
     repo = tmp_path / "repo"
-    _repo(repo)
+    new_repo(repo)
     install = "mkdir -p bin && install -m 755 server.sh bin/hft-server\n"
     (repo / "server.sh").write_text(f'#!/bin/sh\nexec {SERVER} "$@"\n')
     for name in ("base", "head"):
         (repo / "build.sh").write_text((endless if name == side else "") + install)
-        _git(repo, "add", ".")
-        _git(repo, "commit", "-qm", f"{name}: {'a build that never ends' if name == side else 'builds'}")
+        git(repo, "add", ".")
+        git(repo, "commit", "-qm", f"{name}: {'a build that never ends' if name == side else 'builds'}")
     return repo
 
 

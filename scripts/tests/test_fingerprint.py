@@ -3,11 +3,10 @@ commit from the clone by sha; host(tree) runs that tree's tuning script, which i
 harness passes it no side's tree (issue 61)."""
 
 import subprocess
-from pathlib import Path
 
 from hftbench.measure import fingerprint
 from hftbench.measure.fingerprint import git_info
-from hostile_head import tuning_attack
+from hostile_head import git, new_repo, tuning_attack
 
 
 def _repo(tmp_path):
@@ -59,19 +58,6 @@ def test_the_host_name_is_never_stored_nor_part_of_the_runner_id(tmp_path):
     assert stored and not [t for t in stored if "secret-lab" in t or "bench-7" in t]
 
 
-def _git_in(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout.strip()
-
-
-def _new_repo(repo: Path) -> None:
-    repo.mkdir()
-    _git_in(repo, "init", "-q")
-    _git_in(repo, "config", "user.email", "t@example.com")
-    _git_in(repo, "config", "user.name", "t")
-
-
 def test_a_trees_tuning_script_runs_when_its_host_fingerprint_is_taken(tmp_path):
     """The attack is real: fingerprint.host(tree) runs tree's own hft/scripts/setup_hft_system.sh,
     unsandboxed (ab passed a side's worktree before issue 61); the harness now passes none."""
@@ -87,10 +73,10 @@ def test_a_commits_git_info_is_read_from_the_clone_by_sha(tmp_path, monkeypatch)
     monkeypatch.delenv("GITHUB_HEAD_REF", raising=False)
     monkeypatch.delenv("GITHUB_REF_NAME", raising=False)
     repo = tmp_path / "repo"
-    _new_repo(repo)
-    _git_in(repo, "commit", "-q", "--allow-empty", "-m", "first")
-    first = _git_in(repo, "rev-parse", "HEAD")
-    _git_in(repo, "commit", "-q", "--allow-empty", "-m", "second")
+    new_repo(repo)
+    git(repo, "commit", "-q", "--allow-empty", "-m", "first")
+    first = git(repo, "rev-parse", "HEAD")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "second")
     assert fingerprint.commit_info(repo, first, "main") == {
         "commit": first,
         "branch": "main",

@@ -6,24 +6,10 @@ what a build made read-only, follows no link out, and names a tree it could not 
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 from hftbench.measure import fingerprint
 from hftbench.measure.worktrees import git_cmd, remove_worktrees
-from hostile_head import add_gitlink, fsmonitor_attack
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout.strip()
-
-
-def _repo(repo: Path) -> None:
-    repo.mkdir()
-    _git(repo, "init", "-q")
-    _git(repo, "config", "user.email", "t@example.com")
-    _git(repo, "config", "user.name", "t")
+from hostile_head import add_gitlink, fsmonitor_attack, git, new_repo
 
 
 def test_git_status_in_a_tree_with_a_planted_submodule_runs_its_fsmonitor_unless_fenced(tmp_path):
@@ -31,12 +17,12 @@ def test_git_status_in_a_tree_with_a_planted_submodule_runs_its_fsmonitor_unless
     runs the command a populated submodule's core.fsmonitor names. The fence (git_cmd: what
     every git call of hftbench goes through) runs none of it."""
     tree, marker = tmp_path / "tree", tmp_path / "fsmonitor-marker"
-    _repo(tree)
+    new_repo(tree)
     (tree / "a").write_text("a\n")
-    _git(tree, "add", "a")
-    _git(tree, "commit", "-qm", "first")
+    git(tree, "add", "a")
+    git(tree, "commit", "-qm", "first")
     add_gitlink(tree)
-    _git(tree, "commit", "-qm", "a gitlink")
+    git(tree, "commit", "-qm", "a gitlink")
     planted = subprocess.run(["sh", "-c", fsmonitor_attack(marker)], cwd=tree, capture_output=True, text=True)
     assert "fsmonitor planted" in planted.stdout, planted.stdout + planted.stderr
     subprocess.run(
@@ -50,7 +36,7 @@ def test_git_status_in_a_tree_with_a_planted_submodule_runs_its_fsmonitor_unless
     for args in (("status", "--porcelain"), ("diff", "--stat"), ("log", "-1")):
         subprocess.run(git_cmd(tree, *args), capture_output=True)
     assert not marker.exists(), "a fenced git command ran the submodule's core.fsmonitor"
-    assert info["commit"] == _git(tree, "rev-parse", "HEAD") and info["message"] == "a gitlink"
+    assert info["commit"] == git(tree, "rev-parse", "HEAD") and info["message"] == "a gitlink"
 
 
 def test_removing_a_tree_undoes_what_its_build_made_read_only_and_names_what_survives(
