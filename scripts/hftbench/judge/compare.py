@@ -21,7 +21,7 @@ from ..answers import FASTER, IMPROVEMENT, INCONCLUSIVE, INVALID, NO_CHANGE, NOT
 from ..design_names import DUET, UNPAIRED
 from ..series import Repeat, Series
 from ..verdict import Design, DriftResult, Flag, MetricResult, SideRefs, Unguarded, Verdict
-from . import clustered, designs, drift, exceedance, failures, family, stats
+from . import clustered, designs, drift, failures, family, stats
 from . import memory as memory_stats
 from .gates import Gates, MetricGate
 from .rules import RegressionCheck, worse_factor
@@ -426,9 +426,10 @@ def _quantile(
 def _exceedance(
     res: MetricResult, m: MetricGate, u: designs.Units | None, *, gates: Gates, rng, test: bool
 ) -> tuple[float, float, designs.Tested] | None:
-    """Head's share of orders past base's P99.9 over base's own (exceedance.py): shown as each
-    side's share, the rounds' geometric means (or the runs' means, unpaired); tested only when
-    every run holds `min_samples` orders, so each line has orders past it to count."""
+    """Head's share of its orders past the P99.9 of both sides' orders over base's share
+    (exceedance.py): shown as each side's share, the rounds' geometric means (or the runs'
+    means, unpaired); tested only when every run holds `min_samples` orders, so each line has
+    orders past it to count."""
     if u is None:
         res.verdict, res.reason = (
             NOT_GATED,
@@ -438,9 +439,8 @@ def _exceedance(
     if not test:
         return None
     t = designs.exceedance_test(u, m.quantile, n_perm=gates.permutations, n_boot=gates.bootstrap, rng=rng)
-    if t.shown is None:  # unpaired: each side's mean share over its runs
-        base, head = exceedance.run_shares(u.grid, m.quantile)
-        res.base_value, res.head_value = float(np.mean(base)), float(np.mean(head))
+    if t.df == 0 and t.shown is not None:  # unpaired: each side's mean share over its runs
+        res.base_value, res.head_value = t.shown
         res.ratio = res.head_value / res.base_value if res.base_value > 0 else None
     return _tested(res, t, gates)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -131,17 +131,18 @@ def quantile_test(u: Units, q: float, *, n_perm: int, n_boot: int, rng: np.rando
 
 
 def exceedance_test(u: Units, q: float, *, n_perm: int, n_boot: int, rng: np.random.Generator) -> Tested:
-    """Head's share of orders past base's q against base's own (exceedance.py): over the rounds
-    (both paired designs: each round's own line), or over runs against base's pooled line."""
+    """Head's share of its orders past the q of both sides' orders against base's share
+    (exceedance.py): over the rounds (both paired designs: each round's own line), or over
+    runs against one line drawn over every run (unpaired; `shown`: each side's mean share)."""
     g = u.grid
     if u.pairs:
         base, head = exceedance.round_shares(g, q)
         return round_test(base, head, slots=u.slots, n=n_boot, rng=rng)
     base, head = exceedance.run_shares(g, q)
-    perm = stats.permutation_mean_test(base, head, n_perm=n_perm, rng=rng)
-    reps = stats.bootstrap_mean_replicates(base, head, n_boot=n_boot, rng=rng)
-    n = min(len(base), len(head))
-    return Tested(perm.p_value, perm.smallest_p, reps, n, perm.observed, perm.null_log_ratios)
+    return replace(
+        runs_test(base, head, n_perm=n_perm, n_boot=n_boot, rng=rng),
+        shown=(float(np.mean(base)), float(np.mean(head))),
+    )
 
 
 def mean_test(
@@ -166,8 +167,16 @@ def value_test(
             return round_test(b, h, slots=tuple(x.slot for x, _ in matched), n=n_boot, rng=rng)
     b = [of(x) for x in base if of(x) is not None]
     h = [of(y) for y in head if of(y) is not None]
-    perm = stats.permutation_mean_test(b, h, n_perm=n_perm, rng=rng)
-    reps = stats.bootstrap_mean_replicates(b, h, n_boot=n_boot, rng=rng)
+    return runs_test(b, h, n_perm=n_perm, n_boot=n_boot, rng=rng)
+
+
+def runs_test(
+    base: Sequence[float], head: Sequence[float], *, n_perm: int, n_boot: int, rng: np.random.Generator
+) -> Tested:
+    """One value per run, unpaired: permutation over runs of the ratio of the sides' means, its
+    bootstrap replicates resampling runs on each side."""
+    perm = stats.permutation_mean_test(base, head, n_perm=n_perm, rng=rng)
+    reps = stats.bootstrap_mean_replicates(base, head, n_boot=n_boot, rng=rng)
     return Tested(
-        perm.p_value, perm.smallest_p, reps, min(len(b), len(h)), perm.observed, perm.null_log_ratios
+        perm.p_value, perm.smallest_p, reps, min(len(base), len(head)), perm.observed, perm.null_log_ratios
     )
