@@ -41,9 +41,10 @@ struct Args {
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     max_symbols: u64,
     /// Busy-wait N microseconds per order: a known slowdown, to check that the
-    /// regression gate catches it.
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    inject_delay_us: u64,
+    /// regression gate catches it. A decimal to the nanosecond (0.5: 500 ns), so a slowdown
+    /// can be set to a share of the gate's threshold on a server that answers in a few µs.
+    #[arg(long, default_value = "0", value_name = "N", value_parser = parse_delay_us)]
+    inject_delay_us: Duration,
     /// Apply --inject-delay-us only while at least C connections are open (0: always): a
     /// cost only a wide series shows.
     #[arg(long, default_value_t = 0, value_name = "C")]
@@ -136,12 +137,23 @@ fn parse_cpus(text: &str) -> Result<CpuList, String> {
     cpus::parse_list(text).map(CpuList)
 }
 
+/// `--inject-delay-us`: microseconds as a decimal, 0 ..= 1,000,000, whole nanoseconds.
+fn parse_delay_us(text: &str) -> Result<Duration, String> {
+    let us: f64 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number of microseconds (e.g. 2 or 0.5)"))?;
+    if !(0.0..=1_000_000.0).contains(&us) {
+        return Err(format!("{text} µs is outside 0 ..= 1000000"));
+    }
+    Ok(Duration::from_nanos((us * 1000.0).round() as u64))
+}
+
 impl Args {
     fn config(&self) -> Config {
         Config {
             max_resting_per_symbol: self.max_resting_per_symbol as usize,
             max_symbols: self.max_symbols as usize,
-            inject_delay: Duration::from_micros(self.inject_delay_us),
+            inject_delay: self.inject_delay_us,
             inject_delay_min_connections: self.inject_delay_min_connections,
             inject_stall: (self.inject_stall_us > 0).then(|| Stall {
                 delay: Duration::from_micros(self.inject_stall_us),
@@ -203,5 +215,18 @@ fn main() -> ExitCode {
                 _ => ExitCode::from(2),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_delay_is_microseconds_to_the_nanosecond() {
+        assert_eq!(parse_delay_us("0.5"), Ok(Duration::from_nanos(500)));
+        assert_eq!(parse_delay_us("2"), Ok(Duration::from_micros(2)));
+        assert_eq!(parse_delay_us("0.0004"), Ok(Duration::ZERO));
+        assert!(parse_delay_us("-0.5").is_err() && parse_delay_us("inf").is_err());
     }
 }
