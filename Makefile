@@ -184,7 +184,7 @@ check-dashboard:
 
 # actionlint, zizmor and shellcheck of the workflows and CI scripts; then bench.yml and
 # ci.yml under nektos/act for every event, the push path's issue life cycle and the runner
-# installer (pytest -m ci: scripts/tests/test_workflows_act.py, test_ci_push_path.py,
+# installer (pytest -m ci: scripts/tests/ci/test_workflows_act.py, test_ci_push_path.py,
 # test_install_runner.py).
 test-ci: lint-ci
 	$(PYTEST) -m ci

@@ -43,21 +43,21 @@ MEASURING_MODULES = {
     "clients/tests/test_conformance_lifecycle.py",
     # a child's ready line within a timeout (0.5 s, 20 s): beside the serial pass under SCHED_IDLE,
     # a Python child once printed nothing in 0.5 s (a clean clone's make test, 2026-11-29)
-    "scripts/tests/test_procs.py",
+    "scripts/tests/measure/test_procs.py",
 }
 # The act tests are those of these modules that take the act world (a module fixture that
 # every act run of the module shares); a module's checks on the workflow files, and its act
 # runs that measure nothing on a world of their own (`bare_world`), are the rest.
-ACT_MODULES = {"scripts/tests/test_workflows_act.py"}
+ACT_MODULES = {"scripts/tests/ci/test_workflows_act.py"}
 # Neither measuring nor act, but half a minute of waiting the inner loop need not pay: the runner
 # loop's backoffs (real sleeps) and its dedicated user.
-SLOW_MODULES = {"scripts/tests/test_runner_loop.py"}
+SLOW_MODULES = {"scripts/tests/ci/test_runner_loop.py"}
 # Modules whose tests share a module fixture that costs seconds: pytest-xdist makes a module
 # fixture once in every worker that runs one of its tests, so under `--dist loadgroup` each of
 # these runs whole on one worker (pytest_xdist_make_scheduler, below). The runner loop's world
 # (a user, a key, two runner jobs) took 15-28 s in each of 5 workers' setups under worksteal;
 # golden's compare run 4 s in each worker that runs one of its tests.
-ONE_WORKER_MODULES = {"scripts/tests/test_runner_loop.py", "scripts/tests/test_golden.py"}
+ONE_WORKER_MODULES = {"scripts/tests/ci/test_runner_loop.py", "scripts/tests/publish/test_golden.py"}
 
 
 def _needs_real_binaries(item: pytest.Item) -> bool:

@@ -1,5 +1,5 @@
 // The stored verdict as the page reads it: the texts `hftbench history add` stored (rendered by
-// verdict_text.py; scripts/tests/test_history.py checks they equal its summary's), passed through
+// verdict_text.py; scripts/tests/store/test_history.py checks they equal its summary's), passed through
 // unchanged; an entry stored before the rows were gives its status word and says so.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

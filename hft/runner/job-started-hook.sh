@@ -20,7 +20,7 @@
 #   - a job of another repository (GITHUB_REPOSITORY, and .repository.full_name of the payload)
 #   - any workflow but <repo>/.github/workflows/bench.yml (GITHUB_WORKFLOW_REF)
 #   - an event bench.yml does not run on (ALLOWED_EVENTS: its `on:`, checked by
-#     scripts/tests/test_job_started_hook.py against the workflow file)
+#     scripts/tests/ci/test_job_started_hook.py against the workflow file)
 #   - whatever the event, a payload naming a pull request whose code comes from another
 #     repository (a fork, or any other repository): every .head.repo and .head_repository in
 #     the payload (pull_request, pull_request_review, workflow_run, check_suite, ...), and a

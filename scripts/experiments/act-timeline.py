@@ -3,7 +3,7 @@
 tests kept under ACT_TEST_DIR and prints each run's seconds, then each job's first and last
 second from the run's start (act runs a workflow's jobs in stages, one stage after the other).
 
-    ACT_TEST_DIR=/tmp/act .venv/bin/pytest scripts/tests/test_workflows_act.py -m act
+    ACT_TEST_DIR=/tmp/act .venv/bin/pytest scripts/tests/ci/test_workflows_act.py -m act
     scripts/experiments/act-timeline.py /tmp/act
 """
 

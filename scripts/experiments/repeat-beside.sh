@@ -9,7 +9,7 @@
 #
 #   [BUSY=1] scripts/experiments/repeat-beside.sh N OUTDIR COMMAND [ARGS...]
 #   e.g. scripts/experiments/repeat-beside.sh 20 /tmp/pp .venv/bin/pytest -q \
-#          --basetemp /tmp/pp/tmp-{i} scripts/tests/test_ci_push_path.py -k flags_a_slowdown
+#          --basetemp /tmp/pp/tmp-{i} scripts/tests/ci/test_ci_push_path.py -k flags_a_slowdown
 set -uo pipefail
 [ $# -gt 2 ] || { echo "usage: [BUSY=1] repeat-beside.sh N OUTDIR COMMAND [ARGS...]" >&2; exit 2; }
 n=$1 out=$2

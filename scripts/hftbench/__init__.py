@@ -3,7 +3,7 @@
 # Layout
 
 Packages in stage order; a module imports only from its own stage or an earlier one
-(scripts/tests/test_structure.py checks it, with no import cycle):
+(scripts/tests/repo/test_structure.py checks it, with no import cycle):
 
 - the top: the shared vocabulary, below;
 - `measure/`  running the server and the clients (its own map in measure/__init__.py);

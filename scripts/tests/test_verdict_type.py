@@ -231,7 +231,7 @@ def test_a_verdict_python_stored_is_read_by_the_dashboard_s_build(tmp_path):
 
 
 def test_the_store_keeps_what_publish_renders_and_imports_none_of_it():
-    from test_structure import import_graph
+    from support.module_graph import import_graph
 
     graph = import_graph()
     from_store = {b for a, deps in graph.items() if a.startswith("store.") for b in deps}

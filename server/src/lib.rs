@@ -40,7 +40,7 @@
 //!   `main.rs` only parses flags, sets up logging, prints the startup line and maps
 //!   `runtime::serve`'s error to an exit status.
 //!
-//! Dependencies point one way (scripts/tests/test_structure_server.py checks it): no
+//! Dependencies point one way (scripts/tests/server/test_structure_server.py checks it): no
 //! module uses one that uses it back, and none uses an item of this root file.
 
 pub mod book;
