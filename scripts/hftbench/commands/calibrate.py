@@ -9,9 +9,11 @@ against a server with `--inject-delay-us D` (every order slower), `--stall-runs`
 `--inject-stall-us S --inject-stall-every N` (one order in N: the tail only), `--after-runs`
 against `--inject-after-reply-us A` (CPU work after each reply: off the order's own path, so
 in a duet base pays for it too), `--contention-runs` against `--inject-contention-us C` (a
-cost only while several connections are open) and `--leak-runs` against `--inject-leak-bytes
+cost only while several connections are open), `--leak-runs` against `--inject-leak-bytes
 N` (N bytes kept for every order and never freed: memory per order, a difference in bytes,
-not a ratio), interleaved (aa, slow, stall, after, contention, leak, aa, …), into
+not a ratio) and `--width-runs` against `--inject-delay-us W --inject-delay-min-connections
+C` (a cost paid only while C connections are open: suite pr's width-64c alone), interleaved
+(aa, slow, stall, after, contention, leak, width, aa, …), into
 <out>/<kind>/base/ and <out>/<kind>/head/; and `--solo-runs`
 runs of each server alone, one at a time (<out>/solo/ the build, <out>/solo-<kind>/ each
 injected server): the price of duet (absolute P50 alone against in a duet), and how much of
@@ -78,7 +80,7 @@ class Measuring:
         base = shlex.split(args.server_flags)
         flags = {
             "aa": base,
-            "slow": [*base, "--inject-delay-us", str(args.inject_delay_us)],
+            "slow": [*base, "--inject-delay-us", f"{args.inject_delay_us:g}"],
             "stall": [
                 *base,
                 "--inject-stall-us",
@@ -89,6 +91,13 @@ class Measuring:
             "after": [*base, "--inject-after-reply-us", str(args.inject_after_reply_us)],
             "contention": [*base, "--inject-contention-us", str(args.inject_contention_us)],
             "leak": [*base, "--inject-leak-bytes", str(args.inject_leak_bytes)],
+            "width": [
+                *base,
+                "--inject-delay-us",
+                f"{args.inject_width_us:g}",
+                "--inject-delay-min-connections",
+                str(args.inject_width_connections),
+            ],
         }
         counts = {
             "aa": args.runs,
@@ -97,6 +106,7 @@ class Measuring:
             "after": args.after_runs,
             "contention": args.contention_runs,
             "leak": args.leak_runs,
+            "width": args.width_runs,
             "solo": args.solo_runs,
         }
         return cls(Selection.of(args), args.design, counts, flags)
@@ -160,7 +170,10 @@ class CalibrateCommand(Command):
             help="runs of each kind's server alone: the price of duet, and what of each kind survives it (8)",
         )
         p.add_argument(
-            "--inject-delay-us", type=int, default=4, help="hft-server --inject-delay-us (default 4)"
+            "--inject-delay-us",
+            type=float,
+            default=4,
+            help="hft-server --inject-delay-us, µs to the nanosecond (default 4; 0.5: 500 ns)",
         )
         p.add_argument(
             "--inject-stall-us",
@@ -204,6 +217,26 @@ class CalibrateCommand(Command):
             type=int,
             default=64,
             help="hft-server --inject-leak-bytes (default 64)",
+        )
+        p.add_argument(
+            "--width-runs",
+            type=int,
+            default=16,
+            help="rounds against a cost that appears only past --inject-width-connections (default 16)",
+        )
+        p.add_argument(
+            "--inject-width-us",
+            type=float,
+            default=2,
+            help="hft-server --inject-delay-us of the width kind, paid only while "
+            "--inject-width-connections are open (default 2)",
+        )
+        p.add_argument(
+            "--inject-width-connections",
+            type=int,
+            default=16,
+            help="hft-server --inject-delay-min-connections of the width kind (default 16: only suite "
+            "pr's width-64c pays it)",
         )
         p.add_argument(
             "--comparisons", type=int, default=200, help="random comparisons of each kind (default 200)"
@@ -265,6 +298,8 @@ class CalibrateCommand(Command):
             "inject_after_reply_us": flag_value(heads["after"], "--inject-after-reply-us"),
             "inject_contention_us": flag_value(heads["contention"], "--inject-contention-us"),
             "inject_leak_bytes": flag_value(heads["leak"], "--inject-leak-bytes"),
+            "inject_width_us": flag_value(heads["width"], "--inject-delay-us"),
+            "inject_width_connections": flag_value(heads["width"], "--inject-delay-min-connections"),
             "runs": {kind: len(pool) for kind, pool in pools.items()},
             "k": args.k,
             "looks": args.looks,

@@ -25,7 +25,7 @@ from .gates import Gates
 from .hidden import MIN_SOLO_PAIRS, SOLO_CONFIDENCE, Pool, survival
 from .sides import load_runs, side_from_runs
 
-KINDS = ("aa", "slow", "stall", "after", "contention", "leak")
+KINDS = ("aa", "slow", "stall", "after", "contention", "leak", "width")
 SHOWN = tuple(m.name for m in (metrics.P50, metrics.P99, metrics.P999))
 # Metrics judged as a difference head − base in their own unit, not a ratio (judge/memory.py):
 # their null is 0, their MDE and effect are in that unit (bytes per order).
@@ -229,7 +229,11 @@ def round_log_ratios(pool: Pool, gates: Gates) -> dict[str, list[float]]:
     logs: dict[str, list[float]] = {}
     for base, head in pool:
         one = compare_sides(
-            side_from_runs("base", [base]), side_from_runs("head", [head]), gates, design=UNPAIRED
+            side_from_runs("base", [base]),
+            side_from_runs("head", [head]),
+            gates,
+            design=UNPAIRED,
+            estimates_only=True,
         )
         for r in one.results:
             if r.ratio is not None and r.ratio > 0:
@@ -271,12 +275,20 @@ def _draw_tallies(
     return {kind: _finish(t) for kind, t in tallies.items()}
 
 
-def flag_value(runs: list[Run], name: str) -> int | None:
-    """A numeric hft-server flag the runs' server was started with (from results.json)."""
+def flag_value(runs: list[Run], name: str) -> int | float | None:
+    """A numeric hft-server flag the runs' server was started with (from results.json): an int,
+    or a float where the flag took a decimal (--inject-delay-us 0.5)."""
     flags = [str(f) for f in (runs[0].server.get("flags") or [])] if runs else []
     for i, flag in enumerate(flags):
         if flag.startswith(f"{name}="):
-            return int(flag.split("=", 1)[1])
+            return _number(flag.split("=", 1)[1])
         if flag == name and i + 1 < len(flags):
-            return int(flags[i + 1])
+            return _number(flags[i + 1])
     return None
+
+
+def _number(text: str) -> int | float:
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)

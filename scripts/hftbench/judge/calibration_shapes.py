@@ -140,12 +140,14 @@ class CalibrationRecord(Analysis):
     date: str
     suite: str
     design: str
-    inject_delay_us: int | None
+    inject_delay_us: int | float | None  # µs, a decimal since the knob takes nanoseconds
     inject_stall_us: int | None
     inject_stall_every: int | None
     inject_after_reply_us: int | None
     inject_contention_us: int | None
     inject_leak_bytes: NotRequired[int | None]  # records from before the leak kind have none
+    inject_width_us: NotRequired[int | float | None]  # ... and the width kind
+    inject_width_connections: NotRequired[int | None]
     runs: dict[str, int]  # kind -> its rounds
     k: int
     looks: NotRequired[int]

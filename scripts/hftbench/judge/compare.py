@@ -195,9 +195,13 @@ def _refs(side: Side) -> SideRefs:
     return SideRefs(len(side.runs), side.runs, meta.get("commit"), meta.get("branch"), meta.get("runner"))
 
 
-def compare_sides(base: Side, head: Side, gates: Gates, design: str = UNPAIRED) -> Comparison:
+def compare_sides(
+    base: Side, head: Side, gates: Gates, design: str = UNPAIRED, *, estimates_only: bool = False
+) -> Comparison:
     """Test every series present on both sides with the test `design` calls for (designs.py);
-    series on one side only are reported, not gated."""
+    series on one side only are reported, not gated. `estimates_only`: the rows' values and
+    ratios without the quantile rows' permutation tests, the costly part (calibrate's log ratio
+    of each round alone, calibration_draws.round_log_ratios, reads only those)."""
     out: list[MetricResult] = []
     noise: dict[int, tuple] = {}  # id(result) -> (bootstrap log sd, smallest p, test): the MDE
     keys = [k for k in base.series if k in head.series]
@@ -205,7 +209,9 @@ def compare_sides(base: Side, head: Side, gates: Gates, design: str = UNPAIRED) 
     gates = enough_splits(gates, judged)
     for i, key in enumerate(keys):
         rng = np.random.default_rng([gates.seed, i])
-        out.extend(series_rows(key, base.series[key], head.series[key], gates, rng, noise, design))
+        out.extend(
+            series_rows(key, base.series[key], head.series[key], gates, rng, noise, design, estimates_only)
+        )
     for key in [*base.series, *head.series]:
         if key in base.series and key in head.series:
             continue
@@ -290,6 +296,7 @@ def series_rows(
     rng,
     noise: dict[int, tuple],
     design: str,
+    estimates_only: bool = False,
 ) -> list[MetricResult]:
     all_b, all_h = b, h  # every round, failed ones included: the failure row's
     b, h = whole(b), whole(h)  # the rounds that ran whole: the latency, throughput and CPU tests'
@@ -337,7 +344,7 @@ def series_rows(
         )
         enough = n >= m.min_samples
         if m.kind == "quantile":
-            spread = _quantile(res, m, u, sides, gates=gates, rng=rng, test=enough)
+            spread = _quantile(res, m, u, sides, gates=gates, rng=rng, test=enough and not estimates_only)
         elif m.kind == "exceedance":
             spread = _exceedance(res, m, u, gates=gates, rng=rng, test=enough)
         elif m.kind == "throughput":

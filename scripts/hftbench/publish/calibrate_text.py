@@ -13,6 +13,7 @@ TITLE = {
     "after": "work after the reply",
     "contention": "cost only under concurrency",
     "leak": "memory kept per order",
+    "width": "cost only past some width",
 }
 
 
@@ -208,7 +209,9 @@ def render(doc: CalibrationRecord) -> str:
         f"--inject-stall-every {doc.get('inject_stall_every')}`, "
         f"{runs.get('after', 0)} against `--inject-after-reply-us {doc.get('inject_after_reply_us')}`, "
         f"{runs.get('contention', 0)} against `--inject-contention-us {doc.get('inject_contention_us')}`, "
-        f"{runs.get('leak', 0)} against `--inject-leak-bytes {doc.get('inject_leak_bytes')}`; "
+        f"{runs.get('leak', 0)} against `--inject-leak-bytes {doc.get('inject_leak_bytes')}`, "
+        f"{runs.get('width', 0)} against `--inject-delay-us {doc.get('inject_width_us')} "
+        f"--inject-delay-min-connections {doc.get('inject_width_connections')}`; "
         f"{t['aa']['comparisons']} random draws "
         f"of {doc['k']} rounds of each kind, judged as one of {doc.get('looks', 1)} looks "
         f"(alpha / looks); gates `{doc['gates']}`.",

@@ -81,7 +81,8 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
     assert cli.main(args) == 0
     doc = json.loads((tmp_path / "calibration.json").read_text())
     assert (
-        doc["runs"] == {"aa": 24, "slow": 16, "stall": 16, "after": 16, "contention": 0, "leak": 0}
+        doc["runs"]
+        == {"aa": 24, "slow": 16, "stall": 16, "after": 16, "contention": 0, "leak": 0, "width": 0}
         and doc["inject_delay_us"] == 7
     )
     assert (doc["inject_stall_us"], doc["inject_stall_every"], doc["looks"]) == (60, 50, AB_ROUNDS.looks)
@@ -190,6 +191,66 @@ def test_a_leak_is_caught_on_memory_per_order_a_difference_in_bytes(tmp_path, ca
     md = (tmp_path / "calibration.md").read_text()
     assert f"- {key}: +6" in md and " B/order" in md.split(f"- {key}: +6", 1)[1].splitlines()[0]
     assert "memory kept per order" in md and "against `--inject-leak-bytes 64`" in md
+
+
+def test_the_width_kind_is_a_cost_only_the_wide_series_pays(tmp_path):
+    """The width kind (--width-runs): its head's server pays --inject-width-us per order only
+    while --inject-width-connections are open, so of suite pr only width-64c sees it. calibrate
+    starts that head with the delay and the connections, reads them back from its runs, and
+    measures the kind's effect per row: the wide series slower, the one-connection series not."""
+    from hftbench.commands.calibrate import Measuring
+
+    width = ["--inject-width-us", "0.5", "--inject-width-connections", "16"]
+    args = cli.build_parser("calibrate").parse_args(["calibrate", *width])
+    m = Measuring.of(args)
+    assert m.flags["width"][-4:] == ["--inject-delay-us", "0.5", "--inject-delay-min-connections", "16"]
+    assert m.counts["width"] == 16 and m.flags["slow"][-2:] == ["--inject-delay-us", "4"]
+    rng = np.random.default_rng(5)
+    flags = ["--inject-delay-us", "0.5", "--inject-delay-min-connections", "16"]
+    for kind, count, wide in (("aa", 16, 1.0), ("width", 16, 1.3)):
+        for i in range(count):
+            for side in ("base", "head"):
+                scale = wide if side == "head" else 1.0
+                cells = {
+                    ("latency-1c", "hft"): [
+                        result_doc(
+                            "latency-1c", "hft", latency_run(rng, 10_000, median_us=30.0, run_noise=0.01)
+                        )
+                    ],
+                    ("width-64c", "hft"): [
+                        result_doc(
+                            "width-64c",
+                            "hft",
+                            latency_run(
+                                rng,
+                                10_000,
+                                median_us=300.0,
+                                run_noise=0.01,
+                                body_scale=scale,
+                                tail_scale=scale,
+                            ),
+                        )
+                    ],
+                }
+                path = write_run(
+                    tmp_path / kind / side, f"run_20261126T030000Z_{side}{i + 1:02d}_{i:06x}", cells
+                )
+                doc = json.loads((path / "results.json").read_text())
+                doc["server"] = {"flags": flags if (kind, side) == ("width", "head") else []}
+                (path / "results.json").write_text(json.dumps(doc))
+    args = ["calibrate", "--from", str(tmp_path), "--comparisons", "4", "--k", "12"]
+    assert cli.main([*args, "--bootstrap", "200", "--permutations", "500"]) == 0
+    doc = json.loads((tmp_path / "calibration.json").read_text())
+    assert doc["runs"]["width"] == 16 and (doc["inject_width_us"], doc["inject_width_connections"]) == (
+        0.5,
+        16,
+    )
+    effects = doc["effects"]["width"]
+    assert 1.25 < effects["width-64c/hft p50_us"] < 1.35 and 0.97 < effects["latency-1c/hft p50_us"] < 1.03
+    assert doc["tallies"]["width"]["comparisons"] == 4
+    md = (tmp_path / "calibration.md").read_text()
+    assert "cost only past some width" in md
+    assert "16 against `--inject-delay-us 0.5 --inject-delay-min-connections 16`" in md
 
 
 def test_the_whole_a_a_pool_states_its_own_offset(tmp_path):
