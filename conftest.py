@@ -74,7 +74,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             rel = Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
         except ValueError:
             continue
-        if rel in ACT_MODULES and "world" in getattr(item, "fixturenames", ()):
+        if rel in ACT_MODULES and "act_world" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.act)
         elif rel in MEASURING_MODULES or _needs_real_binaries(item):
             item.add_marker(pytest.mark.measuring)

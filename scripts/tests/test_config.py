@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hftbench import config, roster
 from hftbench.errors import UsageError
-from hftbench_fakes import REPO
+from support.hftbench_fakes import REPO
 
 GOOD = """schema_version: 1
 targets: {p50_us: 500, p99_us: 2000, throughput_rps: 10000}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gate_synth import encode_ns
 from hdrh.histogram import HdrHistogram
+from support.gate_synth import encode_ns
 
 
 def encode_by_record_value(samples_ns: np.ndarray) -> str:

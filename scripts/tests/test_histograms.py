@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gate_synth import encode_ns
 from hdrh.histogram import HdrHistogram
 from hftbench import histograms
+from support.gate_synth import encode_ns
 
 
 def _recorded(values) -> HdrHistogram:

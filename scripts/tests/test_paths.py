@@ -9,12 +9,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-from gate_synth import latency_run, result_doc, write_run
 from hftbench import paths
 from hftbench.errors import UsageError
 from hftbench.measure.run import new_run_dir
 from hftbench.results import load_run
 from hftbench.store import history as hs
+from support.gate_synth import latency_run, result_doc, write_run
 
 
 def test_a_fresh_dir_is_never_one_that_exists(tmp_path, monkeypatch):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hftbench import config, roster
 from hftbench.measure import cell, duet, placement
-from hftbench_fakes import REPO
+from support.hftbench_fakes import REPO
 
 GOOD = """schema_version: 1
 clients:

@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import re
 import shutil
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
-from runner_world import APP_ID, INSTALLATION_ID, REPO, FakeGitHub, runner_tarball, stub_tools
+from support.runner_world import CALIBRATION, HANG_S, INSTALLER, REPO, ROOT, VERSIONS
 
 pytestmark = [
     pytest.mark.ci,
@@ -39,172 +37,9 @@ pytestmark = [
     ),
 ]
 
-ROOT = Path(__file__).resolve().parents[3]
-INSTALLER = ROOT / "hft" / "runner" / "install-runner.sh"
-VERSIONS = ("2.329.0", "2.330.0")
-CALIBRATION = {"guards": [{"series": "latency-1c/hft", "metric": "p99", "guarded": True, "why_not": None}]}
-# How long a loop or an install may run before it counts as hung. Not a speed: this module runs in
-# make test's parallel pass, under SCHED_IDLE beside the serial one, and with one core busy it
-# can get no CPU for minutes (the back-off test ran past 120 s in a clean clone's make test,
-# 2026-11-29). pytest.ini's 600 s still stops a test whose waits add up past it.
-HANG_S = 540
 
-
-PLANT = """
-echo '* * * * * echo hft-planted' | {crontab} -
-echo 'echo hft-planted' | {at} now + 1 hour
-ipcmk -S 1
-for d in /dev/shm /tmp /var/tmp; do echo planted >"$d/hft-planted-$(id -u)"; done
-setsid sleep 1000 </dev/null >/dev/null 2>&1 &
-echo planted >"$HOME/planted"
-echo "job 1 planted"
-echo "calibration: $HFTBENCH_CALIBRATION guards $(jq '.guards | length' "$HFTBENCH_CALIBRATION")"
-if [ -e "$HOME/.hft-bench-hook-token" ]; then echo "READ TOKEN LEFT"; else echo "read token gone"; fi
-"""
-
-CHECK = """
-bad=0
-left() {{ echo "LEFT: $*"; bad=1; }}
-{crontab} -l 2>/dev/null | grep -q hft-planted && left crontab
-[ -z "$({atq})" ] || left "at job"
-ipcs -s | awk -v u="$(id -un)" '$3 == u' | grep -q . && left semaphore
-for d in /dev/shm /tmp /var/tmp; do [ -e "$d/hft-planted-$(id -u)" ] && left "$d"; done
-pgrep -U "$(id -u)" -x sleep >/dev/null && left "background process"
-[ -e "$HOME/planted" ] && left home
-[ "$bad" = 0 ] && echo "job 2 clean"
-exit "$bad"
-"""
-
-
-@pytest.fixture(scope="module")
-def world():
-    user = f"hftjob{os.getpid() % 100000}"
-    root = Path(tempfile.mkdtemp(prefix="hft-runner-root-", dir="/var/tmp"))
-    root.chmod(0o755)  # the job user must reach the hook and its runner copy inside
-    subprocess.run(
-        [
-            "useradd",
-            "--system",
-            "--no-create-home",
-            "--home-dir",
-            "/nonexistent",
-            "--shell",
-            "/usr/sbin/nologin",
-            user,
-        ],
-        check=True,
-    )
-    uid = pwd.getpwnam(user).pw_uid
-    try:
-        outside = root / "outside"  # what is not the machine's: downloads, keys, stubs
-        (outside / "bin").mkdir(parents=True)
-        key, pub = outside / "app.pem", outside / "app.pub"
-        subprocess.run(["openssl", "genrsa", "-out", str(key), "2048"], check=True, capture_output=True)
-        subprocess.run(
-            ["openssl", "rsa", "-in", str(key), "-pubout", "-out", str(pub)], check=True, capture_output=True
-        )
-        sums = {v: runner_tarball(outside / "dl", v) for v in VERSIONS}
-        tools = stub_tools(outside / "bin", outside / "spool")
-        github = FakeGitHub(pub, [PLANT.format(**tools), CHECK.format(**tools)])
-        env = {
-            **os.environ,
-            "PATH": f"{outside / 'bin'}:{os.environ['PATH']}",
-            "RUNNER_SHA256": sums[VERSIONS[0]],
-            "RUNNER_APP_KEY_FILE": str(key),
-        }
-        install = subprocess.run(
-            [
-                str(INSTALLER),
-                "--root",
-                str(root),
-                "--repo",
-                REPO,
-                "--url",
-                f"https://github.com/{REPO}",
-                "--api",
-                github.url,
-                "--download-base",
-                f"file://{outside / 'dl'}",
-                "--app-id",
-                APP_ID,
-                "--installation-id",
-                INSTALLATION_ID,
-                "--job-runner",
-                "direct",
-                "--user",
-                user,
-                "--name",
-                "hft-bench-test",
-                "--version",
-                VERSIONS[0],
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=HANG_S,
-        )
-        assert install.returncode == 0, install.stdout + install.stderr
-        # hftbench calibrate's record, installed for the jobs to read (as root, once tuned)
-        (outside / "calibration.json").write_text(json.dumps(CALIBRATION))
-        calibrated = subprocess.run(
-            [str(INSTALLER), "--root", str(root), "--calibration", str(outside / "calibration.json")],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=HANG_S,
-        )
-        assert calibrated.returncode == 0, calibrated.stdout + calibrated.stderr
-        # Back-off in seconds, not minutes: 1 s, then 2 s at most.
-        conf = root / "etc/hft-runner/loop.conf"
-        conf.write_text(
-            conf.read_text()
-            .replace("retry_s=30\n", "retry_s=1\n")
-            .replace("retry_max_s=900\n", "retry_max_s=2\n")
-        )
-        loop = subprocess.run(
-            [
-                str(root / "usr/local/sbin/hft-runner-loop"),
-                "--config",
-                str(root / "etc/hft-runner/loop.conf"),
-                "--jobs",
-                "2",
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=HANG_S,
-        )
-        yield {
-            "root": root,
-            "user": user,
-            "uid": uid,
-            "github": github,
-            "loop": loop,
-            "env": env,
-            "sums": sums,
-            "tools": tools,
-            "outside": outside,
-        }
-    finally:
-        subprocess.run(["pkill", "-KILL", "-U", str(uid)], capture_output=True)
-        time.sleep(0.2)
-        for d in ("/dev/shm", "/tmp", "/var/tmp"):
-            subprocess.run(
-                ["find", d, "-xdev", "-mindepth", "1", "-user", str(uid), "-delete"], capture_output=True
-            )
-        for kind in ("-m", "-s", "-q"):  # what a failed run may have left
-            for row in subprocess.run(["ipcs", kind], capture_output=True, text=True).stdout.splitlines():
-                f = row.split()
-                if len(f) > 2 and f[2] in (user, str(uid)) and f[1].isdigit():
-                    subprocess.run(["ipcrm", kind, f[1]], capture_output=True)
-        if shutil.which("crontab"):
-            subprocess.run(["crontab", "-r", "-u", user], capture_output=True)
-        subprocess.run(["userdel", user], capture_output=True)
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def test_two_jobs_each_registered_just_in_time_with_an_app_token(world):
-    gh, loop = world["github"], world["loop"]
+def test_two_jobs_each_registered_just_in_time_with_an_app_token(runner_loop_world):
+    gh, loop = runner_loop_world["github"], runner_loop_world["loop"]
     assert loop.returncode == 0, loop.stderr
     assert not gh.errors, gh.errors
     assert len(gh.tokens) == 4 and len(gh.jit_requests) == 2, "two tokens and one JIT registration per job"
@@ -220,10 +55,10 @@ def test_two_jobs_each_registered_just_in_time_with_an_app_token(world):
     assert "-----BEGIN" not in loop.stdout + loop.stderr and "ghs_test" not in loop.stdout + loop.stderr
 
 
-def test_every_write_of_the_runner_is_allowed_and_the_hook_runs(world):
-    results = world["github"].results
+def test_every_write_of_the_runner_is_allowed_and_the_hook_runs(runner_loop_world):
+    results = runner_loop_world["github"].results
     assert [r["rc"] for r in results] == ["0", "0"], results
-    jobs_dir = str(world["root"] / "var/lib/hft-runner/jobs")
+    jobs_dir = str(runner_loop_world["root"] / "var/lib/hft-runner/jobs")
     for r in results:
         out = r["output"]
         assert "Permission denied" not in out and "job-started hook: push of" in out, out
@@ -234,23 +69,25 @@ def test_every_write_of_the_runner_is_allowed_and_the_hook_runs(world):
     assert "read token gone" in results[0]["output"], "the hook deleted it before the job's step"
 
 
-def test_the_second_job_finds_nothing_of_the_first(world):
-    out = world["github"].results[1]["output"]
+def test_the_second_job_finds_nothing_of_the_first(runner_loop_world):
+    out = runner_loop_world["github"].results[1]["output"]
     assert "job 2 clean" in out and "LEFT" not in out, out
 
 
-def test_nothing_of_the_user_is_left_after_the_loop(world):
-    uid, user, tools = world["uid"], world["user"], world["tools"]
+def test_nothing_of_the_user_is_left_after_the_loop(runner_loop_world):
+    uid, user, tools = runner_loop_world["uid"], runner_loop_world["user"], runner_loop_world["tools"]
     assert subprocess.run(["pgrep", "-U", str(uid)], capture_output=True).returncode == 1
     assert user not in subprocess.run(["ipcs", "-s"], capture_output=True, text=True).stdout
     assert not [p for d in ("/dev/shm", "/tmp", "/var/tmp") for p in Path(d).glob(f"hft-planted-{uid}")]
     assert subprocess.run([tools["crontab"], "-l", "-u", user], capture_output=True, text=True).stdout == ""
     assert user not in subprocess.run([tools["atq"]], capture_output=True, text=True).stdout
-    assert list((world["root"] / "var/lib/hft-runner/jobs").iterdir()) == [], "per-job folders deleted"
+    assert list((runner_loop_world["root"] / "var/lib/hft-runner/jobs").iterdir()) == [], (
+        "per-job folders deleted"
+    )
 
 
-def test_the_pristine_runner_stays_root_owned_and_unwritten(world):
-    pristine = world["root"] / "opt/hft-runner/pristine"
+def test_the_pristine_runner_stays_root_owned_and_unwritten(runner_loop_world):
+    pristine = runner_loop_world["root"] / "opt/hft-runner/pristine"
     assert os.readlink(pristine / "current") == VERSIONS[0]
     here = pristine / VERSIONS[0]
     for p in [here, *here.rglob("*")]:
@@ -261,26 +98,28 @@ def test_the_pristine_runner_stays_root_owned_and_unwritten(world):
     assert not list((pristine / ".download").iterdir()), "no tarball left behind"
 
 
-def test_the_jobs_env_names_the_root_owned_hook(world):
-    env = (world["root"] / "etc/hft-runner/runner.env").read_text().splitlines()
-    hook = world["root"] / "usr/local/sbin/hft-job-started-hook.sh"
+def test_the_jobs_env_names_the_root_owned_hook(runner_loop_world):
+    env = (runner_loop_world["root"] / "etc/hft-runner/runner.env").read_text().splitlines()
+    hook = runner_loop_world["root"] / "usr/local/sbin/hft-job-started-hook.sh"
     assert f"ACTIONS_RUNNER_HOOK_JOB_STARTED={hook}" in env
     st = hook.stat()
     assert st.st_uid == 0 and not st.st_mode & 0o022
-    assert (world["root"] / "etc/hft-runner/app-key.pem").stat().st_mode & 0o777 == 0o600
+    assert (runner_loop_world["root"] / "etc/hft-runner/app-key.pem").stat().st_mode & 0o777 == 0o600
 
 
-def unit(world) -> dict[str, list[str]]:
+def unit(runner_loop_world) -> dict[str, list[str]]:
     directives: dict[str, list[str]] = {}
-    for line in (world["root"] / "etc/systemd/system/hft-runner-job@.service").read_text().splitlines():
+    for line in (
+        (runner_loop_world["root"] / "etc/systemd/system/hft-runner-job@.service").read_text().splitlines()
+    ):
         if "=" in line and not line.startswith("#"):
             k, v = line.split("=", 1)
             directives.setdefault(k, []).append(v)
     return directives
 
 
-def test_the_job_unit_is_sandboxed_and_may_write_only_its_job_folder(world):
-    u, jobs = unit(world), f"{world['root']}/var/lib/hft-runner/jobs/%i"
+def test_the_job_unit_is_sandboxed_and_may_write_only_its_job_folder(runner_loop_world):
+    u, jobs = unit(runner_loop_world), f"{runner_loop_world['root']}/var/lib/hft-runner/jobs/%i"
     want = {
         "NoNewPrivileges": "yes",
         "ProtectSystem": "strict",
@@ -291,7 +130,7 @@ def test_the_job_unit_is_sandboxed_and_may_write_only_its_job_folder(world):
         "RestrictSUIDSGID": "yes",
         "KillMode": "control-group",
         "CapabilityBoundingSet": "",
-        "User": world["user"],
+        "User": runner_loop_world["user"],
         "Delegate": "cpuset memory pids",
     }
     for key, value in want.items():
@@ -301,29 +140,36 @@ def test_the_job_unit_is_sandboxed_and_may_write_only_its_job_folder(world):
     assert u["ReadWritePaths"] == [jobs], "exactly the job's folder (runner copy and home)"
     assert u["WorkingDirectory"] == [f"{jobs}/runner"] and u["Environment"] == [f"HOME={jobs}/home"]
     assert u["ExecStart"] == [f"{jobs}/runner/run.sh"], "the JIT configuration is never an argument"
-    assert u["EnvironmentFile"] == [f"{world['root']}/run/hft-runner/%i.env"]
+    assert u["EnvironmentFile"] == [f"{runner_loop_world['root']}/run/hft-runner/%i.env"]
 
 
-def test_an_update_is_checked_before_it_is_unpacked_then_switched(world):
-    root, env, new = world["root"], world["env"], VERSIONS[1]
+def test_an_update_is_checked_before_it_is_unpacked_then_switched(runner_loop_world):
+    root, env, new = runner_loop_world["root"], runner_loop_world["env"], VERSIONS[1]
     pristine = root / "opt/hft-runner/pristine"
-    base = ["--root", str(root), "--download-base", f"file://{world['outside'] / 'dl'}", "--update", new]
+    base = [
+        "--root",
+        str(root),
+        "--download-base",
+        f"file://{runner_loop_world['outside'] / 'dl'}",
+        "--update",
+        new,
+    ]
     bad = subprocess.run([str(INSTALLER), *base, "f" * 64], env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "does not match sha256" in bad.stderr, bad.stderr
     assert os.readlink(pristine / "current") == VERSIONS[0] and not list(pristine.glob(f"{new}*"))
     good = subprocess.run(
-        [str(INSTALLER), *base, world["sums"][new]], env=env, capture_output=True, text=True
+        [str(INSTALLER), *base, runner_loop_world["sums"][new]], env=env, capture_output=True, text=True
     )
     assert good.returncode == 0, good.stderr
     assert os.readlink(pristine / "current") == new and (pristine / new / "run.sh").stat().st_uid == 0
 
 
-def test_a_runner_that_fails_is_logged_and_its_registration_removed(world):
+def test_a_runner_that_fails_is_logged_and_its_registration_removed(runner_loop_world):
     """Here the stand-in GitHub has no job left: the registration is gone, and the stand-in
     listener, like the real one, says so and exits 0, as do run-helper.sh and run.sh. No job ran
     (no Worker log): the loop counts a failure, removes the JIT runner and would back off. What
     a loop stopped mid-job left is removed when the loop starts."""
-    gh, root = world["github"], world["root"]
+    gh, root = runner_loop_world["github"], runner_loop_world["root"]
     (root / "var/lib/hft-runner/jobs/stale-job/runner").mkdir(parents=True)  # a loop stopped mid-job
     loop = subprocess.run(
         [
@@ -333,7 +179,7 @@ def test_a_runner_that_fails_is_logged_and_its_registration_removed(world):
             "--jobs",
             "1",
         ],
-        env=world["env"],
+        env=runner_loop_world["env"],
         capture_output=True,
         text=True,
         timeout=HANG_S,
@@ -344,14 +190,14 @@ def test_a_runner_that_fails_is_logged_and_its_registration_removed(world):
     assert gh.deleted == [f"/repos/{REPO}/actions/runners/3"], gh.deleted
     assert "removed the registration of runner 3" in loop.stderr
     assert list((root / "var/lib/hft-runner/jobs").iterdir()) == []
-    assert subprocess.run(["pgrep", "-U", str(world["uid"])], capture_output=True).returncode == 1
+    assert subprocess.run(["pgrep", "-U", str(runner_loop_world["uid"])], capture_output=True).returncode == 1
 
 
-def test_the_calibration_record_is_root_owned_and_read_by_the_job_user(world):
+def test_the_calibration_record_is_root_owned_and_read_by_the_job_user(runner_loop_world):
     """Not in the root-only /etc/hft-runner (a job there stops with a usage error): in
     /etc/hft-bench, root's to write and everyone's to read, named in the jobs' .env. The first
     job, as the runner user, read it."""
-    root = world["root"]
+    root = runner_loop_world["root"]
     record = root / "etc/hft-bench/calibration.json"
     assert json.loads(record.read_text()) == CALIBRATION
     env = (root / "etc/hft-runner/runner.env").read_text().splitlines()
@@ -366,17 +212,17 @@ def test_the_calibration_record_is_root_owned_and_read_by_the_job_user(world):
         )
     assert (root / "etc/hft-runner").stat().st_mode & 0o777 == 0o700, "the secrets stay root's alone"
     assert not (root / "etc/hft-runner/calibration.json").exists()
-    out = world["github"].results[0]["output"]
+    out = runner_loop_world["github"].results[0]["output"]
     assert f"calibration: {record} guards 1" in out, out
 
 
-def test_a_terminated_runner_and_a_deprecated_version_back_off_and_register_anew(world):
+def test_a_terminated_runner_and_a_deprecated_version_back_off_and_register_anew(runner_loop_world):
     """Four tries: a runner too old for GitHub (listener 7; run.sh passes 7 on because the loop
     sets ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE=1 where it starts run.sh), a
     terminated one and a session conflict (listener 1 and 5; run.sh says 0, and no job ran),
     then a job. Each failure loses its registration; the loop waits 1 s, 2 s, 2 s (doubling,
     capped at retry_max_s) and registers anew; the job then runs in a fresh registration."""
-    gh, root = world["github"], world["root"]
+    gh, root = runner_loop_world["github"], runner_loop_world["root"]
     gh.jobs = ["!RunnerVersionTooOld", "!SessionFailure", "!SessionConflict", 'echo "job after the back-off"']
     before_jit, before_deleted, before_results = len(gh.jit_requests), len(gh.deleted), len(gh.results)
     started = time.monotonic()
@@ -388,7 +234,7 @@ def test_a_terminated_runner_and_a_deprecated_version_back_off_and_register_anew
             "--jobs",
             "4",
         ],
-        env=world["env"],
+        env=runner_loop_world["env"],
         capture_output=True,
         text=True,
         timeout=HANG_S,

@@ -21,55 +21,30 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 import uuid
-from pathlib import Path
 
-import act_world
-import hostile_head
 import pytest
-from act_world import ACT, BOT, GATES, REPO, ROOT, SLOWED_ROUNDS, TEAM, TOKEN, World, git, needs, pool_yaml
 from hftbench import answers
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "fakes"))
-from github_api import FakeGitHub  # noqa: E402
+from support import hostile_head
+from support.act_world import (
+    ACT,
+    BOT,
+    GATES,
+    REPO,
+    ROOT,
+    SLOWED_ROUNDS,
+    TEAM,
+    TOKEN,
+    StartCounter,
+    World,
+    alternating_server,
+    git,
+    needs,
+    pool_yaml,
+)
 
 pytestmark = pytest.mark.ci
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    # ACT_TEST_DIR keeps every run's act.log, clone and origin.git for a look afterwards.
-    keep = os.environ.get("ACT_TEST_DIR")
-    tmp = Path(keep) if keep else tmp_path_factory.mktemp("act")
-    tmp.mkdir(parents=True, exist_ok=True)
-    planted = {
-        "id": 1,
-        "issue_number": 7,
-        "user": {"login": "mallory"},
-        "body": "<!-- hft-bench-verdict -->\nplanted by someone else: edit me",
-    }
-    with FakeGitHub(tmp / "api", token=TOKEN, login=BOT, seed={"comments": [planted]}) as api:
-        started, world = time.monotonic(), World(tmp, api)
-        yield world
-        # The job matrix (event x job -> result, outputs) and the time, for the record.
-        matrix = {name: {"jobs": r["jobs"], "outputs": r["outputs"]} for name, r in world.runs.items()}
-        matrix["seconds"] = round(time.monotonic() - started)
-        Path(os.environ.get("ACT_MATRIX_OUT", tmp / "matrix.json")).write_text(json.dumps(matrix, indent=1))
-
-
-@pytest.fixture(scope="module")
-def bare_world(tmp_path_factory):
-    """A world of its own for the act runs that start no server and time nothing (a fork's
-    pull request: the hosted pool job alone; ci.yml's lint job). Not the shared `world`, so
-    conftest.py leaves them out of the serial pass: they run in make test's parallel pass
-    (marked slow: make check leaves them out)."""
-    keep = os.environ.get("ACT_TEST_DIR")
-    tmp = Path(keep) / "bare" if keep else tmp_path_factory.mktemp("act-bare")
-    tmp.mkdir(parents=True, exist_ok=True)
-    with FakeGitHub(tmp / "api", token=TOKEN, login=BOT) as api:
-        yield World(tmp, api)
 
 
 # The act runs of bare_world need act (and the linters make deps installs), not the binaries.
@@ -93,15 +68,17 @@ def pull_request(number: int, head: str, head_ref: str, head_repo: str, base: st
     return {"number": number, "pull_request": {"number": number, "head": side, "base": target}}
 
 
-def bot_comments(world: World, number: int) -> list[dict]:
+def bot_comments(act_world: World, number: int) -> list[dict]:
     return [
-        c for c in world.api.state()["comments"] if c["issue_number"] == number and c["user"]["login"] == BOT
+        c
+        for c in act_world.api.state()["comments"]
+        if c["issue_number"] == number and c["user"]["login"] == BOT
     ]
 
 
-def gate_check(world: World, head: str) -> dict:
+def gate_check(act_world: World, head: str) -> dict:
     """The last check run `bench verdict (gate)` posted on `head` (scripts/ci/check-run)."""
-    runs = [c for c in world.api.state()["check_runs"] if c["head_sha"] == head]
+    runs = [c for c in act_world.api.state()["check_runs"] if c["head_sha"] == head]
     assert runs and all(c["name"] == "bench verdict (gate)" and c["status"] == "completed" for c in runs), (
         runs
     )
@@ -109,9 +86,9 @@ def gate_check(world: World, head: str) -> dict:
 
 
 @needs
-def test_push_to_main_measures_publishes_and_charts_micro(world):
-    sha = world.commit("server: first measured commit")
-    r = world.act(
+def test_push_to_main_measures_publishes_and_charts_micro(act_world):
+    sha = act_world.commit("server: first measured commit")
+    r = act_world.act(
         "push-a",
         "push",
         {"after": sha, "before": "0" * 40, "head_commit": {"id": sha}},
@@ -122,18 +99,18 @@ def test_push_to_main_measures_publishes_and_charts_micro(world):
     assert all(v == "success" for v in r["jobs"].values()), r["log"]
     assert r["outputs"]["main-combine"] == {"regression": "false", "baseline": ""}
     assert "first run" in r["summaries"]["main-bench"]
-    assert world.store_commits() == [sha]
-    log = world.pages("log", "--format=%s", "gh-pages").splitlines()
+    assert act_world.store_commits() == [sha]
+    log = act_world.pages("log", "--format=%s", "gh-pages").splitlines()
     assert (
         log[0].startswith("add go client (go) benchmark result for")
         and log[1] == f"history: add rounds of {sha[:10]}"
     )
-    assert "go client" in world.pages("show", "gh-pages:micro/data.js")
-    page = world.pages("show", "gh-pages:micro/index.html")
+    assert "go client" in act_world.pages("show", "gh-pages:micro/data.js")
+    page = act_world.pages("show", "gh-pages:micro/index.html")
     sources = re.findall(r'(?:src|href)="([^"]*)"', page)
     assert "micro.js" in sources and not [u for u in sources if "//" in u or u.startswith("http")], sources
     calls = [
-        json.loads(x) for x in (world.tmp / "push-a" / "benchmark-action.jsonl").read_text().splitlines()
+        json.loads(x) for x in (act_world.tmp / "push-a" / "benchmark-action.jsonl").read_text().splitlines()
     ]
     assert [c["tool"] for c in calls] == ["go"] and all(c["token_given"] == "false" for c in calls)
     assert all(c["skip_fetch"] == "true" for c in calls)  # it commits on the tip micro-publish fetched
@@ -148,66 +125,66 @@ POOL = pool_yaml(
 PR_JOBS = {"pool", "pr-bench", "pr-combine", "pr-comment"}
 
 
-def pool_verdict(world: World, name: str) -> dict:
-    return json.loads((world.tmp / name / "artifacts" / "pr-verdict" / "verdict.json").read_text())
+def pool_verdict(act_world: World, name: str) -> dict:
+    return json.loads((act_world.tmp / name / "artifacts" / "pr-verdict" / "verdict.json").read_text())
 
 
 @needs
-def test_a_pool_of_two_runners_a_a_then_a_leg_killed(world):
+def test_a_pool_of_two_runners_a_a_then_a_leg_killed(act_world):
     """Both legs run and one combine job writes one verdict and one comment: A/A passes, and a
     leg cut mid-run (SIGTERM, as a cancelled or timed-out job gets) gives a partial verdict
     that names it, in the same comment. A slowed head on this pool of two is not run under act
     again: test_combine.py judges it on two real legs (one regression, both runners'), and
     test_a_pull_request_cannot_loosen_its_own_gate takes a slowed head through pr-combine's
     failure and the comment under act."""
-    git(world.dev, "checkout", "-q", "-b", "feature/faster", "main")
-    base = world.commit(
+    git(act_world.dev, "checkout", "-q", "-b", "feature/faster", "main")
+    base = act_world.commit(
         "bench-config: a pool of two runners", branch="feature/faster", files={"bench-config/pool.yaml": POOL}
     )
-    head = world.commit(f"order path: tidy ({TEAM} please look)", branch="feature/faster")
+    head = act_world.commit(f"order path: tidy ({TEAM} please look)", branch="feature/faster")
 
     def pr(h: str) -> dict:
         return pull_request(7, h, "feature/faster", REPO, base)
 
-    r = world.act("pr-aa", "pull_request", pr(head), head, "refs/pull/7/merge")
+    r = act_world.act("pr-aa", "pull_request", pr(head), head, "refs/pull/7/merge")
     assert set(r["jobs"]) == PR_JOBS and all(v == "success" for v in r["jobs"].values()), r["log"]
-    doc = pool_verdict(world, "pr-aa")
+    doc = pool_verdict(act_world, "pr-aa")
     assert [(x["name"], x["state"]) for x in doc["pool"]["runners"]] == [("a", "complete"), ("b", "complete")]
     assert doc["partial"] is False and doc["status"] != answers.REGRESSION
     assert r["outputs"]["pr-combine"]["verdict"] == doc["status"]
     want = "neutral" if doc["status"] == answers.INCONCLUSIVE else "success"
-    assert gate_check(world, head)["conclusion"] == want
+    assert gate_check(act_world, head)["conclusion"] == want
     assert (
         "| series | metric |" in r["summaries"]["pr-combine"]
         and "Runners (2)" in r["summaries"]["pr-combine"]
     )
-    (mine,) = bot_comments(world, 7)
+    (mine,) = bot_comments(act_world, 7)
     assert "<!-- hft-bench-verdict -->" in mine["body"] and "`a`: complete" in mine["body"]
     assert "`b`: complete" in mine["body"]
-    assert [c["body"] for c in world.api.state()["comments"] if c["user"]["login"] == "mallory"] == [
+    assert [c["body"] for c in act_world.api.state()["comments"] if c["user"]["login"] == "mallory"] == [
         "<!-- hft-bench-verdict -->\nplanted by someone else: edit me"
     ], "the planted marker comment was edited"
 
     # b is required (not `optional` in pool.yaml): its cut fails the check, and the comment says so.
-    r = world.act("pr-cut", "pull_request", pr(head), head, "refs/pull/7/merge", cut_leg="b")
+    r = act_world.act("pr-cut", "pull_request", pr(head), head, "refs/pull/7/merge", cut_leg="b")
     assert r["jobs"]["pr-combine"] == "failure" and r["jobs"]["pr-comment"] == "success", r["log"]
-    doc = pool_verdict(world, "pr-cut")
+    doc = pool_verdict(act_world, "pr-cut")
     assert doc["partial"] is True and doc["pool"]["missing"] == ["b"] and not doc["pool"]["check"]["passes"]
     assert r["outputs"]["pr-combine"]["partial"] == "true"
-    cut_check = gate_check(world, head)
+    cut_check = gate_check(act_world, head)
     assert cut_check["conclusion"] == "failure" and "the pool's check fails" in cut_check["output"]["title"]
-    (cut,) = bot_comments(world, 7)
+    (cut,) = bot_comments(act_world, 7)
     assert cut["id"] == mine["id"], "the verdict comment is edited in place, not posted again"
     assert "partial: b interrupted" in cut["body"] and "**partial**: b interrupted" in cut["body"]
     assert "**This check fails**: leg b interrupted" in cut["body"]
-    for c in world.api.state()["comments"]:
+    for c in act_world.api.state()["comments"]:
         assert TEAM not in c["body"]
-    git(world.dev, "checkout", "-q", "main")
+    git(act_world.dev, "checkout", "-q", "main")
 
 
-def checkouts(world: World, name: str) -> list[dict]:
+def checkouts(act_world: World, name: str) -> list[dict]:
     """The checkouts with a ref of run `name` (the act stand-in records them)."""
-    path = world.tmp / name / "checkouts.jsonl"
+    path = act_world.tmp / name / "checkouts.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
@@ -219,7 +196,7 @@ LOOSE_GATES = {
 
 
 @needs
-def test_a_pull_request_cannot_loosen_its_own_gate(world):
+def test_a_pull_request_cannot_loosen_its_own_gate(act_world):
     """The harness is the base's: a head 30 us slower that also raises the P50 threshold to
     x10 still fails, and its comment says the gates change applies after merge. Its build.sh
     and server.sh are hostile too (hostile_head.py, issue 36): they try to write the base
@@ -234,20 +211,20 @@ def test_a_pull_request_cannot_loosen_its_own_gate(world):
     contradiction (the leg fails before any attack). Jobs get act's host environment and run
     this checkout's hftbench (HFT_CI_PREBUILT): HFT_SANDBOX=off with --require-sandbox taken out
     of pr_leg.PrLeg.ab_argv runs the head unsandboxed, and this test fails on what its code did."""
-    tag, run = uuid.uuid4().hex[:12], world.tmp / "pr-loose"
-    git(world.dev, "checkout", "-q", "-b", "feature/loose")
-    base = world.commit(
+    tag, run = uuid.uuid4().hex[:12], act_world.tmp / "pr-loose"
+    git(act_world.dev, "checkout", "-q", "-b", "feature/loose")
+    base = act_world.commit(
         f"bench-config: {SLOWED_ROUNDS} rounds a leg",
         branch="feature/loose",
         files={"bench-config/pool.yaml": pool_yaml(SLOWED_ROUNDS)},
     )
-    head = world.commit(
+    head = act_world.commit(
         f"order path: busy-wait, gate x10 ({TEAM})",
         branch="feature/loose",
         files={**LOOSE_GATES, **hostile_head.act_head(tag, run, delay_us=30)},
     )
     try:
-        r = world.act(
+        r = act_world.act(
             "pr-loose",
             "pull_request",
             pull_request(9, head, "feature/loose", REPO, base),
@@ -255,9 +232,9 @@ def test_a_pull_request_cannot_loosen_its_own_gate(world):
             "refs/pull/9/merge",
             rounds=SLOWED_ROUNDS,
         )
-        git(world.dev, "checkout", "-q", "main")
+        git(act_world.dev, "checkout", "-q", "main")
         base_server = subprocess.run(
-            ["git", "-C", str(world.dev), "show", f"{base}:server.sh"], capture_output=True, check=True
+            ["git", "-C", str(act_world.dev), "show", f"{base}:server.sh"], capture_output=True, check=True
         ).stdout
         problems = hostile_head.act_damage(tag, run, base_server, TOKEN)
         verdicts_ = {job: r["outputs"].get(job, {}).get("verdict") for job in ("pr-bench", "pr-combine")}
@@ -272,10 +249,10 @@ def test_a_pull_request_cannot_loosen_its_own_gate(world):
         "pr-combine": "failure",
         "pr-comment": "success",
     }, r["log"]
-    assert sorted((c["job"], c["commit"]) for c in checkouts(world, "pr-loose")) == [
+    assert sorted((c["job"], c["commit"]) for c in checkouts(act_world, "pr-loose")) == [
         (job, base) for job in sorted(PR_JOBS)
     ]
-    doc = pool_verdict(world, "pr-loose")
+    doc = pool_verdict(act_world, "pr-loose")
     # The gates the verdict was judged by are the base's, and the PR's edit is listed as its
     # only harness change (build.sh and server.sh are not the harness): the case of a pull
     # request that only edits the gates, which no longer has an act run of its own.
@@ -283,47 +260,47 @@ def test_a_pull_request_cannot_loosen_its_own_gate(world):
     (leg,) = (run / "artifacts").glob("pr-bench-*/verdict.json")
     assert json.loads(leg.read_text())["ab"]["sandbox"]["head"] == "bubblewrap"
     assert {r["threshold"] for r in doc["results"] if r["metric"] == "p50_us"} == {1.10}
-    (mine,) = bot_comments(world, 9)
+    (mine,) = bot_comments(act_world, 9)
     assert "Regression" in mine["body"] and "changes the harness" in mine["body"]
     assert "`bench-config/gates.yaml`" in mine["body"] and "takes effect after merge" in mine["body"]
     assert "changes the harness" in r["summaries"]["pr-combine"]
-    check = gate_check(world, head)
+    check = gate_check(act_world, head)
     assert check["conclusion"] == "failure" and check["output"]["title"].startswith("❌ Regression")
     assert check["output"]["summary"].startswith("**Failure**: a gated metric regressed.")
 
 
 @needs
-def test_an_inconclusive_pull_request_is_a_neutral_check_run_and_the_job_stays_green(world):
+def test_an_inconclusive_pull_request_is_a_neutral_check_run_and_the_job_stays_green(act_world):
     """Unknown is not green (issue 60): a verdict that cannot decide is posted as the check run
     `bench verdict (gate)` with conclusion neutral, its summary saying how many runs a side would
     settle it, and the job `bench verdict` does not fail on it. Base is slowed in the first pair
-    of rounds and head in the second (act_world.alternating_server): each slot sees both, so the
+    of rounds and head in the second (alternating_server): each slot sees both, so the
     rounds cancel in the estimate and not in its spread, an undecided verdict by construction."""
-    git(world.dev, "checkout", "-q", "-b", "feature/unsure", "main")
-    with act_world.StartCounter() as starts:
+    git(act_world.dev, "checkout", "-q", "-b", "feature/unsure", "main")
+    with StartCounter() as starts:
         slowed = {
-            side: {"server.sh": act_world.alternating_server(starts, side, pair, delay_us=5)}
+            side: {"server.sh": alternating_server(starts, side, pair, delay_us=5)}
             for side, pair in (("base", 0), ("head", 1))
         }
-        base = world.commit(
+        base = act_world.commit(
             "server: slowed in pairs 0, 2, … of rounds", branch="feature/unsure", files=slowed["base"]
         )
-        head = world.commit(
+        head = act_world.commit(
             "server: slowed in pairs 1, 3, … of rounds", branch="feature/unsure", files=slowed["head"]
         )
-        r = world.act(
+        r = act_world.act(
             "pr-unsure",
             "pull_request",
             pull_request(11, head, "feature/unsure", REPO, base),
             head,
             "refs/pull/11/merge",
         )
-    git(world.dev, "checkout", "-q", "main")
-    doc = pool_verdict(world, "pr-unsure")
+    git(act_world.dev, "checkout", "-q", "main")
+    doc = pool_verdict(act_world, "pr-unsure")
     assert doc["status"] == answers.INCONCLUSIVE, (doc["status"], starts.counts, r["log"])
     assert r["jobs"] == {job: "success" for job in PR_JOBS}, r["log"]
     assert r["outputs"]["pr-combine"]["verdict"] == answers.INCONCLUSIVE
-    check = gate_check(world, head)
+    check = gate_check(act_world, head)
     assert check["conclusion"] == "neutral", check
     # The runs a side that would settle it: the verdict's own estimate, as its headline says it.
     settle = [
@@ -343,19 +320,19 @@ def test_an_inconclusive_pull_request_is_a_neutral_check_run_and_the_job_stays_g
 @pytest.mark.slow
 @needs_act
 def test_fork_pull_request_runs_nothing(bare_world):
-    world = bare_world
-    base = git(world.dev, "rev-parse", "main")
-    git(world.dev, "checkout", "-q", "-b", "fork")
-    head = world.commit("order path: from a fork", branch="fork")
-    git(world.dev, "checkout", "-q", "main")
+    act_world = bare_world
+    base = git(act_world.dev, "rev-parse", "main")
+    git(act_world.dev, "checkout", "-q", "-b", "fork")
+    head = act_world.commit("order path: from a fork", branch="fork")
+    git(act_world.dev, "checkout", "-q", "main")
     fork = pull_request(8, head, "main", "mallory/hft-bench", base)
-    r = world.act("pr-fork", "pull_request", fork, head, "refs/pull/8/merge")
+    r = act_world.act("pr-fork", "pull_request", fork, head, "refs/pull/8/merge")
     # Only the hosted pool job runs (it reads the base's pool.yaml; no PR code).
     assert r["exit"] == 0 and r["jobs"] == {"pool": "success"}, r["log"]
-    assert bot_comments(world, 8) == []
+    assert bot_comments(act_world, 8) == []
 
 
-def dispatch(world: World, name: str, sha: str, ref: str, **inputs: str) -> dict:
+def dispatch(act_world: World, name: str, sha: str, ref: str, **inputs: str) -> dict:
     """A run by hand: the inputs as the Run workflow form sends them (strings, in the payload
     and as act's --input)."""
     inputs = {
@@ -371,50 +348,50 @@ def dispatch(world: World, name: str, sha: str, ref: str, **inputs: str) -> dict
         **inputs,
     }
     flags = [a for k, v in inputs.items() for a in ("--input", f"{k}={v}")]
-    return world.act(name, "workflow_dispatch", {"inputs": inputs}, sha, ref, extra=flags)
+    return act_world.act(name, "workflow_dispatch", {"inputs": inputs}, sha, ref, extra=flags)
 
 
 @needs
-def test_dispatch_good_inputs_publishes_from_main_only_bad_inputs_refused(world):
-    sha = git(world.dev, "rev-parse", "main")
-    r = dispatch(world, "dispatch-good", sha, "refs/heads/main")
+def test_dispatch_good_inputs_publishes_from_main_only_bad_inputs_refused(act_world):
+    sha = git(act_world.dev, "rev-parse", "main")
+    r = dispatch(act_world, "dispatch-good", sha, "refs/heads/main")
     assert r["jobs"] == {
         "pool": "success",
         "dispatch-bench": "success",
         "publish": "success",
         "publish-push": "success",
     }, r["log"]
-    assert "quick" in world.pages("ls-tree", "--name-only", "gh-pages", "data/shards/")
+    assert "quick" in act_world.pages("ls-tree", "--name-only", "gh-pages", "data/shards/")
     assert re.fullmatch(
-        r"history: add run_\d{8}T\d{6}Z_[0-9a-f]{6}", world.pages("log", "-1", "--format=%s", "gh-pages")
+        r"history: add run_\d{8}T\d{6}Z_[0-9a-f]{6}", act_world.pages("log", "-1", "--format=%s", "gh-pages")
     )
 
-    tip = world.pages("rev-parse", "gh-pages")
-    r = dispatch(world, "dispatch-branch", sha, "refs/heads/feature/faster")
+    tip = act_world.pages("rev-parse", "gh-pages")
+    r = dispatch(act_world, "dispatch-branch", sha, "refs/heads/feature/faster")
     assert r["jobs"] == {"pool": "success", "dispatch-bench": "success"}, r["log"]  # measured, not published
-    r = dispatch(world, "dispatch-bad", sha, "refs/heads/main", orders="12x")
+    r = dispatch(act_world, "dispatch-bad", sha, "refs/heads/main", orders="12x")
     assert r["jobs"] == {"pool": "success", "dispatch-bench": "failure"}, r["log"]
     assert "input orders must be a whole number (got '12x')" in r["log"]
-    assert world.pages("rev-parse", "gh-pages") == tip
+    assert act_world.pages("rev-parse", "gh-pages") == tip
 
 
 @needs
-def test_regression_issue_opened_and_closed_then_two_queued_pushes_both_published(world):
-    slow = world.commit(
+def test_regression_issue_opened_and_closed_then_two_queued_pushes_both_published(act_world):
+    slow = act_world.commit(
         f"order path: busy-wait ({TEAM} fyi)",
         delay_us=30,
         files={"bench-config/pool.yaml": pool_yaml(SLOWED_ROUNDS)},
     )
     # MICRO_SUITES none, here and in the recovery: the microbenchmark jobs are not run (the
     # first push and the queued pair run them), and nothing waits on them.
-    r = world.act(
+    r = act_world.act(
         "push-b", "push", {"after": slow}, slow, "refs/heads/main", rounds=SLOWED_ROUNDS, micro="none"
     )
     assert set(r["jobs"]) == set(MAIN_JOBS) and r["jobs"]["main-bench"] == "success", r["log"]
     assert r["jobs"]["report-regression"] == "success", r["log"]
     assert r["outputs"]["main-combine"]["regression"] == "true"
-    assert r["outputs"]["main-combine"]["baseline"] == world.store_commits()[0]
-    (issue,) = [i for i in world.api.state()["issues"] if i["state"] == "open"]
+    assert r["outputs"]["main-combine"]["baseline"] == act_world.store_commits()[0]
+    (issue,) = [i for i in act_world.api.state()["issues"] if i["state"] == "open"]
     assert "Regression" in issue["body"] and TEAM not in issue["body"] and issue["user"]["login"] == BOT
 
     # The recovery is measured alone, as the one-slot runner would, in SLOWED_ROUNDS: closing the
@@ -422,12 +399,14 @@ def test_regression_issue_opened_and_closed_then_two_queued_pushes_both_publishe
     # the 30 µs undone read x0.63-x0.67 beside the parallel pass, far beyond what these rounds
     # resolve; P99, which needed 12, is reported only in the fixture's gates), and two
     # main-bench jobs overlapping on 2 cores (below) would cost it its power.
-    c = world.commit("order path: back to normal")
-    r = world.act("push-c", "push", {"after": c}, c, "refs/heads/main", rounds=SLOWED_ROUNDS, micro="none")
+    c = act_world.commit("order path: back to normal")
+    r = act_world.act(
+        "push-c", "push", {"after": c}, c, "refs/heads/main", rounds=SLOWED_ROUNDS, micro="none"
+    )
     assert r["jobs"] == {k: "success" for k in MAIN_JOBS}, r["log"]
     out = r["outputs"]["main-combine"]
     assert (out["regression"], out["baseline"], out["verdict"]) == ("false", slow, "improvement"), out
-    state = world.api.state()
+    state = act_world.api.state()
     (issue,) = state["issues"]  # still exactly one: closed, not a second one opened
     assert issue["state"] == "closed", "the recovery closes the issue"
     notes = [x["body"] for x in state["comments"] if x["issue_number"] == issue["number"]]
@@ -435,8 +414,8 @@ def test_regression_issue_opened_and_closed_then_two_queued_pushes_both_publishe
 
     # 4 rounds each (the gate's min_repeats): what they check is that both are published, and
     # an A/A of fewer rounds raises fewer false alarms, not more.
-    d = world.commit("docs: a typo", files={"bench-config/pool.yaml": pool_yaml(4)})
-    e = world.commit("docs: another typo")
+    d = act_world.commit("docs: a typo", files={"bench-config/pool.yaml": pool_yaml(4)})
+    e = act_world.commit("docs: another typo")
     # Started 3 s apart: run ids are UTC seconds, and on GitHub the one-slot runner runs the
     # two main-bench jobs one after the other anyway; here they overlap, and so do their
     # publish and micro-publish jobs, racing for gh-pages. Overlap adds noise to both sides of
@@ -444,7 +423,7 @@ def test_regression_issue_opened_and_closed_then_two_queued_pushes_both_publishe
     finish = []
     for n, s in (("d", d), ("e", e)):
         finish.append(
-            world.act(f"push-{n}", "push", {"after": s}, s, "refs/heads/main", background=True, rounds=4)
+            act_world.act(f"push-{n}", "push", {"after": s}, s, "refs/heads/main", background=True, rounds=4)
         )
         time.sleep(3)
     for r in (f() for f in finish):
@@ -457,12 +436,12 @@ def test_regression_issue_opened_and_closed_then_two_queued_pushes_both_publishe
         )
         assert r["jobs"] == {k: "success" for k in {*PUSH_JOBS, *again}}, r["log"]
         assert r["outputs"]["main-combine"]["regression"] == "false"
-    stored = world.store_commits()
+    stored = act_world.store_commits()
     assert [stored.count(x) for x in (slow, c, d, e)] == [1, 1, 1, 1]
-    subjects = world.pages("log", "--format=%s", "gh-pages")
+    subjects = act_world.pages("log", "--format=%s", "gh-pages")
     assert f"history: add rounds of {d[:10]}" in subjects and f"history: add rounds of {e[:10]}" in subjects
     assert TEAM not in subjects
-    assert not [i for i in world.api.state()["issues"] if i["state"] == "open"], "no issue reopened"
+    assert not [i for i in act_world.api.state()["issues"] if i["state"] == "open"], "no issue reopened"
 
 
 @pytest.mark.slow
@@ -471,9 +450,9 @@ def test_ci_yml_under_act(bare_world):
     """ci.yml: the workflows job runs (actionlint, zizmor, shellcheck); lint-test is only
     planned (act -l): its `make test` is the run this test is part of, and act's -n still
     executes run steps in host mode."""
-    world = bare_world
-    sha = git(world.dev, "rev-parse", "main")
-    r = world.act(
+    act_world = bare_world
+    sha = git(act_world.dev, "rev-parse", "main")
+    r = act_world.act(
         "ci", "push", {"after": sha}, sha, "refs/heads/main", workflow="ci.yml", extra=("-j", "workflows")
     )
     assert r["jobs"] == {"workflows": "success"}, r["log"]

@@ -8,7 +8,7 @@ import re
 
 import pytest
 import yaml
-from act_world import ROOT
+from support.act_world import ROOT
 
 pytestmark = pytest.mark.ci
 

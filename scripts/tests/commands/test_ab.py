@@ -19,7 +19,7 @@ import pytest
 from hftbench import cli
 from hftbench.errors import UsageError
 from hftbench.measure.worktrees import resolve_commit
-from hftbench_fakes import children
+from support.hftbench_fakes import children
 
 ROOT = Path(__file__).resolve().parents[3]
 SERVER = ROOT / "bin" / "hft-server"

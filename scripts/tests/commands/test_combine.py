@@ -11,7 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from combine_world import (
+from hftbench import cli, pool
+from hftbench.answers import NO_CHANGE, REGRESSION
+from hftbench.errors import UsageError
+from hftbench.judge import pooled
+from hftbench.judge.sides import Side
+from hftbench.publish import pool_text
+from hftbench.verdict import MetricResult, Verdict
+from support.combine_world import (
     B_PLACEMENT,
     ROOT,
     ROUNDS,
@@ -22,14 +29,7 @@ from combine_world import (
     record,
     verdict,
 )
-from combine_world import combine as _combine
-from hftbench import cli, pool
-from hftbench.answers import NO_CHANGE, REGRESSION
-from hftbench.errors import UsageError
-from hftbench.judge import pooled
-from hftbench.judge.sides import Side
-from hftbench.publish import pool_text
-from hftbench.verdict import MetricResult, Verdict
+from support.combine_world import combine as _combine
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from combine_world import combine, copy_legs, needs_binaries, pool_file, record, verdict
 from hftbench.judge.rounds import AB_ROUNDS
+from support.combine_world import combine, copy_legs, needs_binaries, pool_file, record, verdict
 
 pytestmark = needs_binaries
 CHECK_FAILED = 3  # combine.CHECK_FAILED: the verdict stands, the pool's check cannot pass

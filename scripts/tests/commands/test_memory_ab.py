@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from hftbench import cli
-from hftbench_fakes import ab_argv, server_repo
+from support.hftbench_fakes import ab_argv, server_repo
 
 ROOT = Path(__file__).resolve().parents[3]
 SERVER = ROOT / "bin" / "hft-server"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gate_synth import latency_run, result_doc, write_run
+from support.gate_synth import latency_run, result_doc, write_run
 
 pytestmark = pytest.mark.ci
 

@@ -8,7 +8,7 @@ import re
 import pytest
 from hftbench import cli
 from hftbench.results import load_run
-from hftbench_fakes import NO_TIMEOUT_MS, make_bins, write_config
+from support.hftbench_fakes import NO_TIMEOUT_MS, make_bins, write_config
 
 
 def run(tmp_path, *args) -> int:

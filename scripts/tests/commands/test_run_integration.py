@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hftbench import roster
 from hftbench.schema import result_errors
-from hftbench_fakes import REPO
+from support.hftbench_fakes import REPO
 
 BIN = REPO / "bin"
 CLIENTS = roster.default().names

@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hftbench_fakes import make_bins
+from support.hftbench_fakes import make_bins
 
 # The command under the server: asks /health at the URL it was given, writes what it saw,
 # and exits 7, a status serve must pass on.

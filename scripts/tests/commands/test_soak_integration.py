@@ -18,7 +18,7 @@ import yaml
 from hftbench import histograms
 from hftbench.judge import drift
 from hftbench.measure import proc_sampler
-from hftbench_fakes import REPO
+from support.hftbench_fakes import REPO
 
 BIN = REPO / "bin"
 HFTBENCH = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin" / "hftbench"

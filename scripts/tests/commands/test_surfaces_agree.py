@@ -22,7 +22,7 @@ from hftbench.results import load_run
 from hftbench.series import Series
 from hftbench.store.entry import run_entry
 from hftbench.verdict import Verdict
-from hftbench_fakes import REPO
+from support.hftbench_fakes import REPO
 
 BIN = REPO / "bin"
 HFTBENCH = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin" / "hftbench"

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gate_synth import latency_run, result_doc, write_run
 from hftbench import cli
 from hftbench.errors import UsageError
 from hftbench.judge.calibration import MAX_AMPLIFICATION
@@ -17,6 +16,7 @@ from hftbench.judge.rounds import AB_ROUNDS
 from hftbench.publish import verdict_text
 from hftbench.publish.calibrate_text import survival_lines
 from hftbench.verdict import Verdict
+from support.gate_synth import latency_run, result_doc, write_run
 
 
 def _round(folder, kind, side, i, samples, flags, noisy=None):
@@ -475,11 +475,11 @@ def test_calibrate_measures_duet_rounds_and_records_what_it_guards(tmp_path):
 
 
 def test_the_gate_judges_what_the_runner_guards_and_names_the_rest(tmp_path):
-    from gate_synth import write_run as write
     from hftbench.judge.calibration import apply
     from hftbench.judge.compare import compare_sides
     from hftbench.judge.gates import load_gates
     from hftbench.store.baseline import load_side
+    from support.gate_synth import write_run as write
 
     rng = np.random.default_rng(11)
     for side, shape in (("base", {}), ("head", {"slow_fraction": 0.03, "slow_us": 200.0})):

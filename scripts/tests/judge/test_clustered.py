@@ -8,13 +8,13 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from gate_synth import latency_run, result_doc, write_run
 from hftbench.answers import FASTER, IMPROVEMENT, NO_CHANGE, REGRESSION, SLOWER
 from hftbench.design_names import DUET, PAIRED_ROUNDS
 from hftbench.judge import clustered
 from hftbench.judge.compare import compare_sides
 from hftbench.judge.gates import load_gates
 from hftbench.store.baseline import load_side
+from support.gate_synth import latency_run, result_doc, write_run
 
 
 def _aa_rounds(

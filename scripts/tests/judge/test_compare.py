@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-from gate_synth import latency_run, result_doc, write_run
 from hftbench import cli
 from hftbench.answers import INCONCLUSIVE, INVALID, NO_CHANGE, NOT_GATED, REGRESSION
 from hftbench.commands.compare import run_compare
@@ -14,6 +13,7 @@ from hftbench.errors import UsageError
 from hftbench.judge.compare import compare_sides
 from hftbench.judge.gates import load_gates, parse_gates
 from hftbench.store.baseline import load_side
+from support.gate_synth import latency_run, result_doc, write_run
 
 
 def _side(tmp_path, name, rng, runs=8, n=10_000, errors=0, large=None, **shape):

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gate_synth import encode_ns, latency_run
 from hdrh.histogram import HdrHistogram
 from hftbench import histograms
 from hftbench.answers import INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION
 from hftbench.judge import drift
 from hftbench.judge.gates import load_gates
+from support.gate_synth import encode_ns, latency_run
 
 P99 = load_gates().metric("p99_us")
 INTERVAL_S = 6.0

@@ -8,7 +8,6 @@ import json
 
 import numpy as np
 import pytest
-from gate_synth import latency_run, result_doc, write_run
 from hftbench.answers import INCONCLUSIVE, INVALID, NO_CHANGE, REGRESSION, SLOWER
 from hftbench.design_names import PAIRED_ROUNDS
 from hftbench.judge import failures
@@ -20,6 +19,7 @@ from hftbench.publish import verdict_text
 from hftbench.results import orders_failed
 from hftbench.series import Repeat
 from hftbench.store.baseline import load_side
+from support.gate_synth import latency_run, result_doc, write_run
 
 SERIES = ("latency-1c", "hft")
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gate_synth import encode_ns
 from hftbench import histograms
 from hftbench.design_names import PAIRED_ROUNDS
 from hftbench.judge import designs, paired, stats
 from hftbench.series import Repeat
+from support.gate_synth import encode_ns
 
 
 def _blocks(rng, n_pairs, *, effect=1.0, stall_every=0, stall_us=0.0, per_block=400):

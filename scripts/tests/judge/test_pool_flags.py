@@ -12,7 +12,6 @@ import dataclasses
 
 import numpy as np
 import pytest
-from gate_synth import encode_ns
 from hftbench.answers import NO_CHANGE, REGRESSION
 from hftbench.commands.combine import pool_verdict
 from hftbench.design_names import PAIRED_ROUNDS
@@ -21,6 +20,7 @@ from hftbench.judge.gates import parse_gates
 from hftbench.judge.sides import Side
 from hftbench.series import Repeat
 from scipy.special import ndtri
+from support.gate_synth import encode_ns
 
 SCENARIOS = [f"latency-{i}c" for i in range(1, 8)]  # 7 gated series x 1 gated metric
 ROUNDS, ORDERS, ROUND_SD, LOOKS = 16, 2000, 0.02, 3

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gate_synth import latency_run, result_doc, write_run
 from hftbench.judge.rounds import Rounds
 from hftbench.judge.session import FAILED, RUNS_OUT, TIME_OUT, Session
 from hftbench.results import load_run
+from support.gate_synth import latency_run, result_doc, write_run
 
 
 class Clock:

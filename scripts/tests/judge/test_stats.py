@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gate_synth import encode_ns, latency_run
 from hftbench import histograms
 from hftbench.answers import FASTER, IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, REGRESSION, SLOWER
 from hftbench.histograms import decode
 from hftbench.judge import stats
 from hftbench.judge.rules import RegressionCheck, classify, detectable_effect, rounds_to_settle
+from support.gate_synth import encode_ns, latency_run
 
 # --- fixed vectors -----------------------------------------------------------------------
 

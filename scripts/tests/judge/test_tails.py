@@ -9,7 +9,6 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from gate_synth import latency_run, result_doc, write_run
 from hftbench.answers import NO_CHANGE, NOT_GATED, REGRESSION
 from hftbench.design_names import PAIRED_ROUNDS, UNPAIRED
 from hftbench.histograms import Grid
@@ -18,6 +17,7 @@ from hftbench.judge.compare import compare_sides
 from hftbench.judge.gates import load_gates
 from hftbench.publish import verdict_cells
 from hftbench.store.baseline import load_side
+from support.gate_synth import latency_run, result_doc, write_run
 
 SERIES = ("latency-1c", "hft")
 

@@ -9,7 +9,6 @@ import json
 from dataclasses import replace
 
 import numpy as np
-from gate_synth import latency_run, result_doc, write_run
 from hftbench import config
 from hftbench.answers import NO_CHANGE, REGRESSION
 from hftbench.design_names import DUET
@@ -17,7 +16,8 @@ from hftbench.judge.compare import compare_sides
 from hftbench.judge.gates import SERVER_OWN, load_gates
 from hftbench.publish import verdict_text
 from hftbench.store.baseline import load_side
-from hftbench_fakes import REPO
+from support.gate_synth import latency_run, result_doc, write_run
+from support.hftbench_fakes import REPO
 
 WIDTH = "width-64c"
 LATENCY = ("p50_us", "p90_us", "p99_us", "p999_us", "p999_exceedance")

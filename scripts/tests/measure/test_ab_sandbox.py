@@ -26,7 +26,7 @@ from hftbench.measure.server import Server, real_binary
 from hftbench.measure.server import sha256 as server_sha256
 from hftbench.publish import method_text
 from hftbench.verdict import Verdict
-from hostile_head import (
+from support.hostile_head import (
     BUILD,
     CLIENT,
     GITLINK,

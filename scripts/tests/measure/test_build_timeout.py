@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from hftbench import cli
 from hftbench.errors import UsageError
-from hftbench_fakes import ab_argv
-from hostile_head import (
+from support.hftbench_fakes import ab_argv
+from support.hostile_head import (
     BUILD,
     ROOT,
     SERVER,

@@ -8,7 +8,7 @@ import pytest
 from hftbench import config
 from hftbench.measure.cell import CellSetup, default_timeout_s, result_name, run_cell, why_not_clean
 from hftbench.measure.server import Server
-from hftbench_fakes import make_bins, write_config
+from support.hftbench_fakes import make_bins, write_config
 
 BEHAVIOURS = {"rust": "ok", "go": "crash", "c": "hang", "cpp": "invalid", "python": "exit2", "hft": "errors"}
 

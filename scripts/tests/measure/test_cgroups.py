@@ -26,7 +26,7 @@ from hftbench.measure import cgroups, proc_sampler, sandbox
 from hftbench.measure.plan import Plan
 from hftbench.measure.rig import Rig
 from hftbench.measure.served import Served
-from hostile_head import ROOT, SERVER, clean_up, spinning_children, wait_for_none_left
+from support.hostile_head import ROOT, SERVER, clean_up, spinning_children, wait_for_none_left
 
 CLIENT = ROOT / "bin" / "client-hft"
 

@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from hftbench_fakes import REPO, children
+from support.hftbench_fakes import REPO, children
 
 BIN = REPO / "bin"
 HFTBENCH = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin" / "hftbench"

@@ -6,7 +6,7 @@ import subprocess
 
 from hftbench.measure import fingerprint
 from hftbench.measure.fingerprint import git_info
-from hostile_head import git, new_repo, tuning_attack
+from support.hostile_head import git, new_repo, tuning_attack
 
 
 def _repo(tmp_path):
@@ -44,10 +44,10 @@ def test_the_host_name_is_never_stored_nor_part_of_the_runner_id(tmp_path):
     """The history store is published on gh-pages: the runner's host name stays off it, and
     the runner id (a hash of CPU, cores, kernel, ...) does not change with it."""
     import numpy as np
-    from gate_synth import latency_run, result_doc, write_run
     from hftbench.measure.fingerprint import host, runner_id
     from hftbench.results import load_run
     from hftbench.store import history as hs
+    from support.gate_synth import latency_run, result_doc, write_run
 
     fp = {**host(), "hostname": "bench-7.secret-lab.example"}
     assert runner_id(fp) == runner_id({**fp, "hostname": "another-name"})

@@ -7,7 +7,7 @@ import pytest
 from hdrh.histogram import HdrHistogram
 from hftbench.measure import lateness
 from hftbench.results import Cell, ClientResult
-from hftbench_fakes import valid_result
+from support.hftbench_fakes import valid_result
 
 
 def encoded(values_ns: list[int]) -> str:

@@ -12,7 +12,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from gate_synth import encode_ns
 from hftbench import results
 from hftbench.answers import FASTER, IMPROVEMENT, INCONCLUSIVE, NO_CHANGE, NOT_GATED, REGRESSION, SLOWER
 from hftbench.judge import memory as stat
@@ -24,6 +23,7 @@ from hftbench.measure import memory as reading
 from hftbench.publish import verdict_text
 from hftbench.series import Repeat
 from scipy import stats as sp
+from support.gate_synth import encode_ns
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -288,8 +288,8 @@ def test_a_row_whose_memory_was_never_read_says_why():
 def test_the_store_keeps_each_series_memory_per_order_for_the_dashboard(tmp_path):
     import json
 
-    from gate_synth import result_doc, write_run
     from hftbench.store.entry import run_entry
+    from support.gate_synth import result_doc, write_run
 
     rng = np.random.default_rng(3)
     runs = []
@@ -320,7 +320,7 @@ def test_the_store_keeps_each_series_memory_per_order_for_the_dashboard(tmp_path
 
 def _fake_run(tmp_path) -> results.Run:
     from hftbench import cli
-    from hftbench_fakes import make_bins, write_config
+    from support.hftbench_fakes import make_bins, write_config
 
     make_bins(tmp_path, {"rust": "ok"})
     write_config(tmp_path / "s.yaml")

@@ -7,7 +7,7 @@ import pytest
 from hftbench import config
 from hftbench.measure import netpath
 from hftbench.measure.plan import Plan
-from hftbench_fakes import REPO
+from support.hftbench_fakes import REPO
 
 BASE = """schema_version: 1
 targets: {p50_us: 500}

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from hftbench.config import LinkProfile
 from hftbench.measure import netpath
-from hftbench_fakes import REPO
+from support.hftbench_fakes import REPO
 
 BIN = REPO / "bin"
 HFTBENCH = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin" / "hftbench"

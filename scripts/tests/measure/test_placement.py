@@ -221,7 +221,7 @@ def test_a_server_build_without_cpus_is_confined_by_its_process_mask_instead(tmp
     # The fake server's argparse knows no --cpus, like a base that `hftbench ab` built from
     # before the flag: it must still start, confined to the CPUs, with no --cpus passed.
     from hftbench.measure.server import Server
-    from hftbench_fakes import make_bins
+    from support.hftbench_fakes import make_bins
 
     cpu = min(online_cpus())
     server = Server(make_bins(tmp_path, {}) / "hft-server", tmp_path / "server.log", cpus=(cpu,))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from hftbench.measure.placement import online_cpus
-from hftbench_fakes import REPO
+from support.hftbench_fakes import REPO
 
 BIN = REPO / "bin"
 HFTBENCH = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin" / "hftbench"

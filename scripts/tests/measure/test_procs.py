@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hftbench.measure import procs
 from hftbench.measure.server import Server, ServerError
-from hftbench_fakes import make_bins
+from support.hftbench_fakes import make_bins
 
 READY = re.compile(r"ready on (\S+)")
 

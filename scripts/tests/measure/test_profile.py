@@ -15,7 +15,7 @@ from hftbench import cli
 from hftbench.measure import profile, sandbox
 from hftbench.profile_record import ProfileRecord, TopFunction
 from hftbench.publish import profile_text
-from hftbench_fakes import ab_argv
+from support.hftbench_fakes import ab_argv
 
 ROOT = Path(__file__).resolve().parents[3]
 SERVER = ROOT / "bin" / "hft-server"

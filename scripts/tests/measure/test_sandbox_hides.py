@@ -28,8 +28,8 @@ from hftbench import cli
 from hftbench.measure import sandbox
 from hftbench.measure.server import Server
 from hftbench.measure.worktrees import build_server, export_commit
-from hftbench_fakes import ab_argv
-from hostile_head import (
+from support.hftbench_fakes import ab_argv
+from support.hostile_head import (
     ROOT,
     SERVER,
     Outside,

@@ -25,8 +25,8 @@ from hftbench import cli
 from hftbench.errors import UsageError
 from hftbench.measure import sandbox
 from hftbench.measure.server import LISTEN_FD, Server, takes_listen_fd
-from hftbench_fakes import ab_argv
-from hostile_head import SERVER, Outside, base_port_attack, egress_attack
+from support.hftbench_fakes import ab_argv
+from support.hostile_head import SERVER, Outside, base_port_attack, egress_attack
 
 needs_binaries = pytest.mark.skipif(
     not os.access(SERVER, os.X_OK), reason="needs bin/hft-server (make build)"

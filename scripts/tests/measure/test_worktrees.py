@@ -9,7 +9,7 @@ import subprocess
 
 from hftbench.measure import fingerprint
 from hftbench.measure.worktrees import git_cmd, remove_worktrees
-from hostile_head import add_gitlink, fsmonitor_attack, git, new_repo
+from support.hostile_head import add_gitlink, fsmonitor_attack, git, new_repo
 
 
 def test_git_status_in_a_tree_with_a_planted_submodule_runs_its_fsmonitor_unless_fenced(tmp_path):

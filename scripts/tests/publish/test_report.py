@@ -9,7 +9,7 @@ import pytest
 from hftbench.publish import report
 from hftbench.publish.rows import check_targets, make_row
 from hftbench.results import Cell, ClientResult, Run, load_run
-from hftbench_fakes import valid_result
+from support.hftbench_fakes import valid_result
 
 TARGETS = {"p50_us": 500, "p99_us": 2000, "throughput_rps": 10000}
 OPEN = {"mode": "open", "target_rate_rps": 5000}

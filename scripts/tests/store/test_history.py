@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gate_synth import latency_run, result_doc, write_run
 from hftbench import cli
 from hftbench.commands.compare import run_compare
 from hftbench.judge.gates import load_gates
@@ -19,6 +18,7 @@ from hftbench.results import load_run
 from hftbench.store import history as hs
 from hftbench.store.entry import run_entry
 from hftbench.verdict import MetricResult, Verdict
+from support.gate_synth import latency_run, result_doc, write_run
 
 RUNNER_B = {
     "cpu_model": "Other CPU",

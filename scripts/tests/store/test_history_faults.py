@@ -12,11 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gate_synth import latency_run, result_doc, write_run
 from hftbench import cli
 from hftbench.results import load_run
 from hftbench.store import history as hs
-from hftbench_fakes import REPO
+from support.gate_synth import latency_run, result_doc, write_run
+from support.hftbench_fakes import REPO
 
 HFTBENCH = [sys.executable, "-m", "hftbench"]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from hftbench.measure import sandbox
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SERVER = ROOT / "bin" / "hft-server"
 # This checkout's folders a head must not write: the hftbench (editable in .venv) and the bin/
 # both tests run, and act's jobs too (their .venv and bin/ link here: HFT_CI_PREBUILT).

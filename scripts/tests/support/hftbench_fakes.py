@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-FAKES = Path(__file__).resolve().parent / "fakes"
-REPO = Path(__file__).resolve().parents[2]
+FAKES = Path(__file__).resolve().parents[1] / "fakes"
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _script(path: Path, body: str) -> None:

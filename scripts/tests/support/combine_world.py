@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 from hftbench import cli
-from hftbench_fakes import server_repo
 
-ROOT = Path(__file__).resolve().parents[2]
+from support.hftbench_fakes import server_repo
+
+ROOT = Path(__file__).resolve().parents[3]
 SERVER = ROOT / "bin" / "hft-server"
 BUILD = "mkdir -p bin && install -m 755 server.sh bin/hft-server"
 needs_binaries = pytest.mark.skipif(

@@ -20,17 +20,17 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent / "fakes"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "fakes"))
 from github_api import FakeGitHub  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ACT = ROOT / ".deps" / "bin" / "act"
 STANDINS = ROOT / "scripts" / "tests" / "act"
 TOKEN = "act-test-token"
 BOT = "github-actions[bot]"
 REPO = "acme/hft-bench"
 TEAM = "@acme/perf-team"
-GATES = (Path(__file__).parent / "fixtures" / "ci-gates.yaml").read_text()
+GATES = (Path(__file__).parents[1] / "fixtures" / "ci-gates.yaml").read_text()
 PINNED = {  # the SHAs the workflows pin -> the stand-in folder
     "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02": "upload-artifact",
     "actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093": "download-artifact",

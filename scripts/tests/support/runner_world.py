@@ -1,4 +1,5 @@
-"""The stand-ins of test_runner_loop.py: GitHub's REST API and broker as a runner loop sees
+"""The stand-ins and constants of test_runner_loop.py and its world (ci/conftest.py's
+runner_loop_world): GitHub's REST API and broker as a runner loop sees
 them (App installation tokens, generate-jitconfig, a job or the broker's error), the stand-in
 runner (fixtures/fake-runner) as a release tarball, and crontab / at where they are not
 installed."""
@@ -18,9 +19,44 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
-FAKE_RUNNER = Path(__file__).parent / "fixtures" / "fake-runner"
+FAKE_RUNNER = Path(__file__).parents[1] / "fixtures" / "fake-runner"
 REPO = "acme/hft-bench"
 APP_ID, INSTALLATION_ID = "123", "456"
+ROOT = Path(__file__).resolve().parents[3]
+INSTALLER = ROOT / "hft" / "runner" / "install-runner.sh"
+VERSIONS = ("2.329.0", "2.330.0")
+CALIBRATION = {"guards": [{"series": "latency-1c/hft", "metric": "p99", "guarded": True, "why_not": None}]}
+# How long a loop or an install may run before it counts as hung. Not a speed: this module runs in
+# make test's parallel pass, under SCHED_IDLE beside the serial one, and with one core busy it
+# can get no CPU for minutes (the back-off test ran past 120 s in a clean clone's make test,
+# 2026-11-29). pytest.ini's 600 s still stops a test whose waits add up past it.
+HANG_S = 540
+
+
+PLANT = """
+echo '* * * * * echo hft-planted' | {crontab} -
+echo 'echo hft-planted' | {at} now + 1 hour
+ipcmk -S 1
+for d in /dev/shm /tmp /var/tmp; do echo planted >"$d/hft-planted-$(id -u)"; done
+setsid sleep 1000 </dev/null >/dev/null 2>&1 &
+echo planted >"$HOME/planted"
+echo "job 1 planted"
+echo "calibration: $HFTBENCH_CALIBRATION guards $(jq '.guards | length' "$HFTBENCH_CALIBRATION")"
+if [ -e "$HOME/.hft-bench-hook-token" ]; then echo "READ TOKEN LEFT"; else echo "read token gone"; fi
+"""
+
+CHECK = """
+bad=0
+left() {{ echo "LEFT: $*"; bad=1; }}
+{crontab} -l 2>/dev/null | grep -q hft-planted && left crontab
+[ -z "$({atq})" ] || left "at job"
+ipcs -s | awk -v u="$(id -un)" '$3 == u' | grep -q . && left semaphore
+for d in /dev/shm /tmp /var/tmp; do [ -e "$d/hft-planted-$(id -u)" ] && left "$d"; done
+pgrep -U "$(id -u)" -x sleep >/dev/null && left "background process"
+[ -e "$HOME/planted" ] && left home
+[ "$bad" = 0 ] && echo "job 2 clean"
+exit "$bad"
+"""
 
 
 def b64url_decode(s: str) -> bytes:
