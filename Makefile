@@ -103,9 +103,9 @@ build-hft:
 build-sandbox:
 	$(if $(HAVE_SANDBOX),$(MAKE) --no-print-directory -C hft/sandbox)
 
-# The tiers (README, "Tests"; conftest.py marks the tests). make check: the pytest tests that
-# neither measure nor run act (markers measuring, act; slow left out too), in parallel, and the
-# dashboard's unit tests. make test: build (a no-op after make bench), the languages' own
+# The tiers (README, "Tests"; the root conftest.py marks each test from the fixtures it takes).
+# make check: the pytest tests that neither measure nor run act (markers measuring, act; slow
+# left out too), in parallel, and the dashboard's unit tests. make test: build (a no-op after make bench), the languages' own
 # tests, the same parallel pass with the slow tests, the dashboard, lint-ci, then every
 # measuring and act test one at a time: they time things, and must not time each other.
 check: deps
@@ -184,7 +184,7 @@ check-dashboard:
 
 # actionlint, zizmor and shellcheck of the workflows and CI scripts; then bench.yml and
 # ci.yml under nektos/act for every event, the push path's issue life cycle and the runner
-# installer (pytest -m ci: scripts/tests/ci/test_workflows_act.py, test_ci_push_path.py,
+# installer (pytest -m ci: scripts/tests/ci/: test_workflows_act.py, test_ci_push_path.py,
 # test_install_runner.py).
 test-ci: lint-ci
 	$(PYTEST) -m ci

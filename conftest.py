@@ -1,85 +1,66 @@
 """The test tiers (README, "Tests"): every test of pytest.ini's paths is one of three kinds,
-marked here at collection so no test module has to say it.
+decided here, at collection, from what the test uses (`tier_of`), so no list of paths says it.
 
-- `act`: the workflows run by nektos/act (test_workflows_act.py) on the module's shared world:
-  minutes, and they measure. An act run that starts no server and times nothing (a fork's
-  pull request, ci.yml's lint job) takes a world of its own and runs in the parallel pass.
-- `measuring`: starts the real bin/hft-server and bin/client-* (or `hftbench run | ab |
-  bisect | calibrate` on them) and times something, or asserts on timeouts and deadlines.
-  These run one at a time (`make test`'s serial pass): two of them side by side would
-  measure each other. A test is measuring when its module is listed below, or when it is
-  guarded by a skipif that says it needs bin/ (the real binaries), the way every such test
-  of scripts/tests is written, or when it carries `@pytest.mark.measuring` itself (a test
-  with a deadline among pure ones: those that confine a child to one CPU and wait for it).
+- `act`: takes the act world (`act_world`, scripts/tests/ci/conftest.py): the workflows run
+  by nektos/act on the module's shared world, minutes, and they measure. An act run that
+  starts no server and times nothing (a fork's pull request, ci.yml's lint job) takes a world
+  of its own (`bare_world`) and runs in the parallel pass.
+- `measuring`: takes the real binaries (`real_binaries`, scripts/tests/conftest.py: it skips
+  naming `make build` where bin/ lacks them), itself or through a fixture that does
+  (`pool_legs`, `act_world`), and times something; or carries `@pytest.mark.measuring` itself:
+  a module of the clients' conformance suite whose tests time the binaries, a test with a
+  deadline among pure ones (a child confined to one CPU and waited for). These run one at a
+  time (`make test`'s serial pass): two of them side by side would measure each other.
 - the rest (unit, structure, golden, schema, statistics on synthetic data, the CI scripts
   against fakes): `make check`, and `make test`'s parallel pass (pytest-xdist).
 
-`slow` is for a test of the rest too slow for the inner loop: `make check` leaves it out,
-`make test` runs it. `ci` (the CI steps end to end) is orthogonal: `make test-ci` selects it.
+`slow` is for a test of the rest too slow for the inner loop: it takes the runner loop's world
+(`runner_loop_world`: real back-offs and a dedicated user) or carries `@pytest.mark.slow`.
+`make check` leaves it out, `make test` runs it. `ci` (the CI steps end to end) is orthogonal:
+`make test-ci` selects it.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent
 # hftbench/__init__.py's one BLAS thread, here too: a test module may import numpy before it
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-# Modules all of whose tests start the real binaries and measure or time them, without a
-# "needs bin/" skipif to say so. The conformance modules that start them and time nothing
-# (test_conformance_result.py, _lateness.py, _statuses.py: a result's shape and counts) and
-# hft/tests/test_compare_performance.py (flag errors; its small run is marked measuring itself)
-# are not listed: they run in the parallel pass.
-MEASURING_MODULES = {
-    "clients/python/tests/test_worker.py",  # the Python client's timeouts: 0.1-0.5 s, the 1 s default
-    "clients/tests/test_conformance_errors.py",  # the contract's 2 s to exit on bad input
-    "clients/tests/test_conformance_failures.py",
-    "clients/tests/test_conformance_intervals.py",
-    "clients/tests/test_conformance_latency.py",
-    "clients/tests/test_conformance_lifecycle.py",
-    # a child's ready line within a timeout (0.5 s, 20 s): beside the serial pass under SCHED_IDLE,
-    # a Python child once printed nothing in 0.5 s (a clean clone's make test, 2026-11-29)
-    "scripts/tests/measure/test_procs.py",
-}
-# The act tests are those of these modules that take the act world (a module fixture that
-# every act run of the module shares); a module's checks on the workflow files, and its act
-# runs that measure nothing on a world of their own (`bare_world`), are the rest.
-ACT_MODULES = {"scripts/tests/ci/test_workflows_act.py"}
-# Neither measuring nor act, but half a minute of waiting the inner loop need not pay: the runner
-# loop's backoffs (real sleeps) and its dedicated user.
-SLOW_MODULES = {"scripts/tests/ci/test_runner_loop.py"}
+# The fixtures that put a test in a tier, wherever it takes them from (its arguments, another
+# fixture's, usefixtures): scripts/tests/repo/test_tiers.py checks each rule on real modules.
+ACT_FIXTURE = "act_world"
+MEASURING_FIXTURE = "real_binaries"
+SLOW_FIXTURE = "runner_loop_world"
 # Modules whose tests share a module fixture that costs seconds: pytest-xdist makes a module
 # fixture once in every worker that runs one of its tests, so under `--dist loadgroup` each of
 # these runs whole on one worker (pytest_xdist_make_scheduler, below). The runner loop's world
 # (a user, a key, two runner jobs) took 15-28 s in each of 5 workers' setups under worksteal;
-# golden's compare run 4 s in each worker that runs one of its tests.
+# golden's compare run 4 s in each worker that runs one of its tests. Paths, not fixtures: the
+# scheduler runs in the controller, which collects nothing and sees only node ids.
 ONE_WORKER_MODULES = {"scripts/tests/ci/test_runner_loop.py", "scripts/tests/publish/test_golden.py"}
 
 
-def _needs_real_binaries(item: pytest.Item) -> bool:
-    for mark in item.iter_markers("skipif"):
-        reason = str(mark.kwargs.get("reason", ""))
-        if "bin/" in reason:
-            return True
-    return False
+def tier_of(item: pytest.Item) -> str | None:
+    """The test's tier: act, measuring, slow, or None for the rest; from the fixtures it uses and
+    its own marks. Act first: an act run takes the binaries too, and is not measuring as well."""
+    uses = set(getattr(item, "fixturenames", ()))
+    if ACT_FIXTURE in uses or item.get_closest_marker("act"):
+        return "act"
+    if MEASURING_FIXTURE in uses or item.get_closest_marker("measuring"):
+        return "measuring"
+    if SLOW_FIXTURE in uses or item.get_closest_marker("slow"):
+        return "slow"
+    return None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        try:
-            rel = Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
-        except ValueError:
-            continue
-        if rel in ACT_MODULES and "act_world" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.act)
-        elif rel in MEASURING_MODULES or _needs_real_binaries(item):
-            item.add_marker(pytest.mark.measuring)
-        elif rel in SLOW_MODULES:
-            item.add_marker(pytest.mark.slow)
+        tier = tier_of(item)
+        if tier is not None:
+            item.add_marker(getattr(pytest.mark, tier))
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

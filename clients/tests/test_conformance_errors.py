@@ -6,7 +6,8 @@ import subprocess
 import pytest
 from conformance import binary
 
-pytestmark = pytest.mark.timeout(30)
+# measuring: the contract's 2 s to exit on bad input, on the real binaries
+pytestmark = [pytest.mark.measuring, pytest.mark.timeout(30)]
 
 BAD_INPUTS = {
     "unknown-flag": (["--no-such-flag", "1"], "--no-such-flag"),

@@ -11,7 +11,8 @@ import threading
 import pytest
 from conformance import run_client, schema_errors
 
-pytestmark = pytest.mark.timeout(60)
+# measuring: starts the real binaries and times them (root conftest.py)
+pytestmark = [pytest.mark.measuring, pytest.mark.timeout(60)]
 
 TIMEOUT_MS = 100
 ORDERS, CONNECTIONS = 6, 2

@@ -5,7 +5,8 @@ runs in the serial pass, unlike the rest of test_conformance_result.py."""
 import pytest
 from conformance import INTERVAL_CLIENTS, hlog_counts, run_client
 
-pytestmark = pytest.mark.timeout(60)
+# measuring: starts the real binaries and times them (root conftest.py)
+pytestmark = [pytest.mark.measuring, pytest.mark.timeout(60)]
 
 
 @pytest.mark.parametrize("interval_client", INTERVAL_CLIENTS)

@@ -15,7 +15,8 @@ from conformance import (
     start_client,
 )
 
-pytestmark = pytest.mark.timeout(90)
+# measuring: starts the real binaries and times them (root conftest.py)
+pytestmark = [pytest.mark.measuring, pytest.mark.timeout(90)]
 
 # One connection, closed loop: no queueing in the server, so each order costs exactly the
 # injected spin plus the same round trip as without it.

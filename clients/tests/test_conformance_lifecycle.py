@@ -5,7 +5,8 @@ import signal
 import pytest
 from conformance import decode, finish, schema_errors, start_client
 
-pytestmark = pytest.mark.timeout(60)
+# measuring: starts the real binaries and times them (root conftest.py)
+pytestmark = [pytest.mark.measuring, pytest.mark.timeout(60)]
 
 
 def test_server_killed_mid_run_counts_failures_and_exits_1(client, own_server, tmp_path):

@@ -20,6 +20,9 @@ from hft_client.worker import (
     worker_loop,
 )
 
+# measuring: the Python client's timeouts (0.1-0.5 s, the 1 s default), timed for real
+pytestmark = pytest.mark.measuring
+
 
 async def _serve(handler):
     app = web.Application()

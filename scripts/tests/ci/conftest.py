@@ -35,7 +35,7 @@ from github_api import FakeGitHub  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def act_world(tmp_path_factory):
+def act_world(real_binaries, tmp_path_factory):
     """The shared world of the act runs that measure (test_workflows_act.py): a dev clone, its
     origin, the stand-in REST API; one per module, since each act run builds on the last. The
     root conftest.py marks every test that takes it `act`."""

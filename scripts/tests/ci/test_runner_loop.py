@@ -1,6 +1,6 @@
 """The runner loop for real, as root, in a scratch root: hft/runner/install-runner.sh installs
 it (--root, with a stand-in GitHub API on 127.0.0.1 and a stand-in runner tarball, both from
-runner_world.py), then the installed hft-runner-loop runs two jobs as a dedicated test user.
+support/runner_world.py), then the installed hft-runner-loop runs two jobs as a dedicated test user.
 The stand-in runner (fixtures/fake-runner) makes the writes and starts the processes
 actions/runner's source shows (hft/runner/README.md lists them); each fails its job on EACCES.
 Its run.sh, run-helper.sh and listener end with the exit codes the real ones give (each cites
@@ -263,6 +263,7 @@ def test_a_terminated_runner_and_a_deprecated_version_back_off_and_register_anew
     assert list((root / "var/lib/hft-runner/jobs").iterdir()) == []
 
 
+@pytest.mark.slow  # a world of its own, with the same real back-offs
 def test_a_loop_refuses_a_user_unit_or_folder_another_runner_of_the_host_names(tmp_path):
     """Between jobs a loop kills every process of its user, and at its start it stops its job
     units and empties its job and run folders: a second runner of the host (install-runner.sh

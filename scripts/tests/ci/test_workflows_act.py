@@ -199,7 +199,7 @@ LOOSE_GATES = {
 def test_a_pull_request_cannot_loosen_its_own_gate(act_world):
     """The harness is the base's: a head 30 us slower that also raises the P50 threshold to
     x10 still fails, and its comment says the gates change applies after merge. Its build.sh
-    and server.sh are hostile too (hostile_head.py, issue 36): they try to write the base
+    and server.sh are hostile too (support/hostile_head.py, issue 36): they try to write the base
     checkout (its scripts/, .venv, bin/ and this checkout's hftbench, which the job runs),
     base's built server (a slowed one would hide the regression), $OUT and the leg's artifact,
     $RUNNER_TEMP and act's artifact store, print the token, leave a link to a file of the

@@ -10,7 +10,7 @@ from support.combine_world import B_PLACEMENT, TWO, make_leg, make_repo
 
 
 @pytest.fixture(scope="session")
-def pool_legs(tmp_path_factory):
+def pool_legs(real_binaries, tmp_path_factory):
     """Real legs a and b of a pool (combine_world), measured once for test_combine.py,
     test_combine_forged.py and test_ab.py (leg a's plain `hftbench ab` runs): {"aa", "slow":
     legs folder} (an A/A, and a head 30 µs slower per order), "pool" (TWO), "repo" and the

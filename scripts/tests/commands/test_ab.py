@@ -8,7 +8,6 @@ runs the session measures once (conftest.py's pool_legs, leg a of combine's pool
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -26,10 +25,7 @@ SERVER = ROOT / "bin" / "hft-server"
 CLIENT = ROOT / "bin" / "client-hft"  # latency-1c/hft: the series gates.yaml judges
 BUILD = "mkdir -p bin && install -m 755 server.sh bin/hft-server"
 
-needs_binaries = pytest.mark.skipif(
-    not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)),
-    reason="needs bin/hft-server and bin/client-hft (make build)",
-)
+needs_binaries = pytest.mark.usefixtures("real_binaries")  # conftest.py: skips without bin/; measuring
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ ranges, 8 commits in 3 steps)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -28,10 +27,7 @@ SERVER = ROOT / "bin" / "hft-server"
 CLIENT = ROOT / "bin" / "client-hft"
 BUILD = "mkdir -p bin && install -m 755 server.sh bin/hft-server"
 
-needs_binaries = pytest.mark.skipif(
-    not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)),
-    reason="needs bin/hft-server and bin/client-hft (make build)",
-)
+needs_binaries = pytest.mark.usefixtures("real_binaries")  # conftest.py: skips without bin/; measuring
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,6 @@ its memory row inside the threshold and passes."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -19,10 +18,7 @@ CLIENT = ROOT / "bin" / "client-hft"
 BUILD = "mkdir -p bin && install -m 755 server.sh bin/hft-server"
 MEMORY = "memory_bytes_per_order"
 
-needs_binaries = pytest.mark.skipif(
-    not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)),
-    reason="needs bin/hft-server and bin/client-hft (make build)",
-)
+needs_binaries = pytest.mark.usefixtures("real_binaries")  # conftest.py: skips without bin/; measuring
 
 
 def _repo(path: Path) -> Path:

@@ -18,10 +18,7 @@ BIN = REPO / "bin"
 CLIENTS = roster.default().names
 HFTBENCH = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin" / "hftbench"
 
-pytestmark = pytest.mark.skipif(
-    not (BIN / "hft-server").is_file() or not any((BIN / f"client-{c}").is_file() for c in CLIENTS),
-    reason="needs bin/hft-server and at least one bin/client-*: run `make build`",
-)
+pytestmark = pytest.mark.usefixtures("real_binaries")
 
 
 @pytest.fixture(scope="module")

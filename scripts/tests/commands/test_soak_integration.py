@@ -24,10 +24,7 @@ BIN = REPO / "bin"
 HFTBENCH = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin" / "hftbench"
 
 pytestmark = [
-    pytest.mark.skipif(
-        not (BIN / "hft-server").is_file() or not (BIN / "client-hft").is_file(),
-        reason="needs bin/hft-server and bin/client-hft: run `make build`",
-    ),
+    pytest.mark.usefixtures("real_binaries"),
     pytest.mark.timeout(300),
 ]
 

@@ -30,10 +30,7 @@ CANDIDATES = ("rust", "c", "go", "cpp", "hft", "python")
 CLIENTS = [c for c in CANDIDATES if (BIN / f"client-{c}").is_file()][:2]
 SCENARIO = "small"
 
-pytestmark = pytest.mark.skipif(
-    not (BIN / "hft-server").is_file() or not CLIENTS,
-    reason="needs bin/hft-server and a bin/client-*: run `make build`",
-)
+pytestmark = pytest.mark.usefixtures("real_binaries")
 
 
 def _hftbench(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -418,9 +417,7 @@ SERVER = Path(__file__).resolve().parents[3] / "bin" / "hft-server"
 CLIENT = SERVER.with_name("client-hft")
 
 
-@pytest.mark.skipif(
-    not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)), reason="needs bin/ (make build)"
-)
+@pytest.mark.usefixtures("real_binaries")
 def test_calibrate_measures_duet_rounds_and_records_what_it_guards(tmp_path):
     # 8 A/A duet rounds and 8 against a server 300 µs slower per order: far above any noise;
     # latency-1c only (the load series adds a capacity probe and seconds of open loop a round);

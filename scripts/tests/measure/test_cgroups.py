@@ -155,10 +155,7 @@ needs_groups = pytest.mark.skipif(
     cgroups.probe()[1] is not None, reason=f"no cgroup can be made here ({cgroups.probe()[1]}): {cgroups.FIX}"
 )
 needs_sandbox = pytest.mark.skipif(sandbox.probe() is not None, reason=f"no sandbox here: {sandbox.probe()}")
-needs_binaries = pytest.mark.skipif(
-    not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)),
-    reason="needs bin/hft-server and bin/client-hft (make build)",
-)
+needs_binaries = pytest.mark.usefixtures("real_binaries")  # conftest.py: skips without bin/; measuring
 BURN = "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"  # ~0.15 s of one CPU in sh
 
 

@@ -8,7 +8,6 @@ see and eight can: these duet rounds put it on head and read both series."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -28,10 +27,7 @@ def p50(run_path: Path, scenario: str) -> float:
     return doc["latency_us"]["p50"]
 
 
-@pytest.mark.skipif(
-    not (os.access(BIN / "hft-server", os.X_OK) and os.access(BIN / "client-hft", os.X_OK)),
-    reason="needs bin/ (make build)",
-)
+@pytest.mark.usefixtures("real_binaries")
 def test_a_cost_only_under_concurrency_moves_the_eight_lanes_and_not_the_one(tmp_path):
     scenarios = [
         Scenario(name="latency-1c", orders=3000, connections=1, warmup=300),

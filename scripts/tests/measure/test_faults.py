@@ -27,10 +27,12 @@ from support.hftbench_fakes import REPO, children
 BIN = REPO / "bin"
 HFTBENCH = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin" / "hftbench"
 
-pytestmark = pytest.mark.skipif(
-    not all(os.access(BIN / name, os.X_OK) for name in ("hft-server", "client-hft", "client-rust")),
-    reason="needs bin/hft-server, bin/client-hft and bin/client-rust: run `make build`",
-)
+pytestmark = [
+    pytest.mark.usefixtures("real_binaries"),
+    pytest.mark.skipif(
+        not os.access(BIN / "client-rust", os.X_OK), reason="needs bin/client-rust: run `make build`"
+    ),
+]
 
 # `long` lasts 5-10 s, so the damage lands mid-cell; `short` is the cell after it.
 CONFIG = """schema_version: 1

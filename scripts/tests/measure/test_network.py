@@ -27,10 +27,13 @@ HFTBENCH = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin" / "hftben
 IP = shutil.which("ip")
 NEEDED = ("hft-server", "hft-linkem", "hft-floor", "client-hft")
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or IP is None or not all((BIN / b).is_file() for b in NEEDED),
-    reason="needs root, `ip` and bin/ (" + ", ".join(NEEDED) + "): run `make build` as root",
-)
+pytestmark = [
+    pytest.mark.usefixtures("real_binaries"),
+    pytest.mark.skipif(
+        os.geteuid() != 0 or IP is None or not all((BIN / b).is_file() for b in NEEDED),
+        reason="needs root, `ip` and bin/ (" + ", ".join(NEEDED) + "): run `make build` as root",
+    ),
+]
 
 ECHO = """
 import socket, sys

@@ -16,10 +16,13 @@ BIN = REPO / "bin"
 HFTBENCH = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin" / "hftbench"
 CLIENTS = [c for c in ("c", "hft") if (BIN / f"client-{c}").is_file()]
 
-pytestmark = pytest.mark.skipif(
-    not (BIN / "hft-server").is_file() or not CLIENTS or len(online_cpus()) < 2,
-    reason="needs bin/hft-server, bin/client-c or client-hft (make build) and 2 CPUs",
-)
+pytestmark = [
+    pytest.mark.usefixtures("real_binaries"),
+    pytest.mark.skipif(
+        not CLIENTS or len(online_cpus()) < 2,
+        reason="needs bin/client-c or client-hft (make build) and 2 CPUs",
+    ),
+]
 
 
 def test_a_pinned_run_puts_the_server_and_the_clients_on_their_cpus(tmp_path):

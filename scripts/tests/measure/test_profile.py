@@ -5,7 +5,6 @@ wait runs in lead the added self time, from rounds that never enter the statisti
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -96,13 +95,13 @@ def test_the_profiles_parsers_see_only_the_profile_and_the_served_binaries(tmp_p
 
 # asked once: perf's probe takes a second, and every pytest process collects this module
 NO_PROFILE = profile.unavailable(ROOT)
-needs = pytest.mark.skipif(
-    not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)) or NO_PROFILE is not None,
-    reason=f"needs bin/ (make build) and perf + inferno (make deps): {NO_PROFILE}",
+needs_perf = pytest.mark.skipif(
+    NO_PROFILE is not None, reason=f"needs perf + inferno (make deps): {NO_PROFILE}"
 )
 
 
-@needs
+@pytest.mark.usefixtures("real_binaries")
+@needs_perf
 def test_a_regression_comes_with_a_differential_flame_graph(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()

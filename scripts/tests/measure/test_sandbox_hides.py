@@ -6,7 +6,7 @@ HFT_SANDBOX_HIDE names), its build sends nothing anywhere, a nested user namespa
 calls of the seccomp filter are refused, an older bwrap or a missing filter is named, and a
 head whose /stats lies about its orders is a regression naming them.
 
-Each attack (hostile_head.py) runs twice: in the sandbox, where it gets nothing, and without
+Each attack (support/hostile_head.py) runs twice: in the sandbox, where it gets nothing, and without
 it (the same build unsandboxed, the same server started directly, the same command outside),
 where it gets what it went for: the test can fail. The runner's folders are stand-ins under
 the test's tmp_path, never the host's /etc or home."""
@@ -45,10 +45,7 @@ needs_sandbox = pytest.mark.skipif(
     os.environ.get("CI") != "true" and sandbox.probe() is not None,
     reason=f"no sandbox can start here ({sandbox.probe()}): {sandbox.FIX}",
 )
-needs_binaries = pytest.mark.skipif(
-    not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)),
-    reason="needs bin/hft-server and bin/client-hft (make build)",
-)
+needs_binaries = pytest.mark.usefixtures("real_binaries")  # conftest.py: skips without bin/; measuring
 
 
 def _git(repo: Path, *args: str) -> str:

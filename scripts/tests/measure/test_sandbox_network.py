@@ -5,7 +5,7 @@ prints; a head's server reaches neither base's port nor any other address; a bui
 before the flag is served the old way, and a head without it is refused under
 --require-sandbox and named in the sandbox note otherwise.
 
-The two attacks (hostile_head.py) run twice each: in the sandbox, where nothing arrives, and
+The two attacks (support/hostile_head.py) run twice each: in the sandbox, where nothing arrives, and
 without it, where the same server's attack arrives: the test can fail."""
 
 from __future__ import annotations
@@ -28,9 +28,7 @@ from hftbench.measure.server import LISTEN_FD, Server, takes_listen_fd
 from support.hftbench_fakes import ab_argv
 from support.hostile_head import SERVER, Outside, base_port_attack, egress_attack
 
-needs_binaries = pytest.mark.skipif(
-    not os.access(SERVER, os.X_OK), reason="needs bin/hft-server (make build)"
-)
+needs_binaries = pytest.mark.usefixtures("real_binaries")  # conftest.py: skips without bin/; measuring
 needs_sandbox = pytest.mark.skipif(
     os.environ.get("CI") != "true" and sandbox.probe() is not None,
     reason=f"no sandbox can start here ({sandbox.probe()}): {sandbox.FIX}",

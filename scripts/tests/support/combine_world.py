@@ -19,10 +19,7 @@ from support.hftbench_fakes import server_repo
 ROOT = Path(__file__).resolve().parents[3]
 SERVER = ROOT / "bin" / "hft-server"
 BUILD = "mkdir -p bin && install -m 755 server.sh bin/hft-server"
-needs_binaries = pytest.mark.skipif(
-    not (os.access(SERVER, os.X_OK) and os.access(ROOT / "bin" / "client-hft", os.X_OK)),
-    reason="needs bin/hft-server and bin/client-hft (make build)",
-)
+needs_binaries = pytest.mark.usefixtures("real_binaries")  # conftest.py: skips without bin/; measuring
 # The legs run 8 rounds a side and stop (--repeats 8 --max-repeats 8): one look, as the
 # pool's `rounds` says, which is what combine holds them to.
 ROUNDS = "rounds: {repeats: 8, max_repeats: 8}\n"

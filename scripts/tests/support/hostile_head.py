@@ -30,10 +30,7 @@ MINE = [ROOT / "scripts" / "hftbench", ROOT / ".venv", ROOT / "bin"]
 CLIENT = ROOT / "bin" / "client-hft"
 BUILD = "sh build.sh"  # the harness's build command; build.sh is the commit's (its build.rs)
 
-needs_binaries = pytest.mark.skipif(
-    not (os.access(SERVER, os.X_OK) and os.access(CLIENT, os.X_OK)),
-    reason="needs bin/hft-server and bin/client-hft (make build)",
-)
+needs_binaries = pytest.mark.usefixtures("real_binaries")  # conftest.py: skips without bin/; measuring
 # Where no sandbox can start the test is skipped with the fix, except under CI (ab refuses there).
 needs_sandbox = pytest.mark.skipif(
     os.environ.get(sandbox.ENV) != "off" and os.environ.get("CI") != "true" and sandbox.probe() is not None,
