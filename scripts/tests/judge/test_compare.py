@@ -11,7 +11,7 @@ from hftbench.answers import INCONCLUSIVE, INVALID, NO_CHANGE, NOT_GATED, REGRES
 from hftbench.commands.compare import run_compare
 from hftbench.errors import UsageError
 from hftbench.judge.compare import compare_sides
-from hftbench.judge.gates import load_gates, parse_gates
+from hftbench.judge.gates import parse_gates
 from hftbench.store.baseline import load_side
 from support.gate_synth import latency_run, result_doc, write_run
 
@@ -30,11 +30,6 @@ def _side(tmp_path, name, rng, runs=8, n=10_000, errors=0, large=None, **shape):
         }
         write_run(folder, f"run_20261122T03{i:02d}00Z", cells)
     return folder
-
-
-@pytest.fixture(scope="module")
-def gates():
-    return load_gates()  # the real bench-config/gates.yaml
 
 
 def test_aa_is_not_a_regression(tmp_path, gates):

@@ -12,7 +12,7 @@ from hftbench.answers import INCONCLUSIVE, INVALID, NO_CHANGE, REGRESSION, SLOWE
 from hftbench.design_names import PAIRED_ROUNDS
 from hftbench.judge import failures
 from hftbench.judge.compare import compare_sides
-from hftbench.judge.gates import EARLY_SHARE, load_gates
+from hftbench.judge.gates import EARLY_SHARE
 from hftbench.judge.rounds import AB_ROUNDS
 from hftbench.judge.rules import classify, detectable_effect, gate_detectable_effect
 from hftbench.publish import verdict_text
@@ -22,11 +22,6 @@ from hftbench.store.baseline import load_side
 from support.gate_synth import latency_run, result_doc, write_run
 
 SERIES = ("latency-1c", "hft")
-
-
-@pytest.fixture(scope="module")
-def gates():
-    return load_gates()  # the real bench-config/gates.yaml
 
 
 def _rep(run_id: str, ok: int = 1000, errors: int = 0, kinds=(), broken=None) -> Repeat:
