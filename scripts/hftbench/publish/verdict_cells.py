@@ -29,13 +29,16 @@ MEMORY = MEMORY_PER_ORDER.name  # its row is a difference in bytes per order, no
 
 
 def value(metric: str, v: float | None) -> str:
+    """A row's value in its metric kind's unit, so a new metric of a known kind needs no line
+    here."""
     if v is None:
         return "–"
-    if metric == MEMORY:
+    kind = metrics.BY_NAME[metric].kind if metric in metrics.BY_NAME else metrics.QUANTILE
+    if kind == metrics.MEMORY:
         return fmt_bytes_per_order(v)
-    if metric == "throughput_rps":
+    if kind == metrics.THROUGHPUT:
         return f"{v:,.0f}/s"
-    if metric in ("errors", metrics.P999_EXCEEDANCE.name):  # a rate, a share of the orders
+    if kind in (metrics.ERRORS, metrics.EXCEEDANCE):  # a rate, a share of the orders
         return f"{100 * v:.3g}%"
     return f"{v:,.1f} µs"
 
