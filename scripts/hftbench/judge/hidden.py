@@ -48,7 +48,7 @@ def alone_effects(pairs: list[tuple[Run, Run]], gates: Gates) -> dict[str, tuple
     logs: dict[str, list[float]] = {}
     for build, kind in pairs:
         one, other = side_from_runs("solo", [build]), side_from_runs("kind", [kind])
-        alone = compare_sides(one, other, gates, design=UNPAIRED)
+        alone = compare_sides(one, other, gates, design=UNPAIRED, estimates_only=True)  # ratios only
         for r in alone.results:
             if r.ratio is not None and r.ratio > 0:
                 logs.setdefault(f"{r.series} {r.metric}", []).append(math.log(r.ratio))

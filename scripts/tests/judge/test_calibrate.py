@@ -252,6 +252,31 @@ def test_the_width_kind_is_a_cost_only_the_wide_series_pays(tmp_path):
     assert "16 against `--inject-delay-us 0.5 --inject-delay-min-connections 16`" in md
 
 
+def test_the_p999_exceedance_is_set_against_each_server_alone(tmp_path):
+    """The rare stall's P99.9 exceedance has an effect alone too (each solo pair draws its line
+    over both runs), so the solo pairs can show it whole; before, calibrate never compared it
+    alone and refused to guard it as "no solo pair measured it"."""
+    rng = np.random.default_rng(3)
+    stall = {"slow_fraction": 0.004, "slow_us": 300.0}
+    for kind, shape in (("aa", {}), ("stall", stall)):
+        for i in range(8):
+            for side, head_shape in (("base", {}), ("head", shape)):
+                run = latency_run(rng, 25_000, median_us=30.0, run_noise=0.01, **head_shape)
+                _round(tmp_path, kind, side, i, run, ["--inject-stall-us", "300"] if head_shape else [])
+    for kind, shape in (("solo", {}), ("solo-stall", stall)):
+        for i in range(8):
+            _round(
+                tmp_path, kind, "", i, latency_run(rng, 25_000, median_us=30.0, run_noise=0.01, **shape), []
+            )
+    args = ["calibrate", "--from", str(tmp_path), "--comparisons", "2", "--k", "8"]
+    assert cli.main([*args, "--bootstrap", "200", "--permutations", "500"]) == 0
+    doc = json.loads((tmp_path / "calibration.json").read_text())
+    row = doc["survival"]["stall"]["latency-1c/hft p999_exceedance"]
+    assert row["pairs"] == 8 and row["alone"] > 3 and row["design"] > 3 and row["whole"], row
+    guard = next(g for g in doc["guards"] if g["metric"] == "p999_exceedance")
+    assert "no solo pair" not in (guard["why_not"] or ""), guard
+
+
 def test_the_whole_a_a_pool_states_its_own_offset(tmp_path):
     # 16 "A/A" rounds whose head is 3 % slower in each: every draw of 12 carries that offset,
     # and the pool judged whole says so, with its p.
