@@ -130,18 +130,14 @@ class Gates:
                 return f"reported only: {why or OTHER_METRICS_GUARDED}"
             why = self.reported_reason(name)
             return f"reported only: {why}" if why else "reported only: not in gates.yaml's series"
-        series = f"{scenario}/{client}"
-        if metric in SERVER_OWN:
-            # The server's own CPU or memory per order (no shared host in it): judged wherever
-            # the series' latency is.
-            guarded = any(
-                k.startswith(f"{series} ") and k != f"{series} {metric}" and why is None
-                for k, why in self.guards.items()
-            )
-            if guarded or self.guards.get(f"{series} {metric}", "") is None:
-                return None
-            return "no metric of this series is guarded on this runner"
-        return self.guards.get(f"{series} {metric}", "not calibrated on this runner (hftbench calibrate)")
+        series, key = f"{scenario}/{client}", f"{scenario}/{client} {metric}"
+        if metric in SERVER_OWN and key not in self.guards:
+            # A record without a row of its own for the server's CPU or memory per order (made
+            # before calibrate judged them): they follow the series' latency. Where the record
+            # has one, its own verdict stands: a row the solo pairs do not show whole is reported.
+            guarded = any(k.startswith(f"{series} ") and why is None for k, why in self.guards.items())
+            return None if guarded else "no metric of this series is guarded on this runner"
+        return self.guards.get(key, "not calibrated on this runner (hftbench calibrate)")
 
     def reported_reason(self, series: str, *, naming_the_scenario: bool = False) -> str | None:
         """Why gates.yaml's `reported` reports this "scenario/client" only: the first pattern

@@ -146,3 +146,23 @@ def test_the_same_cost_on_every_order_fails_on_latency_1c_too(tmp_path):
     rows = {(r.scenario, r.metric): r for r in c.results}
     assert rows[("latency-1c", "cpu_us_per_order")].verdict != NO_CHANGE
     assert rows[(WIDTH, "cpu_us_per_order")].verdict == REGRESSION
+
+
+def test_a_record_s_own_row_for_a_server_s_cpu_decides_it_and_without_one_it_follows_the_latency():
+    """calibrate writes a row for each server's CPU and memory per order: where the solo pairs
+    do not show the CPU row whole, the record reports it although the series' P50 is guarded;
+    a record from before those rows judges them wherever the series' latency is guarded."""
+    refused = "not shown whole (slow): ×1.052 in the design against ×1.046 with each server alone"
+    own = replace(
+        load_gates(),
+        guards={"latency-1c/hft p50_us": None, "latency-1c/hft cpu_us_per_order": refused},
+    )
+    assert own.why_not_judged("latency-1c", "hft", "p50_us") is None
+    assert own.why_not_judged("latency-1c", "hft", "cpu_us_per_order") == refused
+    assert own.why_not_judged("latency-1c", "hft", "memory_bytes_per_order") is None  # no row: follows
+    older = replace(load_gates(), guards={"latency-1c/hft p50_us": None})
+    assert older.why_not_judged("latency-1c", "hft", "cpu_us_per_order") is None
+    none = replace(load_gates(), guards={"latency-1c/hft p50_us": "MDE +12 % > 10 % on this runner"})
+    assert none.why_not_judged("latency-1c", "hft", "cpu_us_per_order") == (
+        "no metric of this series is guarded on this runner"
+    )
