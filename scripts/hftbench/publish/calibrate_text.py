@@ -184,7 +184,7 @@ def as_judged_lines(judged: dict[str, Tally], evidence: dict[str, Evidence] | No
         lines.append(
             f"| {key} | {_pct(aa['series_regression'].get(key, 0), n)} | "
             f"{_pct(aa['series_covered'].get(key, 0), n)} | {below} | "
-            f"{'–' if mde is None else f'{100 * (mde - 1):+.1f}%'} |"
+            f"{'–' if mde is None else mde_text(key, mde)} |"
         )
     lines += ["", "| comparison | draws | flagged | passed with ✅ |", "|---|---|---|---|"]
     for kind, tally in judged.items():

@@ -190,6 +190,9 @@ def test_a_leak_is_caught_on_memory_per_order_a_difference_in_bytes(tmp_path, ca
     md = (tmp_path / "calibration.md").read_text()
     assert f"- {key}: +6" in md and " B/order" in md.split(f"- {key}: +6", 1)[1].splitlines()[0]
     assert "memory kept per order" in md and "against `--inject-leak-bytes 64`" in md
+    judged = md.split("As a verdict with this record judges", 1)[1]
+    row = next(line for line in judged.splitlines() if line.startswith(f"| {key} |"))
+    assert row.endswith(" B/order |") and "%" not in row.rsplit("|", 2)[1], row  # bytes, not a ratio
 
 
 def test_the_width_kind_is_a_cost_only_the_wide_series_pays(tmp_path):
