@@ -18,6 +18,13 @@ from hftbench.verdict import Verdict
 from support.gate_synth import latency_run, result_doc, write_run
 
 
+def _judge_again(folder, comparisons: int, k: int) -> dict:
+    """`hftbench calibrate --from folder` with few resamples (the tests' speed), its record."""
+    args = ["calibrate", "--from", str(folder), "--comparisons", str(comparisons), "--k", str(k)]
+    assert cli.main([*args, "--bootstrap", "200", "--permutations", "500"]) == 0
+    return json.loads((folder / "calibration.json").read_text())
+
+
 def _round(folder, kind, side, i, samples, flags, noisy=None):
     """One round's run folder: latency-1c/hft, and latency-8c/hft when `noisy` samples are given.
     A solo run (side "") is named as calibrate names it, soloNN: the key of its pair."""
@@ -64,21 +71,7 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
             run = latency_run(rng, 10_000, median_us=30.0, run_noise=0.01, body_scale=scale, tail_scale=scale)
             _round(tmp_path, kind, "", i, run, [])
     # 12 round pairs: 8 could not reach the gate's level (a sign flip over 8 pairs: p >= 2 / 256)
-    args = [
-        "calibrate",
-        "--from",
-        str(tmp_path),
-        "--comparisons",
-        "10",
-        "--k",
-        "12",
-        "--bootstrap",
-        "200",
-        "--permutations",
-        "500",
-    ]
-    assert cli.main(args) == 0
-    doc = json.loads((tmp_path / "calibration.json").read_text())
+    doc = _judge_again(tmp_path, comparisons=10, k=12)
     assert (
         doc["runs"]
         == {"aa": 24, "slow": 16, "stall": 16, "after": 16, "contention": 0, "leak": 0, "width": 0}
@@ -175,9 +168,7 @@ def test_a_leak_is_caught_on_memory_per_order_a_difference_in_bytes(tmp_path, ca
                 _round(tmp_path, kind, side, i, run, flags if side == "head" else [])
                 folder = next((tmp_path / kind / side).glob(f"run_*_{side}{i + 1:02d}_*"))
                 _memory(folder, grown + float(rng.normal(0.0, 1.5)))
-    args = ["calibrate", "--from", str(tmp_path), "--comparisons", "10", "--k", "12"]
-    assert cli.main([*args, "--bootstrap", "200", "--permutations", "500"]) == 0
-    doc = json.loads((tmp_path / "calibration.json").read_text())
+    doc = _judge_again(tmp_path, comparisons=10, k=12)
     assert doc["runs"]["leak"] == 16 and doc["inject_leak_bytes"] == 64
     key = "latency-1c/hft memory_bytes_per_order"
     aa, leak = doc["tallies"]["aa"], doc["tallies"]["leak"]
@@ -240,9 +231,7 @@ def test_the_width_kind_is_a_cost_only_the_wide_series_pays(tmp_path):
                 doc = json.loads((path / "results.json").read_text())
                 doc["server"] = {"flags": flags if (kind, side) == ("width", "head") else []}
                 (path / "results.json").write_text(json.dumps(doc))
-    args = ["calibrate", "--from", str(tmp_path), "--comparisons", "4", "--k", "12"]
-    assert cli.main([*args, "--bootstrap", "200", "--permutations", "500"]) == 0
-    doc = json.loads((tmp_path / "calibration.json").read_text())
+    doc = _judge_again(tmp_path, comparisons=4, k=12)
     assert doc["runs"]["width"] == 16 and (doc["inject_width_us"], doc["inject_width_connections"]) == (
         0.5,
         16,
@@ -271,9 +260,7 @@ def test_the_p999_exceedance_is_set_against_each_server_alone(tmp_path):
             _round(
                 tmp_path, kind, "", i, latency_run(rng, 25_000, median_us=30.0, run_noise=0.01, **shape), []
             )
-    args = ["calibrate", "--from", str(tmp_path), "--comparisons", "2", "--k", "8"]
-    assert cli.main([*args, "--bootstrap", "200", "--permutations", "500"]) == 0
-    doc = json.loads((tmp_path / "calibration.json").read_text())
+    doc = _judge_again(tmp_path, comparisons=2, k=8)
     row = doc["survival"]["stall"]["latency-1c/hft p999_exceedance"]
     assert row["pairs"] == 8 and row["alone"] > 3 and row["design"] > 3 and row["whole"], row
     guard = next(g for g in doc["guards"] if g["metric"] == "p999_exceedance")
@@ -287,21 +274,7 @@ def test_the_whole_a_a_pool_states_its_own_offset(tmp_path):
     for i in range(16):
         for side, median in (("base", 30.0), ("head", 30.9)):
             _round(tmp_path, "aa", side, i, latency_run(rng, 3_000, median_us=median, run_noise=0.002), [])
-    args = [
-        "calibrate",
-        "--from",
-        str(tmp_path),
-        "--comparisons",
-        "5",
-        "--k",
-        "12",
-        "--bootstrap",
-        "200",
-        "--permutations",
-        "500",
-    ]
-    assert cli.main(args) == 0
-    pool = json.loads((tmp_path / "calibration.json").read_text())["aa_pool"]["latency-1c/hft p50_us"]
+    pool = _judge_again(tmp_path, comparisons=5, k=12)["aa_pool"]["latency-1c/hft p50_us"]
     assert pool["rounds"] == 16 and pool["ratio"] == pytest.approx(1.03, abs=0.01) and pool["p"] < 0.001
     md = (tmp_path / "calibration.md").read_text()
     assert "The whole A/A pool as one comparison (16 rounds" in md and "- latency-1c/hft p50_us: ×1.0" in md
