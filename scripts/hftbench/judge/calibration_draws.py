@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import metrics
 from ..answers import FASTER, IMPROVEMENT, NO_CHANGE, REGRESSION
-from ..design_names import DUET, PAIRED_ROUNDS, UNPAIRED
+from ..design_names import DUET, PAIRED_ROUNDS
 from ..errors import UsageError
 from ..results import Run
 from ..verdict import MetricResult
@@ -22,7 +22,7 @@ from . import calibration, designs, independence, memory
 from .calibration_shapes import Analysis, Counting, Evidence, Lag1, PoolOffset, Tally
 from .compare import Comparison, compare_sides
 from .gates import Gates
-from .hidden import MIN_SOLO_PAIRS, SOLO_CONFIDENCE, Pool, survival
+from .hidden import MIN_SOLO_PAIRS, SOLO_CONFIDENCE, Pool, pair_log_ratios, survival
 from .sides import load_runs, side_from_runs
 
 KINDS = ("aa", "slow", "stall", "after", "contention", "leak", "width")
@@ -227,20 +227,8 @@ def evidence(
 
 def round_log_ratios(pool: Pool, gates: Gates) -> dict[str, list[float]]:
     """ "series metric" -> each round's log(head / base), in the order measured: one round's two
-    runs compared alone, as hidden.alone_effects compares a solo pair."""
-    logs: dict[str, list[float]] = {}
-    for base, head in pool:
-        one = compare_sides(
-            side_from_runs("base", [base]),
-            side_from_runs("head", [head]),
-            gates,
-            design=UNPAIRED,
-            estimates_only=True,
-        )
-        for r in one.results:
-            if r.ratio is not None and r.ratio > 0:
-                logs.setdefault(f"{r.series} {r.metric}", []).append(math.log(r.ratio))
-    return logs
+    runs compared alone, as a solo pair is (hidden.pair_log_ratios)."""
+    return pair_log_ratios(pool, gates)
 
 
 def pool_offsets(whole: Comparison, keys) -> dict[str, PoolOffset]:

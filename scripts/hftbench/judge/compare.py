@@ -201,7 +201,7 @@ def compare_sides(
     """Test every series present on both sides with the test `design` calls for (designs.py);
     series on one side only are reported, not gated. `estimates_only`: the rows' values and
     ratios without the quantile rows' permutation tests, the costly part (calibrate's log ratio
-    of each round alone, calibration_draws.round_log_ratios, reads only those)."""
+    of each round or solo pair alone, hidden.pair_log_ratios, reads only those)."""
     out: list[MetricResult] = []
     noise: dict[int, tuple] = {}  # id(result) -> (bootstrap log sd, smallest p, test): the MDE
     keys = [k for k in base.series if k in head.series]

@@ -41,17 +41,24 @@ def solo_pairs(build: list[Run], kind: list[Run]) -> list[tuple[Run, Run]]:
     ]
 
 
+def pair_log_ratios(pairs: list[tuple[Run, Run]], gates: Gates) -> dict[str, list[float]]:
+    """ "series metric" -> log(second / first) of each (first, second) pair of runs compared
+    alone, in order: a solo pair (alone_effects) or one round (calibration_draws' lag-1). Only
+    the rows' ratios are read, so the quantile rows' permutation tests are skipped."""
+    logs: dict[str, list[float]] = {}
+    for first, second in pairs:
+        one, other = side_from_runs("base", [first]), side_from_runs("head", [second])
+        for r in compare_sides(one, other, gates, design=UNPAIRED, estimates_only=True).results:
+            if r.ratio is not None and r.ratio > 0:
+                logs.setdefault(f"{r.series} {r.metric}", []).append(math.log(r.ratio))
+    return logs
+
+
 def alone_effects(pairs: list[tuple[Run, Run]], gates: Gates) -> dict[str, tuple[float, float, float, int]]:
     """ "series metric" -> (mean, low, high, pairs): the kind's log effect with each server alone,
     one log ratio per solo pair, and its SOLO_CONFIDENCE interval (Student's t over the pairs;
     low = high = mean with a single pair)."""
-    logs: dict[str, list[float]] = {}
-    for build, kind in pairs:
-        one, other = side_from_runs("solo", [build]), side_from_runs("kind", [kind])
-        alone = compare_sides(one, other, gates, design=UNPAIRED, estimates_only=True)  # ratios only
-        for r in alone.results:
-            if r.ratio is not None and r.ratio > 0:
-                logs.setdefault(f"{r.series} {r.metric}", []).append(math.log(r.ratio))
+    logs = pair_log_ratios(pairs, gates)
     out = {}
     for key, values in logs.items():
         n, mean = len(values), float(np.mean(values))
