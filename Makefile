@@ -54,7 +54,8 @@ HAVE_DASHBOARD     := $(wildcard gh-pages/package.json)
 .PHONY: help deps deps-bench build check test lint bench clean fuzz \
         build-rust build-go build-c build-cpp build-python build-hft build-linkem build-sandbox \
         test-rust test-python test-go test-c test-hft test-dashboard test-ci \
-        test-measuring test-serial test-beside build-rust-tests check-dashboard lint-ci
+        test-measuring test-serial test-beside build-rust-tests check-dashboard lint-ci \
+        test-beside-build test-hft-fuzz
 
 help:
 	@echo "make bench   set up, build, run the '$(SUITE)' suite and write results/run_<UTC>_<hex>/report.md"
@@ -112,12 +113,16 @@ check: deps
 	$(PYTEST) -m "not measuring and not act and not slow" -n $(PYTEST_WORKERS) $(PYTEST_DIST) -q
 	@$(MAKE) --no-print-directory check-dashboard
 
-# make test runs three streams at once (make -j3), then cargo's tests, built:
+# make test: deps, then the build with test-beside-build beside it, then three streams at once
+# (make -j3), then cargo's tests, built:
+# - test-beside-build, at normal priority beside the build (nothing there times anything): the
+#   dashboard's tests, Chromium included, then the HFT client's 20 s of fuzzing. The browser
+#   tests run before the serial pass, not beside it: test_network's veths made Chromium abort
+#   its loads (net::ERR_NETWORK_CHANGED, a clean clone's make test, 2026-11-29). Both were steps
+#   of the serial stream, 58 s of it (a clean clone, 2026-12-03); beside the build they cost it
+#   what they take from its CPUs;
 # - test-serial, at normal priority, one step at a time: go test, the C and HFT clients' tests
-#   (the HFT client's valgrind duet check), the dashboard's tests, lint-ci, then the serial pass
-#   (test-measuring). The dashboard's browser tests run before the serial pass, not beside it:
-#   test_network's veths made Chromium abort its loads (net::ERR_NETWORK_CHANGED, a clean
-#   clone's make test, 2026-11-29);
+#   (the HFT client's valgrind duet check), lint-ci, then the serial pass (test-measuring);
 # - test-beside, under $(BESIDE): the parallel pass (test-python), which times nothing (a test
 #   with a deadline is measuring: conftest.py). Its output goes to build/test-beside.log,
 #   printed whole when it ends, so the serial stream reads in order;
@@ -131,12 +136,23 @@ check: deps
 # cargo's build at normal priority and a busy core, the valgrind duet check read the unslowed
 # side 6x slower than the slowed one (make -j2 tried 2026-11-28).
 BESIDE ?= $(shell chrt --idle 0 true 2>/dev/null && echo chrt --idle 0 || echo nice -n 19)
-test: deps build
+# The build runs one step at a time, as `make build`: a shell's job beside it, not make -j2,
+# whose jobserver the build's own sub-make would share.
+test: deps
+	@$(MAKE) --no-print-directory test-beside-build & beside=$$!; \
+	  $(MAKE) --no-print-directory build; rc=$$?; wait $$beside || rc=1; exit $$rc
 	@$(MAKE) --no-print-directory -j3 test-serial test-beside build-rust-tests
 	@$(MAKE) --no-print-directory test-rust
 
+test-beside-build:
+	@mkdir -p build; rc=0; \
+	  { $(MAKE) --no-print-directory test-dashboard && $(MAKE) --no-print-directory test-hft-fuzz; } \
+	    >build/test-beside-build.log 2>&1 || rc=$$?; \
+	  printf '\n--- test-beside-build (the dashboard, the HFT client fuzzed), exit %s:\n' $$rc; \
+	  cat build/test-beside-build.log; exit $$rc
+
 test-serial:
-	@for step in test-go test-c test-hft test-dashboard lint-ci test-measuring; do \
+	@for step in test-go test-c test-hft lint-ci test-measuring; do \
 	  $(MAKE) --no-print-directory $$step || exit 1; done
 
 test-beside:
@@ -163,7 +179,7 @@ test-c:
 	$(if $(HAVE_C_CLIENT),$(MAKE) --no-print-directory -C clients/c test)
 
 test-hft:
-	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C clients/hft test)
+	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C clients/hft test-runs)
 	$(if $(HAVE_LINKEM),$(MAKE) --no-print-directory -C hft/linkem test)
 
 # pytest (pytest.ini has the paths: schema, clients' conformance, hftbench, the CI scripts) in
@@ -175,6 +191,9 @@ test-python:
 
 test-measuring:
 	$(PYTEST) -m "measuring or act" --durations=15
+
+test-hft-fuzz:
+	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C clients/hft fuzz)
 
 test-dashboard:
 	$(if $(HAVE_DASHBOARD),cd gh-pages && npm test)
