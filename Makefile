@@ -55,7 +55,7 @@ HAVE_DASHBOARD     := $(wildcard gh-pages/package.json)
         build-rust build-go build-c build-cpp build-python build-hft build-linkem build-sandbox \
         test-rust test-python test-go test-c test-hft test-dashboard test-ci \
         test-measuring test-serial test-beside build-rust-tests check-dashboard lint-ci \
-        test-beside-build test-hft-fuzz
+        test-beside-build test-hft-fuzz test-dashboard-synth test-dashboard-real
 
 help:
 	@echo "make bench   set up, build, run the '$(SUITE)' suite and write results/run_<UTC>_<hex>/report.md"
@@ -116,13 +116,14 @@ check: deps
 # make test: deps, then the build with test-beside-build beside it, then three streams at once
 # (make -j3), then cargo's tests, built:
 # - test-beside-build, at normal priority beside the build (nothing there times anything): the
-#   dashboard's tests, Chromium included, then the HFT client's 20 s of fuzzing. The browser
-#   tests run before the serial pass, not beside it: test_network's veths made Chromium abort
-#   its loads (net::ERR_NETWORK_CHANGED, a clean clone's make test, 2026-11-29). Both were steps
-#   of the serial stream, 58 s of it (a clean clone, 2026-12-03); beside the build they cost it
-#   what they take from its CPUs;
+#   dashboard's tests that need no bin/ (its unit tests, the browser on a synthetic store), then
+#   the HFT client's 20 s of fuzzing. They were steps of the serial stream, 40 of its seconds
+#   (a clean clone, 2026-12-03); beside the build they cost it what they take from its CPUs;
 # - test-serial, at normal priority, one step at a time: go test, the C and HFT clients' tests
-#   (the HFT client's valgrind duet check), lint-ci, then the serial pass (test-measuring);
+#   (the HFT client's valgrind duet check), the dashboard's browser test over a store of real
+#   runs (test/*-real.*: it runs bin/), lint-ci, then the serial pass (test-measuring). The
+#   browser tests run before the serial pass, not beside it: test_network's veths made Chromium
+#   abort its loads (net::ERR_NETWORK_CHANGED, a clean clone's make test, 2026-11-29);
 # - test-beside, under $(BESIDE): the parallel pass (test-python), which times nothing (a test
 #   with a deadline is measuring: conftest.py). Its output goes to build/test-beside.log,
 #   printed whole when it ends, so the serial stream reads in order;
@@ -146,13 +147,13 @@ test: deps
 
 test-beside-build:
 	@mkdir -p build; rc=0; \
-	  { $(MAKE) --no-print-directory test-dashboard && $(MAKE) --no-print-directory test-hft-fuzz; } \
+	  { $(MAKE) --no-print-directory test-dashboard-synth && $(MAKE) --no-print-directory test-hft-fuzz; } \
 	    >build/test-beside-build.log 2>&1 || rc=$$?; \
-	  printf '\n--- test-beside-build (the dashboard, the HFT client fuzzed), exit %s:\n' $$rc; \
+	  printf '\n--- test-beside-build (the dashboard without bin/, the HFT client fuzzed), exit %s:\n' $$rc; \
 	  cat build/test-beside-build.log; exit $$rc
 
 test-serial:
-	@for step in test-go test-c test-hft lint-ci test-measuring; do \
+	@for step in test-go test-c test-hft test-dashboard-real lint-ci test-measuring; do \
 	  $(MAKE) --no-print-directory $$step || exit 1; done
 
 test-beside:
@@ -197,6 +198,13 @@ test-hft-fuzz:
 
 test-dashboard:
 	$(if $(HAVE_DASHBOARD),cd gh-pages && npm test)
+
+# make test's two halves of test-dashboard: the tests that need no bin/, and those over real runs.
+test-dashboard-synth:
+	$(if $(HAVE_DASHBOARD),cd gh-pages && node --test $$(ls test/*.test.mjs | grep -v -- '-real\.'))
+
+test-dashboard-real:
+	$(if $(HAVE_DASHBOARD),cd gh-pages && node --test test/*-real.*test.mjs)
 
 check-dashboard:
 	$(if $(HAVE_DASHBOARD),cd gh-pages && node --test $$(ls test/*.test.mjs | grep -v '\.browser\.'))
