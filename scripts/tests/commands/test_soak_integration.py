@@ -24,6 +24,7 @@ BIN = REPO / "bin"
 HFTBENCH = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin" / "hftbench"
 
 pytestmark = [
+    pytest.mark.timeboxed,
     pytest.mark.usefixtures("real_binaries"),
     pytest.mark.timeout(300),
 ]

@@ -33,6 +33,8 @@ from support.hostile_head import (
     wait_for_none_left,
 )
 
+pytestmark = pytest.mark.timeboxed  # its builds end at their limit or when stopped, not by rounds
+
 
 def _endless_repo(tmp_path: Path, endless: str, side: str) -> Path:
     """A repository of two commits whose server is the real one; `side`'s build.sh is `endless`."""

@@ -28,6 +28,7 @@ BIN = REPO / "bin"
 HFTBENCH = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin" / "hftbench"
 
 pytestmark = [
+    pytest.mark.timeboxed,
     pytest.mark.usefixtures("real_binaries"),
     pytest.mark.skipif(
         not os.access(BIN / "client-rust", os.X_OK), reason="needs bin/client-rust: run `make build`"

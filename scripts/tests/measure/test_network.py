@@ -28,6 +28,7 @@ IP = shutil.which("ip")
 NEEDED = ("hft-server", "hft-linkem", "hft-floor", "client-hft")
 
 pytestmark = [
+    pytest.mark.timeboxed,
     pytest.mark.usefixtures("real_binaries"),
     pytest.mark.skipif(
         os.geteuid() != 0 or IP is None or not all((BIN / b).is_file() for b in NEEDED),

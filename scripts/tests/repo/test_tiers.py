@@ -143,3 +143,21 @@ def test_a_one_worker_module_runs_whole_on_one_worker_under_loadgroup():
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     workers = re.findall(r"^\[(gw\d+)\] .*PASSED " + re.escape(module), run.stdout, re.M)
     assert len(workers) >= 5 and len(set(workers)) == 1, run.stdout[-3000:]
+
+
+def test_the_serial_pass_runs_the_timeboxed_modules_first_each_whole():
+    """The order `make test`'s serial pass collects: the soak (timeboxed) before the push path,
+    collected after it by path, and each module's tests in one run, so its fixtures are set up
+    once."""
+    timeboxed, later = f"{TESTS}/commands/test_soak_integration.py", f"{TESTS}/ci/test_ci_push_path.py"
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", later, timeboxed],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    modules = [line.split("::", 1)[0] for line in run.stdout.splitlines() if "::" in line]
+    runs = [m for i, m in enumerate(modules) if i == 0 or modules[i - 1] != m]
+    assert runs == [timeboxed, later], runs
