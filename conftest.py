@@ -61,18 +61,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         tier = tier_of(item)
         if tier is not None:
             item.add_marker(getattr(pytest.mark, tier))
-    items.sort(key=serial_order)
-
-
-def serial_order(item: pytest.Item) -> int:
-    """make test's serial pass starts while the parallel pass still runs beside it (SCHED_IDLE):
-    the timeboxed modules first (0), whose length that does not change, and the CI end to end
-    last (2): the push path and the act runs, many short processes (git, Python, docker), had
-    filled that window at 52-56 s and 35-41 s against 33 and 35 s alone (clean clones,
-    2026-12-03). A stable sort of whole modules (pytestmark): module fixtures stay set up once."""
-    if item.get_closest_marker("timeboxed"):
-        return 0
-    return 2 if item.get_closest_marker("ci") and tier_of(item) is not None else 1
+    # make test's serial pass starts while the parallel pass still runs beside it (SCHED_IDLE):
+    # the timeboxed modules first, whose length that does not change; the push path and the act
+    # runs had filled that window, at 56 and 41 s against 33 and 35 s alone (2026-12-03). A
+    # stable sort of whole modules (pytestmark): module fixtures stay set up once.
+    items.sort(key=lambda item: item.get_closest_marker("timeboxed") is None)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
