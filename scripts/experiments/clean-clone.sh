@@ -32,19 +32,19 @@ stamp() {
     printf '%5d.%d %s\n' $((now / 10)) $((now % 10)) "$line"
   done
 }
-timed() { # NAME COMMAND...: runs it, prints "NAME rc N S s"
+timed() { # NAME COMMAND...: runs it, its output to OUT/NAME.log; prints "NAME rc N S s"
   local name=$1 t0 rc
   shift
   t0=$(tenths)
-  "$@"
+  "$@" >"$out/$name.log" 2>&1
   rc=$?
   printf '%s rc %s %d s\n' "$name" "$rc" $((($(tenths) - t0) / 10))
 }
-stamped_test() { make test 2>&1 | stamp >"$out/test.log"; }
+stamped_make_test() { make test 2>&1 | stamp; }
 {
-  timed lint make lint >"$out/lint.log" 2>&1
-  timed test stamped_test
-  [ -n "$spin" ] || timed check make check >"$out/check.log" 2>&1
+  timed lint make lint
+  timed test stamped_make_test
+  [ -n "$spin" ] || timed check make check
   echo "head $(git rev-parse --short HEAD)${spin:+, one core busy}"
 } >"$out/times" 2>&1
 [ -z "$spin" ] || kill "$spin"
