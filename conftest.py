@@ -62,7 +62,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if tier is not None:
             item.add_marker(getattr(pytest.mark, tier))
     # make test's serial pass starts while the parallel pass still runs beside it (SCHED_IDLE):
-    # the timeboxed modules first, whose length that does not change; the push path and the act
+    # the timeboxed modules first, whose length that window does not change; the push path and the act
     # runs had filled that window, at 56 and 41 s against 33 and 35 s alone (2026-12-03). A
     # stable sort of whole modules (pytestmark): module fixtures stay set up once.
     items.sort(key=lambda item: item.get_closest_marker("timeboxed") is None)
