@@ -5,7 +5,7 @@ Each leg of the pool (pool.py; a job of bench.yml's matrix on its own runner) ra
 ab` on the same base and head and uploaded its folder: ab/<side>/run_*, and its own
 verdict.json (which rounds it counted, its design, what its calibration guards). Here, on
 the hosted runner, every leg's counted rounds are tested as that leg tested them
-(compare.series_rows: its design, its guards), and the tests of one series × metric are added up
+(judge/rows.py series_rows: its design, its guards), and the tests of one series × metric are added up
 across the runners that judge it (strata.py): blocks within runners, each runner a stratum,
 no value pooled across machines; the legs' round-level t's make one Student's t (the weighted
 log ratio, its standard error, Welch–Satterthwaite's degrees of freedom), so the pooled p has

@@ -15,6 +15,7 @@ the function.
 - `clustered.py`      the paired designs' inference: each round's log ratio, Student's t over rounds (pure)
 - `creep.py`          main's pushes chained back to a fixed reference: small slowdowns added up
 - `compare.py`        every series × metric tested, one verdict (Comparison -> verdict.Verdict)
+- `rows.py`           one series' rows, each metric judged by its kind (quantile, CPU, memory, failures …)
 - `hidden.py`         what a design hides: the price of duet, what of each injected kind survives it
 - `gates.py`          bench-config/gates.yaml: gated metrics, thresholds, sample rules
 - `sides.py`          one side of a comparison: its runs as series (run folders or a store's entries)

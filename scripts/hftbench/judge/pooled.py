@@ -1,5 +1,5 @@
 """A pool's legs judged as one test: each runner's test of a series × metric, as that leg's
-own `ab` tested it (its design, its guards: compare.series_rows), added up across the runners
+own `ab` tested it (its design, its guards: rows.series_rows), added up across the runners
 that gate it, each runner a stratum (strata.py: the round-level t's of `ab`'s designs as one
 Student's t, with no floor on its p); the family, MDE and verdicts then follow as for one
 runner (family.py). `hftbench combine` (commands/combine.py) reads the legs and writes the
@@ -20,6 +20,7 @@ from ..verdict import Alone, MetricResult, SeenRow, Verdict
 from . import compare, family, strata
 from . import memory as memory_stats
 from .gates import Gates
+from .rows import _tested, series_rows
 from .sides import Side
 
 COMPLETE, INTERRUPTED, FAILED, MISSING = "complete", "interrupted", "failed", "missing"
@@ -140,7 +141,7 @@ def compare_legs(
             rng = np.random.default_rng([gates.seed, i] if j == 0 else [gates.seed, i, j])
             tests: dict[int, tuple] = {}
             b, h = leg.base.series[key], leg.head.series[key]
-            rows = compare.series_rows(key, b, h, own[leg.name], rng, tests, leg.design)
+            rows = series_rows(key, b, h, own[leg.name], rng, tests, leg.design)
             for k, row in enumerate(rows):
                 entries[k].append(_Entry(leg.name, row, tests[id(row)][2] if id(row) in tests else None))
         for m, metric_entries in zip(gates.metrics, entries, strict=True):
@@ -292,7 +293,7 @@ def _pooled(
     # standard error, Welch–Satterthwaite's degrees of freedom), whose Student's interval and
     # p agree and whose shown values are the same weighted geometric means as _shown's;
     # permutation strata: the product of their nulls and the stratified bootstrap.
-    spread = compare._tested(row, c.tested, gates)
+    spread = _tested(row, c.tested, gates)
     return row, spread, weights, c.basis
 
 

@@ -15,7 +15,7 @@ values:
   error is sqrt(Σ_s w_s² · se_s²), its degrees of freedom Welch–Satterthwaite's
   (Σ_s w_s² se_s²)² / Σ_s (w_s² se_s²)² / df_s, and the p-value is Student's two-sided, as
   one runner's is (t_sum). The interval is Student's about T with the same standard error
-  and degrees of freedom (compare._tested), so the interval and the p agree, and neither
+  and degrees of freedom (rows._tested), so the interval and the p agree, and neither
   has a floor: two runners at +30 % with 16 rounds each (round sd 2 %) are p ~ 1e-35, where
   the t draws of the Monte Carlo product (2,000 of them) stopped at 1 / 2001 = 5.0e-4, above
   Holm's first step of a 7-row family at 3 looks (0.01 / 3 / 7 = 4.8e-4): the pool could not

@@ -15,27 +15,8 @@ from hftbench.judge.rounds import AB_ROUNDS
 from hftbench.publish import verdict_text
 from hftbench.publish.calibrate_text import survival_lines
 from hftbench.verdict import Verdict
-from support.gate_synth import latency_run, result_doc, write_run
-
-
-def _judge_again(folder, comparisons: int, k: int) -> dict:
-    """`hftbench calibrate --from folder` with few resamples (the tests' speed), its record."""
-    args = ["calibrate", "--from", str(folder), "--comparisons", str(comparisons), "--k", str(k)]
-    assert cli.main([*args, "--bootstrap", "200", "--permutations", "500"]) == 0
-    return json.loads((folder / "calibration.json").read_text())
-
-
-def _round(folder, kind, side, i, samples, flags, noisy=None):
-    """One round's run folder: latency-1c/hft, and latency-8c/hft when `noisy` samples are given.
-    A solo run (side "") is named as calibrate names it, soloNN: the key of its pair."""
-    name = f"run_20261126T030000Z_{side or 'solo'}{i + 1:02d}_{i:06x}"
-    cells = {("latency-1c", "hft"): [result_doc("latency-1c", "hft", samples)]}
-    if noisy is not None:
-        cells[("latency-8c", "hft")] = [result_doc("latency-8c", "hft", noisy)]
-    path = write_run(folder / kind / side, name, cells)
-    doc = json.loads((path / "results.json").read_text())
-    doc["server"] = {"flags": flags}
-    (path / "results.json").write_text(json.dumps(doc))
+from support.calibrate_runs import judge_again, write_round
+from support.gate_synth import latency_run, result_doc
 
 
 def test_calibrate_from_measured_rounds(tmp_path, capsys):
@@ -59,19 +40,21 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
                 for _ in range(2)
             ]
             base = latency_run(rng, 10_000, median_us=30.0, run_noise=0.01)
-            _round(tmp_path, kind, "base", i, base, [], noisy[0])
+            write_round(tmp_path, kind, "base", i, base, [], noisy[0])
             head = latency_run(rng, 10_000, median_us=30.0, run_noise=0.01, **shape)
-            _round(tmp_path, kind, "head", i, head, flags, noisy[1])
+            write_round(tmp_path, kind, "head", i, head, flags, noisy[1])
     # Work after the reply as a duet hides it: the same in the design, +30 % with head alone.
     for i in range(16):
         for side in ("base", "head"):
-            _round(tmp_path, "after", side, i, latency_run(rng, 10_000, median_us=30.0, run_noise=0.01), [])
+            write_round(
+                tmp_path, "after", side, i, latency_run(rng, 10_000, median_us=30.0, run_noise=0.01), []
+            )
     for kind, scale in (("solo", 1.0), ("solo-slow", 1.3), ("solo-after", 1.3)):
         for i in range(MIN_SOLO_PAIRS):
             run = latency_run(rng, 10_000, median_us=30.0, run_noise=0.01, body_scale=scale, tail_scale=scale)
-            _round(tmp_path, kind, "", i, run, [])
+            write_round(tmp_path, kind, "", i, run, [])
     # 12 round pairs: 8 could not reach the gate's level (a sign flip over 8 pairs: p >= 2 / 256)
-    doc = _judge_again(tmp_path, comparisons=10, k=12)
+    doc = judge_again(tmp_path, comparisons=10, k=12)
     assert (
         doc["runs"]
         == {"aa": 24, "slow": 16, "stall": 16, "after": 16, "contention": 0, "leak": 0, "width": 0}
@@ -142,139 +125,16 @@ def test_calibrate_from_measured_rounds(tmp_path, capsys):
     assert "Minimum detectable effect" in capsys.readouterr().out
 
 
-def _memory(folder: Path, bytes_per_order: float) -> None:
-    """The run's cells as measured with the server's memory read: grown by `bytes_per_order`."""
-    path = folder / "results.json"
-    doc = json.loads(path.read_text())
-    for cell in doc["cells"]:
-        before = 50 << 20
-        cell.update(
-            server_memory_before_bytes=before,
-            server_memory_after_bytes=before + round(bytes_per_order * cell["server_orders"]),
-            server_memory_from="cgroup",
-        )
-    path.write_text(json.dumps(doc))
-
-
-def test_a_leak_is_caught_on_memory_per_order_a_difference_in_bytes(tmp_path, capsys):
-    """The leak kind (--inject-leak-bytes): its head keeps 64 B more for every order, its latency
-    the build's. The tally reads memory per order as the difference it is: the leak flagged
-    there in every draw, the A/A never; the effect and the MDE in bytes per order, not ratios."""
-    rng = np.random.default_rng(11)
-    for kind, count, extra, flags in (("aa", 16, 0.0, []), ("leak", 16, 64.0, ["--inject-leak-bytes=64"])):
-        for i in range(count):
-            for side, grown in (("base", 0.0), ("head", extra)):
-                run = latency_run(rng, 10_000, median_us=30.0, run_noise=0.01)
-                _round(tmp_path, kind, side, i, run, flags if side == "head" else [])
-                folder = next((tmp_path / kind / side).glob(f"run_*_{side}{i + 1:02d}_*"))
-                _memory(folder, grown + float(rng.normal(0.0, 1.5)))
-    doc = _judge_again(tmp_path, comparisons=10, k=12)
-    assert doc["runs"]["leak"] == 16 and doc["inject_leak_bytes"] == 64
-    key = "latency-1c/hft memory_bytes_per_order"
-    aa, leak = doc["tallies"]["aa"], doc["tallies"]["leak"]
-    assert leak["regression"]["memory_bytes_per_order"] == leak["comparisons"] == 10
-    assert leak["series_regression"][key] == 10 and leak["flagged"] == 10
-    assert aa["regression"]["memory_bytes_per_order"] == 0 and aa["series_no_change"][key] == 10
-    assert aa["series_covered"][key] >= 9  # the A/A's intervals hold 0, the difference's null (not 1)
-    assert 60 < doc["effects"]["leak"][key] < 68  # head − base in bytes per order, not a ratio
-    assert doc["tallies"]["aa"]["mde"][key] < 32  # bytes per order: the gate's threshold is within reach
-    md = (tmp_path / "calibration.md").read_text()
-    assert f"- {key}: +6" in md and " B/order" in md.split(f"- {key}: +6", 1)[1].splitlines()[0]
-    assert "memory kept per order" in md and "against `--inject-leak-bytes 64`" in md
-    judged = md.split("As a verdict with this record judges", 1)[1]
-    row = next(line for line in judged.splitlines() if line.startswith(f"| {key} |"))
-    assert row.endswith(" B/order |") and "%" not in row.rsplit("|", 2)[1], row  # bytes, not a ratio
-
-
-def test_the_width_kind_is_a_cost_only_the_wide_series_pays(tmp_path):
-    """The width kind (--width-runs): its head's server pays --inject-width-us per order only
-    while --inject-width-connections are open, so of suite pr only width-64c sees it. calibrate
-    starts that head with the delay and the connections, reads them back from its runs, and
-    measures the kind's effect per row: the wide series slower, the one-connection series not."""
-    from hftbench.commands.calibrate import Measuring
-
-    width = ["--inject-width-us", "0.5", "--inject-width-connections", "16"]
-    args = cli.build_parser("calibrate").parse_args(["calibrate", *width])
-    m = Measuring.of(args)
-    assert m.flags["width"][-4:] == ["--inject-delay-us", "0.5", "--inject-delay-min-connections", "16"]
-    assert m.counts["width"] == 16 and m.flags["slow"][-2:] == ["--inject-delay-us", "4"]
-    rng = np.random.default_rng(5)
-    flags = ["--inject-delay-us", "0.5", "--inject-delay-min-connections", "16"]
-    for kind, count, wide in (("aa", 16, 1.0), ("width", 16, 1.3)):
-        for i in range(count):
-            for side in ("base", "head"):
-                scale = wide if side == "head" else 1.0
-                cells = {
-                    ("latency-1c", "hft"): [
-                        result_doc(
-                            "latency-1c", "hft", latency_run(rng, 10_000, median_us=30.0, run_noise=0.01)
-                        )
-                    ],
-                    ("width-64c", "hft"): [
-                        result_doc(
-                            "width-64c",
-                            "hft",
-                            latency_run(
-                                rng,
-                                10_000,
-                                median_us=300.0,
-                                run_noise=0.01,
-                                body_scale=scale,
-                                tail_scale=scale,
-                            ),
-                        )
-                    ],
-                }
-                path = write_run(
-                    tmp_path / kind / side, f"run_20261126T030000Z_{side}{i + 1:02d}_{i:06x}", cells
-                )
-                doc = json.loads((path / "results.json").read_text())
-                doc["server"] = {"flags": flags if (kind, side) == ("width", "head") else []}
-                (path / "results.json").write_text(json.dumps(doc))
-    doc = _judge_again(tmp_path, comparisons=4, k=12)
-    assert doc["runs"]["width"] == 16 and (doc["inject_width_us"], doc["inject_width_connections"]) == (
-        0.5,
-        16,
-    )
-    effects = doc["effects"]["width"]
-    assert 1.25 < effects["width-64c/hft p50_us"] < 1.35 and 0.97 < effects["latency-1c/hft p50_us"] < 1.03
-    assert doc["tallies"]["width"]["comparisons"] == 4
-    md = (tmp_path / "calibration.md").read_text()
-    assert "cost only past some width" in md
-    assert "16 against `--inject-delay-us 0.5 --inject-delay-min-connections 16`" in md
-
-
-def test_the_p999_exceedance_is_set_against_each_server_alone(tmp_path):
-    """The rare stall's P99.9 exceedance has an effect alone too (each solo pair draws its line
-    over both runs), so the solo pairs can show it whole; before, calibrate never compared it
-    alone and refused to guard it as "no solo pair measured it"."""
-    rng = np.random.default_rng(3)
-    stall = {"slow_fraction": 0.004, "slow_us": 300.0}
-    for kind, shape in (("aa", {}), ("stall", stall)):
-        for i in range(8):
-            for side, head_shape in (("base", {}), ("head", shape)):
-                run = latency_run(rng, 25_000, median_us=30.0, run_noise=0.01, **head_shape)
-                _round(tmp_path, kind, side, i, run, ["--inject-stall-us", "300"] if head_shape else [])
-    for kind, shape in (("solo", {}), ("solo-stall", stall)):
-        for i in range(8):
-            _round(
-                tmp_path, kind, "", i, latency_run(rng, 25_000, median_us=30.0, run_noise=0.01, **shape), []
-            )
-    doc = _judge_again(tmp_path, comparisons=2, k=8)
-    row = doc["survival"]["stall"]["latency-1c/hft p999_exceedance"]
-    assert row["pairs"] == 8 and row["alone"] > 3 and row["design"] > 3 and row["whole"], row
-    guard = next(g for g in doc["guards"] if g["metric"] == "p999_exceedance")
-    assert "no solo pair" not in (guard["why_not"] or ""), guard
-
-
 def test_the_whole_a_a_pool_states_its_own_offset(tmp_path):
     # 16 "A/A" rounds whose head is 3 % slower in each: every draw of 12 carries that offset,
     # and the pool judged whole says so, with its p.
     rng = np.random.default_rng(21)
     for i in range(16):
         for side, median in (("base", 30.0), ("head", 30.9)):
-            _round(tmp_path, "aa", side, i, latency_run(rng, 3_000, median_us=median, run_noise=0.002), [])
-    pool = _judge_again(tmp_path, comparisons=5, k=12)["aa_pool"]["latency-1c/hft p50_us"]
+            write_round(
+                tmp_path, "aa", side, i, latency_run(rng, 3_000, median_us=median, run_noise=0.002), []
+            )
+    pool = judge_again(tmp_path, comparisons=5, k=12)["aa_pool"]["latency-1c/hft p50_us"]
     assert pool["rounds"] == 16 and pool["ratio"] == pytest.approx(1.03, abs=0.01) and pool["p"] < 0.001
     md = (tmp_path / "calibration.md").read_text()
     assert "The whole A/A pool as one comparison (16 rounds" in md and "- latency-1c/hft p50_us: ×1.0" in md
@@ -332,7 +192,7 @@ def test_only_a_metric_the_solo_pairs_show_whole_is_guarded(tmp_path):
             one = latency_run(rng, 4_000, median_us=30.0, run_noise=0.0, body_scale=scale or 1.0)
             eight_scale = scatter[i] if scale else 1.0
             eight = latency_run(rng, 4_000, median_us=80.0, run_noise=0.0, body_scale=eight_scale)
-            _round(tmp_path, kind, "", i, one, [], eight)
+            write_round(tmp_path, kind, "", i, one, [], eight)
     keys = ("latency-8c/hft p50_us", "latency-1c/hft p50_us")
     effects = {  # as the design measured each kind
         "slow": {"latency-1c/hft p50_us": 1.2, "latency-8c/hft p50_us": 1.35},
@@ -410,7 +270,7 @@ def test_too_few_rounds_for_k_is_a_usage_error(tmp_path):
     rng = np.random.default_rng(10)
     for i in range(6):
         for side in ("base", "head"):
-            _round(tmp_path, "aa", side, i, latency_run(rng, 500), [])
+            write_round(tmp_path, "aa", side, i, latency_run(rng, 500), [])
     assert cli.main(["calibrate", "--from", str(tmp_path), "--k", "8"]) == 2
 
 

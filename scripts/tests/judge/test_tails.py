@@ -1,5 +1,5 @@
 """Tails past P99 over the rounds: a round design's quantile rests on the rounds' samples, not
-one run's (judge/compare.py `_round_samples`), so P99.9 is judged where one run could never
+one run's (judge/rows.py `_round_samples`), so P99.9 is judged where one run could never
 carry it; and the tail the gate guards, head's orders past base's P99.9 of each round
 (judge/exceedance.py), counted where no run holds 100,000 orders."""
 
