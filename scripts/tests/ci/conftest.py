@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from support.act_world import BOT, TOKEN, World
+from support.hook_world import MAIN_BENCH, MERGE_SHA, Contents
+from support.hook_world import github as hook_github
 from support.runner_world import (
     APP_ID,
     CALIBRATION,
@@ -199,3 +201,14 @@ def runner_loop_world():
             subprocess.run(["crontab", "-r", "-u", user], capture_output=True)
         subprocess.run(["userdel", user], capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def contents() -> Contents:
+    """The job-started hook's stand-in GitHub (test_job_started_hook_*.py, through their
+    pytestmark): before each test, main's bench.yml at main's tip and at the pull request's
+    merge commit, and nothing asked yet."""
+    gh = hook_github()
+    gh.files = {"refs/heads/main": MAIN_BENCH, MERGE_SHA: MAIN_BENCH}
+    gh.asked = []
+    return gh
