@@ -43,10 +43,8 @@ ref, build failed, server did not start), 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import re
 import shlex
-import shutil
 import signal
 import sys
 from dataclasses import dataclass, field
@@ -61,13 +59,11 @@ from ..judge.compare import Comparison, compare_sides
 from ..judge.gates import EARLY_SHARE, Gates, load_gates
 from ..judge.rounds import AB_ROUNDS, Rounds, rounds_from_args
 from ..judge.session import FAILED, TIME_OUT, Session
-from ..measure import cgroups, duet, profile, sandbox, worktrees
-from ..measure import server as server_mod
-from ..measure.cell import link_clients
+from ..measure import cgroups, duet, profile, sandbox
+from ..measure.ab_build import build
 from ..measure.rig import Group, Rig, RoundError
 from ..measure.served import Served
-from ..measure.server import takes_listen_fd
-from ..measure.worktrees import BuildTimedOut, build_server, remove_worktrees, resolve_commit
+from ..measure.worktrees import BuildTimedOut, remove_worktrees, resolve_commit
 from ..results import Run
 from ..verdict import AbSection, BuildTimeout, Design, Sandbox, SideRefs, Verdict
 from . import flags
@@ -140,7 +136,7 @@ class AbCommand(Command):
         previous = signal.signal(signal.SIGTERM, raise_interrupt)
         try:
             try:
-                build(job)
+                build(job, say)
             except BuildTimedOut as exc:
                 return self.unbuilt(job, exc)
             resolve_load(job)
@@ -303,76 +299,6 @@ def make_job(o: AbOptions, cfg: config_mod.Config, root: Path) -> Job:
 
 def say(msg: str) -> None:
     print(f"hftbench ab: {msg}", file=sys.stderr, flush=True)
-
-
-def build(job: Job) -> None:
-    """Build each side's server in its exported tree (an A/A builds once and copies)."""
-    target = job.root / "target" / "ab"
-    for side in ("base", "head"):
-        (job.out / side).mkdir(parents=True, exist_ok=True)
-        if side == "head" and job.sha["head"] == job.sha["base"]:
-            job.side_bin("head").mkdir(exist_ok=True)
-            shutil.copy2(job.side_bin("base") / "hft-server", job.side_bin("head") / "hft-server")
-            job.builds["head"] = 0.0
-        else:
-            if side == "head" and job.sandboxing.enabled:  # seeded from the target base just built
-                job.scratch = sandbox.scratch_for(target, seed="cargo" in job.build_cmd)
-            how = "" if side == "base" else " in the sandbox" if job.scratch else f" ({job.sandboxing.note})"
-            say(f"building {side} {job.sha[side][:10]}{how} …")
-            job.builds[side] = build_server(
-                job.repo,
-                job.sha[side],
-                job.out / side,
-                job.build_cmd,
-                target,
-                scratch=job.scratch,
-                timeout_s=job.build_timeout_s,
-            )
-            if side == "base" and job.sandboxing.enabled:  # both sides serve alike (an A/A copies it)
-                sandbox.serve_inside(job.out / "base")
-        link_clients(job.clients_bin, job.side_bin(side), job.rig.plan.clients)
-    isolate_servers(job)
-    same_server(job)
-    plan = job.rig.plan
-    say(
-        f"built in {sum(job.builds.values()):.0f} s; measuring "
-        f"{', '.join(s.name for s in plan.scenarios)} × {', '.join(plan.clients)}"
-    )
-
-
-def isolate_servers(job: Job) -> None:
-    """Each side's server is handed a socket the harness binds (--listen-fd, server.py) where its
-    build knows the flag, and in the sandbox then has a network of its own. A head without it
-    is refused under --require-sandbox, and named in the sandbox note otherwise; a base from
-    before the flag binds its own port, as it always did, and the run says so."""
-    job.sandboxing = sandbox.isolate_network(job.sandboxing, job.side_bin("head") / "hft-server")
-    if not takes_listen_fd(job.side_bin("base") / "hft-server"):
-        say(
-            f"base {job.sha['base'][:10]}'s server has no --listen-fd (its commit predates it): it binds "
-            "its own port on the host's network, as before"
-        )
-
-
-def same_server(job: Job) -> None:
-    """A head whose pull request changes server/ and yet serves base's very binary (a build
-    script that copies it, say) would compare base with itself: the sandbox note names it, and
-    the verdict's method text with it. The binaries behind the launchers are compared."""
-    if job.sha["head"] == job.sha["base"]:
-        return
-    digests = {
-        s: server_mod.sha256(server_mod.real_binary(job.side_bin(s) / "hft-server")) for s in ("base", "head")
-    }
-    changed = worktrees.git_output(
-        job.repo, "diff", "--name-only", job.sha["base"], job.sha["head"], "--", "server/"
-    )
-    if digests["base"] != digests["head"] or not changed:
-        return
-    note = (
-        f"head serves base's binary: its hft-server is byte-identical to base's (sha256 "
-        f"{digests['base'][:12]}) though the pull request changes server/ ({len(changed.splitlines())} files)"
-    )
-    say(f"warning: {note}")
-    job.sandboxing = dataclasses.replace(job.sandboxing, note=f"{note}; {job.sandboxing.note}")
 
 
 def resolve_load(job: Job) -> None:

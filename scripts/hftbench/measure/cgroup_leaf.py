@@ -9,7 +9,7 @@ group systemd marked delegated), it first moves every process of that group into
 its own, `<group>/hft-bench-job` (take_over), then enables the controllers there, and
 cgroups.py makes `hft-bench/...` beside the leaf; a later hftbench of the same job, started in
 that leaf, uses its parent. A group that is not its own is left alone: no process of another
-owner's group is ever moved. cgroups.detect decides where the leaf is; cgroups.probe moves.
+owner's group is ever moved. cgroup_parsing.detect decides where the leaf is; cgroups.probe moves.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def not_ours(group: Path, uid: int) -> str | None:
 
 
 def take_over(base: Path, leaf: Path | None, controllers: tuple[str, ...], attempts: int = 50) -> int:
-    """Move every process of the v2 group `base` (ours: cgroups.detect checked not_ours) into
+    """Move every process of the v2 group `base` (ours: cgroup_parsing.detect checked not_ours) into
     `leaf`, then enable `controllers` for its children; the number of processes moved.
     A process the job forks meanwhile lands in the group again, and the kernel refuses the
     enabling (EBUSY) while any is there: then the next pass moves it. OSError where the kernel

@@ -2,7 +2,7 @@
 measured from (judge/memory.py).
 
 Read from the side's cgroup where it has one: its anonymous memory (memory.stat `anon`, v1
-`total_rss`: cgroups.anon_bytes), which holds every process in the group, so a head that
+`total_rss`: cgroup_parsing.anon_bytes), which holds every process in the group, so a head that
 keeps memory in a child it forked still shows it. Without a group: /proc/<pid>/status
 `RssAnon` of the server and its live descendants. Anonymous memory, not the whole of it: the
 page cache of server.log and of the binary, and socket buffers, are charged to the group too

@@ -321,11 +321,11 @@ def test_the_job_unit_delegates_its_cgroup_with_the_controllers_hftbench_enables
     cgroup delegated to the runner user with exactly the controllers cgroups.py enables below
     it, and not mounted read-only: systemd 252's ProtectControlGroups=yes makes all of
     /sys/fs/cgroup read-only, the delegated group included, which would leave the job none."""
-    from hftbench.measure import cgroups
+    from hftbench.measure import cgroup_parsing
 
     d = unit_directives(log)
     (delegated,) = d["Delegate"]
-    assert delegated.split() == list(cgroups.V2_CONTROLLERS), delegated
+    assert delegated.split() == list(cgroup_parsing.V2_CONTROLLERS), delegated
     assert "ProtectControlGroups" not in d and "DelegateSubgroup" not in d  # the latter: systemd 254
     assert d["User"] == ["ghrunner"] and d["KillMode"] == ["control-group"]
 

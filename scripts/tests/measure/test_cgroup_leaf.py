@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hftbench.measure import cgroup_leaf, cgroups
+from hftbench.measure import cgroup_leaf, cgroup_parsing, cgroups
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:
@@ -74,7 +74,7 @@ class FakeKernel:
             procs = group / "cgroup.procs"
             for pid in self.forks.pop(group, []):
                 procs.write_text(procs.read_text() + f"{pid}\n")
-            if group != self.root and procs.is_file() and cgroups.pids_of(procs.read_text()):
+            if group != self.root and procs.is_file() and cgroup_parsing.pids_of(procs.read_text()):
                 raise OSError(errno.EBUSY, "Device or resource busy", str(path))
             have = self.controllers(group)
             if any(word.lstrip("+-") not in have for word in value.split()):
@@ -98,20 +98,22 @@ def test_a_delegated_group_holding_processes_moves_them_into_a_leaf_and_groups_g
 ):
     job, uid = _delegated_tree(tmp_path)
     leaf = job / cgroup_leaf.LEAF
-    layout = cgroups.detect(tmp_path, JOB_SELF, uid=uid)
+    layout = cgroup_parsing.detect(tmp_path, JOB_SELF, uid=uid)
     assert layout.version == 2 and layout.base == {"": job} and layout.leaf == leaf
     monkeypatch.setattr(cgroups, "_write", FakeKernel(tmp_path).write)
     # Without the move the kernel refuses the side's group: the test can fail.
     with pytest.raises(OSError) as refused:
-        cgroups.Group(cgroups.Layout(2, {"": job}), "hft-bench/run_x-0/head").create((), 64 << 20, 64)
-    assert refused.value.errno == errno.EBUSY and cgroups.pids_of((job / "cgroup.procs").read_text()) == [
+        cgroups.Group(cgroup_parsing.Layout(2, {"": job}), "hft-bench/run_x-0/head").create((), 64 << 20, 64)
+    assert refused.value.errno == errno.EBUSY and cgroup_parsing.pids_of(
+        (job / "cgroup.procs").read_text()
+    ) == [
         101,
         102,
     ]
     # Every process, 103 forked during the first pass included, into the leaf; then the controllers.
     monkeypatch.setattr(cgroup_leaf, "_write", FakeKernel(tmp_path, forks={job: [103]}).write)
-    assert cgroup_leaf.take_over(job, layout.leaf, cgroups.V2_CONTROLLERS) == 3
-    assert (job / "cgroup.procs").read_text() == "" and cgroups.pids_of(
+    assert cgroup_leaf.take_over(job, layout.leaf, cgroup_parsing.V2_CONTROLLERS) == 3
+    assert (job / "cgroup.procs").read_text() == "" and cgroup_parsing.pids_of(
         (leaf / "cgroup.procs").read_text()
     ) == [
         101,
@@ -128,11 +130,11 @@ def test_a_delegated_group_holding_processes_moves_them_into_a_leaf_and_groups_g
     described = group.describe(64 << 20, 64)
     assert described["path"] == str(group.path) and f"run in {leaf}" in described["note"]
     # A later hftbench of the same job starts in the leaf: it uses its parent and moves nothing.
-    again = cgroups.detect(tmp_path, f"0::/{JOB}/{cgroup_leaf.LEAF}\n", uid=uid)
+    again = cgroup_parsing.detect(tmp_path, f"0::/{JOB}/{cgroup_leaf.LEAF}\n", uid=uid)
     assert (
         again.base == {"": job}
         and again.leaf == leaf
-        and cgroup_leaf.take_over(job, again.leaf, cgroups.V2_CONTROLLERS) == 0
+        and cgroup_leaf.take_over(job, again.leaf, cgroup_parsing.V2_CONTROLLERS) == 0
     )
     # What a run says (policy, for_run), once probe found the layout.
     monkeypatch.setattr(cgroups, "probe", lambda: (layout, None))
@@ -147,7 +149,7 @@ def test_a_group_that_is_not_ours_is_left_alone_and_the_run_says_why(tmp_path, m
     job, uid = _delegated_tree(tmp_path)
     before = _files(tmp_path)
     stranger = uid + 1
-    layout = cgroups.detect(tmp_path, JOB_SELF, uid=stranger)
+    layout = cgroup_parsing.detect(tmp_path, JOB_SELF, uid=stranger)
     assert layout.version == 0 and layout.leaf is None
     assert f"processes in hftbench's own group {job}" in layout.problem
     assert f"owned by uid {uid}, not by this user (uid {stranger})" in layout.problem
@@ -159,14 +161,14 @@ def test_a_group_that_is_not_ours_is_left_alone_and_the_run_says_why(tmp_path, m
     # The real root group may hold processes (the rule spares it): nothing to move there.
     (tmp_path / "cgroup.subtree_control").write_text("cpuset memory pids")
     (tmp_path / "cgroup.controllers").write_text("cpuset memory pids\n")
-    assert cgroups.detect(tmp_path, "0::/\n", uid=stranger) == cgroups.Layout(2, {"": tmp_path})
+    assert cgroup_parsing.detect(tmp_path, "0::/\n", uid=stranger) == cgroup_parsing.Layout(2, {"": tmp_path})
 
 
 def test_as_root_only_a_group_marked_delegated_is_ours(tmp_path):
     """Root owns every group: the unit a root shell runs in is systemd's, and only the xattr
     systemd sets on a group it delegated makes it root's to reorganise."""
     job, _ = _delegated_tree(tmp_path)
-    layout = cgroups.detect(tmp_path, JOB_SELF, uid=0)
+    layout = cgroup_parsing.detect(tmp_path, JOB_SELF, uid=0)
     assert (
         layout.version == 0
         and "is not marked delegated (trusted.delegate or user.delegate)" in layout.problem
@@ -175,4 +177,4 @@ def test_as_root_only_a_group_marked_delegated_is_ours(tmp_path):
         os.setxattr(job, "user.delegate", b"1")
     except OSError as exc:
         pytest.skip(f"{tmp_path} takes no user.* xattrs ({exc.strerror})")
-    assert cgroups.detect(tmp_path, JOB_SELF, uid=0).leaf == job / cgroup_leaf.LEAF
+    assert cgroup_parsing.detect(tmp_path, JOB_SELF, uid=0).leaf == job / cgroup_leaf.LEAF

@@ -22,7 +22,7 @@ import pytest
 from hftbench.config import Scenario
 from hftbench.design_names import DUET
 from hftbench.errors import UsageError
-from hftbench.measure import cgroups, proc_sampler, sandbox
+from hftbench.measure import cgroup_parsing, cgroups, proc_sampler, sandbox
 from hftbench.measure.plan import Plan
 from hftbench.measure.rig import Rig
 from hftbench.measure.served import Served
@@ -50,7 +50,7 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_own_paths_reads_each_hierarchy_and_the_unified_line():
-    assert cgroups.own_paths(V1_SELF) == {
+    assert cgroup_parsing.own_paths(V1_SELF) == {
         "name=systemd": "/",
         "pids": "/",
         "memory": "/process_api/e381",
@@ -59,15 +59,19 @@ def test_own_paths_reads_each_hierarchy_and_the_unified_line():
         "cpu": "/",
         "": "/",
     }
-    assert cgroups.own_paths("5:cpu,cpuacct:/a/b\n0::/x\n") == {"cpu": "/a/b", "cpuacct": "/a/b", "": "/x"}
-    assert cgroups.own_paths("garbage\n") == {}
+    assert cgroup_parsing.own_paths("5:cpu,cpuacct:/a/b\n0::/x\n") == {
+        "cpu": "/a/b",
+        "cpuacct": "/a/b",
+        "": "/x",
+    }
+    assert cgroup_parsing.own_paths("garbage\n") == {}
 
 
 def test_a_v1_host_has_a_tree_per_controller_and_our_groups_go_under_our_own(tmp_path):
     root = _tree(tmp_path, {f"{c}/tasks": "" for c in ("cpu", "cpuacct", "cpuset", "memory", "pids")})
     (root / "memory" / "process_api" / "e381").mkdir(parents=True)
     (root / "unified").mkdir()
-    layout = cgroups.detect(root, V1_SELF)
+    layout = cgroup_parsing.detect(root, V1_SELF)
     assert layout.version == 1 and layout.problem is None
     assert layout.base == {
         "cpuset": root / "cpuset",
@@ -76,16 +80,16 @@ def test_a_v1_host_has_a_tree_per_controller_and_our_groups_go_under_our_own(tmp
         "pids": root / "pids",
     }
     # a group path the mount does not show (another cgroup namespace's): the mount's root
-    assert cgroups.detect(root, "4:memory:/elsewhere\n").base["memory"] == root / "memory"
+    assert cgroup_parsing.detect(root, "4:memory:/elsewhere\n").base["memory"] == root / "memory"
 
 
 def test_a_v1_host_without_a_controller_is_none_and_says_which(tmp_path):
     root = _tree(tmp_path, {f"{c}/tasks": "" for c in ("cpuacct", "cpuset", "memory")})
     (root / "unified").mkdir()
-    layout = cgroups.detect(root, V1_SELF)
+    layout = cgroup_parsing.detect(root, V1_SELF)
     assert layout.version == 0
     assert "cgroup v1 without the pids hierarchy" in layout.problem and "cgroup2 tree" in layout.problem
-    assert "does not exist" in cgroups.detect(tmp_path / "none", V1_SELF).problem
+    assert "does not exist" in cgroup_parsing.detect(tmp_path / "none", V1_SELF).problem
 
 
 def test_a_v2_host_is_one_tree_and_needs_cpuset_memory_and_pids_where_we_run(tmp_path):
@@ -97,40 +101,45 @@ def test_a_v2_host_is_one_tree_and_needs_cpuset_memory_and_pids_where_we_run(tmp
             scope: "cpuset cpu memory pids\n",
         },
     )
-    layout = cgroups.detect(root, V2_SELF)
+    layout = cgroup_parsing.detect(root, V2_SELF)
     assert layout.version == 2 and layout.base == {"": root / "user.slice" / "job.scope"}
     (root / "user.slice/job.scope/cgroup.controllers").write_text("cpu pids\n")  # not delegated
-    layout = cgroups.detect(root, V2_SELF)
+    layout = cgroup_parsing.detect(root, V2_SELF)
     assert layout.version == 0 and "cgroup v2 without the cpuset, memory controller" in layout.problem
     assert str(root / "user.slice/job.scope/cgroup.controllers") in layout.problem
 
 
 def test_cpu_and_memory_texts():
     stat = "usage_usec 1500123\nuser_usec 1000000\nsystem_usec 500123\nnr_periods 0\n"
-    assert cgroups.cpu_stat_usage_ns(stat) == 1_500_123_000
+    assert cgroup_parsing.cpu_stat_usage_ns(stat) == 1_500_123_000
     with pytest.raises(ValueError, match="usage_usec"):
-        cgroups.cpu_stat_usage_ns("user_usec 1\n")
-    assert cgroups.cpuacct_usage_ns("988808322\n") == 988_808_322
-    assert cgroups.memory_bytes("1142784\n") == 1_142_784 and cgroups.memory_bytes("max\n") is None
-    assert cgroups.pids_of("12\n345\n\n") == [12, 345]
+        cgroup_parsing.cpu_stat_usage_ns("user_usec 1\n")
+    assert cgroup_parsing.cpuacct_usage_ns("988808322\n") == 988_808_322
+    assert (
+        cgroup_parsing.memory_bytes("1142784\n") == 1_142_784 and cgroup_parsing.memory_bytes("max\n") is None
+    )
+    assert cgroup_parsing.pids_of("12\n345\n\n") == [12, 345]
 
 
 def test_the_limits_come_from_the_variables_and_a_bad_one_names_itself_and_the_fix():
-    assert cgroups.limits({}) == (2 << 30, 1024)
-    assert cgroups.limits({cgroups.ENV_MEMORY: "512M", cgroups.ENV_PIDS: "64"}) == (512 << 20, 64)
-    assert cgroups.limits({cgroups.ENV_MEMORY: "1.5GiB"})[0] == 3 << 29
-    assert cgroups.limits({cgroups.ENV_MEMORY: "1073741824"})[0] == 1 << 30
+    assert cgroup_parsing.limits({}) == (2 << 30, 1024)
+    assert cgroup_parsing.limits({cgroup_parsing.ENV_MEMORY: "512M", cgroup_parsing.ENV_PIDS: "64"}) == (
+        512 << 20,
+        64,
+    )
+    assert cgroup_parsing.limits({cgroup_parsing.ENV_MEMORY: "1.5GiB"})[0] == 3 << 29
+    assert cgroup_parsing.limits({cgroup_parsing.ENV_MEMORY: "1073741824"})[0] == 1 << 30
     with pytest.raises(UsageError, match=r"HFTBENCH_SERVER_MEMORY='lots'.*2G, 512M"):
-        cgroups.limits({cgroups.ENV_MEMORY: "lots"})
+        cgroup_parsing.limits({cgroup_parsing.ENV_MEMORY: "lots"})
     with pytest.raises(UsageError, match="more than 16 MiB"):
-        cgroups.limits({cgroups.ENV_MEMORY: "1M"})
+        cgroup_parsing.limits({cgroup_parsing.ENV_MEMORY: "1M"})
     with pytest.raises(UsageError, match=r"HFTBENCH_SERVER_PIDS='2'.*16 or more"):
-        cgroups.limits({cgroups.ENV_PIDS: "2"})
+        cgroup_parsing.limits({cgroup_parsing.ENV_PIDS: "2"})
 
 
 def test_where_no_group_can_be_made_a_run_says_why_and_hft_cgroups_on_refuses(monkeypatch, capsys):
     problem = "cgroup v1 without the pids hierarchy under /sys/fs/cgroup"
-    monkeypatch.setattr(cgroups, "probe", lambda: (cgroups.Layout(0, problem=problem), problem))
+    monkeypatch.setattr(cgroups, "probe", lambda: (cgroup_parsing.Layout(0, problem=problem), problem))
     monkeypatch.delenv(cgroups.ENV, raising=False)
     chosen = cgroups.policy()
     assert not chosen.enabled and chosen.note == f"none: {problem}"
@@ -289,7 +298,9 @@ def _duet(tmp_path: Path, name: str) -> tuple[float, tuple[float, float], set[st
 def test_a_head_whose_exited_children_spin_pays_for_them_only_in_its_cgroup(tmp_path, monkeypatch):
     monkeypatch.delenv(cgroups.ENV, raising=False)
     ratio, each, read_from, servers = _duet(tmp_path, "on")
-    assert read_from == {"cgroup"} and servers[0]["cgroup"]["memory_max_bytes"] == cgroups.DEFAULT_MEMORY
+    assert (
+        read_from == {"cgroup"} and servers[0]["cgroup"]["memory_max_bytes"] == cgroup_parsing.DEFAULT_MEMORY
+    )
     left = [s["cgroup"]["path"] for s in servers if Path(s["cgroup"]["path"]).exists()]
     assert not left, f"the rounds' groups were not removed: {left}"
     assert ratio > 2.0, (

@@ -1,5 +1,5 @@
 """Memory per order: the statistic on fixed vectors (judge/memory.py), the readings and why they
-are missing (measure/memory.py, cgroups.anon_bytes), the cell's fields through results.json and
+are missing (measure/memory.py, cgroup_parsing.anon_bytes), the cell's fields through results.json and
 a side's repeats, and the row compare makes of them (a leaking head named, an A/A not)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from hftbench.judge import memory as stat
 from hftbench.judge.compare import compare_sides
 from hftbench.judge.gates import load_gates
 from hftbench.judge.sides import Side
-from hftbench.measure import cgroups
+from hftbench.measure import cgroup_parsing
 from hftbench.measure import memory as reading
 from hftbench.publish import verdict_text
 from hftbench.series import Repeat
@@ -126,11 +126,11 @@ def test_rounds_to_settle_shrinks_the_interval_by_root_rounds():
 
 
 def test_anon_bytes_reads_v2_anon_and_v1_total_rss():
-    assert cgroups.anon_bytes("anon 4096\nfile 8192\nkernel 10\n", 2) == 4096
-    assert cgroups.anon_bytes("cache 8192\nrss 4096\ntotal_cache 9\ntotal_rss 12288\n", 1) == 12288
-    assert cgroups.anon_bytes("cache 8192\nrss 4096\n", 1) == 4096
+    assert cgroup_parsing.anon_bytes("anon 4096\nfile 8192\nkernel 10\n", 2) == 4096
+    assert cgroup_parsing.anon_bytes("cache 8192\nrss 4096\ntotal_cache 9\ntotal_rss 12288\n", 1) == 12288
+    assert cgroup_parsing.anon_bytes("cache 8192\nrss 4096\n", 1) == 4096
     with pytest.raises(ValueError, match="no anon"):
-        cgroups.anon_bytes("file 8192\n", 2)
+        cgroup_parsing.anon_bytes("file 8192\n", 2)
 
 
 class _Group:
