@@ -20,8 +20,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hftbench.judge import designs  # noqa: E402
-from hftbench.judge.calibration_draws import round_log_ratios  # noqa: E402
 from hftbench.judge.gates import load_gates  # noqa: E402
+from hftbench.judge.hidden import pair_log_ratios  # noqa: E402
 from hftbench.judge.independence import lag1_within_groups, sessions_z, z_dispersion  # noqa: E402
 from hftbench.judge.sides import load_runs  # noqa: E402
 
@@ -37,7 +37,7 @@ def pooled_rounds(folders: list[Path], keys: set[str]) -> dict[str, tuple[list[f
             (b, heads[k]) for b in load_runs(folder / "base") if (k := designs.round_key(b.run_id)) in heads
         ]
         groups = [f"{folder}:{b.duet_slot}" for b, _ in pool]
-        for key, logs in round_log_ratios(pool, gates).items():
+        for key, logs in pair_log_ratios(pool, gates).items():
             if key in keys and len(logs) == len(pool):
                 values, labels = out.setdefault(key, ([], []))
                 values.extend(logs)

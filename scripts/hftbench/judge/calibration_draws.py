@@ -210,7 +210,7 @@ def evidence(
         for window in independence.time_windows(len(pool), k):
             _count(tally, _compare([pool[i] for i in window], kind, gates, design))
         lag1: dict[str, Lag1] = {}
-        for key, logs in round_log_ratios(pool, gates).items():
+        for key, logs in pair_log_ratios(pool, gates).items():
             a = independence.lag1_autocorrelation(logs) if key in keys else None
             if a is not None:
                 lag1[key] = {"r": round(a.r, 4), "se": round(a.se, 4), "n": a.n, "significant": a.significant}
@@ -223,12 +223,6 @@ def evidence(
             "lag1": lag1,
         }
     return out
-
-
-def round_log_ratios(pool: Pool, gates: Gates) -> dict[str, list[float]]:
-    """ "series metric" -> each round's log(head / base), in the order measured: one round's two
-    runs compared alone, as a solo pair is (hidden.pair_log_ratios)."""
-    return pair_log_ratios(pool, gates)
 
 
 def pool_offsets(whole: Comparison, keys) -> dict[str, PoolOffset]:
