@@ -1,8 +1,10 @@
 """measure: running the server and the clients, and what a run records. Stage 1: imports
 only the shared vocabulary (the package's top), never judge, publish, store or commands.
 
+- `ab_build.py`      ab's build step: each side's server built, clients linked, two checks of them
 - `capacity.py`      this runner's capacity, and the rate of the load series (a share of it)
 - `cell.py`          one cell: a client run once, its timeout, result validation, the /stats cross-check
+- `cgroup_parsing.py` the cgroup files read (pure): layout, cpu.stat, memory, limits from the environment
 - `duet.py`          one duet round: both builds' servers at once, one client-hft interleaving orders
 - `fingerprint.py`   host fingerprint, git state, tool versions, the runner id
 - `lateness.py`      open loop's send lateness pooled over repeats, and when a generator fell behind (pure)
