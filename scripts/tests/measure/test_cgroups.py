@@ -206,9 +206,12 @@ def test_removing_a_group_kills_what_is_left_in_it_and_nothing_else(groups):
         assert inside.wait(timeout=5) == -9 and outside.poll() is None
         assert not group.path.exists() and not group.path.parent.exists()
     finally:
+        # by PID: a starved `env` not yet exec'd into sleep carries no HFT_PWN for clean_up to
+        # find, and outside.wait() then held its worker for the sleep's 1000 s (a busy make test)
+        for proc in (inside, outside):
+            proc.kill()
+            proc.wait()
         clean_up(tag, [])
-        inside.wait()
-        outside.wait()
 
 
 @needs_groups
