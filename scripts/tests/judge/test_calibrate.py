@@ -282,7 +282,8 @@ CLIENT = SERVER.with_name("client-hft")
 def test_calibrate_measures_duet_rounds_and_records_what_it_guards(tmp_path):
     # 8 A/A duet rounds and 8 against a server 300 µs slower per order: far above any noise;
     # latency-1c only (the load series adds a capacity probe and seconds of open loop a round);
-    # 4,000 orders a round: the delay is 10x the order, its verdict needs no more
+    # 2,000 orders a round: the delay is 10x the order, its verdict needs no more; the other
+    # kinds no rounds (left at their defaults, the leak and width kinds were 32 more: 44 -> 19 s)
     out = tmp_path / "cal"
     args = [
         "calibrate",
@@ -302,10 +303,14 @@ def test_calibrate_measures_duet_rounds_and_records_what_it_guards(tmp_path):
         "0",
         "--contention-runs",
         "0",
+        "--leak-runs",
+        "0",
+        "--width-runs",
+        "0",
         "--solo-runs",
         "1",
         "--orders",
-        "4000",
+        "2000",
         "--inject-delay-us",
         "300",
         "--k",
@@ -327,7 +332,7 @@ def test_calibrate_measures_duet_rounds_and_records_what_it_guards(tmp_path):
     # On the order's own path, a duet sees the whole delay that each server alone shows.
     assert 0.7 < doc["survival"]["slow"]["latency-1c/hft p50_us"]["seen"] < 1.3
     guards = {(g["series"], g["metric"]): g for g in doc["guards"]}
-    # 4,000 orders a round: P99 lacks samples (min_samples 10,000) and cannot be guarded
+    # 2,000 orders a round: P99 lacks samples (min_samples 10,000) and cannot be guarded
     assert not guards.get(("latency-1c/hft", "p99_us"), {"guarded": False})["guarded"]
     assert guards[("latency-1c/hft", "p50_us")]["mde"] is not None
 
