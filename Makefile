@@ -55,7 +55,7 @@ HAVE_DASHBOARD     := $(wildcard gh-pages/package.json)
         build-rust build-go build-c build-cpp build-python build-hft build-linkem build-sandbox \
         test-rust test-python test-go test-c test-hft test-dashboard test-ci \
         test-measuring test-serial test-beside build-rust-tests check-dashboard lint-ci \
-        test-beside-build test-hft-fuzz test-dashboard-synth test-dashboard-real
+        test-beside-build test-hft-fuzz test-hft-builds test-dashboard-synth test-dashboard-real
 
 help:
 	@echo "make bench   set up, build, run the '$(SUITE)' suite and write results/run_<UTC>_<hex>/report.md"
@@ -116,9 +116,10 @@ check: deps
 # make test: deps, then the build with test-beside-build beside it, then three streams at once
 # (make -j3), then cargo's tests, built:
 # - test-beside-build, at normal priority beside the build (nothing there times anything): the
-#   dashboard's tests that need no bin/ (its unit tests, the browser on a synthetic store), then
-#   the HFT client's 20 s of fuzzing. They were steps of the serial stream, 40 of its seconds
-#   (a clean clone, 2026-12-03); beside the build they cost it what they take from its CPUs;
+#   dashboard's tests that need no bin/ (its unit tests, the browser on a synthetic store), the
+#   HFT client's sanitized and valgrind builds, then its 20 s of fuzzing. They were steps of the
+#   serial stream, 40 of its seconds, the sanitized build 5 more (a clean clone, 2026-12-03);
+#   beside the build they cost it what they take from its CPUs;
 # - test-serial, at normal priority, one step at a time: go test, the C and HFT clients' tests
 #   (the HFT client's valgrind duet check), the dashboard's browser test over a store of real
 #   runs (test/*-real.*: it runs bin/), lint-ci, then the serial pass (test-measuring). The
@@ -147,9 +148,9 @@ test: deps
 
 test-beside-build:
 	@mkdir -p build; rc=0; \
-	  { $(MAKE) --no-print-directory test-dashboard-synth && $(MAKE) --no-print-directory test-hft-fuzz; } \
-	    >build/test-beside-build.log 2>&1 || rc=$$?; \
-	  printf '\n--- test-beside-build (the dashboard without bin/, the HFT client fuzzed), exit %s:\n' $$rc; \
+	  { $(MAKE) --no-print-directory test-dashboard-synth && $(MAKE) --no-print-directory test-hft-builds && \
+	    $(MAKE) --no-print-directory test-hft-fuzz; } >build/test-beside-build.log 2>&1 || rc=$$?; \
+	  printf '\n--- test-beside-build (the dashboard without bin/, the HFT test builds, fuzzing), exit %s:\n' $$rc; \
 	  cat build/test-beside-build.log; exit $$rc
 
 test-serial:
@@ -195,6 +196,9 @@ test-measuring:
 
 test-hft-fuzz:
 	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C clients/hft fuzz)
+
+test-hft-builds:
+	$(if $(HAVE_HFT_CLIENT),$(MAKE) --no-print-directory -C clients/hft test-builds)
 
 test-dashboard:
 	$(if $(HAVE_DASHBOARD),cd gh-pages && npm test)
