@@ -29,7 +29,7 @@ from ..schema import check_result
 from . import memory
 from .placement import UNPINNED, Placement
 from .proc_sampler import ProcSampler
-from .procs import die_with_parent, log_tail
+from .procs import die_with_parent, log_tail, reap
 from .server import Server, ServerError
 
 PESSIMISTIC_RPS = 200  # closed-loop rate assumed for the timeout: the slowest client on a busy box
@@ -266,7 +266,7 @@ def run_cell(
         except subprocess.TimeoutExpired:
             stopped = _stopped(proc.pid)
             kill_session(proc.pid)  # its own session: takes any children with it
-            proc.wait()
+            reap(proc)
             server_exit = _server_exit(server)
             return failed(
                 f"timeout: no exit within {timeout_s:.0f} s ({deadline}); "
@@ -276,7 +276,7 @@ def run_cell(
         except BaseException:  # Ctrl-C reaches only us (the client has its own session): stop it too
             if proc is not None:
                 kill_session(proc.pid)
-                proc.wait()
+                reap(proc)
             raise
     wall = time.perf_counter() - start
     server_exit = _server_exit(server)

@@ -47,7 +47,7 @@ from .cell import (
     why_not_clean,
 )
 from .placement import Placement
-from .procs import log_tail
+from .procs import log_tail, reap
 from .served import Served
 from .server import Server, ServerError
 
@@ -265,12 +265,12 @@ def _client(
             code = proc.wait(timeout=2 * default_timeout_s(sc))
         except subprocess.TimeoutExpired:
             kill_session(proc.pid)
-            proc.wait()
+            reap(proc)
             code = None
         except BaseException:
             if proc is not None:
                 kill_session(proc.pid)
-                proc.wait()
+                reap(proc)
             raise
     wall = time.perf_counter() - start
     outs[slot_b].with_suffix(".log").write_bytes(log.read_bytes())  # each run folder whole

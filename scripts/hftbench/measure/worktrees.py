@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import UsageError
-from . import sandbox
+from . import procs, sandbox
 
 # --locked: a build uses the commit's Cargo.lock as it is, or fails; never resolves anew.
 DEFAULT_BUILD = (
@@ -216,7 +216,7 @@ def _run_build(
 def _kill_group(proc: subprocess.Popen) -> None:
     with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile
         os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    procs.reap(proc)
 
 
 def _fetch_crates(tree: Path, build_cmd: str, env: dict[str, str]) -> None:

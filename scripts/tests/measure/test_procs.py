@@ -2,6 +2,8 @@
 server, hft-floor --listen, hft-linkem), driven with small real children."""
 
 import re
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -117,3 +119,27 @@ def test_server_env_reaches_the_server(tmp_path):
     ) as s:
         assert s.url.startswith("http://127.0.0.1:")
     assert "marker=m42" in (tmp_path / "server.log").read_text()
+
+
+# What an interrupt handled just after Popen.wait(timeout) or poll() took Popen's own lock leaves
+# behind (procs.reap; scripts/experiments/popen-lock.py counts how often): the lock held, so that
+# Popen's own wait can never look again. Held here by hand.
+def test_a_killed_child_is_reaped_with_popens_lock_left_held():
+    proc = subprocess.Popen(child("import time; time.sleep(60)"))
+    proc._waitpid_lock.acquire()
+    try:
+        proc.kill()
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=0.2)  # without a timeout: for ever (an interrupted ab, 2026-12-03)
+        assert procs.reap(proc) == -signal.SIGKILL and proc.returncode == -signal.SIGKILL
+    finally:
+        proc._waitpid_lock.release()
+
+
+def test_a_server_is_stopped_with_popens_lock_left_held():
+    proc = subprocess.Popen(child("import time; time.sleep(60)"))
+    proc._waitpid_lock.acquire()
+    try:
+        assert procs.stop(proc, timeout_s=0.2) == -signal.SIGTERM
+    finally:
+        proc._waitpid_lock.release()
