@@ -90,6 +90,8 @@ class SurvivalRow(TypedDict):
     pairs: NotRequired[int]
     design: float
     seen: float | None  # the share of the effect alone the design shows; None: no effect alone
+    seen_low: NotRequired[float]  # its interval (hidden.seen_interval), where the share is above 0
+    seen_high: NotRequired[float | None]  # None: unbounded (the effect alone's interval reaches 1)
     whole: NotRequired[bool]  # the solo pairs show the design does not magnify it
 
 

@@ -80,6 +80,18 @@ def shown_whole(design_log: float, alone_low: float, pairs: int, most: float) ->
     return pairs >= MIN_SOLO_PAIRS and design_log <= most * max(alone_low, math.log1p(SURVIVAL_FLOOR))
 
 
+def seen_interval(
+    design_log: float, alone_low: float, alone_high: float
+) -> tuple[float, float | None] | None:
+    """The interval of the share the design shows (its magnification): the design's log effect
+    over each end of the effect alone's interval, log against log. Only for a design's effect
+    above 1 whose effect alone may be too (its interval's top above 1); None otherwise. The top
+    is None where the effect alone's interval reaches 1: the share could be any size."""
+    if design_log <= 0 or alone_high <= 0:
+        return None
+    return design_log / alone_high, design_log / alone_low if alone_low > 0 else None
+
+
 def survival(
     effects: dict[str, dict[str, float]], solo: dict[str, list[Run]], gates: Gates, most: float
 ) -> Survival:
@@ -102,7 +114,7 @@ def survival(
             design_ratio = effects[kind][key]
             design_log = math.log(design_ratio)
             seen = design_log / mean if abs(math.expm1(mean)) >= SURVIVAL_FLOOR else None
-            rows[key] = {
+            row: SurvivalRow = {
                 "alone": round(math.exp(mean), 3),
                 "alone_low": round(math.exp(low), 3),
                 "alone_high": round(math.exp(high), 3),
@@ -111,6 +123,10 @@ def survival(
                 "seen": None if seen is None else round(seen, 2),
                 "whole": shown_whole(design_log, low, n, most),
             }
+            if seen is not None and (span := seen_interval(design_log, low, high)) is not None:
+                row["seen_low"] = round(span[0], 2)
+                row["seen_high"] = None if span[1] is None else round(span[1], 2)
+            rows[key] = row
         out[kind] = rows
     return out
 

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from .. import metrics
 from ..answers import FASTER, IMPROVEMENT, NO_CHANGE
-from ..judge.calibration_shapes import CalibrationRecord, Evidence, PoolOffset, Survival, SurvivalRule, Tally
+from ..judge.calibration_shapes import (
+    CalibrationRecord,
+    Evidence,
+    PoolOffset,
+    Survival,
+    SurvivalRow,
+    SurvivalRule,
+    Tally,
+)
 
 TITLE = {
     "aa": "A/A (same build)",
@@ -101,13 +109,17 @@ def independence_lines(ev: dict[str, Evidence]) -> list[str]:
     return lines
 
 
-def seen_text(seen: float | None) -> str:
-    """A kind's share that survives the design, in words."""
+def seen_text(row: SurvivalRow) -> str:
+    """A kind's share that survives the design, in words, with its interval where it has one."""
+    seen = row["seen"]
     if seen is None:
         return "no effect alone"
     if seen < 0:
         return f"sees {seen:.2f} of it: the opposite way"
-    return f"sees {seen:.2f} of it"
+    if "seen_low" not in row:
+        return f"sees {seen:.2f} of it"
+    top = row.get("seen_high")
+    return f"sees {seen:.2f} of it ({row['seen_low']:.2f} … {'unbounded' if top is None else f'{top:.2f}'})"
 
 
 def survival_lines(survival: Survival, rule: SurvivalRule | None) -> list[str]:
@@ -123,7 +135,8 @@ def survival_lines(survival: Survival, rule: SurvivalRule | None) -> list[str]:
         "",
         "What of each kind survives the design (its effect with each server alone, one at a "
         f"time: each kind's run against the build's run just before it, with the {level} interval "
-        "over those pairs; against the effect the design measured; 1 sees it whole, 0 not at all; "
+        "over those pairs; against the effect the design measured; 1 sees it whole, 0 not at all, "
+        "in brackets the interval of that share, unbounded where the effect alone's reaches 1; "
         f'"not magnified" where {least} pairs show the design\'s effect within {beyond} the bottom of '
         "that interval: only a row not magnified for every kind is guarded):",
         "",
@@ -133,9 +146,7 @@ def survival_lines(survival: Survival, rule: SurvivalRule | None) -> list[str]:
     for kind, rows in survival.items():
         for key, r in rows.items():
             interval = f"×{r['alone_low']} … ×{r['alone_high']} ({r['pairs']} pairs)" if "pairs" in r else "–"
-            shown = seen_text(r["seen"]) + (
-                ": not magnified" if r.get("whole") else ": magnification not ruled out"
-            )
+            shown = seen_text(r) + (": not magnified" if r.get("whole") else ": magnification not ruled out")
             lines.append(f"| {TITLE[kind]} | {key} | ×{r['alone']} | {interval} | ×{r['design']} | {shown} |")
     return lines
 

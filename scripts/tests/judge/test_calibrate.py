@@ -203,9 +203,12 @@ def test_only_a_metric_the_solo_pairs_show_whole_is_guarded(tmp_path):
     assert slow1["alone"] == pytest.approx(1.2, abs=0.01) and slow1["pairs"] == MIN_SOLO_PAIRS
     assert slow1["whole"]
     assert after1["seen"] > 2.5 and not after1["whole"]
+    # ... and its interval, from the ends of the effect alone's: certainly magnified (above 1.5)
+    assert 1.5 < after1["seen_low"] < after1["seen"] < after1["seen_high"]
     # The burden of proof lies with the design: scattered pairs leave the effect alone anywhere
     # from about -5 % to +30 %, so ×1.35 in the design is not shown whole, and not guarded.
     assert slow8["alone_low"] < 1.0 and not slow8["whole"]
+    assert slow8["seen_low"] < slow8["seen"] and slow8["seen_high"] is None  # could be any size
     aa = {
         "comparisons": 200,
         "series_tested": dict.fromkeys(keys, 200),
@@ -225,6 +228,24 @@ def test_only_a_metric_the_solo_pairs_show_whole_is_guarded(tmp_path):
     assert not rows_guarded(guard_rows(aa, load_gates(), few))
     steady = {"slow": {keys[1]: slow1}, "after": {keys[1]: {**after1, "design": 1.0, "whole": True}}}
     assert rows_guarded(guard_rows({**aa, "series_tested": {keys[1]: 200}}, load_gates(), steady))
+
+
+def test_the_share_a_design_shows_has_the_interval_of_the_effect_alone():
+    from math import log
+
+    from hftbench.judge.hidden import seen_interval
+    from hftbench.publish.calibrate_text import seen_text
+
+    # width-64c P50 in the record: ×1.458 in the duet, ×1.24 (1.137 … 1.352) alone
+    low, high = seen_interval(log(1.458), log(1.137), log(1.352))
+    assert (round(low, 2), round(high, 2)) == (1.25, 2.94)
+    # latency-8c P99: ×1.112 in the duet, ×1.058 (0.996 … 1.123) alone: at least 0.9, no top
+    assert seen_interval(log(1.112), log(0.996), log(1.123)) == (pytest.approx(0.915, abs=0.001), None)
+    assert seen_interval(log(0.98), log(1.02), log(1.1)) is None  # the design shows it the other way
+    row = {"alone": 1.058, "design": 1.112, "seen": 1.89, "seen_low": 0.91, "seen_high": None}
+    assert seen_text(row) == "sees 1.89 of it (0.91 … unbounded)"
+    assert seen_text({**row, "seen_high": 2.5}) == "sees 1.89 of it (0.91 … 2.50)"
+    assert seen_text({"alone": 1.0, "design": 1.1, "seen": None}) == "no effect alone"
 
 
 def rows_guarded(rows):
