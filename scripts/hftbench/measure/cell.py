@@ -29,7 +29,7 @@ from ..schema import check_result
 from . import memory
 from .placement import UNPINNED, Placement
 from .proc_sampler import ProcSampler
-from .procs import die_with_parent, log_tail, reap
+from .procs import die_with_parent, end_session, log_tail
 from .server import Server, ServerError
 
 PESSIMISTIC_RPS = 200  # closed-loop rate assumed for the timeout: the slowest client on a busy box
@@ -132,13 +132,6 @@ def start_client(cmd: list[str], log_file, placement: Placement) -> subprocess.P
         start_new_session=True,
         preexec_fn=client_preexec(placement),
     )
-
-
-def kill_session(pid: int) -> None:
-    """SIGKILL a client's whole session; one that has just exited is no error (an interrupt
-    racing the client's exit must still reach the caller as the interrupt)."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
 
 
 def _stopped(pid: int) -> bool:
@@ -265,8 +258,7 @@ def run_cell(
             code = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             stopped = _stopped(proc.pid)
-            kill_session(proc.pid)  # its own session: takes any children with it
-            reap(proc)
+            end_session(proc)  # its own session: takes any children with it
             server_exit = _server_exit(server)
             return failed(
                 f"timeout: no exit within {timeout_s:.0f} s ({deadline}); "
@@ -275,8 +267,7 @@ def run_cell(
             )
         except BaseException:  # Ctrl-C reaches only us (the client has its own session): stop it too
             if proc is not None:
-                kill_session(proc.pid)
-                reap(proc)
+                end_session(proc)
             raise
     wall = time.perf_counter() - start
     server_exit = _server_exit(server)

@@ -40,14 +40,13 @@ from .cell import (
     default_timeout_s,
     describe_server_exit,
     held_interrupts,
-    kill_session,
     result_name,
     server_readings,
     start_client,
     why_not_clean,
 )
 from .placement import Placement
-from .procs import log_tail, reap
+from .procs import end_session, log_tail
 from .served import Served
 from .server import Server, ServerError
 
@@ -264,13 +263,11 @@ def _client(
                 proc = start_client(cmd, log_file, placement)
             code = proc.wait(timeout=2 * default_timeout_s(sc))
         except subprocess.TimeoutExpired:
-            kill_session(proc.pid)
-            reap(proc)
+            end_session(proc)
             code = None
         except BaseException:
             if proc is not None:
-                kill_session(proc.pid)
-                reap(proc)
+                end_session(proc)
             raise
     wall = time.perf_counter() - start
     outs[slot_b].with_suffix(".log").write_bytes(log.read_bytes())  # each run folder whole

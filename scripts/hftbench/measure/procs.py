@@ -140,6 +140,15 @@ def reap(proc: subprocess.Popen) -> int | None:
     return proc.returncode
 
 
+def end_session(proc: subprocess.Popen) -> int | None:
+    """SIGKILL a child started in a session of its own, and everything in that session, then
+    reap it; one that has just exited is no error (an interrupt racing its exit must still reach
+    the caller as the interrupt)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    return reap(proc)
+
+
 def stop(proc: subprocess.Popen, timeout_s: float = 5.0) -> int | None:
     """SIGCONT (a test may have stopped it) and SIGTERM, then SIGKILL after `timeout_s`;
     returns the exit status (None where it cannot be known: reap)."""

@@ -23,10 +23,8 @@ turns that into a verdict (the head's: a regression; base's: invalid).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -206,17 +204,11 @@ def _run_build(
         try:
             return proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            procs.end_session(proc)
             raise BuildTimedOut(sha, timeout_s or 0.0, log) from None
         except BaseException:  # Ctrl-C, a cancelled job's SIGTERM: the build goes too
-            _kill_group(proc)
+            procs.end_session(proc)
             raise
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile
-        os.killpg(proc.pid, signal.SIGKILL)
-    procs.reap(proc)
 
 
 def _fetch_crates(tree: Path, build_cmd: str, env: dict[str, str]) -> None:

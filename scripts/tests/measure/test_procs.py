@@ -5,6 +5,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,19 @@ def test_a_server_is_stopped_with_popens_lock_left_held():
         assert procs.stop(proc, timeout_s=0.2) == -signal.SIGTERM
     finally:
         proc._waitpid_lock.release()
+
+
+def test_ending_a_session_kills_the_child_and_what_it_started_and_reaps_it(tmp_path):
+    pid_file = tmp_path / "grandchild"
+    code = "import subprocess, time\n"
+    code += f"open({str(pid_file)!r}, 'w').write(str(subprocess.Popen(['sleep', '60']).pid))\n"
+    proc = subprocess.Popen(child(code + "time.sleep(60)"), start_new_session=True)
+    while not pid_file.exists() or not pid_file.read_text():
+        time.sleep(0.01)
+    assert procs.end_session(proc) == -signal.SIGKILL
+    grandchild = Path(f"/proc/{pid_file.read_text()}/stat")
+    deadline = time.monotonic() + 10  # init reaps the orphan: gone, or a zombie killed by SIGKILL
+    while grandchild.exists() and grandchild.read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        assert time.monotonic() < deadline, "the session's other process outlived it"
+        time.sleep(0.01)
+    assert procs.end_session(proc) == -signal.SIGKILL  # once more: no error, the same status
